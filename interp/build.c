@@ -1,0 +1,2 @@
+/* build.c: under construction */
+typedef int build_placeholder_;

@@ -1,0 +1,2 @@
+/* cli_run.c: under construction */
+typedef int cli_run_placeholder_;

@@ -1,0 +1,2 @@
+/* ir.c: under construction */
+typedef int ir_placeholder_;

@@ -1,0 +1,2 @@
+/* lower.c: under construction */
+typedef int lower_placeholder_;

@@ -1,0 +1,2 @@
+/* ops.c: under construction */
+typedef int ops_placeholder_;

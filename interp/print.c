@@ -1,0 +1,2 @@
+/* print.c: under construction */
+typedef int print_placeholder_;

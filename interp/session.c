@@ -1,0 +1,2 @@
+/* session.c: under construction */
+typedef int session_placeholder_;

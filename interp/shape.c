@@ -1,0 +1,2 @@
+/* shape.c: under construction */
+typedef int shape_placeholder_;

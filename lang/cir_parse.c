@@ -1,0 +1,2 @@
+/* cir_parse.c: under construction */
+typedef int cir_parse_placeholder_;

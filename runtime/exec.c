@@ -1,0 +1,2 @@
+/* exec.c: under construction */
+typedef int exec_placeholder_;

@@ -1,0 +1,36 @@
+/*
+** exec.h: runs a per-device program. The same executor serves one device
+** and each MPI rank; collectives go through an rt_comm, which is NULL on
+** one device (a program with collectives then fails with an error).
+*/
+#ifndef runtime_exec_h
+#define runtime_exec_h
+
+#include <stddef.h>
+#include "runtime/backend.h"
+#include "runtime/prog.h"
+
+/* Collectives over a group of mesh axes; implemented over MPI in comm_mpi.c. */
+typedef struct rt_comm {
+  void *impl;
+  int (*size)(void *impl, int group);                 /* devices in the group */
+  int (*index)(void *impl, int group);                /* this device's index in it */
+  int (*run)(void *impl, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen);
+} rt_comm;
+
+typedef struct rt_exec rt_exec;
+
+rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm);
+void     rt_exec_free(rt_exec *e);
+/* Give an input buffer its data (copied in; bytes must match the local size). */
+int      rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen);
+/* Direct access to a bound input or a kept output after a run (NULL if absent). */
+void    *rt_exec_data(rt_exec *e, int buf);
+/* One run of the program. 0 or -1 with a message naming the instruction. */
+int      rt_exec_run(rt_exec *e, char *err, size_t errlen);
+/* After a training step: every input with carry_from takes that output's data. */
+void     rt_exec_carry(rt_exec *e);
+/* Peak bytes of live buffers seen so far (inputs included). */
+size_t   rt_exec_peak(const rt_exec *e);
+
+#endif

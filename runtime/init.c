@@ -1,0 +1,2 @@
+/* init.c: under construction */
+typedef int init_placeholder_;

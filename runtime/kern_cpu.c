@@ -1,0 +1,2 @@
+/* kern_cpu.c: under construction */
+typedef int kern_cpu_placeholder_;

@@ -1,0 +1,2 @@
+/* prog.c: under construction */
+typedef int prog_placeholder_;

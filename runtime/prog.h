@@ -1,0 +1,161 @@
+/*
+** prog.h: the per-device program, as lopcodes.h is to Lua: interp's
+** lowering emits it, the executor runs it. A program is a flat list of
+** instructions over numbered buffers. Each instruction writes one buffer
+** (allocated at its first write, freed after its last read) and reads up
+** to four. Shapes here are local (per device); collectives name a group
+** of mesh axes. Nothing here knows about the IR or the source language.
+*/
+#ifndef runtime_prog_h
+#define runtime_prog_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "util/arena.h"
+
+#define RT_MAXRANK 8
+#define RT_MAXIN 4
+
+typedef enum rt_dtype { RT_F32, RT_I32 } rt_dtype;
+
+/* grep "ORDER RT_OP" if you change this */
+typedef enum rt_op {
+  RT_FILL,          /* out[:] = alpha */
+  RT_COPY,          /* out = in0, same element count (reshape is a copy) */
+  RT_EW,            /* out[idx] = fn(in0, in1, in2) over shape[rank], inputs read through
+                       stride[k] (element strides, 0 broadcasts); see rt_ewfn */
+  RT_TRANSPOSE,     /* out = permute(in0): in0 has shape[rank]; out dim i = in dim perm[i] */
+  RT_GEMM,          /* for b < batch: C_b = alpha * op(A_b) op(B_b) + beta * C_b, row-major;
+                       A = in0 (m x k after op), B = in1 (k x n after op), C = out;
+                       stride_a/b/c: elements between batches (0 = shared) */
+  RT_REDUCE,        /* in0 viewed as [outer, n, inner] -> out [outer, inner];
+                       fn RT_RSUM (times alpha, for mean) or RT_RMAX */
+  RT_REDUCE_MAX_GRAD,/* in0 = x [outer, n, inner], in1 = dy [outer, inner] -> dx: dy shared
+                       evenly among the maxima of each (outer, inner) row */
+  RT_SOFTMAX,       /* in0 [outer, n] -> softmax over n (numerically stable) */
+  RT_LOG_SOFTMAX,   /* in0 [outer, n] -> log_softmax over n (log-sum-exp) */
+  RT_SOFTMAX_GRAD,  /* in0 = y, in1 = dy, [outer, n] -> y * (dy - sum(dy * y)) */
+  RT_LOG_SOFTMAX_GRAD,/* in0 = y, in1 = dy -> dy - exp(y) * sum(dy) */
+  RT_LAYERNORM,     /* in0 = x [outer, n], in1 = gamma [n] or -1, in2 = beta [n] or -1;
+                       biased variance, alpha = eps inside the square root */
+  RT_LAYERNORM_GRAD,/* in0 = x, in1 = gamma or -1, in2 = dy -> dx; alpha = eps */
+  RT_GATHER_ROWS,   /* in0 = table [n, inner] (f32), in1 = ids [outer] (i32) -> [outer, inner];
+                       rows are table rows off .. off+n-1; other ids give zero rows
+                       (a vocabulary shard); an id outside [0, n2) is an error */
+  RT_SCATTER_ROWS,  /* in0 = ids [outer], in1 = dy [outer, inner] -> [n, inner], zero then
+                       rows accumulated (repeated ids add up); same off/n2 meaning */
+  RT_XENT,          /* in0 = logits [outer, n], in1 = labels [outer] (i32) -> scalar
+                       alpha * sum over rows of -log_softmax[label]; a label outside
+                       [0, n) is an error */
+  RT_XENT_GRAD,     /* in0 = logits, in1 = labels, in2 = dloss (scalar)
+                       -> (softmax - onehot) * dloss * alpha */
+  RT_CAUSAL_MASK,   /* in0 viewed as [outer, m, n]: entries with col > row + off become alpha
+                       (-inf forward, 0 for the gradient) */
+  RT_BLOCK_COPY,    /* in0 [outer, n, inner] -> out [outer, n2, inner] at n-offset off;
+                       the rest of out is left as it is (slice, concat, pad) */
+  RT_SHARD_SLICE,   /* in0 [outer, n, inner] -> out [outer, n / P, inner]: this device's
+                       piece along n, where P and the piece index come from group */
+  RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
+  RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
+  RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */
+  RT_ALL_TO_ALL,    /* in0 of shape[rank]: dim split_dim is cut into P pieces, piece q goes
+                       to device q, and the pieces received are joined along concat_dim
+                       (in device order); moves a split from concat_dim to split_dim */
+  RT_NOPS
+} rt_op;
+
+/* grep "ORDER RT_EWFN" if you change this */
+typedef enum rt_ewfn {
+  /* unary: in0 */
+  RT_NEG, RT_EXP, RT_LOG, RT_SQRT, RT_RSQRT, RT_TANH, RT_RELU, RT_GELU, RT_GELU_TANH,
+  RT_SIGMOID, RT_SILU,
+  RT_AFFINE,        /* in0 * alpha + beta */
+  /* binary: in0, in1 */
+  RT_ADD, RT_SUB, RT_MUL, RT_DIV, RT_MAX, RT_MIN,
+  RT_GE,            /* 1 where in0 >= in1, else 0 */
+  RT_RELU_GRAD,     /* in0 = x, in1 = dy: dy where x > 0 */
+  RT_GELU_GRAD,     /* in0 = x, in1 = dy */
+  RT_GELU_TANH_GRAD,
+  RT_SILU_GRAD,
+  /* ternary: in0, in1, in2 */
+  RT_ADAM_DENOM,    /* sqrt(in0) * alpha + beta; kept binary-free for clarity */
+  RT_NEWFN
+} rt_ewfn;
+
+enum { RT_RSUM, RT_RMAX };
+
+typedef struct rt_instr {
+  uint8_t op;                 /* rt_op */
+  uint8_t fn;                 /* RT_EW: rt_ewfn; RT_REDUCE: RT_RSUM/RT_RMAX */
+  uint8_t rank;               /* RT_EW, RT_TRANSPOSE */
+  uint8_t nin;                /* inputs used */
+  int32_t out;                /* buffer written */
+  int32_t in[RT_MAXIN];       /* buffers read (-1: none) */
+  int32_t group;              /* collectives and RT_SHARD_SLICE: index into prog->groups */
+  int32_t src;                /* index of the IR value this came from, for dumps (-1: none) */
+  int64_t shape[RT_MAXRANK];  /* RT_EW: output shape; RT_TRANSPOSE: input shape */
+  int64_t stride[3][RT_MAXRANK]; /* RT_EW: per-input element strides over shape */
+  int8_t  perm[RT_MAXRANK];   /* RT_TRANSPOSE */
+  int64_t outer, n, inner;    /* the [outer, n, inner] view of row-wise ops */
+  int64_t n2, off;            /* RT_BLOCK_COPY, RT_GATHER_ROWS/SCATTER_ROWS, RT_CAUSAL_MASK */
+  int64_t batch, m, k;        /* RT_GEMM (n is the GEMM's n) */
+  int8_t  transa, transb;
+  int8_t  split_dim, concat_dim; /* RT_ALL_TO_ALL */
+  int64_t stride_a, stride_b, stride_c;
+  float   alpha, beta;        /* see each op */
+} rt_instr;
+
+typedef enum rt_bufkind {
+  RT_BUF_TEMP,                /* lives from its first write to its last read */
+  RT_BUF_INPUT,               /* bound by the caller before the run (inputs, params, state) */
+  RT_BUF_OUTPUT               /* kept after the run for the caller */
+} rt_bufkind;
+
+typedef struct rt_buf {
+  const char *name;           /* the IR value's name (for dumps, binding and errors) */
+  rt_dtype dtype;
+  rt_bufkind kind;
+  int rank;
+  int64_t shape[RT_MAXRANK];  /* local shape */
+  int64_t nelem;
+  int32_t last_use;           /* index of the last instruction reading it (-1: none) */
+  int32_t carry_from;         /* INPUT: after a step, take this OUTPUT's value (-1: none) */
+  /* where the local piece sits in the full tensor, for reading and saving:
+     for each dim the number of pieces and which mesh-axis group picks the piece */
+  int64_t global_shape[RT_MAXRANK];
+  int32_t dim_group[RT_MAXRANK];  /* -1: whole along that dim */
+} rt_buf;
+
+typedef struct rt_group {       /* a set of mesh axes a collective runs over */
+  int naxes;
+  int axes[RT_MAXRANK];        /* mesh axis indices, major to minor */
+} rt_group;
+
+typedef struct rt_prog {
+  arena mem;                  /* owns everything below */
+  int nbufs, ninstrs, ngroups;
+  rt_buf *bufs;
+  rt_instr *instrs;
+  rt_group *groups;
+  int mesh_rank;              /* number of mesh axes (0: one device) */
+  int64_t mesh[RT_MAXRANK];
+  const char *axis_names[RT_MAXRANK];
+} rt_prog;
+
+size_t rt_dtype_size(rt_dtype t);
+const char *rt_op_name(rt_op op);
+const char *rt_ewfn_name(rt_ewfn fn);
+int rt_ewfn_arity(rt_ewfn fn);
+
+/* Builders used by the lowering. */
+void rt_prog_init(rt_prog *p);
+void rt_prog_free(rt_prog *p);
+int  rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_t *shape, rt_bufkind kind);
+rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out);   /* zeroed, in[] = -1, group = -1 */
+int  rt_prog_group(rt_prog *p, int naxes, const int *axes);
+/* Compute last_use of every buffer (call once after emitting). */
+void rt_prog_finish(rt_prog *p);
+/* Human-readable listing (carve lower), one instruction a line. */
+char *rt_prog_dump(const rt_prog *p, arena *a);
+
+#endif

@@ -1,0 +1,2 @@
+/* safet.c: under construction */
+typedef int safet_placeholder_;

@@ -1,0 +1,140 @@
+/*
+** diag.c: rendering of located messages with the source line and a caret.
+*/
+#include "util/diag.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DIAG_MAX_FILE (256u << 20)   /* model and tactic files beyond this are refused */
+
+void diag_init(diag *d) { memset(d, 0, sizeof *d); }
+void diag_free(diag *d) { free(d->text); memset(d, 0, sizeof *d); }
+void diag_clear(diag *d) { int w = d->werror; diag_free(d); d->werror = w; }
+
+void diag_append(diag *d, const char *s) {
+  size_t n = strlen(s);
+  if (d->len + n + 1 > d->cap) {
+    d->cap = (d->len + n + 1) * 2;
+    d->text = xrealloc(d->text, d->cap);
+  }
+  memcpy(d->text + d->len, s, n + 1);
+  d->len += n;
+}
+
+void diag_linecol(const diag_src *s, uint32_t off, int *line, int *col) {
+  int l = 1, c = 1;
+  if (off > s->len) off = (uint32_t)s->len;
+  for (uint32_t i = 0; i < off; i++) {
+    if (s->text[i] == '\n') { l++; c = 1; } else c++;
+  }
+  *line = l; *col = c;
+}
+
+const char *diag_where(arena *a, loc at) {
+  if (!at.src) return "(no place)";
+  int l, c;
+  diag_linecol(at.src, at.off, &l, &c);
+  return arena_printf(a, "%s:%d:%d", at.src->name, l, c);
+}
+
+/* The source line holding off, then a caret under its column. Tabs are
+** kept so that the caret lines up in a terminal. */
+static void append_caret(diag *d, loc at) {
+  const diag_src *s = at.src;
+  uint32_t off = at.off > s->len ? (uint32_t)s->len : at.off;
+  uint32_t b = off, e = off;
+  while (b > 0 && s->text[b - 1] != '\n') b--;
+  while (e < s->len && s->text[e] != '\n') e++;
+  if (e - b > 200) {                    /* very long lines: show a window */
+    b = off > 80 ? off - 80 : b;
+    if (e - b > 160) e = b + 160;
+  }
+  char buf[512];
+  size_t k = 0;
+  buf[k++] = ' '; buf[k++] = ' ';
+  for (uint32_t i = b; i < e && k < 240; i++) {
+    unsigned char ch = (unsigned char)s->text[i];
+    buf[k++] = (ch == '\t' || (ch >= 32 && ch < 127) || ch >= 128) ? (char)ch : '?';
+  }
+  buf[k++] = '\n';
+  buf[k++] = ' '; buf[k++] = ' ';
+  for (uint32_t i = b; i < off && k < 490; i++) buf[k++] = s->text[i] == '\t' ? '\t' : ' ';
+  buf[k++] = '^'; buf[k++] = '\n'; buf[k] = 0;
+  diag_append(d, buf);
+}
+
+static void vemit(diag *d, loc at, const char *kind, const char *fmt, va_list ap) {
+  char msg[1024], head[1400];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (at.src) {
+    int l, c;
+    diag_linecol(at.src, at.off, &l, &c);
+    snprintf(head, sizeof head, "%s:%d:%d: %s: %s\n", at.src->name, l, c, kind, msg);
+  } else {
+    snprintf(head, sizeof head, "carve: %s: %s\n", kind, msg);
+  }
+  diag_append(d, head);
+  if (at.src) append_caret(d, at);
+}
+
+int diag_error(diag *d, loc at, const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt); vemit(d, at, "error", fmt, ap); va_end(ap);
+  d->nerrors++;
+  return -1;
+}
+
+int diag_warning(diag *d, loc at, const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt); vemit(d, at, d->werror ? "error" : "warning", fmt, ap); va_end(ap);
+  if (d->werror) { d->nerrors++; return -1; }
+  d->nwarnings++;
+  return 0;
+}
+
+void diag_note(diag *d, loc at, const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt); vemit(d, at, "note", fmt, ap); va_end(ap);
+}
+
+diag_src *diag_src_string(arena *a, const char *name, const char *text, size_t len) {
+  diag_src *s = arena_alloc(a, sizeof *s);
+  s->name = arena_strndup(a, name, strlen(name));
+  s->text = arena_strndup(a, text, len);
+  s->len = len;
+  return s;
+}
+
+diag_src *diag_load_file(arena *a, diag *d, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) { diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    diag_error(d, LOC_NONE, "'%s' is a directory, not a file", path);
+    return NULL;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = xmalloc(cap);
+  for (;;) {
+    if (len + 4096 > cap) {
+      if (cap >= DIAG_MAX_FILE) {
+        free(buf); fclose(f);
+        diag_error(d, LOC_NONE, "'%s' is larger than %u MiB; is it really a carve file?", path, DIAG_MAX_FILE >> 20);
+        return NULL;
+      }
+      cap *= 2; buf = xrealloc(buf, cap);
+    }
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0) break;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err) { free(buf); diag_error(d, LOC_NONE, "cannot read '%s'", path); return NULL; }
+  diag_src *s = diag_src_string(a, path, buf, len);
+  free(buf);
+  return s;
+}

@@ -1,0 +1,55 @@
+/*
+** diag.h: located diagnostics. Positions are byte offsets into a source
+** buffer, turned into line:col only when a message is rendered. Messages
+** accumulate in a diag and are printed by the command line, never deep
+** inside a pass.
+*/
+#ifndef util_diag_h
+#define util_diag_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "util/arena.h"
+
+typedef struct diag_src {
+  const char *name;      /* as given on the command line */
+  const char *text;      /* NUL-terminated copy of the file */
+  size_t len;
+} diag_src;
+
+/* A place in a source; src == NULL means "no place" (carve: error: ...). */
+typedef struct loc {
+  const diag_src *src;
+  uint32_t off;
+} loc;
+
+#define LOC_NONE ((loc){NULL, 0})
+
+typedef struct diag {
+  char *text;            /* every rendered message, in order (malloc'd) */
+  size_t len, cap;
+  int nerrors, nwarnings;
+  int werror;            /* warnings count as errors (not --lenient where it matters) */
+} diag;
+
+void diag_init(diag *d);
+void diag_free(diag *d);
+void diag_clear(diag *d);
+
+/* Each returns -1 so that `return diag_error(...)` reads naturally. */
+int  diag_error(diag *d, loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int  diag_warning(diag *d, loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_note(diag *d, loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Append raw text (already formatted). */
+void diag_append(diag *d, const char *s);
+
+void diag_linecol(const diag_src *s, uint32_t off, int *line, int *col);
+/* "file:line:col" for messages that mention another place. */
+const char *diag_where(arena *a, loc at);
+
+/* Read a whole file into the arena; on failure records a carve: error and returns NULL. */
+diag_src *diag_load_file(arena *a, diag *d, const char *path);
+/* Wrap a string already in memory (the REPL, tests). */
+diag_src *diag_src_string(arena *a, const char *name, const char *text, size_t len);
+
+#endif
