@@ -1,2 +1,574 @@
-/* grad.c: under construction */
-typedef int grad_placeholder_;
+/*
+** grad.c: reverse-mode autodiff and optimizers, as IR rewriting.
+**
+** The sweep walks values in reverse definition order. Every value the
+** loss depends on collects the contributions of its users; when the sweep
+** reaches it, they are summed into its adjoint, then the value's own rule
+** (its vector-Jacobian product) hands contributions to its operands. The
+** number of contributions each value will receive is counted first, so a
+** lone contribution is created directly under its final name (grad.w)
+** and a sum is needed only where a value has several users (tied
+** weights, residual streams).
+*/
+#include "interp/grad.h"
+#include "interp/ops.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gctx {
+  ir_graph *g;
+  diag *d;
+  int n;              /* values before the sweep began */
+  char *needs;        /* needs[v]: v depends on a parameter */
+  char *live;         /* live[v]: the loss depends on v */
+  int *expect;        /* contributions v will receive */
+  int **contrib;      /* the contributions received so far */
+  int *ncontrib;
+  int *adj;           /* the adjoint of v, once summed (-1: none) */
+  int failed;
+} gctx;
+
+static ir_value *V(gctx *c, int id) { return c->g->vals[id]; }
+
+/* Add an op with a fresh name from prefix; internal errors are fatal to the step. */
+static int emit(gctx *c, const char *name, ir_opkind op, const int *args, int nargs, const ir_attrs *at) {
+  if (c->failed) return -1;
+  const char *nm = ir_fresh_name(c->g, name);
+  ir_attrs a;
+  if (at) a = *at; else { memset(&a, 0, sizeof a); a.ndims = -1; }
+  ir_value *v = ir_op(c->g, c->d, nm, op, args, nargs, &a, LOC_NONE);
+  if (!v) { c->failed = 1; return -1; }
+  return v->id;
+}
+
+static int emit2(gctx *c, const char *name, ir_opkind op, int x, int y) {
+  int a[2] = {x, y};
+  return emit(c, name, op, a, 2, NULL);
+}
+
+static int emit1(gctx *c, const char *name, ir_opkind op, int x) { return emit(c, name, op, &x, 1, NULL); }
+
+static int reshape_to(gctx *c, const char *name, int x, const ir_shape *s) {
+  if (ir_shape_eq(&V(c, x)->shape, s)) return x;
+  ir_attrs a = {0};
+  a.to = *s;
+  return emit(c, name, IR_RESHAPE, &x, 1, &a);
+}
+
+static int sum_to(gctx *c, const char *name, int x, const ir_shape *s) {
+  if (ir_shape_eq(&V(c, x)->shape, s)) return x;
+  ir_attrs a = {0};
+  a.to = *s;
+  return emit(c, name, IR_SUM_TO, &x, 1, &a);
+}
+
+static int broadcast_to(gctx *c, const char *name, int x, const ir_shape *s) {
+  if (ir_shape_eq(&V(c, x)->shape, s)) return x;
+  ir_attrs a = {0};
+  a.to = *s;
+  return emit(c, name, IR_BROADCAST, &x, 1, &a);
+}
+
+static int einsum(gctx *c, const char *name, const char *spec, int x, int y) {
+  ir_attrs a = {0};
+  a.spec = ir_intern(c->g, spec);
+  int args[2] = {x, y};
+  return emit(c, name, IR_EINSUM, args, 2, &a);
+}
+
+/* ---- the rules ---- */
+
+/* A contribution to the adjoint of operand `to`; `val` may be an existing value. */
+static void give(gctx *c, int to, int val) {
+  if (val < 0 || !c->needs[to]) return;
+  if (c->ncontrib[to] == c->expect[to]) { c->failed = 1; return; }  /* counted wrong: a bug */
+  if (!c->contrib[to]) c->contrib[to] = xcalloc((size_t)c->expect[to], sizeof(int));
+  c->contrib[to][c->ncontrib[to]++] = val;
+}
+
+/* Name for intermediates of the rule of value u. */
+static const char *bwd(gctx *c, int u, const char *what) {
+  return arena_printf(&c->g->mem, "bwd.%s.%s", V(c, u)->name, what);
+}
+
+static void keep_shape(const ir_shape *x, const ir_attrs *a, ir_shape *out) {
+  *out = *x;
+  for (int i = 0; i < a->ndims; i++) out->d[a->dims[i]] = 1;
+}
+
+/* matmul as einsum: labels for the batch dims of an operand of rank r
+** against the result's batch rank rb (right-aligned); broadcast size-1
+** dims get their own label, so they are summed in the gradient. */
+static void mm_labels(const ir_shape *s, const ir_shape *out, int *fresh, char *lab, char *kept) {
+  int r = s->rank - 2, ro = out->rank - 2, n = 0;
+  for (int i = 0; i < r; i++) {
+    int j = ro - r + i;
+    char l;
+    if (s->d[i] == out->d[j]) l = (char)('a' + j);
+    else l = (char)('n' + (*fresh)++);
+    lab[i] = l;
+    if (s->d[i] == out->d[j]) kept[n++] = l;
+  }
+  lab[r] = 0;
+  kept[n] = 0;
+}
+
+static void rule_matmul(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u), *a = V(c, y->args[0]), *b = V(c, y->args[1]);
+  char la[16], ka[16], lb[16], kb[16], lo[16], spec[96];
+  int fresh = 0, ro = y->shape.rank - 2;
+  mm_labels(&a->shape, &y->shape, &fresh, la, ka);
+  mm_labels(&b->shape, &y->shape, &fresh, lb, kb);
+  for (int i = 0; i < ro; i++) lo[i] = (char)('a' + i);
+  lo[ro] = 0;
+  if (c->needs[a->id]) {
+    snprintf(spec, sizeof spec, "%sMN,%sKN->%sMK", lo, lb, ka);
+    int t = einsum(c, bwd(c, u, "da"), spec, dy, b->id);
+    if (t >= 0) give(c, a->id, reshape_to(c, bwd(c, u, "da.r"), t, &a->shape));
+  }
+  if (c->needs[b->id]) {
+    snprintf(spec, sizeof spec, "%sMK,%sMN->%sKN", la, lo, kb);
+    int t = einsum(c, bwd(c, u, "db"), spec, a->id, dy);
+    if (t >= 0) give(c, b->id, reshape_to(c, bwd(c, u, "db.r"), t, &b->shape));
+  }
+}
+
+/* y = einsum("A,B->C", a, b): da = einsum("C,B->A'", dy, b), A' the labels of
+** A seen in B or C, then broadcast along the labels summed away. */
+static void rule_einsum(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  const char *spec = y->attr.spec;
+  char part[3][16] = {{0}};
+  int k = 0, n = 0;
+  for (const char *p = spec; *p; p++) {
+    if (*p == ' ') continue;
+    if (*p == ',') { k = 1; n = 0; continue; }
+    if (*p == '-') { k = 2; n = 0; p++; continue; }
+    part[k][n++] = *p;
+  }
+  for (int side = 0; side < 2; side++) {
+    ir_value *x = V(c, y->args[side]);
+    if (!c->needs[x->id]) continue;
+    const char *other = part[1 - side];
+    char kept[16] = {0}, s2[64];
+    int nk = 0;
+    ir_shape ks = {0};
+    for (int i = 0; part[side][i]; i++) {
+      char l = part[side][i];
+      int seen = strchr(other, l) || strchr(part[2], l);
+      if (seen) kept[nk++] = l;
+      ks.d[ks.rank++] = seen ? x->shape.d[i] : 1;
+    }
+    if (side == 0) snprintf(s2, sizeof s2, "%s,%s->%s", part[2], other, kept);
+    else snprintf(s2, sizeof s2, "%s,%s->%s", other, part[2], kept);
+    int t = side == 0 ? einsum(c, bwd(c, u, "da"), s2, dy, y->args[1])
+                      : einsum(c, bwd(c, u, "db"), s2, y->args[0], dy);
+    if (t < 0) return;
+    t = reshape_to(c, bwd(c, u, side ? "db.r" : "da.r"), t, &ks);
+    give(c, x->id, broadcast_to(c, bwd(c, u, side ? "db.b" : "da.b"), t, &x->shape));
+  }
+}
+
+static void rule(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  int a = y->nargs > 0 ? y->args[0] : -1, b = y->nargs > 1 ? y->args[1] : -1;
+  ir_shape *sa = a >= 0 ? &V(c, a)->shape : NULL, *sb = b >= 0 ? &V(c, b)->shape : NULL;
+  ir_attrs at;
+  switch (y->op) {
+  case IR_NEG: give(c, a, emit1(c, bwd(c, u, "neg"), IR_NEG, dy)); break;
+  case IR_EXP: give(c, a, emit2(c, bwd(c, u, "exp"), IR_MUL, dy, u)); break;
+  case IR_LOG: give(c, a, emit2(c, bwd(c, u, "log"), IR_DIV, dy, a)); break;
+  case IR_SQRT: {
+    int t = emit2(c, bwd(c, u, "sqrt"), IR_DIV, dy, u);
+    give(c, a, emit2(c, bwd(c, u, "sqrt.h"), IR_MUL, t, ir_const(c->g, 0.5)));
+    break;
+  }
+  case IR_RSQRT: {       /* d x^-1/2 = -1/2 y^3 */
+    int y2 = emit2(c, bwd(c, u, "y2"), IR_MUL, u, u);
+    int y3 = emit2(c, bwd(c, u, "y3"), IR_MUL, y2, u);
+    int t = emit2(c, bwd(c, u, "t"), IR_MUL, dy, y3);
+    give(c, a, emit2(c, bwd(c, u, "rsqrt"), IR_MUL, t, ir_const(c->g, -0.5)));
+    break;
+  }
+  case IR_TANH: {
+    int y2 = emit2(c, bwd(c, u, "y2"), IR_MUL, u, u);
+    int s = emit2(c, bwd(c, u, "s"), IR_SUB, ir_const(c->g, 1), y2);
+    give(c, a, emit2(c, bwd(c, u, "tanh"), IR_MUL, dy, s));
+    break;
+  }
+  case IR_SIGMOID: {
+    int s = emit2(c, bwd(c, u, "s"), IR_SUB, ir_const(c->g, 1), u);
+    int t = emit2(c, bwd(c, u, "t"), IR_MUL, u, s);
+    give(c, a, emit2(c, bwd(c, u, "sigmoid"), IR_MUL, dy, t));
+    break;
+  }
+  case IR_RELU: give(c, a, emit2(c, bwd(c, u, "relu"), IR_RELU_GRAD, a, dy)); break;
+  case IR_GELU: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_GRAD, a, dy)); break;
+  case IR_GELU_TANH: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_TANH_GRAD, a, dy)); break;
+  case IR_SILU: give(c, a, emit2(c, bwd(c, u, "silu"), IR_SILU_GRAD, a, dy)); break;
+  case IR_ADD:
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), dy, sa));
+    if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), dy, sb));
+    break;
+  case IR_SUB:
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), dy, sa));
+    if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit1(c, bwd(c, u, "neg"), IR_NEG, dy), sb));
+    break;
+  case IR_MUL:
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), emit2(c, bwd(c, u, "da.m"), IR_MUL, dy, b), sa));
+    if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit2(c, bwd(c, u, "db.m"), IR_MUL, dy, a), sb));
+    break;
+  case IR_DIV:
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), emit2(c, bwd(c, u, "da.m"), IR_DIV, dy, b), sa));
+    if (c->needs[b]) {   /* d(a/b)/db = -y/b */
+      int t = emit2(c, bwd(c, u, "db.m"), IR_MUL, dy, u);
+      int q = emit2(c, bwd(c, u, "db.q"), IR_DIV, t, b);
+      give(c, b, sum_to(c, bwd(c, u, "db"), emit1(c, bwd(c, u, "db.n"), IR_NEG, q), sb));
+    }
+    break;
+  case IR_MAXIMUM: case IR_MINIMUM: {
+    /* the winner takes the gradient; on a tie the first operand does */
+    int m = y->op == IR_MAXIMUM ? emit2(c, bwd(c, u, "mask"), IR_GE, a, b) : emit2(c, bwd(c, u, "mask"), IR_GE, b, a);
+    int da = emit2(c, bwd(c, u, "da.m"), IR_MUL, dy, m);
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), da, sa));
+    if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit2(c, bwd(c, u, "db.m"), IR_SUB, dy, da), sb));
+    break;
+  }
+  case IR_MATMUL: rule_matmul(c, u, dy); break;
+  case IR_EINSUM: rule_einsum(c, u, dy); break;
+  case IR_SUM: case IR_MEAN: {
+    int t = dy;
+    if (y->op == IR_MEAN) {
+      int64_t n = 1;
+      for (int i = 0; i < y->attr.ndims; i++) n *= sa->d[y->attr.dims[i]];
+      t = emit2(c, bwd(c, u, "scale"), IR_MUL, dy, ir_const(c->g, 1.0 / (double)n));
+    }
+    ir_shape ks;
+    keep_shape(sa, &y->attr, &ks);
+    t = reshape_to(c, bwd(c, u, "keep"), t, &ks);
+    give(c, a, broadcast_to(c, bwd(c, u, "bcast"), t, sa));
+    break;
+  }
+  case IR_MAX: {
+    at = y->attr;
+    int args[2] = {a, dy};
+    give(c, a, emit(c, bwd(c, u, "max"), IR_MAX_GRAD, args, 2, &at));
+    break;
+  }
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: {
+    memset(&at, 0, sizeof at);
+    at.dim = y->attr.dim;
+    int args[2] = {u, dy};
+    give(c, a, emit(c, bwd(c, u, "x"), y->op == IR_SOFTMAX ? IR_SOFTMAX_GRAD : IR_LOG_SOFTMAX_GRAD, args, 2, &at));
+    break;
+  }
+  case IR_LAYERNORM: {
+    memset(&at, 0, sizeof at);
+    at.dim = y->attr.dim;
+    at.eps = y->attr.eps;
+    if (c->needs[a]) {
+      int args[3] = {a, b, dy};
+      give(c, a, emit(c, bwd(c, u, "dx"), IR_LAYERNORM_GRAD, args, 3, &at));
+    }
+    ir_attrs rs = {0};
+    for (int i = 0; i < sa->rank; i++) if (i != y->attr.dim) rs.dims[rs.ndims++] = i;
+    if (c->needs[b]) {
+      int xh = emit(c, bwd(c, u, "xhat"), IR_NORMALIZE, &a, 1, &at);
+      int p = emit2(c, bwd(c, u, "dg.m"), IR_MUL, dy, xh);
+      give(c, b, emit(c, bwd(c, u, "dgamma"), IR_SUM, &p, 1, &rs));
+    }
+    if (c->needs[y->args[2]]) give(c, y->args[2], emit(c, bwd(c, u, "dbeta"), IR_SUM, &dy, 1, &rs));
+    break;
+  }
+  case IR_RESHAPE: give(c, a, reshape_to(c, bwd(c, u, "x"), dy, sa)); break;
+  case IR_TRANSPOSE: {
+    memset(&at, 0, sizeof at);
+    at.ndims = y->attr.ndims;
+    for (int i = 0; i < at.ndims; i++) at.dims[y->attr.dims[i]] = i;
+    give(c, a, emit(c, bwd(c, u, "x"), IR_TRANSPOSE, &dy, 1, &at));
+    break;
+  }
+  case IR_BROADCAST: give(c, a, sum_to(c, bwd(c, u, "x"), dy, sa)); break;
+  case IR_SUM_TO: give(c, a, broadcast_to(c, bwd(c, u, "x"), dy, sa)); break;
+  case IR_CONCAT: {
+    int64_t off = 0;
+    for (int k = 0; k < y->nargs; k++) {
+      ir_value *x = V(c, y->args[k]);
+      memset(&at, 0, sizeof at);
+      at.dim = y->attr.dim;
+      at.start = off;
+      at.end = off + x->shape.d[at.dim];
+      off = at.end;
+      if (c->needs[x->id]) give(c, x->id, emit(c, bwd(c, u, "x"), IR_SLICE, &dy, 1, &at));
+    }
+    break;
+  }
+  case IR_SLICE:
+    memset(&at, 0, sizeof at);
+    at.dim = y->attr.dim;
+    at.start = y->attr.start;
+    at.end = sa->d[at.dim];
+    give(c, a, emit(c, bwd(c, u, "x"), IR_PAD, &dy, 1, &at));
+    break;
+  case IR_PAD:
+    memset(&at, 0, sizeof at);
+    at.dim = y->attr.dim;
+    at.start = y->attr.start;
+    at.end = y->attr.start + sa->d[at.dim];
+    give(c, a, emit(c, bwd(c, u, "x"), IR_SLICE, &dy, 1, &at));
+    break;
+  case IR_EMBEDDING: {
+    memset(&at, 0, sizeof at);
+    at.rows = sa->d[0];
+    int args[2] = {b, dy};
+    give(c, a, emit(c, bwd(c, u, "table"), IR_EMBEDDING_GRAD, args, 2, &at));
+    break;
+  }
+  case IR_CROSS_ENTROPY: {
+    int args[3] = {a, b, dy};
+    give(c, a, emit(c, bwd(c, u, "logits"), IR_CROSS_ENTROPY_GRAD, args, 3, NULL));
+    break;
+  }
+  case IR_CAUSAL_MASK: give(c, a, emit1(c, bwd(c, u, "x"), IR_CAUSAL_MASK_GRAD, dy)); break;
+  default:
+    diag_error(c->d, y->at, "cannot differentiate %s ('%s')", ir_opinfo_of(y->op)->name, y->name);
+    c->failed = 1;
+  }
+}
+
+/* Which operands of u receive a contribution from u's rule. */
+static int gives_to(gctx *c, const ir_value *u, int k) {
+  if (!c->needs[u->args[k]]) return 0;
+  switch (u->op) {
+  case IR_EMBEDDING: case IR_CROSS_ENTROPY: return k == 0;
+  default: break;
+  }
+  for (int j = 0; j < k; j++) if (u->args[j] == u->args[k]) return 1;  /* a value used twice: counted per use */
+  return 1;
+}
+
+/* Sum what v received; the result is named grad.NAME. A parameter's lone
+** contribution made by the sweep is renamed rather than copied. */
+static int finish_adjoint(gctx *c, int v) {
+  ir_value *x = V(c, v);
+  int n = c->ncontrib[v];
+  const char *final = arena_printf(&c->g->mem, "grad.%s", x->name);
+  int acc = c->contrib[v][0];
+  for (int i = 1; i < n; i++)
+    acc = emit2(c, i == n - 1 ? final : arena_printf(&c->g->mem, "grad.%s.part", x->name), IR_ADD, acc, c->contrib[v][i]);
+  if (acc < 0 || n > 1 || x->kind != IR_PARAM) return acc;
+  ir_value *s = V(c, acc);
+  if (s->id >= c->n && strncmp(s->name, "grad.", 5) != 0 && ir_rename(c->g, s, final) == 0) return acc;
+  ir_attrs a = {0};
+  a.to = x->shape;
+  return emit(c, final, IR_RESHAPE, &acc, 1, &a);
+}
+
+int grad_build(ir_graph *g, diag *d) {
+  if (g->nouts != 1) {
+    ir_value *o = g->vals[g->outputs[0]];
+    return diag_error(d, o->at, "--train needs a model that returns one scalar loss; '%s' returns %d values", g->name, g->nouts);
+  }
+  ir_value *loss = g->vals[g->outputs[0]];
+  if (loss->shape.rank != 0 || loss->dtype != IR_F32)
+    return diag_error(d, loss->at, "--train needs a scalar f32 loss; '%s' is %s%s (reduce it with mean or sum)",
+                      loss->name, ir_dtype_name(loss->dtype), ir_shape_str(&g->mem, &loss->shape));
+  gctx c = {g, d, g->nvals};
+  int n = c.n;
+  c.needs = xcalloc((size_t)n, 1);
+  c.live = xcalloc((size_t)n, 1);
+  c.expect = xcalloc((size_t)n, sizeof(int));
+  c.contrib = xcalloc((size_t)n, sizeof(int *));
+  c.ncontrib = xcalloc((size_t)n, sizeof(int));
+  int nparams = 0;
+  for (int i = 0; i < n; i++) {
+    ir_value *v = g->vals[i];
+    if (v->kind == IR_PARAM) { c.needs[i] = 1; nparams++; continue; }
+    if (v->kind != IR_OP || (ir_opinfo_of(v->op)->flags & OPF_NODIFF)) continue;
+    for (int k = 0; k < v->nargs; k++) c.needs[i] |= c.needs[v->args[k]];
+  }
+  c.live[loss->id] = 1;
+  for (int i = n - 1; i >= 0; i--) {
+    ir_value *v = g->vals[i];
+    if (!c.live[i] || !c.needs[i] || v->kind != IR_OP) continue;
+    for (int k = 0; k < v->nargs; k++)
+      if (gives_to(&c, v, k)) { c.live[v->args[k]] = 1; c.expect[v->args[k]]++; }
+  }
+  int rc = 0;
+  if (!nparams) rc = diag_error(d, loss->at, "--train: model '%s' has no param to train", g->name);
+  else if (!c.needs[loss->id]) rc = diag_error(d, loss->at, "--train: the loss '%s' does not depend on any param", loss->name);
+  if (rc == 0) {
+    c.expect[loss->id] = 1;
+    give(&c, loss->id, ir_const(g, 1.0));
+    for (int i = n - 1; i >= 0 && !c.failed; i--) {
+      if (!c.ncontrib[i]) continue;
+      if (c.ncontrib[i] != c.expect[i]) { diag_error(d, g->vals[i]->at, "internal error: gradient count of '%s'", g->vals[i]->name); c.failed = 1; break; }
+      ir_value *v = g->vals[i];
+      int adj;
+      if (v->kind == IR_PARAM) {
+        adj = finish_adjoint(&c, i);
+        if (adj >= 0) g->vals[adj]->role = ROLE_GRAD;
+        continue;
+      }
+      adj = c.ncontrib[i] == 1 ? c.contrib[i][0] : finish_adjoint(&c, i);
+      if (adj >= 0 && v->kind == IR_OP) rule(&c, i, adj);
+    }
+    if (c.failed) rc = -1;
+  }
+  for (int i = 0; i < n; i++) free(c.contrib[i]);
+  free(c.contrib); free(c.ncontrib); free(c.expect); free(c.live); free(c.needs);
+  return rc;
+}
+
+/* ---- optimizers ---- */
+
+int train_parse(const char *text, train_spec *t, diag *d) {
+  memset(t, 0, sizeof *t);
+  const char *p = text;
+  while (isspace((unsigned char)*p)) p++;
+  const char *nb = p;
+  while (isalnum((unsigned char)*p) || *p == '_') p++;
+  size_t nl = (size_t)(p - nb);
+  if (nl == 3 && !memcmp(nb, "sgd", 3)) t->kind = TRAIN_SGD;
+  else if (nl == 4 && !memcmp(nb, "adam", 4)) t->kind = TRAIN_ADAM;
+  else return diag_error(d, LOC_NONE, "--train '%s': unknown optimizer '%.*s'; use sgd(lr = 0.01) or adam(lr = 1e-3)", text, (int)nl, nb);
+  t->lr = -1;
+  t->beta1 = 0.9; t->beta2 = 0.999; t->eps = 1e-8;
+  while (isspace((unsigned char)*p)) p++;
+  if (*p == 0) return diag_error(d, LOC_NONE, "--train '%s': give the learning rate, as in %s(lr = 0.01)", text, t->kind == TRAIN_SGD ? "sgd" : "adam");
+  if (*p++ != '(') return diag_error(d, LOC_NONE, "--train '%s': expected '(' after the optimizer name", text);
+  for (;;) {
+    while (isspace((unsigned char)*p)) p++;
+    if (*p == ')') { p++; break; }
+    const char *kb = p;
+    while (isalnum((unsigned char)*p) || *p == '_') p++;
+    size_t kl = (size_t)(p - kb);
+    while (isspace((unsigned char)*p)) p++;
+    if (!kl || *p++ != '=') return diag_error(d, LOC_NONE, "--train '%s': expected key = number", text);
+    char *end;
+    double x = strtod(p, &end);
+    if (end == p || !isfinite(x)) return diag_error(d, LOC_NONE, "--train '%s': '%.*s' needs a number", text, (int)kl, kb);
+    p = end;
+    double *slot = NULL;
+#define KEY(s) (kl == strlen(s) && !memcmp(kb, s, kl))
+    if (KEY("lr")) slot = &t->lr;
+    else if (KEY("weight_decay")) slot = &t->weight_decay;
+    else if (t->kind == TRAIN_SGD && KEY("momentum")) slot = &t->momentum;
+    else if (t->kind == TRAIN_ADAM && KEY("beta1")) slot = &t->beta1;
+    else if (t->kind == TRAIN_ADAM && KEY("beta2")) slot = &t->beta2;
+    else if (t->kind == TRAIN_ADAM && KEY("eps")) slot = &t->eps;
+#undef KEY
+    if (!slot) return diag_error(d, LOC_NONE, "--train '%s': unknown setting '%.*s' (%s)", text, (int)kl, kb,
+                                 t->kind == TRAIN_SGD ? "sgd takes lr, momentum, weight_decay" : "adam takes lr, beta1, beta2, eps, weight_decay");
+    *slot = x;
+    while (isspace((unsigned char)*p)) p++;
+    if (*p == ',') { p++; continue; }
+    if (*p == ')') { p++; break; }
+    return diag_error(d, LOC_NONE, "--train '%s': expected ',' or ')'", text);
+  }
+  while (isspace((unsigned char)*p)) p++;
+  if (*p) return diag_error(d, LOC_NONE, "--train '%s': unexpected text after ')'", text);
+  if (!(t->lr > 0)) return diag_error(d, LOC_NONE, "--train '%s': lr must be given and positive", text);
+  if (t->momentum < 0 || t->momentum >= 1) return diag_error(d, LOC_NONE, "--train '%s': momentum must be in [0, 1)", text);
+  if (t->beta1 < 0 || t->beta1 >= 1 || t->beta2 < 0 || t->beta2 >= 1) return diag_error(d, LOC_NONE, "--train '%s': betas must be in [0, 1)", text);
+  if (!(t->eps > 0) || t->weight_decay < 0) return diag_error(d, LOC_NONE, "--train '%s': eps must be positive and weight_decay non-negative", text);
+  return 0;
+}
+
+static int state_leaf(ir_graph *g, const char *name, const ir_shape *s) {
+  ir_value *v = ir_add(g, name, IR_STATE, IR_LEAF, NULL, 0, NULL, LOC_NONE);
+  if (!v) return -1;
+  v->shape = *s;
+  v->dtype = IR_F32;
+  v->init = (ir_init){INIT_ZEROS, 0, 0};
+  return v->id;
+}
+
+#define NM(...) arena_printf(&g->mem, __VA_ARGS__)
+
+int train_build(ir_graph *g, const train_spec *t, diag *d) {
+  if (grad_build(g, d) < 0) return -1;
+  gctx c = {g, d, g->nvals};
+  int loss = g->outputs[0];
+  int nparams = 0;
+  for (int i = 0; i < c.n; i++) nparams += g->vals[i]->kind == IR_PARAM;
+  int *params = xcalloc((size_t)nparams + 1, sizeof(int));
+  nparams = 0;
+  for (int i = 0; i < c.n; i++)
+    if (g->vals[i]->kind == IR_PARAM && ir_lookup(g, NM("grad.%s", g->vals[i]->name))) params[nparams++] = i;
+  g->nouts = 0;
+  g->vals[loss]->is_output = 0;
+  ir_add_output(g, loss);
+  int step = -1, bc1 = -1, bc2s = -1;
+  ir_shape scalar = {0};
+  if (t->kind == TRAIN_ADAM) {
+    /* bias corrections from the step count: 1 - beta^t = 1 - exp(t log beta) */
+    int s = state_leaf(g, "adam.step", &scalar);
+    step = emit2(&c, "new.adam.step", IR_ADD, s, ir_const(g, 1));
+    g->vals[step]->carry = s;
+    int e1 = emit2(&c, "adam.bc1.e", IR_MUL, step, ir_const(g, log(t->beta1)));
+    int p1 = emit1(&c, "adam.bc1.p", IR_EXP, e1);
+    bc1 = emit2(&c, "adam.bc1", IR_SUB, ir_const(g, 1), p1);
+    int e2 = emit2(&c, "adam.bc2.e", IR_MUL, step, ir_const(g, log(t->beta2)));
+    int p2 = emit1(&c, "adam.bc2.p", IR_EXP, e2);
+    int bc2 = emit2(&c, "adam.bc2", IR_SUB, ir_const(g, 1), p2);
+    bc2s = emit1(&c, "adam.bc2.sqrt", IR_SQRT, bc2);
+  }
+  int lr = ir_const(g, t->lr);
+  for (int k = 0; k < nparams && !c.failed; k++) {
+    ir_value *p = g->vals[params[k]];
+    const char *pn = p->name;
+    int gr = ir_lookup(g, NM("grad.%s", pn))->id, nw;
+    if (t->weight_decay > 0)
+      gr = emit2(&c, NM("wd.%s", pn), IR_ADD, gr, emit2(&c, NM("wd.%s.m", pn), IR_MUL, p->id, ir_const(g, t->weight_decay)));
+    if (t->kind == TRAIN_SGD) {
+      int upd = gr;
+      if (t->momentum > 0) {
+        int buf = state_leaf(g, NM("sgd.buf.%s", pn), &p->shape);
+        int m = emit2(&c, NM("sgd.buf.%s.m", pn), IR_MUL, buf, ir_const(g, t->momentum));
+        upd = emit2(&c, NM("new.sgd.buf.%s", pn), IR_ADD, m, gr);
+        g->vals[upd]->carry = buf;
+      }
+      int sc = emit2(&c, NM("sgd.%s.step", pn), IR_MUL, upd, lr);
+      nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, sc);
+    } else {
+      int m = state_leaf(g, NM("adam.m.%s", pn), &p->shape);
+      int v = state_leaf(g, NM("adam.v.%s", pn), &p->shape);
+      int m1 = emit2(&c, NM("adam.m.%s.a", pn), IR_MUL, m, ir_const(g, t->beta1));
+      int m2 = emit2(&c, NM("adam.m.%s.b", pn), IR_MUL, gr, ir_const(g, 1 - t->beta1));
+      int mn = emit2(&c, NM("new.adam.m.%s", pn), IR_ADD, m1, m2);
+      int g2 = emit2(&c, NM("adam.v.%s.g2", pn), IR_MUL, gr, gr);
+      int v1 = emit2(&c, NM("adam.v.%s.a", pn), IR_MUL, v, ir_const(g, t->beta2));
+      int v2 = emit2(&c, NM("adam.v.%s.b", pn), IR_MUL, g2, ir_const(g, 1 - t->beta2));
+      int vn = emit2(&c, NM("new.adam.v.%s", pn), IR_ADD, v1, v2);
+      /* torch: denom = sqrt(v) / sqrt(bc2) + eps; p -= lr / bc1 * m / denom */
+      int sq = emit1(&c, NM("adam.%s.sqrt", pn), IR_SQRT, vn);
+      int dn = emit2(&c, NM("adam.%s.dn", pn), IR_DIV, sq, bc2s);
+      int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, dn, ir_const(g, t->eps));
+      int q = emit2(&c, NM("adam.%s.q", pn), IR_DIV, mn, de);
+      int lrq = emit2(&c, NM("adam.%s.lrq", pn), IR_MUL, q, lr);
+      int st = emit2(&c, NM("adam.%s.step", pn), IR_DIV, lrq, bc1);
+      nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, st);
+      if (!c.failed) {
+        g->vals[mn]->carry = m;
+        g->vals[vn]->carry = v;
+      }
+    }
+    if (c.failed) break;
+    g->vals[nw]->carry = p->id;
+  }
+  if (!c.failed) {
+    for (int k = 0; k < nparams; k++) ir_add_output(g, ir_lookup(g, NM("new.%s", g->vals[params[k]]->name))->id);
+    for (int i = c.n; i < g->nvals; i++)
+      if (g->vals[i]->carry >= 0 && g->vals[g->vals[i]->carry]->kind == IR_STATE) ir_add_output(g, i);
+  }
+  free(params);
+  g->train = t->kind;
+  if (c.failed) return -1;
+  ir_link(g);
+  return 0;
+}

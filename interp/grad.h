@@ -1,0 +1,33 @@
+/*
+** grad.h: training steps. Reverse-mode autodiff over the IR, then the
+** optimizer update written as IR, so that every later pass (sharding,
+** lowering, simulation) sees one program.
+*/
+#ifndef interp_grad_h
+#define interp_grad_h
+
+#include "interp/ir.h"
+
+typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM } train_kind;
+
+typedef struct train_spec {
+  train_kind kind;
+  double lr;
+  double momentum;                 /* sgd */
+  double beta1, beta2, eps;        /* adam */
+  double weight_decay;             /* L2 added to the gradient, as torch.optim does */
+} train_spec;
+
+/* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)": -1 with a carve: error. */
+int train_parse(const char *text, train_spec *t, diag *d);
+
+/* Append grad.P for every parameter P the loss depends on (the model must
+** return one f32 scalar). Returns 0 or -1. */
+int grad_build(ir_graph *g, diag *d);
+
+/* grad_build, then the update: new.P (and new.adam.m.P, new.adam.v.P,
+** new.adam.step for Adam). Outputs become the loss then the new values,
+** each carrying into the leaf it replaces. */
+int train_build(ir_graph *g, const train_spec *t, diag *d);
+
+#endif

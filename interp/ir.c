@@ -1,2 +1,207 @@
-/* ir.c: under construction */
-typedef int ir_placeholder_;
+/*
+** ir.c: graph construction, the name index, and small shape helpers.
+*/
+#include "interp/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ir_graph *ir_graph_new(const diag_src *src, const char *name) {
+  ir_graph *g = xcalloc(1, sizeof *g);
+  arena_init(&g->mem);
+  g->src = src;
+  g->name = name ? arena_intern_cstr(&g->mem, name) : "model";
+  return g;
+}
+
+void ir_graph_free(ir_graph *g) {
+  if (!g) return;
+  free(g->index);
+  arena_free(&g->mem);
+  free(g);
+}
+
+const char *ir_intern(ir_graph *g, const char *s) { return arena_intern_cstr(&g->mem, s); }
+
+static size_t ptr_hash(const char *p, int n) {
+  uintptr_t x = (uintptr_t)p;
+  x ^= x >> 17; x *= 0xed5ad4bbu; x ^= x >> 11;
+  return (size_t)x & (size_t)(n - 1);
+}
+
+static void index_put(ir_graph *g, const char *name, int id) {
+  if ((g->nvals + g->ntomb + 1) * 2 > g->nindex) {
+    int n = g->nindex ? g->nindex * 2 : 1024;
+    int *ix = malloc(sizeof(int) * (size_t)n);
+    if (!ix) arena_oom();
+    for (int i = 0; i < n; i++) ix[i] = -1;
+    for (int i = 0; i < g->nindex; i++) {
+      int v = g->index[i];
+      if (v < 0) continue;
+      size_t j = ptr_hash(g->vals[v]->name, n);
+      while (ix[j] >= 0) j = (j + 1) & (size_t)(n - 1);
+      ix[j] = v;
+    }
+    free(g->index);
+    g->index = ix;
+    g->nindex = n;
+    g->ntomb = 0;
+  }
+  size_t j = ptr_hash(name, g->nindex);
+  while (g->index[j] != -1) j = (j + 1) & (size_t)(g->nindex - 1);
+  g->index[j] = id;
+}
+
+/* Index slots: >= 0 a value, -1 empty, -2 deleted (probes go on past it). */
+int ir_rename(ir_graph *g, ir_value *v, const char *name) {
+  const char *nm = ir_intern(g, name);
+  if (ir_lookup(g, nm)) return -1;
+  size_t j = ptr_hash(v->name, g->nindex);
+  while (g->index[j] != v->id) j = (j + 1) & (size_t)(g->nindex - 1);
+  g->index[j] = -2;
+  g->ntomb++;
+  v->name = nm;
+  index_put(g, nm, v->id);
+  return 0;
+}
+
+ir_value *ir_lookup(const ir_graph *g, const char *name) {
+  if (!g->nindex) return NULL;
+  /* interned pointers are canonical: a name never interned is not defined */
+  const char *key = arena_find_interned(&g->mem, name, strlen(name));
+  if (!key) return NULL;
+  size_t j = ptr_hash(key, g->nindex);
+  while (g->index[j] != -1) {
+    ir_value *v = g->index[j] >= 0 ? g->vals[g->index[j]] : NULL;
+    if (v && v->name == key) return v;
+    j = (j + 1) & (size_t)(g->nindex - 1);
+  }
+  return NULL;
+}
+
+ir_value *ir_val(const ir_graph *g, int id) { return id >= 0 && id < g->nvals ? g->vals[id] : NULL; }
+
+ir_value *ir_add(ir_graph *g, const char *name, ir_kind kind, ir_opkind op,
+                 const int *args, int nargs, const ir_attrs *attr, loc at) {
+  const char *nm = ir_intern(g, name);
+  if (ir_lookup(g, nm)) return NULL;
+  if (g->nvals == g->cap) {
+    int ncap = g->cap ? g->cap * 2 : 256;
+    g->vals = arena_grow(&g->mem, g->vals, (size_t)g->cap, (size_t)ncap, sizeof *g->vals);
+    g->cap = ncap;
+  }
+  ir_value *v = arena_alloc(&g->mem, sizeof *v);
+  v->id = g->nvals;
+  v->name = nm;
+  v->kind = kind;
+  v->role = kind == IR_INPUT ? ROLE_INPUT : kind == IR_PARAM ? ROLE_PARAM
+          : kind == IR_STATE ? ROLE_STATE : ROLE_VALUE;
+  v->op = op;
+  v->nargs = nargs;
+  if (nargs) v->args = arena_dup(&g->mem, args, sizeof(int) * (size_t)nargs);
+  if (attr) v->attr = *attr;
+  v->at = at;
+  v->carry = -1;
+  g->vals[g->nvals++] = v;
+  index_put(g, nm, v->id);
+  return v;
+}
+
+const char *ir_fresh_name(ir_graph *g, const char *prefix) {
+  if (!ir_lookup(g, prefix)) return ir_intern(g, prefix);
+  char buf[512];
+  for (int i = 2;; i++) {
+    snprintf(buf, sizeof buf, "%s.%d", prefix, i);
+    if (!ir_lookup(g, buf)) return ir_intern(g, buf);
+  }
+}
+
+void ir_add_output(ir_graph *g, int id) {
+  if (g->nouts == g->outcap) {
+    int ncap = g->outcap ? g->outcap * 2 : 16;
+    g->outputs = arena_grow(&g->mem, g->outputs, (size_t)g->outcap, (size_t)ncap, sizeof(int));
+    g->outcap = ncap;
+  }
+  g->outputs[g->nouts++] = id;
+  g->vals[id]->is_output = 1;
+}
+
+void ir_link(ir_graph *g) {
+  int *count = xcalloc((size_t)g->nvals + 1, sizeof(int));
+  for (int i = 0; i < g->nvals; i++) {
+    ir_value *v = g->vals[i];
+    for (int k = 0; k < v->nargs; k++) {
+      int a = v->args[k], dup = 0;
+      for (int j = 0; j < k; j++) dup |= v->args[j] == a;
+      if (!dup) count[a]++;
+    }
+  }
+  for (int i = 0; i < g->nvals; i++) {
+    g->vals[i]->users = count[i] ? arena_alloc(&g->mem, sizeof(int) * (size_t)count[i]) : NULL;
+    g->vals[i]->nusers = 0;
+  }
+  for (int i = 0; i < g->nvals; i++) {
+    ir_value *v = g->vals[i];
+    for (int k = 0; k < v->nargs; k++) {
+      int a = v->args[k], dup = 0;
+      for (int j = 0; j < k; j++) dup |= v->args[j] == a;
+      if (!dup) { ir_value *u = g->vals[a]; u->users[u->nusers++] = i; }
+    }
+  }
+  free(count);
+}
+
+ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
+                const int *args, int nargs, const ir_attrs *attr, loc at) {
+  ir_value *v = ir_add(g, name, IR_OP, op, args, nargs, attr, at);
+  if (!v) { diag_error(d, at, "'%s' is already defined", name); return NULL; }
+  if (ir_infer(g, v, d) < 0) return NULL;
+  return v;
+}
+
+static const char *dtype_names[] = {"f32", "bf16", "f16", "i32"};
+
+const char *ir_dtype_name(ir_dtype t) { return dtype_names[t]; }
+
+int ir_dtype_parse(const char *s, ir_dtype *t) {
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, dtype_names[i]) == 0) { *t = (ir_dtype)i; return 0; }
+  return -1;
+}
+
+size_t ir_dtype_size(ir_dtype t) { return t == IR_F32 || t == IR_I32 ? 4 : 2; }
+
+int64_t ir_nelem(const ir_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) n *= s->d[i];
+  return n;
+}
+
+int ir_shape_eq(const ir_shape *a, const ir_shape *b) {
+  if (a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++) if (a->d[i] != b->d[i]) return 0;
+  return 1;
+}
+
+const char *ir_shape_str(arena *a, const ir_shape *s) {
+  char buf[256];
+  size_t k = 0;
+  buf[k++] = '[';
+  for (int i = 0; i < s->rank; i++)
+    k += (size_t)snprintf(buf + k, sizeof buf - k, i ? ", %lld" : "%lld", (long long)s->d[i]);
+  buf[k++] = ']'; buf[k] = 0;
+  return arena_strndup(a, buf, k);
+}
+
+int ir_const(ir_graph *g, double x) {
+  char nm[64];
+  snprintf(nm, sizeof nm, "lit:%.17g", x);
+  ir_value *v = ir_lookup(g, nm);
+  if (v) return v->id;
+  v = ir_add(g, nm, IR_CONST, IR_LEAF, NULL, 0, NULL, LOC_NONE);
+  v->attr.scalar = x;
+  v->dtype = IR_F32;
+  v->shape.rank = 0;
+  return v->id;
+}

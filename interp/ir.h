@@ -1,1 +1,164 @@
-/* ir.h placeholder */
+/*
+** ir.h: the typed SSA intermediate representation, the hub every pass
+** reads. A graph is an array of values; each value is a leaf (input,
+** parameter, optimizer state, literal) or the single result of one op
+** over earlier values. Values are numbered in definition order, so the
+** array is already a topological order. All memory sits in the graph's
+** arena and names are interned in it (compare names by pointer).
+*/
+#ifndef interp_ir_h
+#define interp_ir_h
+
+#include <stdint.h>
+#include "util/arena.h"
+#include "util/diag.h"
+
+#define IR_MAXRANK 8
+
+typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32 } ir_dtype;
+
+typedef struct ir_shape {
+  int rank;
+  int64_t d[IR_MAXRANK];
+} ir_shape;
+
+/* grep "ORDER IR_OP" if you change this: interp/ops.c has the table */
+typedef enum ir_opkind {
+  IR_LEAF,
+  /* elementwise unary */
+  IR_NEG, IR_EXP, IR_LOG, IR_SQRT, IR_RSQRT, IR_TANH, IR_RELU, IR_GELU, IR_GELU_TANH,
+  IR_SIGMOID, IR_SILU,
+  /* elementwise binary, NumPy broadcasting */
+  IR_ADD, IR_SUB, IR_MUL, IR_DIV, IR_MAXIMUM, IR_MINIMUM,
+  /* contractions */
+  IR_MATMUL, IR_EINSUM,
+  /* reductions */
+  IR_SUM, IR_MEAN, IR_MAX,
+  /* row-wise */
+  IR_SOFTMAX, IR_LOG_SOFTMAX, IR_LAYERNORM,
+  /* data movement */
+  IR_RESHAPE, IR_TRANSPOSE, IR_BROADCAST, IR_CONCAT, IR_SLICE,
+  /* lookups and losses */
+  IR_EMBEDDING, IR_CROSS_ENTROPY, IR_CAUSAL_MASK,
+  /* internal: made by autodiff and the optimizers, printable and parseable */
+  IR_GE,                /* ge(a, b): 1 where a >= b else 0 (broadcasting) */
+  IR_RELU_GRAD,         /* relu_grad(x, dy) */
+  IR_GELU_GRAD, IR_GELU_TANH_GRAD, IR_SILU_GRAD,
+  IR_SOFTMAX_GRAD,      /* softmax_grad(y, dy, dim) */
+  IR_LOG_SOFTMAX_GRAD,  /* log_softmax_grad(y, dy, dim) */
+  IR_NORMALIZE,         /* normalize(x, dim, eps): layernorm without gamma and beta */
+  IR_LAYERNORM_GRAD,    /* layernorm_grad(x, gamma, dy, dim, eps) -> dx */
+  IR_MAX_GRAD,          /* max_grad(x, dy, dims, keepdims) */
+  IR_EMBEDDING_GRAD,    /* embedding_grad(ids, dy, rows = V) */
+  IR_CROSS_ENTROPY_GRAD,/* cross_entropy_grad(logits, labels, dloss) */
+  IR_CAUSAL_MASK_GRAD,  /* causal_mask_grad(dy): masked entries become 0 */
+  IR_SUM_TO,            /* sum_to(x, [shape]): sums broadcast dims away (gradient of broadcasting) */
+  IR_PAD,               /* pad(x, dim, start, size): zeros around x (gradient of slice) */
+  IR_NOPS
+} ir_opkind;
+
+typedef enum ir_kind {
+  IR_INPUT,             /* data fed per step (input declarations) */
+  IR_PARAM,             /* trained parameters */
+  IR_STATE,             /* optimizer state and the step counter */
+  IR_CONST,             /* a literal scalar */
+  IR_OP                 /* the result of an op */
+} ir_kind;
+
+/* What tactic selectors see (DESIGN "Selectors"). */
+typedef enum ir_role { ROLE_VALUE, ROLE_INPUT, ROLE_PARAM, ROLE_GRAD, ROLE_STATE } ir_role;
+
+typedef enum ir_initkind { INIT_NORMAL, INIT_ZEROS, INIT_ONES, INIT_UNIFORM } ir_initkind;
+
+typedef struct ir_init {
+  ir_initkind kind;
+  double a, b;          /* normal: std; uniform: lo, hi */
+} ir_init;
+
+typedef struct ir_attrs {
+  int ndims;            /* sum/mean/max/max_grad: reduced dims (sorted, non-negative) */
+  int dims[IR_MAXRANK]; /* transpose: the permutation (ndims = rank) */
+  int keepdims;
+  int dim;              /* softmax, log_softmax, layernorm, normalize, concat, slice, pad (non-negative) */
+  int64_t start, end;   /* slice [start, end); pad: start and the padded size (end) */
+  int64_t rows;         /* embedding_grad: table rows */
+  double eps;           /* layernorm */
+  ir_shape to;          /* reshape, broadcast, sum_to: the target shape */
+  const char *spec;     /* einsum: "bsd,dhk->bshk" (interned) */
+  double scalar;        /* IR_CONST: the value */
+} ir_attrs;
+
+typedef struct ir_value {
+  int id;               /* index in graph->vals */
+  const char *name;     /* interned; unique in the graph */
+  ir_kind kind;
+  ir_role role;
+  ir_dtype dtype;
+  ir_shape shape;
+  ir_opkind op;         /* IR_LEAF for inputs, params, state, constants */
+  int nargs;
+  int *args;            /* operand value ids (each < id) */
+  ir_attrs attr;
+  ir_init init;         /* IR_PARAM and IR_STATE: how to start it */
+  loc at;               /* where the source wrote it (LOC_NONE for generated values) */
+  int carry;            /* a step's output: the id of the leaf it replaces next step, else -1 */
+  int is_output;
+  int nusers;           /* filled by ir_link */
+  int *users;           /* ids of the values that read this one (each once) */
+} ir_value;
+
+typedef struct ir_graph {
+  arena mem;            /* owns everything reachable from the graph */
+  const diag_src *src;
+  const char *name;     /* the model's name */
+  ir_value **vals;
+  int nvals, cap;
+  int *outputs;         /* ids, in return order; for a training step the loss comes first */
+  int nouts, outcap;
+  int train;            /* 0: forward; 1: sgd; 2: adam */
+  /* name -> id, open addressing on the interned pointer */
+  int *index;
+  int nindex, ntomb;
+} ir_graph;
+
+ir_graph *ir_graph_new(const diag_src *src, const char *name);
+void      ir_graph_free(ir_graph *g);
+
+const char *ir_intern(ir_graph *g, const char *s);
+ir_value   *ir_lookup(const ir_graph *g, const char *name);   /* interned or not */
+ir_value   *ir_val(const ir_graph *g, int id);
+
+/* Add a leaf or an op value whose type is already known. The name must be
+** new (interned here); returns NULL if the name is taken. */
+ir_value *ir_add(ir_graph *g, const char *name, ir_kind kind, ir_opkind op,
+                 const int *args, int nargs, const ir_attrs *attr, loc at);
+/* A fresh name from a prefix: "%s.1", "%s.2", ... never clashing with a user name. */
+const char *ir_fresh_name(ir_graph *g, const char *prefix);
+/* Give v another name (-1 if taken). */
+int ir_rename(ir_graph *g, ir_value *v, const char *name);
+void ir_add_output(ir_graph *g, int id);
+/* The literal scalar x (one value per distinct number, printed inline). */
+int ir_const(ir_graph *g, double x);
+/* Compute users of every value (call after the graph is complete). */
+void ir_link(ir_graph *g);
+
+/* Shape inference and verification for one op value whose args and attrs
+** are set: fills v->shape and v->dtype or records a located error. */
+int ir_infer(ir_graph *g, ir_value *v, diag *d);
+
+/* Build one op value: adds, infers, and returns it (NULL after an error in d). */
+ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
+                const int *args, int nargs, const ir_attrs *attr, loc at);
+
+/* Text that parses back to the same IR (carve check --print). */
+char *ir_print(const ir_graph *g, arena *out);
+
+const char *ir_dtype_name(ir_dtype t);
+int         ir_dtype_parse(const char *s, ir_dtype *t);
+size_t      ir_dtype_size(ir_dtype t);
+int64_t     ir_nelem(const ir_shape *s);
+int         ir_shape_eq(const ir_shape *a, const ir_shape *b);
+/* "[2048, 768]" into an arena */
+const char *ir_shape_str(arena *a, const ir_shape *s);
+
+#endif

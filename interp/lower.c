@@ -1,2 +1,671 @@
-/* lower.c: under construction */
-typedef int lower_placeholder_;
+/*
+** lower.c: emit the per-device program.
+*/
+#include "interp/lower.h"
+#include "interp/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lctx {
+  const ir_graph *g;
+  rt_prog *p;
+  diag *d;
+  int *buf;             /* value -> buffer */
+  char *isconst;        /* value folds to a literal */
+  double *cval;
+  int failed;
+} lctx;
+
+typedef struct view { int rank; int64_t d[IR_MAXRANK]; } view;
+
+static const ir_value *V(lctx *c, int id) { return c->g->vals[id]; }
+
+static rt_dtype rtype(ir_dtype t) { return t == IR_I32 ? RT_I32 : RT_F32; }
+
+static int tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape) {
+  return rt_prog_buf(c->p, name, t, rank, shape, RT_BUF_TEMP);
+}
+
+static int64_t prod(const int64_t *d, int a, int b) {
+  int64_t n = 1;
+  for (int i = a; i < b; i++) n *= d[i];
+  return n;
+}
+
+/* The buffer holding v, materializing a literal on first need. */
+static int B(lctx *c, int id) {
+  if (c->buf[id] >= 0) return c->buf[id];
+  const ir_value *v = V(c, id);
+  if (!c->isconst[id]) { c->failed = 1; return -1; }
+  int b = tmp(c, v->name, RT_F32, v->shape.rank, v->shape.d);
+  rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
+  in->alpha = (float)c->cval[id];
+  in->src = id;
+  c->buf[id] = b;
+  return b;
+}
+
+/* ---- elementwise ---- */
+
+static void ew_strides(const int64_t *out, int rank, const ir_shape *in, int64_t *st) {
+  int64_t s = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    int j = in->rank - rank + i;
+    int64_t dj = j >= 0 ? in->d[j] : 1;
+    st[i] = (dj == 1 && out[i] != 1) || j < 0 ? 0 : s;
+    s *= dj;
+  }
+}
+
+static rt_instr *ew(lctx *c, int out, const ir_shape *os, rt_ewfn fn, const int *ins, const ir_shape *const *shapes, int n) {
+  rt_instr *in = rt_prog_emit(c->p, RT_EW, out);
+  in->fn = (uint8_t)fn;
+  in->nin = (uint8_t)n;
+  in->rank = (uint8_t)os->rank;
+  for (int i = 0; i < os->rank; i++) in->shape[i] = os->d[i];
+  for (int k = 0; k < n; k++) {
+    in->in[k] = ins[k];
+    ew_strides(os->d, os->rank, shapes[k], in->stride[k]);
+  }
+  return in;
+}
+
+static int fold_unary(ir_opkind op, double x, double *r) {
+  switch (op) {
+  case IR_NEG: *r = -x; return 1;
+  case IR_EXP: *r = exp(x); return 1;
+  case IR_LOG: *r = log(x); return 1;
+  case IR_SQRT: *r = sqrt(x); return 1;
+  case IR_RSQRT: *r = 1 / sqrt(x); return 1;
+  case IR_TANH: *r = tanh(x); return 1;
+  default: return 0;
+  }
+}
+
+static int fold_binary(ir_opkind op, double a, double b, double *r) {
+  switch (op) {
+  case IR_ADD: *r = a + b; return 1;
+  case IR_SUB: *r = a - b; return 1;
+  case IR_MUL: *r = a * b; return 1;
+  case IR_DIV: *r = a / b; return 1;
+  case IR_MAXIMUM: *r = a > b ? a : b; return 1;
+  case IR_MINIMUM: *r = a < b ? a : b; return 1;
+  default: return 0;
+  }
+}
+
+static const rt_ewfn unary_fn[] = {  /* ORDER IR_OP from IR_NEG */
+  RT_NEG, RT_EXP, RT_LOG, RT_SQRT, RT_RSQRT, RT_TANH, RT_RELU, RT_GELU, RT_GELU_TANH, RT_SIGMOID, RT_SILU
+};
+static const rt_ewfn binary_fn[] = { /* ORDER IR_OP from IR_ADD */
+  RT_ADD, RT_SUB, RT_MUL, RT_DIV, RT_MAX, RT_MIN
+};
+
+static void lower_ew(lctx *c, const ir_value *v, int out) {
+  const ir_opinfo *oi = ir_opinfo_of(v->op);
+  if (oi->flags & OPF_UNARY) {
+    const ir_shape *s = &V(c, v->args[0])->shape;
+    int b = B(c, v->args[0]);
+    ew(c, out, &v->shape, unary_fn[v->op - IR_NEG], &b, &s, 1);
+    return;
+  }
+  int a = v->args[0], bb = v->args[1];
+  /* x op literal: one affine pass */
+  if (v->op != IR_GE && v->op != IR_MAXIMUM && v->op != IR_MINIMUM && (c->isconst[a] || c->isconst[bb])) {
+    int lit_first = c->isconst[a];
+    double k = lit_first ? c->cval[a] : c->cval[bb];
+    int x = lit_first ? bb : a;
+    double al = 1, be = 0;
+    switch (v->op) {
+    case IR_ADD: be = k; break;
+    case IR_SUB: if (lit_first) { al = -1; be = k; } else be = -k; break;
+    case IR_MUL: al = k; break;
+    case IR_DIV: if (lit_first) goto general; al = 1 / k; break;
+    default: goto general;
+    }
+    const ir_shape *s = &V(c, x)->shape;
+    int xb = B(c, x);
+    rt_instr *in = ew(c, out, &v->shape, RT_AFFINE, &xb, &s, 1);
+    in->alpha = (float)al;
+    in->beta = (float)be;
+    return;
+  }
+general:;
+  const ir_shape *ss[2] = {&V(c, a)->shape, &V(c, bb)->shape};
+  int bs[2] = {B(c, a), B(c, bb)};
+  rt_ewfn fn;
+  switch (v->op) {
+  case IR_GE: fn = RT_GE; break;
+  case IR_RELU_GRAD: fn = RT_RELU_GRAD; break;
+  case IR_GELU_GRAD: fn = RT_GELU_GRAD; break;
+  case IR_GELU_TANH_GRAD: fn = RT_GELU_TANH_GRAD; break;
+  case IR_SILU_GRAD: fn = RT_SILU_GRAD; break;
+  default: fn = binary_fn[v->op - IR_ADD];
+  }
+  ew(c, out, &v->shape, fn, bs, ss, 2);
+}
+
+/* out = in (any shape) broadcast to shape s */
+static void copy_broadcast(lctx *c, int out, const ir_shape *os, int in, const ir_shape *is) {
+  rt_instr *x = ew(c, out, os, RT_AFFINE, &in, &is, 1);
+  x->alpha = 1;
+  x->beta = 0;
+}
+
+/* ---- transposes ---- */
+
+/* buffer `in` of shape s permuted by perm into a new temp (or `out` if >= 0) */
+static int transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t) {
+  int64_t os[IR_MAXRANK];
+  int ident = 1;
+  for (int i = 0; i < rank; i++) { os[i] = s[perm[i]]; ident &= perm[i] == i; }
+  if (out < 0) out = tmp(c, name, t, rank, os);
+  rt_instr *x = rt_prog_emit(c->p, ident ? RT_COPY : RT_TRANSPOSE, out);
+  x->in[0] = in;
+  x->nin = 1;
+  x->rank = (uint8_t)rank;
+  for (int i = 0; i < rank; i++) { x->shape[i] = s[i]; x->perm[i] = (int8_t)perm[i]; }
+  return out;
+}
+
+/* ---- reductions ---- */
+
+/* Reduce the marked dims of buffer `in` (shape s) by runs of adjacent dims,
+** innermost run first; the last step writes `out`. */
+static void reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name) {
+  int64_t d[IR_MAXRANK];
+  int m[IR_MAXRANK], r = s->rank;
+  for (int i = 0; i < r; i++) { d[i] = s->d[i]; m[i] = mark[i] && s->d[i] != 1; }
+  int runs = 0;
+  for (int i = 0; i < r; i++) if (m[i] && (i == 0 || !m[i - 1])) runs++;
+  if (runs == 0) {                          /* only size-1 dims: a copy */
+    rt_instr *x = rt_prog_emit(c->p, RT_EW, out);
+    x->fn = RT_AFFINE; x->nin = 1; x->in[0] = in; x->rank = 1;
+    x->shape[0] = prod(d, 0, r); x->stride[0][0] = 1; x->alpha = (float)alpha; x->beta = 0;
+    return;
+  }
+  int cur = in;
+  for (int end = r; end > 0 && runs > 0; ) {
+    int e = end;
+    while (e > 0 && !m[e - 1]) e--;
+    if (e == 0) break;
+    int b0 = e;
+    while (b0 > 0 && m[b0 - 1]) b0--;
+    runs--;
+    int64_t outer = prod(d, 0, b0), n = prod(d, b0, e), inner = prod(d, e, r);
+    int dst = runs == 0 ? out : tmp(c, name, RT_F32, 1, (int64_t[]){outer * inner});
+    rt_instr *x = rt_prog_emit(c->p, RT_REDUCE, dst);
+    x->fn = (uint8_t)fn; x->nin = 1; x->in[0] = cur;
+    x->outer = outer; x->n = n; x->inner = inner;
+    x->alpha = runs == 0 ? (float)alpha : 1.0f;
+    for (int i = b0; i < e; i++) d[i] = 1;
+    cur = dst;
+    end = b0;
+  }
+}
+
+static void lower_reduce(lctx *c, const ir_value *v, int out) {
+  const ir_value *x = V(c, v->args[0]);
+  int mark[IR_MAXRANK] = {0};
+  double count = 1;
+  for (int i = 0; i < v->attr.ndims; i++) { mark[v->attr.dims[i]] = 1; count *= (double)x->shape.d[v->attr.dims[i]]; }
+  int fn = v->op == IR_MAX ? RT_RMAX : RT_RSUM;
+  reduce(c, B(c, x->id), &x->shape, mark, fn, v->op == IR_MEAN ? 1.0 / count : 1.0, out, v->name);
+}
+
+static void lower_sum_to(lctx *c, const ir_value *v, int out) {
+  const ir_value *x = V(c, v->args[0]);
+  int mark[IR_MAXRANK] = {0}, r = x->shape.rank, t = v->shape.rank;
+  for (int i = 0; i < r; i++) {
+    int j = i - (r - t);
+    mark[i] = j < 0 || (v->shape.d[j] == 1 && x->shape.d[i] != 1);
+  }
+  reduce(c, B(c, x->id), &x->shape, mark, RT_RSUM, 1.0, out, v->name);
+}
+
+/* Permutation moving the marked dims last (in order); returns how many. */
+static int marked_last(const int *mark, int r, int *perm) {
+  int k = 0, n = 0;
+  for (int i = 0; i < r; i++) if (!mark[i]) perm[k++] = i;
+  for (int i = 0; i < r; i++) if (mark[i]) { perm[k++] = i; n++; }
+  return n;
+}
+
+static void lower_max_grad(lctx *c, const ir_value *v, int out) {
+  const ir_value *x = V(c, v->args[0]);
+  int mark[IR_MAXRANK] = {0}, perm[IR_MAXRANK], inv[IR_MAXRANK], r = x->shape.rank;
+  for (int i = 0; i < v->attr.ndims; i++) mark[v->attr.dims[i]] = 1;
+  marked_last(mark, r, perm);
+  int ident = 1;
+  for (int i = 0; i < r; i++) { ident &= perm[i] == i; inv[perm[i]] = i; }
+  int64_t n = 1;
+  for (int i = 0; i < v->attr.ndims; i++) n *= x->shape.d[v->attr.dims[i]];
+  int64_t outer = ir_nelem(&x->shape) / (n ? n : 1);
+  int xb = B(c, x->id), dy = B(c, v->args[1]);
+  /* the reduced dims may sit anywhere: work with them last, which leaves dy's layout as it is */
+  int xt = ident ? xb : transpose(c, xb, x->shape.d, r, perm, -1, v->name, RT_F32);
+  int64_t ts[IR_MAXRANK];
+  for (int i = 0; i < r; i++) ts[i] = x->shape.d[perm[i]];
+  int dst = ident ? out : tmp(c, v->name, RT_F32, r, ts);
+  rt_instr *in = rt_prog_emit(c->p, RT_REDUCE_MAX_GRAD, dst);
+  in->nin = 2; in->in[0] = xt; in->in[1] = dy;
+  in->outer = outer; in->n = n; in->inner = 1;
+  if (!ident) transpose(c, dst, ts, r, inv, out, v->name, RT_F32);
+}
+
+/* ---- row-wise ops along one dim ---- */
+
+typedef struct rowframe { int ident; int perm[IR_MAXRANK], inv[IR_MAXRANK]; int64_t ts[IR_MAXRANK]; int r; int64_t outer, n; } rowframe;
+
+static void frame(const ir_shape *s, int dim, rowframe *f) {
+  int mark[IR_MAXRANK] = {0};
+  mark[dim] = 1;
+  f->r = s->rank;
+  marked_last(mark, s->rank, f->perm);
+  f->ident = 1;
+  for (int i = 0; i < s->rank; i++) { f->ident &= f->perm[i] == i; f->inv[f->perm[i]] = i; f->ts[i] = s->d[f->perm[i]]; }
+  f->n = s->d[dim];
+  f->outer = ir_nelem(s) / (f->n ? f->n : 1);
+}
+
+static int to_rows(lctx *c, const rowframe *f, int buf, const ir_shape *s, const char *name) {
+  return f->ident ? buf : transpose(c, buf, s->d, s->rank, f->perm, -1, name, RT_F32);
+}
+
+static void lower_rowwise(lctx *c, const ir_value *v, int out) {
+  const ir_value *x = V(c, v->args[0]);
+  rowframe f;
+  frame(&x->shape, v->attr.dim, &f);
+  int dst = f.ident ? out : tmp(c, v->name, RT_F32, f.r, f.ts);
+  rt_op op;
+  int ins[3] = {-1, -1, -1};
+  switch (v->op) {
+  case IR_SOFTMAX: op = RT_SOFTMAX; ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name); break;
+  case IR_LOG_SOFTMAX: op = RT_LOG_SOFTMAX; ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name); break;
+  case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
+    op = v->op == IR_SOFTMAX_GRAD ? RT_SOFTMAX_GRAD : RT_LOG_SOFTMAX_GRAD;
+    ins[0] = to_rows(c, &f, B(c, v->args[0]), &x->shape, v->name);
+    ins[1] = to_rows(c, &f, B(c, v->args[1]), &x->shape, v->name);
+    break;
+  case IR_NORMALIZE: op = RT_LAYERNORM; ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name); break;
+  case IR_LAYERNORM:
+    op = RT_LAYERNORM;
+    ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name);
+    ins[1] = B(c, v->args[1]); ins[2] = B(c, v->args[2]);
+    break;
+  case IR_LAYERNORM_GRAD:
+    op = RT_LAYERNORM_GRAD;
+    ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name);
+    ins[1] = B(c, v->args[1]);
+    ins[2] = to_rows(c, &f, B(c, v->args[2]), &x->shape, v->name);
+    break;
+  default: c->failed = 1; return;
+  }
+  rt_instr *in = rt_prog_emit(c->p, op, dst);
+  for (int k = 0; k < 3; k++) in->in[k] = ins[k];
+  in->nin = 3;
+  in->outer = f.outer; in->n = f.n; in->inner = 1;
+  in->alpha = (float)v->attr.eps;
+  if (!f.ident) transpose(c, dst, f.ts, f.r, f.inv, out, v->name, RT_F32);
+}
+
+/* ---- einsum and matmul as GEMM ---- */
+
+typedef struct operand {
+  int buf;
+  int n;                /* labels (size-1 labels dropped) */
+  char l[IR_MAXRANK];
+  int64_t d[IR_MAXRANK];
+} operand;
+
+static int64_t label_size(const operand *o, char l) {
+  for (int i = 0; i < o->n; i++) if (o->l[i] == l) return o->d[i];
+  return 1;
+}
+
+static int has(const char *set, int n, char l) { for (int i = 0; i < n; i++) if (set[i] == l) return 1; return 0; }
+
+/* Lay out operand o as the label sequence want (a transpose unless it already is). */
+static int arrange(lctx *c, operand *o, const char *want, int n, const char *name) {
+  int perm[IR_MAXRANK], same = 1;
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < o->n; j++) if (o->l[j] == want[i]) perm[i] = j;
+    same &= perm[i] == i;
+  }
+  if (same) return o->buf;
+  return transpose(c, o->buf, o->d, o->n, perm, -1, name, RT_F32);
+}
+
+/* Does o read as seq1 ++ seq2 (each in that order)? */
+static int reads_as(const operand *o, const char *s1, int n1, const char *s2, int n2) {
+  if (o->n != n1 + n2) return 0;
+  for (int i = 0; i < n1; i++) if (o->l[i] != s1[i]) return 0;
+  for (int i = 0; i < n2; i++) if (o->l[n1 + i] != s2[i]) return 0;
+  return 1;
+}
+
+/* C = A . B with label groups; chooses transposes flags to avoid copies. */
+static void gemm(lctx *c, operand *A, operand *Bo, operand *C, int out, const char *name) {
+  char bt[IR_MAXRANK], m[IR_MAXRANK], n[IR_MAXRANK], k[IR_MAXRANK];
+  int nb = 0, nm = 0, nn = 0, nk = 0;
+  /* batch order from C, M from C, N from C, K from A */
+  for (int i = 0; i < C->n; i++) {
+    char l = C->l[i];
+    int ina = has(A->l, A->n, l), inb = has(Bo->l, Bo->n, l);
+    if (ina && inb) bt[nb++] = l; else if (ina) m[nm++] = l; else n[nn++] = l;
+  }
+  for (int i = 0; i < A->n; i++) if (has(Bo->l, Bo->n, A->l[i]) && !has(C->l, C->n, A->l[i])) k[nk++] = A->l[i];
+  /* the result reads batch ++ M ++ N; if C reads batch ++ N ++ M, swap the operands
+  ** (C^T = B^T A^T) so that no transpose of the result is needed */
+  char want[16];
+  int w0 = 0;
+  for (int i = 0; i < nb; i++) want[w0++] = bt[i];
+  for (int i = 0; i < nn; i++) want[w0++] = n[i];
+  for (int i = 0; i < nm; i++) want[w0++] = m[i];
+  if (nm && nn && memcmp(want, C->l, (size_t)C->n) == 0) {
+    operand *t = A; A = Bo; Bo = t;
+    char tl[IR_MAXRANK];
+    memcpy(tl, m, (size_t)nm); memcpy(m, n, (size_t)nn); memcpy(n, tl, (size_t)nm);
+    int tn = nm; nm = nn; nn = tn;
+    nk = 0;
+    for (int i = 0; i < A->n; i++) if (has(Bo->l, Bo->n, A->l[i]) && !has(C->l, C->n, A->l[i])) k[nk++] = A->l[i];
+  }
+  int ta = 0, tb = 0, abuf, bbuf;
+  char seq[16];
+  /* batch must lead in both operands, in C's batch order */
+  operand A2 = *A, B2 = *Bo;
+  int a_ok = 1, b_ok = 1;
+  for (int i = 0; i < nb; i++) { a_ok &= A->l[i] == bt[i]; b_ok &= Bo->l[i] == bt[i]; }
+  if (a_ok) {
+    A2.n = A->n - nb; memmove(A2.l, A->l + nb, (size_t)A2.n); memmove(A2.d, A->d + nb, sizeof(int64_t) * (size_t)A2.n);
+    if (reads_as(&A2, m, nm, k, nk)) ta = 0;
+    else if (reads_as(&A2, k, nk, m, nm)) ta = 1;
+    else a_ok = 0;
+  }
+  if (a_ok) abuf = A->buf;
+  else {
+    int w = 0;
+    for (int i = 0; i < nb; i++) seq[w++] = bt[i];
+    for (int i = 0; i < nm; i++) seq[w++] = m[i];
+    for (int i = 0; i < nk; i++) seq[w++] = k[i];
+    abuf = arrange(c, A, seq, w, name);
+    ta = 0;
+  }
+  if (b_ok) {
+    B2.n = Bo->n - nb; memmove(B2.l, Bo->l + nb, (size_t)B2.n); memmove(B2.d, Bo->d + nb, sizeof(int64_t) * (size_t)B2.n);
+    if (reads_as(&B2, k, nk, n, nn)) tb = 0;
+    else if (reads_as(&B2, n, nn, k, nk)) tb = 1;
+    else b_ok = 0;
+  }
+  if (b_ok) bbuf = Bo->buf;
+  else {
+    int w = 0;
+    for (int i = 0; i < nb; i++) seq[w++] = bt[i];
+    for (int i = 0; i < nk; i++) seq[w++] = k[i];
+    for (int i = 0; i < nn; i++) seq[w++] = n[i];
+    bbuf = arrange(c, Bo, seq, w, name);
+    tb = 0;
+  }
+  int64_t batch = 1, M = 1, N = 1, K = 1;
+  for (int i = 0; i < nb; i++) batch *= label_size(C, bt[i]);
+  for (int i = 0; i < nm; i++) M *= label_size(A, m[i]);
+  for (int i = 0; i < nn; i++) N *= label_size(Bo, n[i]);
+  for (int i = 0; i < nk; i++) K *= label_size(A, k[i]);
+  /* result laid out batch ++ M ++ N; transpose into C's order if needed */
+  char rs[16];
+  int64_t rd[16];
+  int w = 0;
+  for (int i = 0; i < nb; i++) { rs[w] = bt[i]; rd[w++] = label_size(C, bt[i]); }
+  for (int i = 0; i < nm; i++) { rs[w] = m[i]; rd[w++] = label_size(C, m[i]); }
+  for (int i = 0; i < nn; i++) { rs[w] = n[i]; rd[w++] = label_size(C, n[i]); }
+  int direct = memcmp(rs, C->l, (size_t)C->n) == 0;
+  int dst = direct ? out : tmp(c, name, RT_F32, w ? w : 1, w ? rd : (int64_t[]){1});
+  rt_instr *x = rt_prog_emit(c->p, RT_GEMM, dst);
+  x->nin = 2; x->in[0] = abuf; x->in[1] = bbuf;
+  x->batch = batch; x->m = M; x->n = N; x->k = K;
+  x->transa = (int8_t)ta; x->transb = (int8_t)tb;
+  x->stride_a = M * K; x->stride_b = K * N; x->stride_c = M * N;
+  x->alpha = 1; x->beta = 0;
+  if (!direct) {
+    operand R = {dst, w};
+    memcpy(R.l, rs, (size_t)w);
+    memcpy(R.d, rd, sizeof(int64_t) * (size_t)w);
+    int perm[IR_MAXRANK];
+    for (int i = 0; i < C->n; i++) for (int j = 0; j < w; j++) if (R.l[j] == C->l[i]) perm[i] = j;
+    transpose(c, dst, R.d, w, perm, out, name, RT_F32);
+  }
+}
+
+/* Sum away labels of o that appear in neither other nor the result. */
+static void presum(lctx *c, operand *o, const operand *other, const operand *res, const char *name) {
+  int mark[IR_MAXRANK] = {0}, any = 0;
+  for (int i = 0; i < o->n; i++)
+    if (!has(other->l, other->n, o->l[i]) && !has(res->l, res->n, o->l[i])) mark[i] = any = 1;
+  if (!any) return;
+  ir_shape s = {o->n};
+  for (int i = 0; i < o->n; i++) s.d[i] = o->d[i];
+  operand r = {0};
+  for (int i = 0; i < o->n; i++) if (!mark[i]) { r.l[r.n] = o->l[i]; r.d[r.n++] = o->d[i]; }
+  r.buf = tmp(c, name, RT_F32, r.n ? r.n : 1, r.n ? r.d : (int64_t[]){1});
+  reduce(c, o->buf, &s, mark, RT_RSUM, 1.0, r.buf, name);
+  *o = r;
+}
+
+static void mk_operand(operand *o, int buf, const char *labels, const ir_shape *s) {
+  o->buf = buf;
+  o->n = 0;
+  for (int i = 0; i < s->rank; i++)
+    if (s->d[i] != 1) { o->l[o->n] = labels[i]; o->d[o->n++] = s->d[i]; }
+}
+
+static void lower_contract(lctx *c, const ir_value *v, int out) {
+  const ir_value *a = V(c, v->args[0]), *b = V(c, v->args[1]);
+  char la[16] = {0}, lb[16] = {0}, lc[16] = {0};
+  if (v->op == IR_EINSUM) {
+    int k = 0, n = 0;
+    for (const char *p = v->attr.spec; *p; p++) {
+      if (*p == ' ') continue;
+      if (*p == ',') { k = 1; n = 0; continue; }
+      if (*p == '-') { k = 2; n = 0; p++; continue; }
+      (k == 0 ? la : k == 1 ? lb : lc)[n++] = *p;
+    }
+  } else {
+    /* matmul: batch dims right-aligned; a broadcast size-1 dim is dropped anyway */
+    int ro = v->shape.rank, ra = a->shape.rank, rb = b->shape.rank;
+    for (int i = 0; i < ro - 2; i++) lc[i] = (char)('a' + i);
+    lc[ro - 2] = 'M'; lc[ro - 1] = 'N';
+    for (int i = 0; i < ra - 2; i++) la[i] = (char)('a' + ro - ra + i);
+    la[ra - 2] = 'M'; la[ra - 1] = 'K';
+    for (int i = 0; i < rb - 2; i++) lb[i] = (char)('a' + ro - rb + i);
+    lb[rb - 2] = 'K'; lb[rb - 1] = 'N';
+  }
+  operand A, Bo, C;
+  mk_operand(&A, B(c, a->id), la, &a->shape);
+  mk_operand(&Bo, B(c, b->id), lb, &b->shape);
+  mk_operand(&C, out, lc, &v->shape);
+  presum(c, &A, &Bo, &C, v->name);
+  presum(c, &Bo, &A, &C, v->name);
+  gemm(c, &A, &Bo, &C, out, v->name);
+}
+
+/* ---- data movement ---- */
+
+static void block_copy(lctx *c, int out, int in, int64_t outer, int64_t m, int64_t k, int64_t n, int64_t n2, int64_t off, int64_t inner) {
+  rt_instr *x = rt_prog_emit(c->p, RT_BLOCK_COPY, out);
+  x->nin = 1; x->in[0] = in;
+  x->outer = outer; x->m = m; x->k = k; x->n = n; x->n2 = n2; x->off = off; x->inner = inner;
+}
+
+static void lower_move(lctx *c, const ir_value *v, int out) {
+  const ir_value *x = V(c, v->args[0]);
+  switch (v->op) {
+  case IR_RESHAPE: {
+    int xb = B(c, x->id);   /* may emit a fill: before the copy */
+    rt_instr *in = rt_prog_emit(c->p, RT_COPY, out);
+    in->nin = 1; in->in[0] = xb;
+    return;
+  }
+  case IR_TRANSPOSE: {
+    int perm[IR_MAXRANK];
+    for (int i = 0; i < v->attr.ndims; i++) perm[i] = v->attr.dims[i];
+    transpose(c, B(c, x->id), x->shape.d, x->shape.rank, perm, out, v->name, rtype(v->dtype));
+    return;
+  }
+  case IR_BROADCAST: copy_broadcast(c, out, &v->shape, B(c, x->id), &x->shape); return;
+  case IR_CONCAT: {
+    int dim = v->attr.dim;
+    int64_t outer = prod(v->shape.d, 0, dim), inner = prod(v->shape.d, dim + 1, v->shape.rank), off = 0;
+    for (int k = 0; k < v->nargs; k++) {
+      const ir_value *a = V(c, v->args[k]);
+      int64_t n = a->shape.d[dim];
+      int ab = B(c, a->id);
+      block_copy(c, out, ab, outer, n, 0, n, v->shape.d[dim], off, inner);
+      off += n;
+    }
+    return;
+  }
+  case IR_SLICE: {
+    int dim = v->attr.dim;
+    int64_t outer = prod(x->shape.d, 0, dim), inner = prod(x->shape.d, dim + 1, x->shape.rank);
+    int64_t n = v->attr.end - v->attr.start;
+    block_copy(c, out, B(c, x->id), outer, x->shape.d[dim], v->attr.start, n, n, 0, inner);
+    return;
+  }
+  case IR_PAD: {
+    int dim = v->attr.dim;
+    int64_t outer = prod(x->shape.d, 0, dim), inner = prod(x->shape.d, dim + 1, x->shape.rank);
+    int64_t n = x->shape.d[dim];
+    int xb = B(c, x->id);
+    rt_instr *f = rt_prog_emit(c->p, RT_FILL, out);
+    f->alpha = 0;
+    block_copy(c, out, xb, outer, n, 0, n, v->attr.end, v->attr.start, inner);
+    return;
+  }
+  default: c->failed = 1;
+  }
+}
+
+static void lower_other(lctx *c, const ir_value *v, int out) {
+  rt_instr *in;
+  switch (v->op) {
+  case IR_EMBEDDING: case IR_EMBEDDING_GRAD: {
+    int emb = v->op == IR_EMBEDDING;
+    const ir_value *t = emb ? V(c, v->args[0]) : v;
+    const ir_value *ids = V(c, emb ? v->args[1] : v->args[0]);
+    int b0 = B(c, v->args[0]), b1 = B(c, v->args[1]);
+    in = rt_prog_emit(c->p, emb ? RT_GATHER_ROWS : RT_SCATTER_ROWS, out);
+    in->nin = 2;
+    in->in[0] = b0;
+    in->in[1] = b1;
+    in->outer = ir_nelem(&ids->shape);
+    in->n = t->shape.d[0];
+    in->inner = t->shape.d[1];
+    in->off = 0;
+    in->n2 = t->shape.d[0];
+    return;
+  }
+  case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: {
+    const ir_value *lg = V(c, v->args[0]);
+    int64_t n = lg->shape.d[lg->shape.rank - 1], rows = ir_nelem(&lg->shape) / (n ? n : 1);
+    int bs[3];
+    for (int k = 0; k < v->nargs; k++) bs[k] = B(c, v->args[k]);
+    in = rt_prog_emit(c->p, v->op == IR_CROSS_ENTROPY ? RT_XENT : RT_XENT_GRAD, out);
+    in->nin = (uint8_t)v->nargs;
+    for (int k = 0; k < v->nargs; k++) in->in[k] = bs[k];
+    in->outer = rows; in->n = n; in->inner = 1;
+    in->alpha = (float)(1.0 / (double)(rows ? rows : 1));
+    return;
+  }
+  case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: {
+    const ir_value *x = V(c, v->args[0]);
+    int r = x->shape.rank;
+    int xb = B(c, x->id);
+    in = rt_prog_emit(c->p, RT_CAUSAL_MASK, out);
+    in->nin = 1; in->in[0] = xb;
+    in->outer = prod(x->shape.d, 0, r - 2); in->m = x->shape.d[r - 2]; in->n = x->shape.d[r - 1];
+    in->off = 0;
+    in->alpha = v->op == IR_CAUSAL_MASK ? -INFINITY : 0.0f;
+    return;
+  }
+  case IR_MAX_GRAD: lower_max_grad(c, v, out); return;
+  default: c->failed = 1;
+  }
+}
+
+static int foldable(lctx *c, const ir_value *v, double *r) {
+  const ir_opinfo *oi = ir_opinfo_of(v->op);
+  if (v->shape.rank != 0) return 0;
+  if (oi->flags & OPF_UNARY) return c->isconst[v->args[0]] && fold_unary(v->op, c->cval[v->args[0]], r);
+  if ((oi->flags & OPF_BINARY) && v->op != IR_GE)
+    return c->isconst[v->args[0]] && c->isconst[v->args[1]] && fold_binary(v->op, c->cval[v->args[0]], c->cval[v->args[1]], r);
+  return 0;
+}
+
+int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d) {
+  rt_prog_init(p);
+  lctx c = {g, p, d};
+  int n = g->nvals;
+  c.buf = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.isconst = xcalloc((size_t)n + 1, 1);
+  c.cval = xcalloc((size_t)n + 1, sizeof(double));
+  for (int i = 0; i < n; i++) c.buf[i] = -1;
+  for (int i = 0; i < n && !c.failed; i++) {
+    const ir_value *v = g->vals[i];
+    if (v->kind == IR_CONST) { c.isconst[i] = 1; c.cval[i] = v->attr.scalar; continue; }
+    if (v->kind != IR_OP) {
+      c.buf[i] = rt_prog_buf(p, v->name, rtype(v->dtype), v->shape.rank, v->shape.d, RT_BUF_INPUT);
+      continue;
+    }
+    double fv;
+    if (!v->is_output && foldable(&c, v, &fv)) { c.isconst[i] = 1; c.cval[i] = fv; continue; }
+    if (v->dtype == IR_BF16 || v->dtype == IR_F16) {
+      diag_error(d, v->at, "'%s' is %s: bf16 and f16 are simulated only; carve runs f32 (use f32 types to run)", v->name, ir_dtype_name(v->dtype));
+      c.failed = 1;
+      break;
+    }
+    int out = rt_prog_buf(p, v->name, rtype(v->dtype), v->shape.rank, v->shape.d, v->is_output ? RT_BUF_OUTPUT : RT_BUF_TEMP);
+    c.buf[i] = out;
+    int first = p->ninstrs;
+    const ir_opinfo *oi = ir_opinfo_of(v->op);
+    if (oi->flags & (OPF_UNARY | OPF_BINARY)) lower_ew(&c, v, out);
+    else switch (v->op) {
+    case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD: lower_ew(&c, v, out); break;
+    case IR_MATMUL: case IR_EINSUM: lower_contract(&c, v, out); break;
+    case IR_SUM: case IR_MEAN: case IR_MAX: lower_reduce(&c, v, out); break;
+    case IR_SUM_TO: lower_sum_to(&c, v, out); break;
+    case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
+    case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: lower_rowwise(&c, v, out); break;
+    case IR_RESHAPE: case IR_TRANSPOSE: case IR_BROADCAST: case IR_CONCAT: case IR_SLICE: case IR_PAD:
+      lower_move(&c, v, out); break;
+    default: lower_other(&c, v, out); break;
+    }
+    for (int k = first; k < p->ninstrs; k++) if (p->instrs[k].src < 0) p->instrs[k].src = i;
+  }
+  if (!c.failed) {
+    for (int i = 0; i < n; i++) {
+      const ir_value *v = g->vals[i];
+      if (v->is_output && c.buf[i] >= 0 && p->bufs[c.buf[i]].kind == RT_BUF_INPUT) {
+        /* returning a leaf: give the output a buffer of its own */
+        int o = rt_prog_buf(p, v->name, rtype(v->dtype), v->shape.rank, v->shape.d, RT_BUF_OUTPUT);
+        rt_instr *in = rt_prog_emit(p, RT_COPY, o);
+        in->nin = 1; in->in[0] = c.buf[i]; in->src = i;
+        c.buf[i] = o;
+      }
+      if (v->carry >= 0 && c.buf[i] >= 0 && c.buf[v->carry] >= 0) p->bufs[c.buf[v->carry]].carry_from = c.buf[i];
+    }
+    rt_prog_finish(p);
+  } else if (!d->nerrors) {
+    diag_error(d, LOC_NONE, "internal error: lowering failed");
+  }
+  free(c.isconst);
+  free(c.cval);
+  if (c.failed) { free(c.buf); return -1; }
+  r->buf_of = c.buf;
+  r->nvals = n;
+  return 0;
+}
+
+void lower_result_free(lower_result *r) { free(r->buf_of); r->buf_of = NULL; }

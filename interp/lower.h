@@ -1,0 +1,23 @@
+/*
+** lower.h: IR -> per-device program (runtime/prog.h). Every IR value gets
+** a buffer (literal scalars are folded into the instructions that read
+** them where they can be); einsum and matmul become GEMMs with operand
+** layouts chosen to avoid copies; row-wise ops that work along a dim other
+** than the last are framed by transposes.
+*/
+#ifndef interp_lower_h
+#define interp_lower_h
+
+#include "interp/ir.h"
+#include "runtime/prog.h"
+
+typedef struct lower_result {
+  int *buf_of;          /* IR value id -> buffer (-1: folded or unused); malloc'd */
+  int nvals;
+} lower_result;
+
+/* Lower g for one device into p (initialised here). -1 with an error in d. */
+int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d);
+void lower_result_free(lower_result *r);
+
+#endif

@@ -1,1 +1,137 @@
-int main(void) { return 0; }
+/*
+** main.c: carve's command line: parse options, dispatch to a command.
+*/
+#include "interp/cli.h"
+#include "util/diag.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct command {
+  const char *name;
+  int (*run)(const cli_opts *o);
+  int minfiles, maxfiles;
+  const char *options;      /* the options it takes, space-separated */
+  const char *usage;
+  const char *help;
+} command;
+
+static const command commands[] = {
+  {"check", cli_check, 1, 2, "train mesh model print lenient strict",
+   "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
+   "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
+   "well-formed, else 1 with located errors. --print writes the IR back as model text."},
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check json",
+   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--json]",
+   "Execute the program N times (a training step with --train). Without --params,\n"
+   "parameters start from a deterministic init; without --data, inputs are fixed\n"
+   "deterministic values (ids within the table sizes). --save writes the parameters and\n"
+   "optimizer state after the last step as safetensors (atomically)."},
+  {"lower", cli_lower, 1, 2, "train mesh model rank",
+   "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
+   "Print the per-device program: buffers and one instruction a line."},
+};
+
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static const command all_options = {"", NULL, 0, 0,
+  "train mesh model steps params data save check json rank print strict lenient device", "", ""};
+
+static const char *later[] = {"apply", "explain", "simulate", "calibrate", "auto", "repl"};
+
+static void usage_all(FILE *f) {
+  fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);
+  for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %s\n", commands[i].usage);
+  fputs("\noptions common to commands that read a model:\n"
+        "  --train 'sgd(lr = 0.01)' | 'adam(lr = 1e-3)'   build the training step\n"
+        "  --model NAME     pick a model from a file with several\n"
+        "  --mesh 'batch=4, model=2'   override the tactic file's mesh\n"
+        "\n'carve COMMAND --help' says more about one command.\n", f);
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+  fprintf(stderr, "carve: error: ");
+  fprintf(stderr, fmt, arg);
+  if (cmd) fprintf(stderr, " (see 'carve %s --help')\n", cmd);
+  else fprintf(stderr, " (see 'carve --help')\n");
+  return 2;
+}
+
+static int takes(const command *c, const char *opt) {
+  size_t n = strlen(opt);
+  for (const char *p = c->options; (p = strstr(p, opt)); p += n)
+    if ((p == c->options || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { usage_all(stderr); return 2; }
+  const char *name = argv[1];
+  if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) { usage_all(stdout); return 0; }
+  if (!strcmp(name, "--version")) { puts("carve " "0.1.0"); return 0; }
+  const command *c = NULL;
+  for (int i = 0; i < NCOMMANDS; i++) if (!strcmp(commands[i].name, name)) c = &commands[i];
+  if (!c) {
+    for (size_t i = 0; i < sizeof later / sizeof *later; i++)
+      if (!strcmp(later[i], name)) {
+        fprintf(stderr, "carve: error: '%s' is not built yet in this version; README.md lists what works today\n", name);
+        return 1;
+      }
+    return usage_error(NULL, "unknown command '%s'", name);
+  }
+  cli_opts o;
+  memset(&o, 0, sizeof o);
+  o.cmd = c->name;
+  o.rank = -1;
+  o.steps = -1;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      printf("usage: %s\n\n%s\n", c->usage, c->help);
+      return 0;
+    }
+    if (a[0] == '-' && a[1] == '-') {
+      char key[32];
+      const char *val = NULL, *eq = strchr(a, '=');
+      size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+      if (kl >= sizeof key) return usage_error(c->name, "unknown option '%s'", a);
+      memcpy(key, a + 2, kl);
+      key[kl] = 0;
+      if (!takes(c, key))
+        return usage_error(c->name, takes(&all_options, key) ? "option '%s' does not apply to this command" : "unknown option '%s'", a);
+      int flag = !strcmp(key, "json") || !strcmp(key, "check") || !strcmp(key, "strict") || !strcmp(key, "lenient") || !strcmp(key, "print");
+      if (flag) {
+        if (eq) return usage_error(c->name, "option '--%s' takes no value", key);
+        if (!strcmp(key, "json")) o.json = 1;
+        else if (!strcmp(key, "check")) o.check = 1;
+        else if (!strcmp(key, "strict")) o.strict = 1;
+        else if (!strcmp(key, "lenient")) o.lenient = 1;
+        else o.print = 1;
+        continue;
+      }
+      if (eq) val = eq + 1;
+      else if (i + 1 < argc) val = argv[++i];
+      else return usage_error(c->name, "option '%s' needs a value", a);
+      if (!strcmp(key, "train")) o.train = val;
+      else if (!strcmp(key, "mesh")) o.mesh = val;
+      else if (!strcmp(key, "model")) o.model = val;
+      else if (!strcmp(key, "params")) o.params = val;
+      else if (!strcmp(key, "data")) o.data = val;
+      else if (!strcmp(key, "save")) o.save = val;
+      else if (!strcmp(key, "steps") || !strcmp(key, "rank")) {
+        char *end;
+        errno = 0;
+        long x = strtol(val, &end, 10);
+        if (*val == 0 || *end || errno || x < 0 || x > 100000000)
+          return usage_error(c->name, "'%s' is not a valid count", val);
+        if (!strcmp(key, "steps")) o.steps = x; else o.rank = (int)x;
+      }
+      continue;
+    }
+    if (o.nfiles == c->maxfiles) return usage_error(c->name, "unexpected argument '%s'", a);
+    o.files[o.nfiles++] = a;
+  }
+  if (o.nfiles < c->minfiles) return usage_error(c->name, "%s needs a model file", c->name);
+  return c->run(&o);
+}

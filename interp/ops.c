@@ -1,2 +1,91 @@
-/* ops.c: under construction */
-typedef int ops_placeholder_;
+/*
+** ops.c: the op registry (ORDER IR_OP).
+*/
+#include "interp/ops.h"
+
+#include <string.h>
+
+#define U (OPF_UNARY)
+#define B (OPF_BINARY)
+#define INT (OPF_INTERNAL | OPF_NODIFF)
+
+/* ORDER IR_OP */
+static const ir_opinfo opinfo[IR_NOPS] = {
+  {"(leaf)", "", OPF_NODIFF},
+  {"neg", "x:v", U}, {"exp", "x:v", U}, {"log", "x:v", U}, {"sqrt", "x:v", U},
+  {"rsqrt", "x:v", U}, {"tanh", "x:v", U}, {"relu", "x:v", U}, {"gelu", "x:v", U},
+  {"gelu_tanh", "x:v", U}, {"sigmoid", "x:v", U}, {"silu", "x:v", U},
+  {"add", "a:v b:v", B}, {"sub", "a:v b:v", B}, {"mul", "a:v b:v", B},
+  {"div", "a:v b:v", B}, {"maximum", "a:v b:v", B}, {"minimum", "a:v b:v", B},
+  {"matmul", "a:v b:v", 0},
+  {"einsum", "spec:s a:v b:v", 0},
+  {"sum", "x:v dims:I? keepdims:b?", 0},
+  {"mean", "x:v dims:I? keepdims:b?", 0},
+  {"max", "x:v dims:I? keepdims:b?", 0},
+  {"softmax", "x:v dim:i?", 0},
+  {"log_softmax", "x:v dim:i?", 0},
+  {"layernorm", "x:v gamma:v beta:v dim:i? eps:f?", 0},
+  {"reshape", "x:v shape:I", 0},
+  {"transpose", "x:v perm:I", 0},
+  {"broadcast", "x:v shape:I", 0},
+  {"concat", "xs:V dim:i", 0},
+  {"slice", "x:v dim:i start:i end:i", 0},
+  {"embedding", "table:v ids:v", 0},
+  {"cross_entropy", "logits:v labels:v", 0},
+  {"causal_mask", "x:v", 0},
+  {"ge", "a:v b:v", B | INT},
+  {"relu_grad", "x:v dy:v", INT},
+  {"gelu_grad", "x:v dy:v", INT},
+  {"gelu_tanh_grad", "x:v dy:v", INT},
+  {"silu_grad", "x:v dy:v", INT},
+  {"softmax_grad", "y:v dy:v dim:i?", INT},
+  {"log_softmax_grad", "y:v dy:v dim:i?", INT},
+  {"normalize", "x:v dim:i? eps:f?", INT},
+  {"layernorm_grad", "x:v gamma:v dy:v dim:i? eps:f?", INT},
+  {"max_grad", "x:v dy:v dims:I? keepdims:b?", INT},
+  {"embedding_grad", "ids:v dy:v rows:i", INT},
+  {"cross_entropy_grad", "logits:v labels:v dloss:v", INT},
+  {"causal_mask_grad", "dy:v", INT},
+  {"sum_to", "x:v shape:I", OPF_INTERNAL},
+  {"pad", "x:v dim:i start:i size:i", OPF_INTERNAL},
+};
+
+const ir_opinfo *ir_opinfo_of(ir_opkind op) { return &opinfo[op]; }
+
+int ir_op_lookup(const char *name) {
+  for (int i = 1; i < IR_NOPS; i++)
+    if (strcmp(opinfo[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* Edit distance, bounded: good enough to catch typos like "sofmax". */
+static int distance(const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 30 || m > 30) return 99;
+  int row[32];
+  for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= n; i++) {
+    int prev = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= m; j++) {
+      int cur = row[j];
+      int best = prev + (a[i - 1] != b[j - 1]);
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      prev = cur;
+    }
+  }
+  return row[m];
+}
+
+const char *ir_op_suggest(const char *name) {
+  const char *best = NULL;
+  int bd = 3;
+  for (int i = 1; i < IR_NOPS; i++) {
+    if (opinfo[i].flags & OPF_INTERNAL) continue;
+    int dd = distance(name, opinfo[i].name);
+    if (dd < bd) { bd = dd; best = opinfo[i].name; }
+  }
+  return best;
+}

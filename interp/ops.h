@@ -1,0 +1,38 @@
+/*
+** ops.h: the op registry. One row per op kind gives its source name and
+** its argument signature, which the builder uses to bind call arguments
+** (positional or by keyword), the printer to print them back, and the
+** error messages to say what an op expects.
+*/
+#ifndef interp_ops_h
+#define interp_ops_h
+
+#include "interp/ir.h"
+
+/*
+** Signature: space-separated slots "name:T" with T one of
+**   v  a value           V  a list of values (concat)
+**   s  a string          i  an integer        f  a number
+**   I  a list of ints    b  true/false
+** and a trailing '?' for an optional slot (printed as a keyword).
+*/
+typedef struct ir_opinfo {
+  const char *name;
+  const char *sig;
+  unsigned flags;
+} ir_opinfo;
+
+enum {
+  OPF_INTERNAL = 1,     /* made by autodiff or optimizers, not part of the documented language */
+  OPF_UNARY = 2,        /* elementwise, one operand */
+  OPF_BINARY = 4,       /* elementwise, two operands, broadcasting */
+  OPF_NODIFF = 8        /* autodiff does not go through it */
+};
+
+const ir_opinfo *ir_opinfo_of(ir_opkind op);
+/* Source name -> kind; -1 if unknown. */
+int ir_op_lookup(const char *name);
+/* "a close name" for error messages ("did you mean 'softmax'?"), or NULL. */
+const char *ir_op_suggest(const char *name);
+
+#endif

@@ -1,2 +1,32 @@
-/* session.c: under construction */
-typedef int session_placeholder_;
+/*
+** session.c: load, build, train.
+*/
+#include "interp/session.h"
+#include "interp/build.h"
+
+#include <string.h>
+
+void session_init(session *s) {
+  memset(s, 0, sizeof *s);
+  arena_init(&s->mem);
+  diag_init(&s->diag);
+}
+
+int session_load(session *s, const session_opts *o) {
+  if (o->train && train_parse(o->train, &s->train, &s->diag) < 0) return -1;
+  s->src = diag_load_file(&s->mem, &s->diag, o->model_path);
+  if (!s->src) return -1;
+  s->file = cir_parse(&s->mem, &s->diag, s->src);
+  if (!s->file) return -1;
+  s->g = build_model(s->file, o->model_name, &s->diag);
+  if (!s->g) return -1;
+  if (o->train && train_build(s->g, &s->train, &s->diag) < 0) return -1;
+  return 0;
+}
+
+void session_free(session *s) {
+  ir_graph_free(s->g);
+  arena_free(&s->mem);
+  diag_free(&s->diag);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,32 @@
+/*
+** session.h: what every command does first: read the model file, build
+** the IR of the chosen model, and turn it into a training step when asked.
+** The REPL keeps one session alive; commands make one and drop it.
+*/
+#ifndef interp_session_h
+#define interp_session_h
+
+#include "interp/grad.h"
+#include "interp/ir.h"
+#include "lang/cir.h"
+
+typedef struct session_opts {
+  const char *model_path;
+  const char *model_name;   /* --model */
+  const char *train;        /* --train text, or NULL for the forward program */
+} session_opts;
+
+typedef struct session {
+  arena mem;                /* sources and syntax trees */
+  diag diag;                /* every message of the session */
+  const diag_src *src;
+  cir_file *file;
+  ir_graph *g;
+  train_spec train;
+} session;
+
+void session_init(session *s);
+int  session_load(session *s, const session_opts *o);
+void session_free(session *s);
+
+#endif

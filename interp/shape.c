@@ -1,2 +1,446 @@
-/* shape.c: under construction */
-typedef int shape_placeholder_;
+/*
+** shape.c: type and shape inference for every op, with located errors
+** that say what was expected. Attributes are normalized here (negative
+** dims counted from the end, default reduction dims filled in), so the
+** passes after this see one canonical form.
+*/
+#include "interp/ir.h"
+#include "interp/ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ELEMS ((int64_t)1 << 62)
+
+typedef struct ctx { ir_graph *g; ir_value *v; diag *d; const char *op; } ctx;
+
+static ir_value *arg(ctx *c, int k) { return c->g->vals[c->v->args[k]]; }
+
+static const char *shp(ctx *c, const ir_shape *s) { return ir_shape_str(&c->g->mem, s); }
+
+#define FAIL(...) return diag_error(c->d, c->v->at, __VA_ARGS__)
+
+static int isfloat(ir_dtype t) { return t != IR_I32; }
+
+static int check_elems(ctx *c, const ir_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (s->d[i] < 0) FAIL("%s: negative dimension %lld", c->op, (long long)s->d[i]);
+    if (s->d[i] && __builtin_mul_overflow(n, s->d[i], &n)) n = MAX_ELEMS;
+    if (n >= MAX_ELEMS) FAIL("%s: result of shape %s has more than 2^62 elements", c->op, shp(c, s));
+  }
+  return 0;
+}
+
+/* dim in [-rank, rank) -> [0, rank) */
+static int norm_dim(ctx *c, int *dim, int rank, const char *what) {
+  if (*dim < -rank || *dim >= rank) {
+    if (rank == 0) FAIL("%s: %s %d is out of range for a scalar", c->op, what, *dim);
+    FAIL("%s: %s %d is out of range for rank %d (use %d..%d)", c->op, what, *dim, rank, -rank, rank - 1);
+  }
+  if (*dim < 0) *dim += rank;
+  return 0;
+}
+
+/* The float dtype of elementwise operands: constants adapt to the others. */
+static int float_operands(ctx *c, ir_dtype *out) {
+  int have = 0;
+  for (int k = 0; k < c->v->nargs; k++) {
+    ir_value *a = arg(c, k);
+    if (!isfloat(a->dtype))
+      FAIL("%s: operand %d ('%s') is %s; this op needs floating-point values", c->op, k + 1, a->name, ir_dtype_name(a->dtype));
+    if (a->kind == IR_CONST) continue;
+    if (have && a->dtype != *out)
+      FAIL("%s: operands mix %s and %s; convert one of them first", c->op, ir_dtype_name(*out), ir_dtype_name(a->dtype));
+    *out = a->dtype; have = 1;
+  }
+  if (!have) *out = IR_F32;
+  return 0;
+}
+
+int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *out);
+int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *out) {
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  out->rank = r;
+  for (int i = 0; i < r; i++) {
+    int ia = a->rank - r + i, ib = b->rank - r + i;
+    int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
+    if (da != db && da != 1 && db != 1) return -1 - i;
+    out->d[i] = da == 1 ? db : da;
+  }
+  return 0;
+}
+
+static int infer_broadcast2(ctx *c) {
+  ir_value *a = arg(c, 0), *b = arg(c, 1);
+  if (float_operands(c, &c->v->dtype) < 0) return -1;
+  int r = ir_broadcast_shapes(&a->shape, &b->shape, &c->v->shape);
+  if (r < 0) {
+    int i = -r - 1, rk = c->v->shape.rank;
+    int ia = a->shape.rank - rk + i, ib = b->shape.rank - rk + i;
+    FAIL("%s: shapes %s and %s do not broadcast (%lld vs %lld, dim %d from the end)", c->op,
+         shp(c, &a->shape), shp(c, &b->shape), (long long)a->shape.d[ia], (long long)b->shape.d[ib], rk - i);
+  }
+  return 0;
+}
+
+static int same_shape(ctx *c, int k0, int k1) {
+  ir_value *a = arg(c, k0), *b = arg(c, k1);
+  if (!ir_shape_eq(&a->shape, &b->shape))
+    FAIL("%s: '%s' has shape %s but '%s' has %s; they must be equal", c->op,
+         a->name, shp(c, &a->shape), b->name, shp(c, &b->shape));
+  return 0;
+}
+
+/* ---- einsum ---- */
+
+typedef struct espec {
+  int n[3];             /* labels of a, b, out */
+  char l[3][IR_MAXRANK];
+} espec;
+
+int ir_einsum_parse(const char *spec, espec *e, char *err, size_t errlen);
+int ir_einsum_parse(const char *spec, espec *e, char *err, size_t errlen) {
+  memset(e, 0, sizeof *e);
+  int part = 0;
+  const char *p = spec;
+  for (; *p; p++) {
+    char ch = *p;
+    if (ch == ' ') continue;
+    if (ch == ',') { if (part != 0) goto bad; part = 1; continue; }
+    if (ch == '-' && p[1] == '>') { if (part != 1) goto bad; part = 2; p++; continue; }
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
+      snprintf(err, errlen, "spec \"%s\": '%c' is not a label (labels are letters; '...' is not supported)", spec, ch);
+      return -1;
+    }
+    if (e->n[part] == IR_MAXRANK) { snprintf(err, errlen, "spec \"%s\": more than %d labels in one operand", spec, IR_MAXRANK); return -1; }
+    for (int i = 0; i < e->n[part]; i++)
+      if (e->l[part][i] == ch) {
+        snprintf(err, errlen, "spec \"%s\": label '%c' repeats in %s (diagonals are not supported)",
+                 spec, ch, part == 2 ? "the result" : part == 0 ? "the first operand" : "the second operand");
+        return -1;
+      }
+    e->l[part][e->n[part]++] = ch;
+  }
+  if (part != 2) goto bad;
+  for (int i = 0; i < e->n[2]; i++) {
+    char ch = e->l[2][i];
+    if (!memchr(e->l[0], ch, (size_t)e->n[0]) && !memchr(e->l[1], ch, (size_t)e->n[1])) {
+      snprintf(err, errlen, "spec \"%s\": result label '%c' appears in no operand", spec, ch);
+      return -1;
+    }
+  }
+  return 0;
+bad:
+  snprintf(err, errlen, "spec \"%s\" is not of the form \"ab,bc->ac\" (two operands)", spec);
+  return -1;
+}
+
+static int infer_einsum(ctx *c) {
+  espec e;
+  char err[300];
+  if (ir_einsum_parse(c->v->attr.spec, &e, err, sizeof err) < 0) FAIL("einsum: %s", err);
+  int64_t size[128];
+  for (int i = 0; i < 128; i++) size[i] = -1;
+  for (int k = 0; k < 2; k++) {
+    ir_value *a = arg(c, k);
+    if (a->shape.rank != e.n[k])
+      FAIL("einsum: operand %d ('%s') has rank %d but the spec \"%s\" gives it %d labels",
+           k + 1, a->name, a->shape.rank, c->v->attr.spec, e.n[k]);
+    for (int i = 0; i < e.n[k]; i++) {
+      int ch = e.l[k][i];
+      if (size[ch] >= 0 && size[ch] != a->shape.d[i])
+        FAIL("einsum: label '%c' is %lld in one place and %lld in '%s'", ch,
+             (long long)size[ch], (long long)a->shape.d[i], a->name);
+      size[ch] = a->shape.d[i];
+    }
+  }
+  if (float_operands(c, &c->v->dtype) < 0) return -1;
+  c->v->shape.rank = e.n[2];
+  for (int i = 0; i < e.n[2]; i++) c->v->shape.d[i] = size[(int)e.l[2][i]];
+  return 0;
+}
+
+static int infer_matmul(ctx *c) {
+  ir_value *a = arg(c, 0), *b = arg(c, 1);
+  if (a->shape.rank < 2 || b->shape.rank < 2)
+    FAIL("matmul: operands need rank >= 2 ('%s' is %s, '%s' is %s); reshape vectors to [1, n] or [n, 1]",
+         a->name, shp(c, &a->shape), b->name, shp(c, &b->shape));
+  int ra = a->shape.rank, rb = b->shape.rank;
+  if (a->shape.d[ra - 1] != b->shape.d[rb - 2])
+    FAIL("matmul: inner dims differ (%lld vs %lld): '%s' is %s, '%s' is %s",
+         (long long)a->shape.d[ra - 1], (long long)b->shape.d[rb - 2],
+         a->name, shp(c, &a->shape), b->name, shp(c, &b->shape));
+  ir_shape ba = a->shape, bb = b->shape, out;
+  ba.rank -= 2; bb.rank -= 2;
+  if (ir_broadcast_shapes(&ba, &bb, &out) < 0)
+    FAIL("matmul: batch dims %s and %s do not broadcast", shp(c, &ba), shp(c, &bb));
+  if (float_operands(c, &c->v->dtype) < 0) return -1;
+  out.d[out.rank++] = a->shape.d[ra - 2];
+  out.d[out.rank++] = b->shape.d[rb - 1];
+  c->v->shape = out;
+  return 0;
+}
+
+static int infer_reduce(ctx *c) {
+  ir_value *x = arg(c, 0);
+  ir_attrs *at = &c->v->attr;
+  int r = x->shape.rank, mark[IR_MAXRANK] = {0};
+  if (at->ndims < 0) {            /* not given: every dim */
+    at->ndims = r;
+    for (int i = 0; i < r; i++) at->dims[i] = i;
+  }
+  for (int i = 0; i < at->ndims; i++) {
+    if (norm_dim(c, &at->dims[i], r, "dim") < 0) return -1;
+    if (mark[at->dims[i]]++) FAIL("%s: dim %d is listed twice", c->op, at->dims[i]);
+  }
+  at->ndims = 0;
+  for (int i = 0; i < r; i++) if (mark[i]) at->dims[at->ndims++] = i;
+  if (c->v->op == IR_MAX_GRAD) { c->v->shape = x->shape; c->v->dtype = x->dtype; return 0; }
+  if (!isfloat(x->dtype)) FAIL("%s: '%s' is %s; reductions need floating-point values", c->op, x->name, ir_dtype_name(x->dtype));
+  ir_shape s = {0};
+  for (int i = 0; i < r; i++) {
+    if (!mark[i]) s.d[s.rank++] = x->shape.d[i];
+    else if (at->keepdims) s.d[s.rank++] = 1;
+  }
+  c->v->shape = s;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int infer_reshape(ctx *c) {
+  ir_value *x = arg(c, 0);
+  ir_shape *to = &c->v->attr.to;
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < to->rank; i++) {
+    if (to->d[i] == -1) {
+      if (infer >= 0) FAIL("reshape: only one dim may be -1");
+      infer = i;
+    } else if (to->d[i] < 0) FAIL("reshape: dim %d is %lld; dims must be >= 0 (or -1 to infer one)", i, (long long)to->d[i]);
+    else if (__builtin_mul_overflow(known, to->d[i], &known) || known >= MAX_ELEMS)
+      FAIL("reshape: target %s has more than 2^62 elements", shp(c, to));
+  }
+  int64_t n = ir_nelem(&x->shape);
+  if (infer >= 0) {
+    if (known == 0 || n % known) FAIL("reshape: cannot infer the -1 dim: %lld elements do not split into %s", (long long)n, shp(c, to));
+    to->d[infer] = n / known;
+    known = n;
+  }
+  if (known != n)
+    FAIL("reshape: '%s' has %lld elements (%s) but the target %s has %lld",
+         x->name, (long long)n, shp(c, &x->shape), shp(c, to), (long long)known);
+  c->v->shape = *to;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int infer_transpose(ctx *c) {
+  ir_value *x = arg(c, 0);
+  ir_attrs *at = &c->v->attr;
+  int r = x->shape.rank, seen[IR_MAXRANK] = {0};
+  if (at->ndims != r) FAIL("transpose: the permutation has %d entries but '%s' has rank %d", at->ndims, x->name, r);
+  for (int i = 0; i < r; i++) {
+    if (norm_dim(c, &at->dims[i], r, "axis") < 0) return -1;
+    if (seen[at->dims[i]]++) FAIL("transpose: axis %d appears twice in the permutation", at->dims[i]);
+  }
+  c->v->shape.rank = r;
+  for (int i = 0; i < r; i++) c->v->shape.d[i] = x->shape.d[at->dims[i]];
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+/* x broadcasts to `to` under NumPy rules (right-aligned, 1s stretch). */
+static int broadcastable(const ir_shape *x, const ir_shape *to) {
+  if (x->rank > to->rank) return 0;
+  for (int i = 0; i < x->rank; i++) {
+    int64_t dx = x->d[x->rank - 1 - i], dt = to->d[to->rank - 1 - i];
+    if (dx != dt && dx != 1) return 0;
+  }
+  return 1;
+}
+
+static int infer_broadcast(ctx *c) {
+  ir_value *x = arg(c, 0);
+  if (check_elems(c, &c->v->attr.to) < 0) return -1;
+  if (!broadcastable(&x->shape, &c->v->attr.to))
+    FAIL("broadcast: '%s' of shape %s does not broadcast to %s", x->name, shp(c, &x->shape), shp(c, &c->v->attr.to));
+  c->v->shape = c->v->attr.to;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int infer_sum_to(ctx *c) {
+  ir_value *x = arg(c, 0);
+  if (!broadcastable(&c->v->attr.to, &x->shape))
+    FAIL("sum_to: %s does not broadcast to '%s' of shape %s", shp(c, &c->v->attr.to), x->name, shp(c, &x->shape));
+  c->v->shape = c->v->attr.to;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int infer_concat(ctx *c) {
+  ir_value *a = arg(c, 0);
+  if (c->v->nargs < 1) FAIL("concat: needs at least one value");
+  int dim = c->v->attr.dim;
+  if (norm_dim(c, &dim, a->shape.rank, "dim") < 0) return -1;
+  c->v->attr.dim = dim;
+  ir_shape s = a->shape;
+  for (int k = 1; k < c->v->nargs; k++) {
+    ir_value *b = arg(c, k);
+    if (b->dtype != a->dtype) FAIL("concat: '%s' is %s but '%s' is %s", a->name, ir_dtype_name(a->dtype), b->name, ir_dtype_name(b->dtype));
+    if (b->shape.rank != a->shape.rank) FAIL("concat: '%s' has rank %d but '%s' has rank %d", a->name, a->shape.rank, b->name, b->shape.rank);
+    for (int i = 0; i < s.rank; i++)
+      if (i != dim && b->shape.d[i] != a->shape.d[i])
+        FAIL("concat: '%s' %s and '%s' %s differ in dim %d (only dim %d may differ)",
+             a->name, shp(c, &a->shape), b->name, shp(c, &b->shape), i, dim);
+    s.d[dim] += b->shape.d[dim];
+  }
+  c->v->shape = s;
+  c->v->dtype = a->dtype;
+  return check_elems(c, &s);
+}
+
+static int infer_slice(ctx *c) {
+  ir_value *x = arg(c, 0);
+  ir_attrs *at = &c->v->attr;
+  if (norm_dim(c, &at->dim, x->shape.rank, "dim") < 0) return -1;
+  int64_t n = x->shape.d[at->dim];
+  if (at->start < 0 || at->end > n || at->start >= at->end)
+    FAIL("slice: [%lld, %lld) is not a non-empty range inside dim %d of '%s' (size %lld)",
+         (long long)at->start, (long long)at->end, at->dim, x->name, (long long)n);
+  c->v->shape = x->shape;
+  c->v->shape.d[at->dim] = at->end - at->start;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int infer_pad(ctx *c) {
+  ir_value *x = arg(c, 0);
+  ir_attrs *at = &c->v->attr;
+  if (norm_dim(c, &at->dim, x->shape.rank, "dim") < 0) return -1;
+  if (at->start < 0 || at->start + x->shape.d[at->dim] > at->end)
+    FAIL("pad: '%s' does not fit at %lld in a dim of %lld", x->name, (long long)at->start, (long long)at->end);
+  c->v->shape = x->shape;
+  c->v->shape.d[at->dim] = at->end;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int infer_rowwise(ctx *c) {
+  ir_value *x = arg(c, 0);
+  if (!isfloat(x->dtype)) FAIL("%s: '%s' is %s; this op needs floating-point values", c->op, x->name, ir_dtype_name(x->dtype));
+  if (norm_dim(c, &c->v->attr.dim, x->shape.rank, "dim") < 0) return -1;
+  c->v->shape = x->shape;
+  c->v->dtype = x->dtype;
+  return 0;
+}
+
+static int check_affine(ctx *c, int k, const char *what) {
+  ir_value *x = arg(c, 0), *g = arg(c, k);
+  int64_t n = x->shape.d[c->v->attr.dim];
+  if (g->shape.rank != 1 || g->shape.d[0] != n)
+    FAIL("%s: %s '%s' has shape %s but must be [%lld] (dim %d of '%s')", c->op, what,
+         g->name, shp(c, &g->shape), (long long)n, c->v->attr.dim, x->name);
+  if (g->dtype != x->dtype) FAIL("%s: %s '%s' is %s but '%s' is %s", c->op, what, g->name, ir_dtype_name(g->dtype), x->name, ir_dtype_name(x->dtype));
+  return 0;
+}
+
+static int infer_embedding(ctx *c) {
+  ir_value *t = arg(c, 0), *ids = arg(c, 1);
+  if (t->shape.rank != 2 || !isfloat(t->dtype))
+    FAIL("embedding: the table '%s' must be a float matrix [rows, dim], not %s %s", t->name, ir_dtype_name(t->dtype), shp(c, &t->shape));
+  if (ids->dtype != IR_I32) FAIL("embedding: the ids '%s' must be i32, not %s", ids->name, ir_dtype_name(ids->dtype));
+  if (ids->shape.rank >= IR_MAXRANK) FAIL("embedding: ids of rank %d leave no room for the row dim", ids->shape.rank);
+  c->v->shape = ids->shape;
+  c->v->shape.d[c->v->shape.rank++] = t->shape.d[1];
+  c->v->dtype = t->dtype;
+  return check_elems(c, &c->v->shape);
+}
+
+static int check_labels(ctx *c, ir_value *lg, ir_value *lb) {
+  if (!isfloat(lg->dtype) || lg->shape.rank < 1)
+    FAIL("%s: logits '%s' must be float with a class dim, not %s %s", c->op, lg->name, ir_dtype_name(lg->dtype), shp(c, &lg->shape));
+  if (lb->dtype != IR_I32) FAIL("%s: labels '%s' must be i32, not %s", c->op, lb->name, ir_dtype_name(lb->dtype));
+  ir_shape want = lg->shape;
+  want.rank--;
+  if (!ir_shape_eq(&want, &lb->shape))
+    FAIL("%s: labels '%s' have shape %s but logits %s want %s", c->op, lb->name,
+         shp(c, &lb->shape), shp(c, &lg->shape), shp(c, &want));
+  return 0;
+}
+
+int ir_infer(ir_graph *g, ir_value *v, diag *d) {
+  ctx cc = {g, v, d, ir_opinfo_of(v->op)->name}, *c = &cc;
+  const ir_opinfo *oi = ir_opinfo_of(v->op);
+  if (oi->flags & OPF_UNARY) {
+    if (float_operands(c, &v->dtype) < 0) return -1;
+    v->shape = arg(c, 0)->shape;
+    return 0;
+  }
+  if (oi->flags & OPF_BINARY) return infer_broadcast2(c);
+  switch (v->op) {
+  case IR_MATMUL: return infer_matmul(c);
+  case IR_EINSUM: return infer_einsum(c);
+  case IR_SUM: case IR_MEAN: case IR_MAX: return infer_reduce(c);
+  case IR_MAX_GRAD:
+    if (infer_reduce(c) < 0) return -1;
+    return 0;
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_NORMALIZE: return infer_rowwise(c);
+  case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
+    if (infer_rowwise(c) < 0) return -1;
+    return same_shape(c, 0, 1);
+  case IR_LAYERNORM:
+    if (infer_rowwise(c) < 0) return -1;
+    if (check_affine(c, 1, "gamma") < 0 || check_affine(c, 2, "beta") < 0) return -1;
+    return 0;
+  case IR_LAYERNORM_GRAD:
+    if (infer_rowwise(c) < 0 || check_affine(c, 1, "gamma") < 0) return -1;
+    return same_shape(c, 0, 2);
+  case IR_RESHAPE: return infer_reshape(c);
+  case IR_TRANSPOSE: return infer_transpose(c);
+  case IR_BROADCAST: return infer_broadcast(c);
+  case IR_SUM_TO: return infer_sum_to(c);
+  case IR_CONCAT: return infer_concat(c);
+  case IR_SLICE: return infer_slice(c);
+  case IR_PAD: return infer_pad(c);
+  case IR_EMBEDDING: return infer_embedding(c);
+  case IR_EMBEDDING_GRAD: {
+    ir_value *ids = arg(c, 0), *dy = arg(c, 1);
+    if (ids->dtype != IR_I32) FAIL("embedding_grad: ids '%s' must be i32", ids->name);
+    if (dy->shape.rank != ids->shape.rank + 1) FAIL("embedding_grad: '%s' must have rank %d", dy->name, ids->shape.rank + 1);
+    if (v->attr.rows <= 0) FAIL("embedding_grad: rows must be positive");
+    v->shape.rank = 2;
+    v->shape.d[0] = v->attr.rows;
+    v->shape.d[1] = dy->shape.d[dy->shape.rank - 1];
+    v->dtype = dy->dtype;
+    return check_elems(c, &v->shape);
+  }
+  case IR_CROSS_ENTROPY:
+    if (check_labels(c, arg(c, 0), arg(c, 1)) < 0) return -1;
+    v->shape.rank = 0;
+    v->dtype = arg(c, 0)->dtype;
+    return 0;
+  case IR_CROSS_ENTROPY_GRAD:
+    if (check_labels(c, arg(c, 0), arg(c, 1)) < 0) return -1;
+    if (arg(c, 2)->shape.rank != 0) FAIL("cross_entropy_grad: dloss must be a scalar");
+    v->shape = arg(c, 0)->shape;
+    v->dtype = arg(c, 0)->dtype;
+    return 0;
+  case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: {
+    ir_value *x = arg(c, 0);
+    if (x->shape.rank < 2) FAIL("%s: '%s' has shape %s; it needs rank >= 2 ([..., queries, keys])", c->op, x->name, shp(c, &x->shape));
+    if (!isfloat(x->dtype)) FAIL("%s: '%s' must be float", c->op, x->name);
+    v->shape = x->shape;
+    v->dtype = x->dtype;
+    return 0;
+  }
+  case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD:
+    if (same_shape(c, 0, 1) < 0) return -1;
+    v->shape = arg(c, 0)->shape;
+    v->dtype = arg(c, 0)->dtype;
+    return 0;
+  default:
+    FAIL("%s: no shape rule (internal error)", c->op);
+  }
+}

@@ -1,2 +1,448 @@
-/* exec.c: under construction */
-typedef int exec_placeholder_;
+/*
+** exec.c: the executor. Walks the instruction list once per run; a
+** buffer gets memory at its first write and a temporary gives it back
+** right after its last read, so peak memory follows the live set. Freed
+** blocks wait in a small pool for the next allocation of the same size
+** (the next run asks for the same sizes in the same order), but the pool
+** never holds more than the reported peak minus what is live: the peak
+** stays an honest bound on the memory the executor holds.
+*/
+#include "runtime/exec.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/arena.h"
+
+typedef struct pool_blk { void *p; size_t bytes; } pool_blk;
+
+struct rt_exec {
+  const rt_prog *p;
+  const rt_backend *be;
+  const rt_comm *comm;
+  void **data;            /* per buffer; NULL until written or set */
+  size_t *bytes;          /* per buffer: bytes held by data */
+  int32_t *first_write;   /* per buffer: first instruction writing it (-1: none) */
+  int32_t *free_start;    /* CSR: temps to release after instruction i */
+  int32_t *free_list;
+  size_t cur, peak, pooled;
+  pool_blk *pool;
+  int npool, cappool;
+  int checked;            /* program validated (once, at the first run) */
+  int collectives;        /* the program has some */
+};
+
+static int is_collective(int op) {
+  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
+}
+
+static size_t buf_size(const rt_prog *p, int b) {
+  return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
+}
+
+/* ---- memory ---- */
+
+static void pool_release_one(rt_exec *e) {
+  pool_blk blk = e->pool[--e->npool];
+  e->pooled -= blk.bytes;
+  e->be->free(blk.p);
+}
+
+static void *mem_get(rt_exec *e, size_t bytes) {
+  for (int i = e->npool - 1; i >= 0; i--)
+    if (e->pool[i].bytes == bytes) {
+      void *q = e->pool[i].p;
+      e->pool[i] = e->pool[--e->npool];
+      e->pooled -= bytes;
+      e->cur += bytes;
+      if (e->cur > e->peak) e->peak = e->cur;
+      return q;
+    }
+  size_t peak = e->cur + bytes > e->peak ? e->cur + bytes : e->peak;
+  while (e->npool > 0 && e->cur + bytes + e->pooled > peak) pool_release_one(e);
+  void *q = e->be->alloc(bytes ? bytes : 1);
+  if (!q) {                      /* give back everything pooled and retry */
+    while (e->npool > 0) pool_release_one(e);
+    q = e->be->alloc(bytes ? bytes : 1);
+    if (!q) return NULL;
+  }
+  e->cur += bytes;
+  if (e->cur > e->peak) e->peak = e->cur;
+  return q;
+}
+
+static void mem_put(rt_exec *e, void *q, size_t bytes) {
+  if (!q) return;
+  e->cur -= bytes;
+  if (e->npool == e->cappool) {
+    e->cappool = e->cappool ? e->cappool * 2 : 16;
+    e->pool = xrealloc(e->pool, (size_t)e->cappool * sizeof *e->pool);
+  }
+  e->pool[e->npool++] = (pool_blk){q, bytes};
+  e->pooled += bytes;
+}
+
+static void buf_release(rt_exec *e, int b) {
+  mem_put(e, e->data[b], e->bytes[b]);
+  e->data[b] = NULL;
+  e->bytes[b] = 0;
+}
+
+/* ---- setup ---- */
+
+rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm) {
+  rt_exec *e = xcalloc(1, sizeof *e);
+  e->p = p;
+  e->be = be;
+  e->comm = comm;
+  int nb = p->nbufs, ni = p->ninstrs;
+  e->data = xcalloc((size_t)nb, sizeof *e->data);
+  e->bytes = xcalloc((size_t)nb, sizeof *e->bytes);
+  e->first_write = xmalloc((size_t)nb * sizeof *e->first_write);
+  int32_t *last = xmalloc((size_t)nb * sizeof *last);   /* last read or write */
+  for (int b = 0; b < nb; b++) e->first_write[b] = last[b] = -1;
+  for (int i = 0; i < ni; i++) {
+    const rt_instr *ins = &p->instrs[i];
+    if (is_collective(ins->op)) e->collectives = 1;
+    for (int k = 0; k < RT_MAXIN; k++)
+      if (ins->in[k] >= 0 && ins->in[k] < nb) last[ins->in[k]] = i;
+    if (ins->out >= 0 && ins->out < nb) {
+      if (e->first_write[ins->out] < 0) e->first_write[ins->out] = i;
+      last[ins->out] = i;
+    }
+  }
+  /* temps to release after each instruction, as compressed rows */
+  e->free_start = xcalloc((size_t)ni + 1, sizeof *e->free_start);
+  int nfree = 0;
+  for (int b = 0; b < nb; b++)
+    if (p->bufs[b].kind == RT_BUF_TEMP && last[b] >= 0) { e->free_start[last[b] + 1]++; nfree++; }
+  for (int i = 0; i < ni; i++) e->free_start[i + 1] += e->free_start[i];
+  e->free_list = xmalloc((size_t)(nfree ? nfree : 1) * sizeof *e->free_list);
+  int32_t *fill = xcalloc((size_t)ni + 1, sizeof *fill);
+  for (int b = 0; b < nb; b++)
+    if (p->bufs[b].kind == RT_BUF_TEMP && last[b] >= 0)
+      e->free_list[e->free_start[last[b]] + fill[last[b]]++] = b;
+  free(fill);
+  free(last);
+  return e;
+}
+
+void rt_exec_free(rt_exec *e) {
+  if (!e) return;
+  for (int b = 0; b < e->p->nbufs; b++)
+    if (e->data[b]) e->be->free(e->data[b]);
+  while (e->npool > 0) pool_release_one(e);
+  free(e->pool);
+  free(e->data);
+  free(e->bytes);
+  free(e->first_write);
+  free(e->free_start);
+  free(e->free_list);
+  free(e);
+}
+
+static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void shape_str(const rt_buf *b, char *s, size_t n) {
+  int w = snprintf(s, n, "%s[", b->dtype == RT_I32 ? "i32" : "f32");
+  for (int d = 0; d < b->rank && w > 0 && (size_t)w < n; d++)
+    w += snprintf(s + w, n - w, "%s%" PRId64, d ? "," : "", b->shape[d]);
+  if (w > 0 && (size_t)w < n) snprintf(s + w, n - w, "]");
+}
+
+int rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen) {
+  const rt_prog *p = e->p;
+  if (buf < 0 || buf >= p->nbufs) return errf(err, errlen, "no buffer b%d", buf);
+  const rt_buf *b = &p->bufs[buf];
+  if (b->kind != RT_BUF_INPUT) return errf(err, errlen, "buffer b%d '%s' is not an input", buf, b->name);
+  size_t want = buf_size(p, buf);
+  if (bytes != want) {
+    char sh[160];
+    shape_str(b, sh, sizeof sh);
+    return errf(err, errlen, "input '%s' (%s) takes %zu bytes, got %zu", b->name, sh, want, bytes);
+  }
+  if (!e->data[buf]) {
+    e->data[buf] = mem_get(e, want);
+    if (!e->data[buf]) return errf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
+    e->bytes[buf] = want;
+  }
+  if (want) memcpy(e->data[buf], data, want);
+  return 0;
+}
+
+void *rt_exec_data(rt_exec *e, int buf) {
+  if (buf < 0 || buf >= e->p->nbufs) return NULL;
+  return e->data[buf];
+}
+
+size_t rt_exec_peak(const rt_exec *e) { return e->peak; }
+
+void rt_exec_carry(rt_exec *e) {
+  const rt_prog *p = e->p;
+  for (int b = 0; b < p->nbufs; b++) {
+    int c = p->bufs[b].carry_from;
+    if (p->bufs[b].kind != RT_BUF_INPUT || c < 0 || c >= p->nbufs || !e->data[c]) continue;
+    if (buf_size(p, b) != buf_size(p, c)) continue;    /* rejected by the check at run */
+    void *t = e->data[b];
+    size_t tb = e->bytes[b];
+    e->data[b] = e->data[c];
+    e->bytes[b] = e->bytes[c];
+    e->data[c] = t;          /* the old input's memory is the output's next time */
+    e->bytes[c] = tb;
+  }
+}
+
+/* ---- validation: sizes the kernels will touch, checked once ---- */
+
+static const char *ins_name(const rt_instr *ins) {
+  if (ins->op == RT_EW) return rt_ewfn_name((rt_ewfn)ins->fn);
+  return rt_op_name((rt_op)ins->op);
+}
+
+static int ins_err(const rt_prog *p, int i, char *err, size_t errlen, const char *why) {
+  const rt_instr *ins = &p->instrs[i];
+  const char *nm = ins->out >= 0 && ins->out < p->nbufs ? p->bufs[ins->out].name : "?";
+  return errf(err, errlen, "instruction %d (%s -> b%d '%s'): %s", i, ins_name(ins), ins->out, nm, why);
+}
+
+/* slot: 0..3 an input, -1 the output. need < 0: slot optional and absent is fine */
+static int want(const rt_prog *p, const rt_instr *ins, int slot, int64_t need, int exact, rt_dtype dt,
+                int optional, char *why, size_t n) {
+  int b = slot < 0 ? ins->out : ins->in[slot];
+  char what[16];
+  if (slot < 0) snprintf(what, sizeof what, "out");
+  else snprintf(what, sizeof what, "in%d", slot);
+  if (b < 0 && optional) return 0;
+  if (b < 0 || b >= p->nbufs) return errf(why, n, "%s names no buffer (b%d)", what, b);
+  const rt_buf *bf = &p->bufs[b];
+  if (bf->dtype != dt)
+    return errf(why, n, "%s b%d '%s' is %s, the op wants %s", what, b, bf->name,
+                bf->dtype == RT_I32 ? "i32" : "f32", dt == RT_I32 ? "i32" : "f32");
+  if (need < 0 || (exact ? bf->nelem != need : bf->nelem < need))
+    return errf(why, n, "%s b%d '%s' has %" PRId64 " elements, the op %s %" PRId64, what, b, bf->name,
+                bf->nelem, slot < 0 ? "writes" : "reads", need);
+  return 0;
+}
+
+static int64_t span_of(int rank, const int64_t *shape, const int64_t *stride) {
+  int64_t hi = 0;
+  for (int d = 0; d < rank; d++) {
+    if (shape[d] <= 0) return 0;
+    if (stride[d] < 0) return -1;
+    hi += (shape[d] - 1) * stride[d];
+  }
+  return hi + 1;
+}
+
+static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t n) {
+  const rt_dtype F = RT_F32, I = RT_I32;
+  int64_t O = ins->outer, N = ins->n, IN = ins->inner;
+  if (ins->op >= RT_NOPS) return errf(why, n, "unknown op %d", ins->op);
+  if (O < 0 || N < 0 || IN < 0 || ins->m < 0 || ins->k < 0 || ins->n2 < 0)
+    return errf(why, n, "negative size");
+  switch (ins->op) {
+  case RT_FILL:      /* check_prog has checked out */
+    return want(p, ins, -1, p->bufs[ins->out].nelem, 1, p->bufs[ins->out].dtype, 0, why, n);
+  case RT_COPY: {
+    if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
+    const rt_buf *o = &p->bufs[ins->out];
+    return want(p, ins, 0, o->nelem, 1, o->dtype, 0, why, n);
+  }
+  case RT_EW: {
+    if (ins->rank > RT_MAXRANK) return errf(why, n, "rank %d", ins->rank);
+    int ar = rt_ewfn_arity((rt_ewfn)ins->fn);
+    if (ar < 1) return errf(why, n, "unknown function %d", ins->fn);
+    int64_t tot = 1;
+    for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
+    if (want(p, ins, -1, tot, 1, F, 0, why, n)) return -1;
+    for (int k = 0; k < ar; k++)
+      if (want(p, ins, k, span_of(ins->rank, ins->shape, ins->stride[k]), 0, F, 0, why, n)) return -1;
+    return 0;
+  }
+  case RT_TRANSPOSE: {
+    if (ins->rank > RT_MAXRANK) return errf(why, n, "rank %d", ins->rank);
+    int64_t tot = 1;
+    for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
+    if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
+    rt_dtype dt = p->bufs[ins->out].dtype;
+    return want(p, ins, -1, tot, 1, dt, 0, why, n) || want(p, ins, 0, tot, 1, dt, 0, why, n);
+  }
+  case RT_GEMM: {
+    int64_t bt = ins->batch < 1 ? 1 : ins->batch, m = ins->m, k = ins->k;
+    if (ins->stride_a < 0 || ins->stride_b < 0 || ins->stride_c < 0) return errf(why, n, "negative stride");
+    return want(p, ins, 0, (bt - 1) * ins->stride_a + m * k, 0, F, 0, why, n) ||
+           want(p, ins, 1, (bt - 1) * ins->stride_b + k * N, 0, F, 0, why, n) ||
+           want(p, ins, -1, (bt - 1) * ins->stride_c + m * N, 0, F, 0, why, n);
+  }
+  case RT_REDUCE:
+    return want(p, ins, 0, O * N * IN, 1, F, 0, why, n) || want(p, ins, -1, O * IN, 1, F, 0, why, n);
+  case RT_REDUCE_MAX_GRAD:
+    return want(p, ins, 0, O * N * IN, 1, F, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
+           want(p, ins, -1, O * N * IN, 1, F, 0, why, n);
+  case RT_SOFTMAX: case RT_LOG_SOFTMAX:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O * N, 1, F, 0, why, n) ||
+           want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_LAYERNORM:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, N, 1, F, 1, why, n) ||
+           want(p, ins, 2, N, 1, F, 1, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_LAYERNORM_GRAD:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, N, 1, F, 1, why, n) ||
+           want(p, ins, 2, O * N, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_GATHER_ROWS:
+    return want(p, ins, 0, N * IN, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
+           want(p, ins, -1, O * IN, 1, F, 0, why, n);
+  case RT_SCATTER_ROWS:
+    return want(p, ins, 0, O, 1, I, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
+           want(p, ins, -1, N * IN, 1, F, 0, why, n);
+  case RT_XENT:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
+           want(p, ins, -1, 1, 1, F, 0, why, n);
+  case RT_XENT_GRAD:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
+           want(p, ins, 2, 1, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_CAUSAL_MASK:
+    return want(p, ins, 0, O * ins->m * N, 1, F, 0, why, n) || want(p, ins, -1, O * ins->m * N, 1, F, 0, why, n);
+  case RT_BLOCK_COPY: {
+    if (ins->off < 0 || ins->off + N > ins->n2)
+      return errf(why, n, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->off, ins->off + N, ins->n2);
+    if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
+    rt_dtype dt = p->bufs[ins->out].dtype;
+    return want(p, ins, 0, O * N * IN, 1, dt, 0, why, n) || want(p, ins, -1, O * ins->n2 * IN, 1, dt, 0, why, n);
+  }
+  case RT_SHARD_SLICE: {
+    if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
+    if (ins->group < 0 || ins->group >= p->ngroups) return errf(why, n, "no group %d", ins->group);
+    rt_dtype dt = p->bufs[ins->out].dtype;
+    return want(p, ins, 0, O * N * IN, 1, dt, 0, why, n) || want(p, ins, -1, 0, 0, dt, 0, why, n);
+  }
+  default:    /* collectives: the communicator checks what it sends */
+    if (ins->group < 0 || ins->group >= p->ngroups) return errf(why, n, "no group %d", ins->group);
+    if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
+    return want(p, ins, 0, 0, 0, p->bufs[ins->out].dtype, 0, why, n);
+  }
+}
+
+static int check_prog(const rt_prog *p, char *err, size_t errlen) {
+  char why[256];
+  for (int i = 0; i < p->ninstrs; i++) {
+    const rt_instr *ins = &p->instrs[i];
+    if (ins->out < 0 || ins->out >= p->nbufs) {
+      snprintf(why, sizeof why, "writes no buffer (b%d)", ins->out);
+      return ins_err(p, i, err, errlen, why);
+    }
+    for (int k = 0; k < RT_MAXIN; k++)
+      if (ins->in[k] < -1 || ins->in[k] >= p->nbufs) {
+        snprintf(why, sizeof why, "in%d names no buffer (b%d)", k, ins->in[k]);
+        return ins_err(p, i, err, errlen, why);
+      }
+    if (check_instr(p, ins, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+  }
+  for (int b = 0; b < p->nbufs; b++) {
+    int c = p->bufs[b].carry_from;
+    if (c < 0) continue;
+    if (c >= p->nbufs || buf_size(p, b) != buf_size(p, c) || p->bufs[c].kind == RT_BUF_TEMP)
+      return errf(err, errlen, "buffer b%d '%s' carries from b%d, which is not an output of its size", b,
+                  p->bufs[b].name, c);
+  }
+  return 0;
+}
+
+/* ---- running ---- */
+
+static int group_size(const rt_exec *e, int g) {
+  if (e->comm) return e->comm->size(e->comm->impl, g);
+  int64_t P = 1;
+  for (int i = 0; i < e->p->groups[g].naxes; i++) {
+    int ax = e->p->groups[g].axes[i];
+    if (ax >= 0 && ax < e->p->mesh_rank) P *= e->p->mesh[ax];
+  }
+  return (int)P;
+}
+
+static int shard_slice(rt_exec *e, const rt_instr *ins, void *out, const void *in, char *why, size_t n) {
+  int P = group_size(e, ins->group), q = 0;
+  if (P > 1 && !e->comm) return errf(why, n, "slicing over %d devices needs a communicator", P);
+  if (P > 1) q = e->comm->index(e->comm->impl, ins->group);
+  if (P < 1 || q < 0 || q >= P) return errf(why, n, "device %d of %d", q, P);
+  int64_t N = ins->n, inner = ins->inner;
+  if (N % P) return errf(why, n, "%" PRId64 " does not split into %d pieces", N, P);
+  int64_t piece = N / P;
+  size_t es = rt_dtype_size(e->p->bufs[ins->out].dtype);
+  if (e->p->bufs[ins->out].nelem != ins->outer * piece * inner)
+    return errf(why, n, "out has %" PRId64 " elements, the slice is %" PRId64, e->p->bufs[ins->out].nelem,
+                ins->outer * piece * inner);
+  size_t row = (size_t)(piece * inner) * es;
+  for (int64_t o = 0; o < ins->outer; o++)
+    memcpy((char *)out + o * row, (const char *)in + (size_t)((o * N + q * piece) * inner) * es, row);
+  return 0;
+}
+
+int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
+  const rt_prog *p = e->p;
+  if (!e->checked) {
+    if (check_prog(p, err, errlen)) return -1;
+    e->checked = 1;
+  }
+  if (e->collectives && !e->comm) return errf(err, errlen, "program needs collectives but runs on one device");
+  /* temps left over from a failed run */
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind == RT_BUF_TEMP && e->data[b]) buf_release(e, b);
+  char why[512];
+  for (int i = 0; i < p->ninstrs; i++) {
+    const rt_instr *ins = &p->instrs[i];
+    void *in[RT_MAXIN];
+    for (int k = 0; k < RT_MAXIN; k++) {
+      int b = ins->in[k];
+      in[k] = b >= 0 ? e->data[b] : NULL;
+      if (b >= 0 && !in[k]) {
+        snprintf(why, sizeof why, "%s b%d '%s' has no value yet%s", p->bufs[b].kind == RT_BUF_INPUT ? "input" : "buffer",
+                 b, p->bufs[b].name, p->bufs[b].kind == RT_BUF_INPUT ? " (not set)" : "");
+        return ins_err(p, i, err, errlen, why);
+      }
+    }
+    int o = ins->out;
+    if (!e->data[o]) {
+      size_t by = buf_size(p, o);
+      e->data[o] = mem_get(e, by);
+      if (!e->data[o]) {
+        snprintf(why, sizeof why, "out of memory (%zu bytes)", by);
+        return ins_err(p, i, err, errlen, why);
+      }
+      e->bytes[o] = by;
+    }
+    /* ops that write only part of out (or add to it) start from zeros */
+    if (i == e->first_write[o] &&
+        (ins->op == RT_BLOCK_COPY || (ins->op == RT_GEMM && ins->beta != 0.0f)))
+      memset(e->data[o], 0, e->bytes[o]);
+    rt_instr fixed;
+    if (ins->nelem != p->bufs[o].nelem) {     /* rt_prog_finish not called */
+      fixed = *ins;
+      fixed.nelem = p->bufs[o].nelem;
+      ins = &fixed;
+    }
+    int rc;
+    why[0] = 0;
+    if (ins->op == RT_SHARD_SLICE) rc = shard_slice(e, ins, e->data[o], in[0], why, sizeof why);
+    else if (is_collective(ins->op)) rc = e->comm->run(e->comm->impl, ins, e->data[o], in[0], why, sizeof why);
+    else if (e->be->kernels[ins->op]) rc = e->be->kernels[ins->op](ins, e->data[o], in, why, sizeof why);
+    else rc = errf(why, sizeof why, "no %s kernel for %s", e->be->name, rt_op_name((rt_op)ins->op));
+    if (rc) {
+      if (!why[0]) snprintf(why, sizeof why, "failed");
+      return ins_err(p, i, err, errlen, why);
+    }
+    for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) buf_release(e, e->free_list[j]);
+  }
+  return 0;
+}

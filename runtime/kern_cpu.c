@@ -1,2 +1,706 @@
-/* kern_cpu.c: under construction */
-typedef int kern_cpu_placeholder_;
+/*
+** kern_cpu.c: the CPU backend. GEMMs go to OpenBLAS; everything else is
+** plain C. Elementwise loops are written as blocks of 8 with a scalar
+** tail: at -O2 GCC vectorizes only loops whose trip count is a multiple
+** of the vector width, and an inner loop of exactly 8 qualifies. Sums
+** accumulate in double, in independent lanes so that they vectorize too.
+*/
+#include "runtime/backend.h"
+
+#include <cblas.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int64_t i64;
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Runs S (a statement using index k) for k in [0, n), in blocks of 8. */
+#define FOR8(n, ...) do { \
+    i64 n_ = (n), i_ = 0; \
+    for (; i_ + 8 <= n_; i_ += 8) \
+      for (int j_ = 0; j_ < 8; j_++) { i64 k = i_ + j_; __VA_ARGS__; } \
+    for (; i_ < n_; i_++) { i64 k = i_; __VA_ARGS__; } \
+  } while (0)
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void *cpu_alloc(size_t bytes) {
+  size_t n = (bytes + 63) & ~(size_t)63;
+  return aligned_alloc(64, n ? n : 64);
+}
+
+static void cpu_free(void *p) { free(p); }
+
+/* ---- sums in double ---- */
+
+static double sum_d(const float *restrict x, i64 n) {
+  double acc[8] = {0};
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) acc[j] += x[i + j];
+  double s = 0;
+  for (; i < n; i++) s += x[i];
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+static double dot_d(const float *restrict x, const float *restrict y, i64 n) {
+  double acc[8] = {0};
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) acc[j] += (double)x[i + j] * y[i + j];
+  double s = 0;
+  for (; i < n; i++) s += (double)x[i] * y[i];
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* sum of (x - mu)^2 */
+static double sqdev_d(const float *restrict x, double mu, i64 n) {
+  double acc[8] = {0};
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) { double d = x[i + j] - mu; acc[j] += d * d; }
+  double s = 0;
+  for (; i < n; i++) { double d = x[i] - mu; s += d * d; }
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* sum of g * (x - mu) */
+static double dotdev_d(const float *restrict g, const float *restrict x, double mu, i64 n) {
+  double acc[8] = {0};
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) acc[j] += g[i + j] * (x[i + j] - mu);
+  double s = 0;
+  for (; i < n; i++) s += g[i] * (x[i] - mu);
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* max that propagates NaN (fmaxf would drop it) */
+INLINE float maxnan(float x, float y) { return (x > y || x != x) ? x : y; }
+INLINE float minnan(float x, float y) { return (x < y || x != x) ? x : y; }
+
+static float max_f(const float *restrict x, i64 n) {
+  float acc[8];
+  for (int j = 0; j < 8; j++) acc[j] = -INFINITY;
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) acc[j] = maxnan(x[i + j], acc[j]);
+  float m = -INFINITY;
+  for (; i < n; i++) m = maxnan(x[i], m);
+  for (int j = 0; j < 8; j++) m = maxnan(acc[j], m);
+  return m;
+}
+
+/* ---- elementwise ---- */
+
+INLINE float sigm(float x) {
+  if (x >= 0) return 1.0f / (1.0f + expf(-x));
+  float e = expf(x);
+  return e / (1.0f + e);
+}
+
+#define SQRT1_2F 0.70710678118654752f
+#define INV_SQRT2PI 0.39894228040143268f
+#define GELU_C 0.79788456080286536f   /* sqrt(2/pi) */
+#define GELU_A 0.044715f
+
+INLINE float gelu_f(float x) { return 0.5f * x * (1.0f + erff(x * SQRT1_2F)); }
+
+INLINE float gelu_tanh_f(float x) {
+  return 0.5f * x * (1.0f + tanhf(GELU_C * (x + GELU_A * x * x * x)));
+}
+
+INLINE float gelu_grad_f(float x, float dy) {
+  float cdf = 0.5f * (1.0f + erff(x * SQRT1_2F));
+  float pdf = INV_SQRT2PI * expf(-0.5f * x * x);
+  return dy * (cdf + x * pdf);
+}
+
+INLINE float gelu_tanh_grad_f(float x, float dy) {
+  float t = tanhf(GELU_C * (x + GELU_A * x * x * x));
+  float du = GELU_C * (1.0f + 3.0f * GELU_A * x * x);
+  return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+}
+
+INLINE float silu_grad_f(float x, float dy) {
+  float s = sigm(x);
+  return dy * (s + x * s * (1.0f - s));
+}
+
+/* One contiguous run. va/vb say whether an input advances (1) or is one
+   value repeated (0); they are constants at every call, so each call
+   compiles to its own specialised loops. The switch is outside the loops. */
+INLINE void ew_span(int fn, i64 n, float *restrict o, const float *restrict a, int va,
+                    const float *restrict b, int vb, float al, float be) {
+  const float a0 = va ? 0.0f : a[0];
+  const float b0 = (vb || !b) ? 0.0f : b[0];
+#define X (va ? a[k] : a0)
+#define Y (vb ? b[k] : b0)
+  switch (fn) {   /* ORDER RT_EWFN */
+  case RT_NEG:   FOR8(n, o[k] = -X); break;
+  case RT_EXP:   FOR8(n, o[k] = expf(X)); break;
+  case RT_LOG:   FOR8(n, o[k] = logf(X)); break;
+  case RT_SQRT:  FOR8(n, o[k] = sqrtf(X)); break;
+  case RT_RSQRT: FOR8(n, o[k] = 1.0f / sqrtf(X)); break;
+  case RT_TANH:  FOR8(n, o[k] = tanhf(X)); break;
+  case RT_RELU:  FOR8(n, { float x = X; o[k] = x < 0 ? 0.0f : x; }); break;
+  case RT_GELU:  FOR8(n, o[k] = gelu_f(X)); break;
+  case RT_GELU_TANH: FOR8(n, o[k] = gelu_tanh_f(X)); break;
+  case RT_SIGMOID: FOR8(n, o[k] = sigm(X)); break;
+  case RT_SILU:  FOR8(n, { float x = X; o[k] = x * sigm(x); }); break;
+  case RT_AFFINE: FOR8(n, o[k] = X * al + be); break;
+  case RT_ADD:   FOR8(n, o[k] = X + Y); break;
+  case RT_SUB:   FOR8(n, o[k] = X - Y); break;
+  case RT_MUL:   FOR8(n, o[k] = X * Y); break;
+  case RT_DIV:   FOR8(n, o[k] = X / Y); break;
+  case RT_MAX:   FOR8(n, o[k] = maxnan(X, Y)); break;
+  case RT_MIN:   FOR8(n, o[k] = minnan(X, Y)); break;
+  case RT_GE:    FOR8(n, o[k] = X >= Y ? 1.0f : 0.0f); break;
+  case RT_RELU_GRAD: FOR8(n, o[k] = X > 0 ? Y : 0.0f); break;
+  case RT_GELU_GRAD: FOR8(n, o[k] = gelu_grad_f(X, Y)); break;
+  case RT_GELU_TANH_GRAD: FOR8(n, o[k] = gelu_tanh_grad_f(X, Y)); break;
+  case RT_SILU_GRAD: FOR8(n, o[k] = silu_grad_f(X, Y)); break;
+  case RT_ADAM_DENOM: FOR8(n, o[k] = sqrtf(X) * al + be); break;
+  default: break;
+  }
+#undef X
+#undef Y
+}
+
+static void ew_run(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
+  if (va && vb) ew_span(fn, n, o, a, 1, b, 1, al, be);
+  else if (va) ew_span(fn, n, o, a, 1, b, 0, al, be);
+  else if (vb) ew_span(fn, n, o, a, 0, b, 1, al, be);
+  else ew_span(fn, n, o, a, 0, b, 0, al, be);
+}
+
+static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
+  if (ar < 1 || ar > 2) return fail(err, errlen, "unknown elementwise function %d", fn);
+  if (ins->rank > RT_MAXRANK) return fail(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
+  /* Drop unit dims and merge dims that every input walks contiguously:
+     a plain elementwise op becomes one run, a bias add becomes rows. */
+  i64 shp[RT_MAXRANK], st[2][RT_MAXRANK];
+  int r = 0;
+  for (int d = 0; d < ins->rank; d++) {
+    i64 s = ins->shape[d];
+    if (s == 0) return 0;
+    if (s == 1) continue;
+    int merge = r > 0;
+    for (int k = 0; k < ar && merge; k++)
+      if (st[k][r - 1] != ins->stride[k][d] * s) merge = 0;
+    if (merge) {
+      shp[r - 1] *= s;
+      for (int k = 0; k < ar; k++) st[k][r - 1] = ins->stride[k][d];
+    } else {
+      shp[r] = s;
+      for (int k = 0; k < 2; k++) st[k][r] = k < ar ? ins->stride[k][d] : 0;
+      r++;
+    }
+  }
+  if (r == 0) { shp[0] = 1; st[0][0] = st[1][0] = 0; r = 1; }
+
+  const float *a = in[0], *b = ar > 1 ? in[1] : NULL;
+  float *o = out;
+  i64 L = shp[r - 1], sa = st[0][r - 1], sb = st[1][r - 1];
+  float *ta = NULL, *tb = NULL;       /* rows of strided inputs, gathered */
+  if (sa != 0 && sa != 1) ta = malloc((size_t)L * sizeof *ta);
+  if (ar > 1 && sb != 0 && sb != 1) tb = malloc((size_t)L * sizeof *tb);
+  if ((sa != 0 && sa != 1 && !ta) || (ar > 1 && sb != 0 && sb != 1 && !tb)) {
+    free(ta);
+    free(tb);
+    return fail(err, errlen, "out of memory");
+  }
+  i64 rows = 1, idx[RT_MAXRANK] = {0}, oa = 0, ob = 0;
+  for (int d = 0; d < r - 1; d++) rows *= shp[d];
+  for (i64 row = 0; row < rows; row++) {
+    const float *pa = a + oa, *pb = b ? b + ob : NULL;
+    if (ta) { for (i64 j = 0; j < L; j++) ta[j] = pa[j * sa]; pa = ta; }
+    if (tb) { for (i64 j = 0; j < L; j++) tb[j] = pb[j * sb]; pb = tb; }
+    ew_run(fn, L, o + row * L, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
+    for (int d = r - 2; d >= 0; d--) {
+      idx[d]++;
+      oa += st[0][d];
+      ob += st[1][d];
+      if (idx[d] < shp[d]) break;
+      oa -= st[0][d] * shp[d];
+      ob -= st[1][d] * shp[d];
+      idx[d] = 0;
+    }
+  }
+  free(ta);
+  free(tb);
+  return 0;
+}
+
+/* ---- data movement ---- */
+
+static int k_fill(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  float *o = out, v = ins->alpha;
+  FOR8(ins->nelem, o[k] = v);
+  return 0;
+}
+
+static int k_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (out != in[0]) memcpy(out, in[0], (size_t)ins->nelem * 4);
+  return 0;
+}
+
+static int k_block_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n, n2 = ins->n2, off = ins->off, inner = ins->inner;
+  if (off < 0 || n < 0 || off + n > n2)
+    return fail(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
+  const char *src = in[0];
+  char *dst = out;
+  size_t row = (size_t)(n * inner) * 4;
+  for (i64 o = 0; o < ins->outer; o++)
+    memcpy(dst + (size_t)((o * n2 + off) * inner) * 4, src + (size_t)o * row, row);
+  return 0;
+}
+
+/* out[i*os + j] = in[i + j*is] for a tile-blocked [ni, nj] slab */
+static void transpose_2d(uint32_t *restrict o, i64 os, const uint32_t *restrict s, i64 is, i64 ni, i64 nj) {
+  enum { T = 32 };
+  for (i64 i0 = 0; i0 < ni; i0 += T) {
+    i64 i1 = i0 + T < ni ? i0 + T : ni;
+    for (i64 j0 = 0; j0 < nj; j0 += T) {
+      i64 j1 = j0 + T < nj ? j0 + T : nj;
+      for (i64 i = i0; i < i1; i++)
+        for (i64 j = j0; j < j1; j++) o[i * os + j] = s[i + j * is];
+    }
+  }
+}
+
+static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  int rank = ins->rank;
+  if (rank < 0 || rank > RT_MAXRANK) return fail(err, errlen, "bad rank %d", rank);
+  i64 istr[RT_MAXRANK], total = 1;
+  for (int d = rank - 1; d >= 0; d--) { istr[d] = total; total *= ins->shape[d]; }
+  if (total == 0) return 0;
+  /* output dims with their input strides, unit dims dropped, runs merged */
+  i64 os[RT_MAXRANK], s[RT_MAXRANK];
+  int r = 0, seen = 0;
+  for (int i = 0; i < rank; i++) {
+    int p = ins->perm[i];
+    if (p < 0 || p >= rank || (seen >> p & 1)) return fail(err, errlen, "bad permutation");
+    seen |= 1 << p;
+    if (ins->shape[p] == 1) continue;
+    if (r > 0 && s[r - 1] == istr[p] * ins->shape[p]) { os[r - 1] *= ins->shape[p]; s[r - 1] = istr[p]; }
+    else { os[r] = ins->shape[p]; s[r] = istr[p]; r++; }
+  }
+  const uint32_t *src = in[0];
+  uint32_t *dst = out;
+  if (r <= 1 || s[r - 1] == 1) {
+    /* the innermost output dim is contiguous in the input too: copy runs */
+    if (r == 0) { dst[0] = src[0]; return 0; }
+    i64 L = os[r - 1], rows = total / L, idx[RT_MAXRANK] = {0}, off = 0;
+    for (i64 row = 0; row < rows; row++) {
+      memcpy(dst + row * L, src + off, (size_t)L * 4);
+      for (int d = r - 2; d >= 0; d--) {
+        idx[d]++;
+        off += s[d];
+        if (idx[d] < os[d]) break;
+        off -= s[d] * os[d];
+        idx[d] = 0;
+      }
+    }
+    return 0;
+  }
+  /* otherwise transpose 2-D slabs: dim q (input-contiguous) against the last */
+  int q = 0;
+  while (q < r && s[q] != 1) q++;
+  if (q == r) return fail(err, errlen, "bad transpose strides");
+  i64 ostr[RT_MAXRANK], acc = 1;
+  for (int d = r - 1; d >= 0; d--) { ostr[d] = acc; acc *= os[d]; }
+  i64 idx[RT_MAXRANK] = {0}, ioff = 0, ooff = 0, slabs = total / (os[q] * os[r - 1]);
+  for (i64 sl = 0; sl < slabs; sl++) {
+    transpose_2d(dst + ooff, ostr[q], src + ioff, s[r - 1], os[q], os[r - 1]);
+    for (int d = r - 2; d >= 0; d--) {
+      if (d == q) continue;
+      idx[d]++;
+      ioff += s[d];
+      ooff += ostr[d];
+      if (idx[d] < os[d]) break;
+      ioff -= s[d] * os[d];
+      ooff -= ostr[d] * os[d];
+      idx[d] = 0;
+    }
+  }
+  return 0;
+}
+
+static int k_causal_mask(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const float *x = in[0];
+  float *y = out, v = ins->alpha;
+  i64 m = ins->m, n = ins->n;
+  for (i64 o = 0; o < ins->outer; o++)
+    for (i64 r = 0; r < m; r++) {
+      const float *xr = x + (o * m + r) * n;
+      float *yr = y + (o * m + r) * n;
+      i64 keep = r + ins->off + 1;      /* columns c <= r + off stay */
+      if (keep < 0) keep = 0;
+      if (keep > n) keep = n;
+      if (yr != xr) memcpy(yr, xr, (size_t)keep * 4);
+      FOR8(n - keep, yr[keep + k] = v);
+    }
+  return 0;
+}
+
+/* ---- GEMM ---- */
+
+static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const float *A = in[0], *B = in[1];
+  float *C = out;
+  i64 m = ins->m, n = ins->n, kk = ins->k, batch = ins->batch < 1 ? 1 : ins->batch;
+  i64 sa = ins->stride_a, sb = ins->stride_b, sc = ins->stride_c;
+  if (m < 0 || n < 0 || kk < 0) return fail(err, errlen, "negative GEMM size");
+  if (m == 0 || n == 0) return 0;
+  if (kk == 0) {      /* no products: C = beta * C */
+    for (i64 bt = 0; bt < batch; bt++) {
+      float *c = C + bt * sc, beta = ins->beta;
+      if (beta == 0) FOR8(m * n, c[k] = 0.0f);
+      else FOR8(m * n, c[k] *= beta);
+    }
+    return 0;
+  }
+  /* a shared B under a contiguous stack of A's is one tall GEMM */
+  if (batch > 1 && sb == 0 && !ins->transa && sa == m * kk && sc == m * n) {
+    m *= batch;
+    batch = 1;
+  }
+  if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
+    return fail(err, errlen, "GEMM of %" PRId64 "x%" PRId64 "x%" PRId64 " is too large for BLAS", m, n, kk);
+  int lda = (int)(ins->transa ? m : kk), ldb = (int)(ins->transb ? kk : n);
+  for (i64 bt = 0; bt < batch; bt++)
+    cblas_sgemm(CblasRowMajor, ins->transa ? CblasTrans : CblasNoTrans, ins->transb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)kk, ins->alpha, A + bt * sa, lda, B + bt * sb, ldb, ins->beta, C + bt * sc, (int)n);
+  return 0;
+}
+
+/* ---- reductions ---- */
+
+/* out[j] = alpha * sum_r x[r*inner + j], in column blocks so the double
+   accumulators stay in L1 */
+static void colsum(const float *restrict x, i64 n, i64 inner, float *restrict out, double alpha) {
+  enum { CB = 512 };
+  double acc[CB];
+  for (i64 c0 = 0; c0 < inner; c0 += CB) {
+    i64 w = inner - c0 < CB ? inner - c0 : CB;
+    for (i64 j = 0; j < w; j++) acc[j] = 0;
+    for (i64 r = 0; r < n; r++) {
+      const float *xr = x + r * inner + c0;
+      FOR8(w, acc[k] += xr[k]);
+    }
+    for (i64 j = 0; j < w; j++) out[c0 + j] = (float)(acc[j] * alpha);
+  }
+}
+
+static void colmax(const float *restrict x, i64 n, i64 inner, float *restrict out) {
+  FOR8(inner, out[k] = -INFINITY);
+  for (i64 r = 0; r < n; r++) {
+    const float *xr = x + r * inner;
+    FOR8(inner, out[k] = maxnan(xr[k], out[k]));
+  }
+}
+
+static int k_reduce(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const float *x = in[0];
+  float *y = out;
+  i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
+  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return fail(err, errlen, "unknown reduction %d", ins->fn);
+  for (i64 o = 0; o < NO; o++) {
+    const float *xo = x + o * NN * NI;
+    float *yo = y + o * NI;
+    if (ins->fn == RT_RSUM) {
+      if (NI == 1) yo[0] = (float)(sum_d(xo, NN) * ins->alpha);
+      else colsum(xo, NN, NI, yo, ins->alpha);
+    } else {
+      if (NI == 1) yo[0] = max_f(xo, NN);
+      else colmax(xo, NN, NI, yo);
+    }
+  }
+  return 0;
+}
+
+static void tie_count(i64 n, const float *restrict x, const float *restrict mx, float *restrict cnt) {
+  FOR8(n, cnt[k] += x[k] == mx[k] ? 1.0f : 0.0f);
+}
+
+static void tie_share(i64 n, const float *restrict dy, float *restrict cnt) {
+  FOR8(n, cnt[k] = cnt[k] > 0 ? dy[k] / cnt[k] : 0.0f);
+}
+
+static void tie_write(i64 n, const float *restrict x, const float *restrict mx, const float *restrict share,
+                      float *restrict dx) {
+  FOR8(n, dx[k] = x[k] == mx[k] ? share[k] : 0.0f);
+}
+
+static int k_reduce_max_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const float *x = in[0], *dy = in[1];
+  float *dx = out;
+  i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
+  float *mx = malloc((size_t)(NI > 0 ? NI : 1) * 2 * sizeof *mx);
+  if (!mx) return fail(err, errlen, "out of memory");
+  float *cnt = mx + NI;
+  for (i64 o = 0; o < NO; o++) {
+    const float *xo = x + o * NN * NI;
+    float *dxo = dx + o * NN * NI;
+    colmax(xo, NN, NI, mx);
+    memset(cnt, 0, (size_t)NI * sizeof *cnt);
+    for (i64 r = 0; r < NN; r++) tie_count(NI, xo + r * NI, mx, cnt);
+    tie_share(NI, dy + o * NI, cnt);      /* cnt becomes each tie's share */
+    for (i64 r = 0; r < NN; r++) tie_write(NI, xo + r * NI, mx, cnt, dxo + r * NI);
+  }
+  free(mx);
+  return 0;
+}
+
+/* ---- softmax family ---- */
+
+/* y = exp(x - m), returns the sum in double */
+static double exp_shift(const float *restrict x, float *restrict y, float m, i64 n) {
+  for (i64 i = 0; i < n; i++) y[i] = expf(x[i] - m);
+  return sum_d(y, n);
+}
+
+static int k_softmax(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *x = (const float *)in[0] + r * n;
+    float *y = (float *)out + r * n;
+    float m = max_f(x, n);
+    float inv = (float)(1.0 / exp_shift(x, y, m, n));
+    FOR8(n, y[k] *= inv);
+  }
+  return 0;
+}
+
+static double lse_shift(const float *restrict x, float m, i64 n) {
+  double acc[8] = {0}, s = 0;
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) acc[j] += expf(x[i + j] - m);
+  for (; i < n; i++) s += expf(x[i] - m);
+  for (int j = 0; j < 8; j++) s += acc[j];
+  return log(s);
+}
+
+static void shift_row(i64 n, const float *restrict x, float *restrict y, float m, float l) {
+  FOR8(n, y[k] = (x[k] - m) - l);
+}
+
+static int k_log_softmax(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *x = (const float *)in[0] + r * n;
+    float *y = (float *)out + r * n;
+    float m = max_f(x, n), l = (float)lse_shift(x, m, n);
+    shift_row(n, x, y, m, l);
+  }
+  return 0;
+}
+
+static void smgrad_row(i64 n, const float *restrict y, const float *restrict dy, float *restrict dx, float s) {
+  FOR8(n, dx[k] = y[k] * (dy[k] - s));
+}
+
+static int k_softmax_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
+    float *dx = (float *)out + r * n;
+    float s = (float)dot_d(dy, y, n);
+    smgrad_row(n, y, dy, dx, s);
+  }
+  return 0;
+}
+
+static int k_log_softmax_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
+    float *dx = (float *)out + r * n;
+    float s = (float)sum_d(dy, n);
+    for (i64 i = 0; i < n; i++) dx[i] = dy[i] - expf(y[i]) * s;
+  }
+  return 0;
+}
+
+/* ---- layer norm ---- */
+
+typedef struct { float mu, rs; } ln_stats;
+
+static ln_stats row_stats(const float *x, i64 n, float eps) {
+  double m = n ? sum_d(x, n) / n : 0;
+  double var = n ? sqdev_d(x, m, n) / n : 0;
+  return (ln_stats){(float)m, (float)(1.0 / sqrt(var + eps))};
+}
+
+static void ln_row(i64 n, const float *restrict x, const float *restrict g, const float *restrict b,
+                   float *restrict y, float mu, float rs) {
+  if (g && b) FOR8(n, y[k] = (x[k] - mu) * rs * g[k] + b[k]);
+  else if (g) FOR8(n, y[k] = (x[k] - mu) * rs * g[k]);
+  else if (b) FOR8(n, y[k] = (x[k] - mu) * rs + b[k]);
+  else FOR8(n, y[k] = (x[k] - mu) * rs);
+}
+
+static int k_layernorm(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *x = (const float *)in[0] + r * n;
+    ln_stats st = row_stats(x, n, ins->alpha);
+    ln_row(n, x, in[1], in[2], (float *)out + r * n, st.mu, st.rs);
+  }
+  return 0;
+}
+
+static void mul_row(i64 n, const float *restrict a, const float *restrict b, float *restrict y) {
+  FOR8(n, y[k] = a[k] * b[k]);
+}
+
+static void ln_grad_row(i64 n, const float *restrict x, const float *restrict g, float *restrict dx,
+                        float mu, float rs, float mg, float mgx) {
+  FOR8(n, { float xh = (x[k] - mu) * rs; dx[k] = rs * (g[k] - mg - xh * mgx); });
+}
+
+/* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma */
+static int k_layernorm_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n;
+  const float *gam = in[1];
+  float *gbuf = NULL;
+  if (gam) {
+    gbuf = malloc((size_t)(n > 0 ? n : 1) * sizeof *gbuf);
+    if (!gbuf) return fail(err, errlen, "out of memory");
+  }
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *x = (const float *)in[0] + r * n, *dy = (const float *)in[2] + r * n;
+    ln_stats st = row_stats(x, n, ins->alpha);
+    const float *g = dy;
+    if (gam) { mul_row(n, dy, gam, gbuf); g = gbuf; }
+    double sg = sum_d(g, n), sgx = dotdev_d(g, x, st.mu, n);
+    float mg = n ? (float)(sg / n) : 0, mgx = n ? (float)(sgx * st.rs / n) : 0;
+    ln_grad_row(n, x, g, (float *)out + r * n, st.mu, st.rs, mg, mgx);
+  }
+  free(gbuf);
+  return 0;
+}
+
+/* ---- embeddings and cross-entropy ---- */
+
+static i64 table_rows(const rt_instr *ins) { return ins->n2 > 0 ? ins->n2 : ins->off + ins->n; }
+
+static int k_gather_rows(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const float *tab = in[0];
+  const int32_t *ids = in[1];
+  float *y = out;
+  i64 inner = ins->inner, n2 = table_rows(ins);
+  for (i64 r = 0; r < ins->outer; r++) {
+    i64 id = ids[r], loc = id - ins->off;
+    if (id < 0 || id >= n2)
+      return fail(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
+    if (loc >= 0 && loc < ins->n) memcpy(y + r * inner, tab + loc * inner, (size_t)inner * 4);
+    else memset(y + r * inner, 0, (size_t)inner * 4);
+  }
+  return 0;
+}
+
+static void acc_row(i64 n, float *restrict t, const float *restrict d) {
+  FOR8(n, t[k] += d[k]);
+}
+
+static int k_scatter_rows(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const int32_t *ids = in[0];
+  const float *dy = in[1];
+  float *t = out;
+  i64 inner = ins->inner, n2 = table_rows(ins);
+  memset(t, 0, (size_t)(ins->n * inner) * 4);
+  for (i64 r = 0; r < ins->outer; r++) {
+    i64 id = ids[r], loc = id - ins->off;
+    if (id < 0 || id >= n2)
+      return fail(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
+    if (loc < 0 || loc >= ins->n) continue;
+    acc_row(inner, t + loc * inner, dy + r * inner);
+  }
+  return 0;
+}
+
+static int check_labels(const rt_instr *ins, const int32_t *lab, char *err, size_t errlen) {
+  for (i64 r = 0; r < ins->outer; r++)
+    if (lab[r] < 0 || lab[r] >= ins->n)
+      return fail(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
+  return 0;
+}
+
+static int k_xent(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const int32_t *lab = in[1];
+  i64 n = ins->n;
+  if (check_labels(ins, lab, err, errlen)) return -1;
+  double total = 0;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *x = (const float *)in[0] + r * n;
+    float m = max_f(x, n);
+    total += ((double)m + lse_shift(x, m, n)) - x[lab[r]];
+  }
+  *(float *)out = (float)(total * ins->alpha);
+  return 0;
+}
+
+static int k_xent_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const int32_t *lab = in[1];
+  i64 n = ins->n;
+  if (check_labels(ins, lab, err, errlen)) return -1;
+  float g = *(const float *)in[2] * ins->alpha;
+  for (i64 r = 0; r < ins->outer; r++) {
+    const float *x = (const float *)in[0] + r * n;
+    float *dx = (float *)out + r * n;
+    float m = max_f(x, n);
+    float sc = (float)(g / exp_shift(x, dx, m, n));
+    FOR8(n, dx[k] *= sc);
+    dx[lab[r]] -= g;
+  }
+  return 0;
+}
+
+static const rt_backend cpu = {
+  .name = "cpu",
+  .alloc = cpu_alloc,
+  .free = cpu_free,
+  .kernels = {   /* ORDER RT_OP */
+    [RT_FILL] = k_fill,
+    [RT_COPY] = k_copy,
+    [RT_EW] = k_ew,
+    [RT_TRANSPOSE] = k_transpose,
+    [RT_GEMM] = k_gemm,
+    [RT_REDUCE] = k_reduce,
+    [RT_REDUCE_MAX_GRAD] = k_reduce_max_grad,
+    [RT_SOFTMAX] = k_softmax,
+    [RT_LOG_SOFTMAX] = k_log_softmax,
+    [RT_SOFTMAX_GRAD] = k_softmax_grad,
+    [RT_LOG_SOFTMAX_GRAD] = k_log_softmax_grad,
+    [RT_LAYERNORM] = k_layernorm,
+    [RT_LAYERNORM_GRAD] = k_layernorm_grad,
+    [RT_GATHER_ROWS] = k_gather_rows,
+    [RT_SCATTER_ROWS] = k_scatter_rows,
+    [RT_XENT] = k_xent,
+    [RT_XENT_GRAD] = k_xent_grad,
+    [RT_CAUSAL_MASK] = k_causal_mask,
+    [RT_BLOCK_COPY] = k_block_copy,
+    [RT_SHARD_SLICE] = NULL,     /* the executor: it needs the device index */
+    [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
+  },
+};
+
+const rt_backend *rt_backend_cpu(void) { return &cpu; }

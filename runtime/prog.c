@@ -1,2 +1,321 @@
-/* prog.c: under construction */
-typedef int prog_placeholder_;
+/*
+** prog.c: building per-device programs, name tables, and the text
+** listing that `carve lower` prints.
+*/
+#include "runtime/prog.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ORDER RT_OP */
+static const char *const op_names[] = {
+  "fill", "copy", "ew", "transpose", "gemm", "reduce", "reduce_max_grad",
+  "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
+  "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad",
+  "causal_mask", "block_copy", "shard_slice",
+  "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+};
+_Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
+
+/* ORDER RT_EWFN */
+static const char *const ewfn_names[] = {
+  "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "relu", "gelu", "gelu_tanh",
+  "sigmoid", "silu", "affine",
+  "add", "sub", "mul", "div", "max", "min", "ge",
+  "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad",
+  "adam_denom",
+};
+_Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_EWFN: ewfn_names");
+
+size_t rt_dtype_size(rt_dtype t) { (void)t; return 4; }   /* f32 and i32 */
+
+const char *rt_op_name(rt_op op) {
+  return (unsigned)op < RT_NOPS ? op_names[op] : "?";
+}
+
+const char *rt_ewfn_name(rt_ewfn fn) {
+  return (unsigned)fn < RT_NEWFN ? ewfn_names[fn] : "?";
+}
+
+int rt_ewfn_arity(rt_ewfn fn) {
+  if (fn <= RT_AFFINE || fn == RT_ADAM_DENOM) return 1;
+  if (fn < RT_NEWFN) return 2;
+  return 0;
+}
+
+/* ---- builders ---- */
+
+void rt_prog_init(rt_prog *p) {
+  memset(p, 0, sizeof *p);
+  arena_init(&p->mem);
+}
+
+void rt_prog_free(rt_prog *p) {
+  arena_free(&p->mem);
+  memset(p, 0, sizeof *p);
+}
+
+/* The arrays keep no capacity field: capacity is a function of the count
+   (16, then doubling), so growth happens when the count reaches it. */
+static void *grow_for(arena *a, void *arr, int count, size_t elem) {
+  if (count == 0) return arena_grow(a, NULL, 0, 16, elem);
+  if (count >= 16 && (count & (count - 1)) == 0)
+    return arena_grow(a, arr, (size_t)count, (size_t)count * 2, elem);
+  return arr;
+}
+
+int rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_t *shape, rt_bufkind kind) {
+  p->bufs = grow_for(&p->mem, p->bufs, p->nbufs, sizeof *p->bufs);
+  int id = p->nbufs++;
+  rt_buf *b = &p->bufs[id];
+  memset(b, 0, sizeof *b);
+  b->name = name ? arena_strndup(&p->mem, name, strlen(name)) : arena_printf(&p->mem, "t%d", id);
+  b->dtype = t;
+  b->kind = kind;
+  if (rank < 0) rank = 0;
+  if (rank > RT_MAXRANK) rank = RT_MAXRANK;
+  b->rank = rank;
+  b->nelem = 1;
+  for (int d = 0; d < rank; d++) {
+    b->shape[d] = b->global_shape[d] = shape[d];
+    b->nelem *= shape[d];
+  }
+  for (int d = 0; d < RT_MAXRANK; d++) b->dim_group[d] = -1;
+  b->last_use = -1;
+  b->carry_from = -1;
+  return id;
+}
+
+rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out) {
+  p->instrs = grow_for(&p->mem, p->instrs, p->ninstrs, sizeof *p->instrs);
+  rt_instr *ins = &p->instrs[p->ninstrs++];
+  memset(ins, 0, sizeof *ins);
+  ins->op = (uint8_t)op;
+  ins->out = out;
+  for (int i = 0; i < RT_MAXIN; i++) ins->in[i] = -1;
+  ins->group = -1;
+  ins->src = -1;
+  return ins;
+}
+
+int rt_prog_group(rt_prog *p, int naxes, const int *axes) {
+  if (naxes < 0) naxes = 0;
+  if (naxes > RT_MAXRANK) naxes = RT_MAXRANK;
+  for (int g = 0; g < p->ngroups; g++)     /* the same axes: the same group */
+    if (p->groups[g].naxes == naxes && (naxes == 0 || !memcmp(p->groups[g].axes, axes, naxes * sizeof *axes)))
+      return g;
+  p->groups = grow_for(&p->mem, p->groups, p->ngroups, sizeof *p->groups);
+  rt_group *gr = &p->groups[p->ngroups];
+  memset(gr, 0, sizeof *gr);
+  gr->naxes = naxes;
+  for (int i = 0; i < naxes; i++) gr->axes[i] = axes[i];
+  return p->ngroups++;
+}
+
+void rt_prog_finish(rt_prog *p) {
+  for (int b = 0; b < p->nbufs; b++) p->bufs[b].last_use = -1;
+  for (int i = 0; i < p->ninstrs; i++) {
+    rt_instr *ins = &p->instrs[i];
+    for (int k = 0; k < RT_MAXIN; k++)
+      if (ins->in[k] >= 0 && ins->in[k] < p->nbufs) p->bufs[ins->in[k]].last_use = i;
+    if (ins->out >= 0 && ins->out < p->nbufs) ins->nelem = p->bufs[ins->out].nelem;
+  }
+}
+
+/* ---- listing ---- */
+
+static void put_bytes(FILE *f, double bytes) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) { bytes /= 1024; u++; }
+  if (u == 0) fprintf(f, "%.0f B", bytes);
+  else fprintf(f, "%.1f %s", bytes, unit[u]);
+}
+
+static void put_dims(FILE *f, int rank, const int64_t *shape, const char *sep) {
+  for (int d = 0; d < rank; d++) fprintf(f, "%s%" PRId64, d ? sep : "", shape[d]);
+}
+
+static void put_group(FILE *f, const rt_prog *p, int g) {
+  fputc('{', f);
+  if (g >= 0 && g < p->ngroups) {
+    for (int i = 0; i < p->groups[g].naxes; i++) {
+      int ax = p->groups[g].axes[i];
+      const char *nm = ax >= 0 && ax < RT_MAXRANK ? p->axis_names[ax] : NULL;
+      if (i) fputs(", ", f);
+      if (nm) fputs(nm, f); else fprintf(f, "axis%d", ax);
+    }
+  }
+  fputc('}', f);
+}
+
+static size_t buf_bytes(const rt_prog *p, int b) {
+  if (b < 0 || b >= p->nbufs) return 0;
+  return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
+}
+
+static int is_collective(int op) {
+  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
+}
+
+static void put_ins(FILE *f, const rt_instr *ins) {
+  for (int k = 0; k < RT_MAXIN; k++) {
+    int last = RT_MAXIN - 1;
+    while (last >= 0 && ins->in[last] < 0) last--;
+    if (k > last) break;
+    fputs(k ? ", " : " ", f);
+    if (ins->in[k] < 0) fputc('-', f); else fprintf(f, "b%d", ins->in[k]);
+  }
+}
+
+/* The bracketed attributes of one instruction. */
+static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
+  switch (ins->op) {
+  case RT_EW: {
+    fputs("   [", f);
+    put_dims(f, ins->rank, ins->shape, "x");
+    int ar = rt_ewfn_arity((rt_ewfn)ins->fn);
+    for (int k = 0; k < ar && k < 3; k++) {
+      int64_t want = 1, contig = 1;
+      for (int d = ins->rank - 1; d >= 0; d--) {
+        if (ins->shape[d] != 1 && ins->stride[k][d] != want) contig = 0;
+        want *= ins->shape[d];
+      }
+      if (!contig) {
+        fprintf(f, "; b%d strides (", ins->in[k]);
+        put_dims(f, ins->rank, ins->stride[k], ",");
+        fputc(')', f);
+      }
+    }
+    if (ins->fn == RT_AFFINE || ins->fn == RT_ADAM_DENOM) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
+    fputc(']', f);
+    break;
+  }
+  case RT_TRANSPOSE: {
+    int8_t perm[RT_MAXRANK];
+    int64_t pv[RT_MAXRANK];
+    memcpy(perm, ins->perm, sizeof perm);
+    for (int d = 0; d < ins->rank; d++) pv[d] = perm[d];
+    fputs("   [", f);
+    put_dims(f, ins->rank, ins->shape, "x");
+    fputs(", perm (", f);
+    put_dims(f, ins->rank, pv, ",");
+    fputs(")]", f);
+    break;
+  }
+  case RT_GEMM:
+    fprintf(f, "   [batch %" PRId64 ", %" PRId64 "x%" PRId64 "x%" PRId64 ", %c%c",
+            ins->batch, ins->m, ins->n, ins->k, ins->transa ? 't' : 'n', ins->transb ? 't' : 'n');
+    if (ins->batch > 1)
+      fprintf(f, ", strides %" PRId64 "/%" PRId64 "/%" PRId64, ins->stride_a, ins->stride_b, ins->stride_c);
+    if (ins->alpha != 1.0f) fprintf(f, ", alpha %g", ins->alpha);
+    if (ins->beta != 0.0f) fprintf(f, ", beta %g", ins->beta);
+    fputc(']', f);
+    break;
+  case RT_REDUCE: case RT_REDUCE_MAX_GRAD: case RT_BLOCK_COPY: case RT_SHARD_SLICE:
+    fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64, ins->outer, ins->n, ins->inner);
+    if (ins->op == RT_REDUCE && ins->fn == RT_RSUM && ins->alpha != 1.0f) fprintf(f, ", alpha %g", ins->alpha);
+    if (ins->op == RT_BLOCK_COPY) fprintf(f, " into n %" PRId64 " at %" PRId64, ins->n2, ins->off);
+    fputc(']', f);
+    break;
+  case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 "]", ins->outer, ins->n);
+    break;
+  case RT_LAYERNORM: case RT_LAYERNORM_GRAD:
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", eps %g]", ins->outer, ins->n, ins->alpha);
+    break;
+  case RT_GATHER_ROWS: case RT_SCATTER_ROWS:
+    fprintf(f, "   [%" PRId64 " ids, rows %" PRId64 "..%" PRId64 " of %" PRId64 ", width %" PRId64 "]",
+            ins->outer, ins->off, ins->off + ins->n, ins->n2, ins->inner);
+    break;
+  case RT_XENT: case RT_XENT_GRAD:
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g]", ins->outer, ins->n, ins->alpha);
+    break;
+  case RT_CAUSAL_MASK:
+    fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", off %" PRId64 ", fill %g]",
+            ins->outer, ins->m, ins->n, ins->off, ins->alpha);
+    break;
+  default:
+    break;
+  }
+  (void)p;
+}
+
+static const char *bname(const rt_prog *p, int b) {
+  return b >= 0 && b < p->nbufs ? p->bufs[b].name : "?";
+}
+
+char *rt_prog_dump(const rt_prog *p, arena *a) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) arena_oom();
+  static const char *const kind[] = {"temp", "input", "output"};
+  if (p->mesh_rank > 0) {
+    fputs("mesh", f);
+    for (int i = 0; i < p->mesh_rank; i++)
+      fprintf(f, " %s=%" PRId64, p->axis_names[i] ? p->axis_names[i] : "?", p->mesh[i]);
+    fputc('\n', f);
+  }
+  fprintf(f, "buffers (%d):\n", p->nbufs);
+  for (int b = 0; b < p->nbufs; b++) {
+    const rt_buf *bf = &p->bufs[b];
+    fprintf(f, "  b%d %s %s[", b, bf->name, bf->dtype == RT_I32 ? "i32" : "f32");
+    put_dims(f, bf->rank, bf->shape, ",");
+    fprintf(f, "] %s", (unsigned)bf->kind < 3 ? kind[bf->kind] : "?");
+    int sharded = 0;
+    for (int d = 0; d < bf->rank; d++) sharded |= bf->global_shape[d] != bf->shape[d];
+    if (sharded) {
+      fputs(" of [", f);
+      put_dims(f, bf->rank, bf->global_shape, ",");
+      fputc(']', f);
+    }
+    if (bf->carry_from >= 0) fprintf(f, " carry <- b%d", bf->carry_from);
+    fputc('\n', f);
+  }
+  fprintf(f, "program (%d instructions):\n", p->ninstrs);
+  for (int i = 0; i < p->ninstrs; i++) {
+    const rt_instr *ins = &p->instrs[i];
+    fprintf(f, "%4d  ", i);
+    if (is_collective(ins->op)) {
+      size_t by = buf_bytes(p, ins->out), bi = buf_bytes(p, ins->in[0]);
+      fprintf(f, "%s b%d <- b%d over ", rt_op_name((rt_op)ins->op), ins->out, ins->in[0]);
+      put_group(f, p, ins->group);
+      fputs(" (", f);
+      put_bytes(f, (double)(by > bi ? by : bi));
+      fputc(')', f);
+      if (ins->op == RT_ALL_TO_ALL) fprintf(f, "   [split %d, concat %d]", ins->split_dim, ins->concat_dim);
+    } else {
+      const char *nm = rt_op_name((rt_op)ins->op);
+      char tmp[32];
+      if (ins->op == RT_EW) nm = rt_ewfn_name((rt_ewfn)ins->fn);
+      else if (ins->op == RT_REDUCE) nm = ins->fn == RT_RMAX ? "reduce_max" : "reduce_sum";
+      if (ins->op == RT_FILL) {
+        snprintf(tmp, sizeof tmp, "fill %g", ins->alpha);
+        nm = tmp;
+      }
+      fprintf(f, "b%d = %s", ins->out, nm);
+      put_ins(f, ins);
+      if (ins->op == RT_SHARD_SLICE) {
+        fputs(" over ", f);
+        put_group(f, p, ins->group);
+      }
+      put_attrs(f, p, ins);
+    }
+    /* names last, so that the columns above stay short */
+    fprintf(f, "   # %s", bname(p, ins->out));
+    int any = 0;
+    for (int k = 0; k < RT_MAXIN; k++) {
+      if (ins->in[k] < 0) continue;
+      fprintf(f, "%s%s", any ? ", " : " <- ", bname(p, ins->in[k]));
+      any = 1;
+    }
+    fputc('\n', f);
+  }
+  fclose(f);
+  char *out = arena_strndup(a, text, len);
+  free(text);
+  return out;
+}

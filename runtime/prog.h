@@ -51,8 +51,9 @@ typedef enum rt_op {
                        -> (softmax - onehot) * dloss * alpha */
   RT_CAUSAL_MASK,   /* in0 viewed as [outer, m, n]: entries with col > row + off become alpha
                        (-inf forward, 0 for the gradient) */
-  RT_BLOCK_COPY,    /* in0 [outer, n, inner] -> out [outer, n2, inner] at n-offset off;
-                       the rest of out is left as it is (slice, concat, pad) */
+  RT_BLOCK_COPY,    /* in0 viewed [outer, m, inner]: its rows [k, k+n) go to rows
+                       [off, off+n) of out viewed [outer, n2, inner]; the rest of out
+                       is left as it is (slice, concat, pad) */
   RT_SHARD_SLICE,   /* in0 [outer, n, inner] -> out [outer, n / P, inner]: this device's
                        piece along n, where P and the piece index come from group */
   RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
@@ -103,6 +104,7 @@ typedef struct rt_instr {
   int8_t  split_dim, concat_dim; /* RT_ALL_TO_ALL */
   int64_t stride_a, stride_b, stride_c;
   float   alpha, beta;        /* see each op */
+  int64_t nelem;              /* elements of out (RT_FILL, RT_COPY...); rt_prog_finish sets it */
 } rt_instr;
 
 typedef enum rt_bufkind {
@@ -153,7 +155,7 @@ void rt_prog_free(rt_prog *p);
 int  rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_t *shape, rt_bufkind kind);
 rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out);   /* zeroed, in[] = -1, group = -1 */
 int  rt_prog_group(rt_prog *p, int naxes, const int *axes);
-/* Compute last_use of every buffer (call once after emitting). */
+/* Compute last_use of every buffer and each instruction's nelem (call once after emitting). */
 void rt_prog_finish(rt_prog *p);
 /* Human-readable listing (carve lower), one instruction a line. */
 char *rt_prog_dump(const rt_prog *p, arena *a);

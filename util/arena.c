@@ -122,4 +122,16 @@ const char *arena_intern(arena *a, const char *s, size_t n) {
   return c;
 }
 
+const char *arena_find_interned(const arena *a, const char *s, size_t n) {
+  if (!a->nslots) return NULL;
+  uint64_t h = hash_bytes(s, n);
+  size_t j = h & (a->nslots - 1);
+  while (a->slots[j].s) {
+    const struct intern_slot *e = &a->slots[j];
+    if (e->h == h && e->n == n && memcmp(e->s, s, n) == 0) return e->s;
+    j = (j + 1) & (a->nslots - 1);
+  }
+  return NULL;
+}
+
 const char *arena_intern_cstr(arena *a, const char *s) { return arena_intern(a, s, strlen(s)); }

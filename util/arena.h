@@ -31,6 +31,8 @@ void *arena_grow(arena *a, void *old, size_t oldcap, size_t newcap, size_t elem)
 /* The one string of these bytes in this arena; equal names are equal pointers. */
 const char *arena_intern(arena *a, const char *s, size_t n);
 const char *arena_intern_cstr(arena *a, const char *s);
+/* The interned copy if there is one, else NULL (adds nothing). */
+const char *arena_find_interned(const arena *a, const char *s, size_t n);
 
 /* Out-of-memory is the one condition we cannot report gracefully. */
 _Noreturn void arena_oom(void);

@@ -1,0 +1,31 @@
+/*
+** json.h: a small JSON writer for --json output (one object on stdout).
+** Commas are placed automatically; keys and strings are escaped.
+*/
+#ifndef util_json_h
+#define util_json_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct json {
+  char *p;
+  size_t n, cap;
+  int depth;
+  unsigned char first[64];   /* per depth: nothing written yet at this level */
+} json;
+
+void json_init(json *j);
+void json_free(json *j);
+void json_obj(json *j);              /* { */
+void json_arr(json *j);              /* [ */
+void json_end_obj(json *j);
+void json_end_arr(json *j);
+void json_key(json *j, const char *k);
+void json_str(json *j, const char *s);
+void json_num(json *j, double x);    /* non-finite numbers are written as null */
+void json_int(json *j, int64_t x);
+void json_bool(json *j, int b);
+void json_null(json *j);
+
+#endif

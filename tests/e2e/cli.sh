@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The command line: exit codes, usage errors, help, JSON, checks on examples.
+set -u
+ex="$SRCDIR/examples"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_rc() {  # expect_rc RC DESCRIPTION CMD...
+  local want=$1 what=$2; shift 2
+  timeout 60 "$@" >/tmp/carve_cli_out.$$ 2>/tmp/carve_cli_err.$$; local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; sed 's/^/    /' /tmp/carve_cli_err.$$ | head -5; fi
+}
+expect_rc 0 "help" "$CARVE" --help
+expect_rc 0 "run --help" "$CARVE" run --help
+expect_rc 2 "no command" "$CARVE"
+expect_rc 2 "unknown command" "$CARVE" frobnicate
+expect_rc 2 "unknown option" "$CARVE" check "$ex/mlp.cir" --frob
+expect_rc 2 "option for another command" "$CARVE" check "$ex/mlp.cir" --steps 3
+expect_rc 2 "missing model" "$CARVE" check
+expect_rc 2 "run without steps" "$CARVE" run "$ex/mlp_small.cir"
+expect_rc 2 "bad count" "$CARVE" run "$ex/mlp_small.cir" --steps many
+expect_rc 1 "missing file" "$CARVE" check /nonexistent/model.cir
+grep -q "carve: error: cannot open '/nonexistent/model.cir'" /tmp/carve_cli_err.$$ && ok || bad "missing file message"
+expect_rc 1 "directory as model" "$CARVE" check "$ex"
+expect_rc 1 "bad --train" "$CARVE" check "$ex/mlp_small.cir" --train 'adam(lr = -1)'
+for m in mlp mlp_small gpt2_small gpt2; do
+  expect_rc 0 "check $m" "$CARVE" check "$ex/$m.cir"
+  expect_rc 0 "check $m --train adam" "$CARVE" check "$ex/$m.cir" --train 'adam(lr = 1e-3)'
+done
+grep -q "124" /tmp/carve_cli_out.$$ && ok || bad "gpt2 parameter count is about 124M: $(cat /tmp/carve_cli_out.$$)"
+# --print parses back
+"$CARVE" check "$ex/gpt2_small.cir" --print > /tmp/carve_print.$$.cir && "$CARVE" check /tmp/carve_print.$$.cir >/dev/null && ok || bad "printed IR checks"
+# JSON from run is one object with the contract's keys
+out=$("$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 3 --json)
+python3 - "$out" <<'PY' && ok || bad "run --json contract: $out"
+import json, sys
+j = json.loads(sys.argv[1])
+assert set(j) >= {"losses", "step_time", "peak_memory"}, j
+assert len(j["losses"]) == 3 and all(isinstance(x, float) for x in j["losses"])
+assert j["step_time"] > 0 and j["peak_memory"] > 0
+PY
+rm -f /tmp/carve_cli_out.$$ /tmp/carve_cli_err.$$ /tmp/carve_print.$$.cir
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

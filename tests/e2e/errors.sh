@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Golden error messages: every file in tests/errors must be refused by
+# 'carve check' with exit 1, and the first line of stderr must contain the
+# file's '# expect:' text. Nothing may crash (exit >= 128) or hang.
+set -u
+cd "$SRCDIR/tests/errors" || exit 1
+pass=0; fail=0
+for f in *.cir; do
+  want=$(sed -n 's/^# expect: //p' "$f" | head -1)
+  err=$(timeout 10 "$CARVE" check "$f" 2>&1 >/dev/null); rc=$?
+  first=$(printf '%s\n' "$err" | head -1)
+  if [ "$rc" -eq 1 ] && [[ "$first" == *"$want"* ]] && [[ "$first" =~ ^([^:]+:[0-9]+:[0-9]+|carve):\ error:\  ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $f (exit $rc)"; echo "  want: $want"; echo "  got:  $first"
+  fi
+done
+echo "errors: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,374 @@
+/*
+** test_exec.c: program building and listing, the executor (repeat runs,
+** liveness and peak memory, carries, errors naming the instruction,
+** collectives routed to the communicator), and deterministic init.
+*/
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/exec.h"
+#include "runtime/init.h"
+
+static char err[512];
+static rt_prog P;
+
+static void setup(void) { rt_prog_init(&P); err[0] = 0; }
+static void teardown(void) { rt_prog_free(&P); }
+
+TestSuite(prog, .init = setup, .fini = teardown);
+TestSuite(exec, .init = setup, .fini = teardown);
+
+static int buf(const char *name, rt_dtype t, rt_bufkind k, int rank, int64_t d0, int64_t d1) {
+  int64_t sh[2] = {d0, d1};
+  return rt_prog_buf(&P, name, t, rank, sh, k);
+}
+
+static rt_instr *ew(int fn, int out, int a, int b, int64_t n) {
+  rt_instr *i = rt_prog_emit(&P, RT_EW, out);
+  i->fn = (uint8_t)fn;
+  i->nin = b >= 0 ? 2 : 1;
+  i->in[0] = a;
+  i->in[1] = b;
+  i->rank = 1;
+  i->shape[0] = n;
+  i->stride[0][0] = i->stride[1][0] = 1;
+  return i;
+}
+
+/* ---- building ---- */
+
+Test(prog, builders_fill_defaults) {
+  int x = buf("x", RT_F32, RT_BUF_INPUT, 2, 3, 4);
+  const rt_buf *b = &P.bufs[x];
+  cr_assert_eq(x, 0);
+  cr_assert_eq(b->nelem, 12);
+  cr_assert_str_eq(b->name, "x");
+  cr_assert_eq(b->global_shape[0], 3);
+  cr_assert_eq(b->global_shape[1], 4);
+  for (int d = 0; d < RT_MAXRANK; d++) cr_assert_eq(b->dim_group[d], -1);
+  cr_assert_eq(b->carry_from, -1);
+  cr_assert_eq(b->last_use, -1);
+  int s = rt_prog_buf(&P, "s", RT_F32, 0, NULL, RT_BUF_OUTPUT);
+  cr_assert_eq(P.bufs[s].nelem, 1);
+  rt_instr *i = rt_prog_emit(&P, RT_FILL, s);
+  cr_assert_eq(i->out, s);
+  cr_assert_eq(i->group, -1);
+  for (int k = 0; k < RT_MAXIN; k++) cr_assert_eq(i->in[k], -1);
+  cr_assert_eq(i->alpha, 0);
+  int g1 = rt_prog_group(&P, 1, (int[]){0}), g2 = rt_prog_group(&P, 2, (int[]){0, 1});
+  cr_assert_neq(g1, g2);
+  cr_assert_eq(rt_prog_group(&P, 1, (int[]){0}), g1);
+  cr_assert_eq(P.groups[g2].naxes, 2);
+  cr_assert_eq(P.groups[g2].axes[1], 1);
+}
+
+Test(prog, many_buffers_and_instructions) {
+  for (int k = 0; k < 1000; k++) {
+    char nm[16];
+    snprintf(nm, sizeof nm, "v%d", k);
+    cr_assert_eq(buf(nm, RT_F32, RT_BUF_TEMP, 1, k + 1, 0), k);
+  }
+  for (int k = 1; k < 1000; k++) ew(RT_NEG, k, k - 1, -1, 1);
+  cr_assert_eq(P.ninstrs, 999);
+  rt_prog_finish(&P);
+  for (int k = 0; k < 999; k++) cr_assert_eq(P.bufs[k].last_use, k, "b%d", k);
+  cr_assert_eq(P.bufs[999].last_use, -1);
+  cr_assert_str_eq(P.bufs[537].name, "v537");
+  cr_assert_eq(P.instrs[5].nelem, 7);
+}
+
+Test(prog, dump_is_readable) {
+  int x = buf("x", RT_F32, RT_BUF_INPUT, 2, 2048, 768);
+  int w = buf("w", RT_F32, RT_BUF_INPUT, 2, 3072, 768);
+  int h = buf("h", RT_F32, RT_BUF_TEMP, 2, 2048, 3072);
+  int s = buf("s", RT_F32, RT_BUF_OUTPUT, 2, 2048, 3072);
+  P.mesh_rank = 1;
+  P.mesh[0] = 4;
+  P.axis_names[0] = "model";
+  P.bufs[w].global_shape[0] = 12288;
+  P.bufs[w].dim_group[0] = 0;
+  rt_instr *g = rt_prog_emit(&P, RT_GEMM, h);
+  g->in[0] = x; g->in[1] = w;
+  g->batch = 1; g->m = 2048; g->n = 3072; g->k = 768; g->transb = 1; g->alpha = 1;
+  rt_instr *c = rt_prog_emit(&P, RT_ALL_REDUCE, s);
+  c->in[0] = h;
+  c->group = rt_prog_group(&P, 1, (int[]){0});
+  rt_prog_finish(&P);
+  arena a;
+  arena_init(&a);
+  char *d = rt_prog_dump(&P, &a);
+  cr_assert(strstr(d, "b0 x f32[2048,768] input\n"), "%s", d);
+  cr_assert(strstr(d, "b1 w f32[3072,768] input of [12288,768]"), "%s", d);
+  cr_assert(strstr(d, "   0  b2 = gemm b0, b1   [batch 1, 2048x3072x768, nt]"), "%s", d);
+  cr_assert(strstr(d, "   1  all_reduce b3 <- b2 over {model} (24.0 MiB)"), "%s", d);
+  cr_assert(strstr(d, "# h <- x, w"), "%s", d);
+  arena_free(&a);
+}
+
+/* ---- executor ---- */
+
+static double gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2))); }
+
+Test(exec, gemm_gelu_reduce_twice) {
+  int64_t M = 8, K = 5, N = 6;
+  int a = buf("a", RT_F32, RT_BUF_INPUT, 2, M, K);
+  int b = buf("b", RT_F32, RT_BUF_INPUT, 2, K, N);
+  int h = buf("h", RT_F32, RT_BUF_TEMP, 2, M, N);
+  int g = buf("g", RT_F32, RT_BUF_TEMP, 2, M, N);
+  int s = buf("s", RT_F32, RT_BUF_OUTPUT, 1, N, 0);
+  rt_instr *i = rt_prog_emit(&P, RT_GEMM, h);
+  i->in[0] = a; i->in[1] = b; i->batch = 1; i->m = M; i->n = N; i->k = K; i->alpha = 1;
+  ew(RT_GELU, g, h, -1, M * N);
+  i = rt_prog_emit(&P, RT_REDUCE, s);
+  i->in[0] = g; i->fn = RT_RSUM; i->outer = 1; i->n = M; i->inner = N; i->alpha = 1.0f / M;
+  rt_prog_finish(&P);
+  float A[40], B[30];
+  for (int k = 0; k < 40; k++) A[k] = (float)sin(k * 0.7);
+  for (int k = 0; k < 30; k++) B[k] = (float)cos(k * 0.3);
+  double want[6] = {0};
+  for (int r = 0; r < M; r++)
+    for (int c = 0; c < N; c++) {
+      double acc = 0;
+      for (int k = 0; k < K; k++) acc += (double)A[r * K + k] * B[k * N + c];
+      want[c] += gelu(acc) / M;
+    }
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_set(e, a, A, sizeof A, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_set(e, b, B, sizeof B, err, sizeof err), 0, "%s", err);
+  float first[6];
+  for (int run = 0; run < 2; run++) {
+    cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+    float *out = rt_exec_data(e, s);
+    cr_assert_not_null(out);
+    for (int c = 0; c < N; c++) cr_assert(fabs(out[c] - want[c]) < 1e-5, "col %d: %g vs %g", c, out[c], want[c]);
+    if (run == 0) memcpy(first, out, sizeof first);
+    else cr_assert_eq(memcmp(first, out, sizeof first), 0);
+  }
+  cr_assert_null(rt_exec_data(e, h), "temporaries are gone after the run");
+  cr_assert_null(rt_exec_data(e, 99));
+  rt_exec_free(e);
+}
+
+Test(exec, liveness_keeps_peak_near_live_set) {
+  int64_t n = 262144;          /* 1 MiB of f32 */
+  int prev = buf("x", RT_F32, RT_BUF_INPUT, 1, n, 0);
+  for (int k = 0; k < 10; k++) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "t%d", k);
+    int t = buf(nm, RT_F32, RT_BUF_TEMP, 1, n, 0);
+    ew(RT_AFFINE, t, prev, -1, n)->beta = 1;
+    prev = t;
+  }
+  int s = buf("s", RT_F32, RT_BUF_OUTPUT, 0, 0, 0);
+  rt_instr *r = rt_prog_emit(&P, RT_REDUCE, s);
+  r->in[0] = prev; r->fn = RT_RSUM; r->outer = 1; r->n = n; r->inner = 1; r->alpha = 1;
+  for (int k = 1; k < P.ninstrs - 1; k++) P.instrs[k].alpha = 1;
+  P.instrs[0].alpha = 1;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  float *x = calloc(n, sizeof *x);
+  cr_assert_eq(rt_exec_set(e, 0, x, n * sizeof *x, err, sizeof err), 0, "%s", err);
+  for (int run = 0; run < 3; run++) {
+    cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(*(float *)rt_exec_data(e, s), 10.0f * n, 1);
+  }
+  size_t peak = rt_exec_peak(e), MiB = 1 << 20;
+  cr_assert(peak <= 3 * MiB + MiB, "peak %zu", peak);
+  cr_assert(peak >= 3 * MiB, "peak %zu: input and two live temps", peak);
+  free(x);
+  rt_exec_free(e);
+}
+
+Test(exec, carry_makes_a_training_loop) {
+  int p = buf("p", RT_F32, RT_BUF_INPUT, 1, 4, 0);
+  int q = buf("new.p", RT_F32, RT_BUF_OUTPUT, 1, 4, 0);
+  int l = buf("loss", RT_F32, RT_BUF_OUTPUT, 0, 0, 0);
+  rt_instr *i = ew(RT_AFFINE, q, p, -1, 4);
+  i->alpha = 1; i->beta = 1;
+  i = rt_prog_emit(&P, RT_REDUCE, l);
+  i->in[0] = p; i->fn = RT_RSUM; i->outer = 1; i->n = 4; i->inner = 1; i->alpha = 1;
+  P.bufs[p].carry_from = q;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  float init[4] = {0, 1, 2, 3};
+  cr_assert_eq(rt_exec_set(e, p, init, sizeof init, err, sizeof err), 0, "%s", err);
+  for (int step = 0; step < 5; step++) {
+    cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(*(float *)rt_exec_data(e, l), 6.0f + 4 * step, 1e-5);
+    float *np = rt_exec_data(e, q);
+    for (int k = 0; k < 4; k++) cr_assert_float_eq(np[k], k + step + 1.0f, 1e-6);
+    void *before_in = rt_exec_data(e, p), *before_out = rt_exec_data(e, q);
+    rt_exec_carry(e);
+    cr_assert_eq(rt_exec_data(e, p), before_out, "the input takes the output's memory");
+    cr_assert_eq(rt_exec_data(e, q), before_in);
+    float *cp = rt_exec_data(e, p);
+    for (int k = 0; k < 4; k++) cr_assert_float_eq(cp[k], k + step + 1.0f, 1e-6);
+  }
+  cr_assert(rt_exec_peak(e) <= 3 * 16 + 4);
+  rt_exec_free(e);
+}
+
+Test(exec, errors_name_the_instruction) {
+  int t = buf("wte", RT_F32, RT_BUF_INPUT, 2, 4, 2);
+  int ids = buf("ids", RT_I32, RT_BUF_INPUT, 1, 3, 0);
+  int z = buf("z", RT_F32, RT_BUF_TEMP, 1, 6, 0);
+  int h = buf("h", RT_F32, RT_BUF_OUTPUT, 2, 3, 2);
+  rt_instr *i = rt_prog_emit(&P, RT_FILL, z);
+  i->alpha = 0;
+  i = rt_prog_emit(&P, RT_GATHER_ROWS, h);
+  i->in[0] = t; i->in[1] = ids; i->outer = 3; i->n = 4; i->inner = 2; i->n2 = 4;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  float tab[8] = {0};
+  int32_t bad[3] = {0, 9, 1};
+  cr_assert_eq(rt_exec_set(e, t, tab, sizeof tab, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert_str_eq(err, "instruction 1 (gather_rows -> b3 'h'): input b1 'ids' has no value yet (not set)");
+  cr_assert_eq(rt_exec_set(e, ids, bad, 8, err, sizeof err), -1);
+  cr_assert_str_eq(err, "input 'ids' (i32[3]) takes 12 bytes, got 8");
+  cr_assert_eq(rt_exec_set(e, h, bad, 24, err, sizeof err), -1);
+  cr_assert_str_eq(err, "buffer b3 'h' is not an input");
+  cr_assert_eq(rt_exec_set(e, ids, bad, sizeof bad, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert_str_eq(err, "instruction 1 (gather_rows -> b3 'h'): embedding: id 9 out of range [0, 4)");
+  bad[1] = 3;
+  cr_assert_eq(rt_exec_set(e, ids, bad, sizeof bad, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+  rt_exec_free(e);
+}
+
+Test(exec, size_mismatch_is_caught_before_running) {
+  int a = buf("a", RT_F32, RT_BUF_INPUT, 2, 4, 5);
+  int b = buf("b", RT_F32, RT_BUF_INPUT, 2, 4, 6);
+  int c = buf("c", RT_F32, RT_BUF_OUTPUT, 2, 4, 6);
+  rt_instr *i = rt_prog_emit(&P, RT_GEMM, c);
+  i->in[0] = a; i->in[1] = b; i->batch = 1; i->m = 4; i->k = 5; i->n = 6; i->alpha = 1;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert_str_eq(err, "instruction 0 (gemm -> b2 'c'): in1 b1 'b' has 24 elements, the op reads 30");
+  rt_exec_free(e);
+}
+
+Test(exec, collectives_need_a_communicator) {
+  int a = buf("a", RT_F32, RT_BUF_INPUT, 1, 4, 0);
+  int b = buf("b", RT_F32, RT_BUF_OUTPUT, 1, 4, 0);
+  P.mesh_rank = 1; P.mesh[0] = 2; P.axis_names[0] = "batch";
+  rt_instr *i = rt_prog_emit(&P, RT_ALL_REDUCE, b);
+  i->in[0] = a;
+  i->group = rt_prog_group(&P, 1, (int[]){0});
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert_str_eq(err, "program needs collectives but runs on one device");
+  rt_exec_free(e);
+}
+
+/* a pretend communicator: this device is index 1 of 2; all_reduce doubles */
+static int fake_size(void *impl, int g) { (void)impl; (void)g; return 2; }
+static int fake_index(void *impl, int g) { (void)impl; (void)g; return 1; }
+static int fake_run(void *impl, const rt_instr *ins, void *out, const void *in, char *e, size_t n) {
+  (*(int *)impl)++;
+  if (ins->op != RT_ALL_REDUCE) { snprintf(e, n, "unsupported"); return -1; }
+  for (int64_t k = 0; k < ins->nelem; k++) ((float *)out)[k] = 2 * ((const float *)in)[k];
+  return 0;
+}
+
+Test(exec, shard_slice_and_collectives_use_the_communicator) {
+  int x = buf("x", RT_F32, RT_BUF_INPUT, 2, 2, 6);
+  int s = buf("s", RT_F32, RT_BUF_TEMP, 2, 2, 3);
+  int r = buf("r", RT_F32, RT_BUF_OUTPUT, 2, 2, 3);
+  P.mesh_rank = 1; P.mesh[0] = 2; P.axis_names[0] = "model";
+  int g = rt_prog_group(&P, 1, (int[]){0});
+  rt_instr *i = rt_prog_emit(&P, RT_SHARD_SLICE, s);
+  i->in[0] = x; i->group = g; i->outer = 2; i->n = 6; i->inner = 1;
+  i = rt_prog_emit(&P, RT_ALL_REDUCE, r);
+  i->in[0] = s; i->group = g;
+  rt_prog_finish(&P);
+  int calls = 0;
+  rt_comm comm = {&calls, fake_size, fake_index, fake_run};
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), &comm);
+  float X[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  cr_assert_eq(rt_exec_set(e, x, X, sizeof X, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+  float *R = rt_exec_data(e, r), want[6] = {6, 8, 10, 18, 20, 22};
+  for (int k = 0; k < 6; k++) cr_assert_eq(R[k], want[k]);
+  cr_assert_eq(calls, 1);
+  rt_exec_free(e);
+}
+
+Test(exec, block_copy_output_starts_from_zero) {
+  int a = buf("a", RT_F32, RT_BUF_INPUT, 1, 2, 0);
+  int o = buf("pad", RT_F32, RT_BUF_OUTPUT, 1, 5, 0);
+  rt_instr *i = rt_prog_emit(&P, RT_BLOCK_COPY, o);
+  i->in[0] = a; i->outer = 1; i->n = 2; i->inner = 1; i->n2 = 5; i->off = 1;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  float A[2] = {7, 8};
+  cr_assert_eq(rt_exec_set(e, a, A, sizeof A, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+  float *O = rt_exec_data(e, o), want[5] = {0, 7, 8, 0, 0};
+  for (int k = 0; k < 5; k++) cr_assert_eq(O[k], want[k]);
+  rt_exec_free(e);
+}
+
+/* ---- deterministic init ---- */
+
+Test(init, block_equals_positions_of_the_full_tensor) {
+  int64_t gs[3] = {6, 10, 7}, off[3] = {2, 3, 1}, loc[3] = {3, 5, 4}, zero[3] = {0};
+  float *full = malloc(420 * sizeof *full), *blk = malloc(60 * sizeof *blk);
+  rt_initkind kinds[] = {RT_INIT_NORMAL, RT_INIT_UNIFORM, RT_INIT_ONES, RT_INIT_ZEROS};
+  for (size_t k = 0; k < 4; k++) {
+    rt_init in = {kinds[k], 0.5, 2.0, rt_init_seed("l0.w1")};
+    rt_init_block(&in, RT_F32, 3, gs, zero, gs, full);
+    rt_init_block(&in, RT_F32, 3, gs, off, loc, blk);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 5; j++)
+        for (int l = 0; l < 4; l++)
+          cr_assert_eq(blk[(i * 5 + j) * 4 + l], full[((off[0] + i) * 10 + off[1] + j) * 7 + off[2] + l]);
+  }
+  free(full);
+  free(blk);
+}
+
+Test(init, distributions) {
+  int64_t n = 100000, gs[1] = {n}, off[1] = {0};
+  float *v = malloc(n * sizeof *v);
+  rt_init in = {RT_INIT_NORMAL, 0.02, 0, rt_init_seed("wte")};
+  rt_init_block(&in, RT_F32, 1, gs, off, gs, v);
+  double s = 0, s2 = 0;
+  for (int64_t i = 0; i < n; i++) { s += v[i]; s2 += (double)v[i] * v[i]; }
+  double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+  cr_assert(fabs(mean) < 3 * 0.02 / sqrt(n) * 1.5, "mean %g", mean);
+  cr_assert(fabs(sd - 0.02) < 0.0003, "std %g", sd);
+  /* another name gives other numbers */
+  float *w = malloc(n * sizeof *w);
+  in.seed = rt_init_seed("wpe");
+  rt_init_block(&in, RT_F32, 1, gs, off, gs, w);
+  int same = 0;
+  for (int64_t i = 0; i < n; i++) same += v[i] == w[i];
+  cr_assert(same < 10);
+  cr_assert_neq(rt_init_seed("a"), rt_init_seed("b"));
+  cr_assert_eq(rt_init_seed("l0.w1"), rt_init_seed("l0.w1"));
+  /* uniform in [lo, hi) */
+  rt_init u = {RT_INIT_UNIFORM, -0.5, 1.5, 7};
+  rt_init_block(&u, RT_F32, 1, gs, off, gs, v);
+  s = 0;
+  for (int64_t i = 0; i < n; i++) { cr_assert(v[i] >= -0.5f && v[i] <= 1.5f); s += v[i]; }
+  cr_assert(fabs(s / n - 0.5) < 0.01);
+  /* ids in [0, b) */
+  int32_t *ids = (int32_t *)w;
+  rt_init ii = {RT_INIT_INTS, 0, 50257, 9};
+  rt_init_block(&ii, RT_I32, 1, gs, off, gs, ids);
+  int32_t mx = 0, mn = 1 << 30;
+  for (int64_t i = 0; i < n; i++) { if (ids[i] > mx) mx = ids[i]; if (ids[i] < mn) mn = ids[i]; }
+  cr_assert(mn >= 0 && mx < 50257 && mx > 50000 && mn < 100, "ids in [%d, %d]", mn, mx);
+  rt_init one = {RT_INIT_ONES, 0, 0, 0};
+  rt_init_block(&one, RT_I32, 1, gs, off, gs, ids);
+  cr_assert_eq(ids[5], 1);
+  free(v);
+  free(w);
+}

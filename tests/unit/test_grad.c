@@ -1,0 +1,157 @@
+/*
+** test_grad.c: autodiff checked against finite differences, op by op and
+** on the whole small GPT. The loss is sum(out * cot) with a fixed random
+** cotangent, so every element of every gradient matters.
+*/
+#include "harness.h"
+
+#include <stdio.h>
+
+/* Central differences on up to `samples` elements of every param. Normal
+** inits are widened to `std`: with the tiny default (0.02) a step h would
+** be as large as the values themselves. */
+static void fd_check_std(const char *src, int samples, double h, double tol, double std) {
+  hx hh, *x = &hh;
+  cr_assert(hx_build(x, src) == 0, "%s", x->d.text ? x->d.text : "");
+  for (int i = 0; i < x->g->nvals; i++)
+    if (x->g->vals[i]->kind == IR_PARAM && x->g->vals[i]->init.kind == INIT_NORMAL) x->g->vals[i]->init.a = std;
+  cr_assert(grad_build(x->g, &x->d) == 0, "%s", x->d.text ? x->d.text : "");
+  int nv = x->g->nvals;
+  for (int i = 0; i < nv; i++)
+    if (x->g->vals[i]->kind == IR_PARAM) {
+      char nm[256];
+      snprintf(nm, sizeof nm, "grad.%s", x->g->vals[i]->name);
+      hx_output(x, nm);
+    }
+  hx_lower(x);
+  hx_init_rest(x, 7);
+  hx_run(x);
+  const char *lossname = x->g->vals[x->g->outputs[0]]->name;
+  /* every analytic gradient first: the perturbed runs below overwrite them */
+  float **an = calloc((size_t)nv, sizeof *an);
+  for (int i = 0; i < nv; i++) {
+    ir_value *p = x->g->vals[i];
+    if (p->kind != IR_PARAM) continue;
+    char gn[256];
+    snprintf(gn, sizeof gn, "grad.%s", p->name);
+    int64_t n = ir_nelem(&p->shape);
+    an[i] = malloc(sizeof(float) * (size_t)n);
+    memcpy(an[i], hx_get(x, gn), sizeof(float) * (size_t)n);
+  }
+  int checked = 0;
+  for (int i = 0; i < nv; i++) {
+    ir_value *p = x->g->vals[i];
+    if (p->kind != IR_PARAM) continue;
+    int64_t n = ir_nelem(&p->shape);
+    double scale = 0;
+    for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(an[i][k]));
+    float *w = hx_get(x, p->name);
+    for (int s = 0; s < samples && s < n; s++) {
+      int64_t k = n <= samples ? s : (int64_t)((uint64_t)(s * 2654435761u + 17) % (uint64_t)n);
+      float keep = w[k];
+      w[k] = keep + (float)h; hx_run(x); double lp = hx_get(x, lossname)[0];
+      w[k] = keep - (float)h; hx_run(x); double lm = hx_get(x, lossname)[0];
+      w[k] = keep;
+      double fd = (lp - lm) / (2 * h);
+      double err = fabs(fd - an[i][k]);
+      double noise = 16 * 6e-8 * fabs(lp + lm) / (2 * h);   /* what float32 losses can resolve */
+      cr_expect(err <= tol * fmax(fabs(an[i][k]), 0.1 * fmax(scale, 1e-2)) + noise,
+                "d loss / d %s[%lld]: autodiff %.6g, finite differences %.6g", p->name, (long long)k, an[i][k], fd);
+      checked++;
+    }
+    free(an[i]);
+  }
+  free(an);
+  cr_assert(checked > 0);
+  hx_free(x);
+}
+
+static void fd_check(const char *src, int samples, double h, double tol) { fd_check_std(src, samples, h, tol, 1.0); }
+
+#define M(body) "model t {\n" body "\n  loss = sum(mul(out, cot))\n  return loss\n}\n"
+
+Test(grad, concat_and_slice) {
+  fd_check(M("param a : f32[3, 2]\n param b : f32[3, 4]\n input cot : f32[3, 3]\n"
+             " c = concat([a, b], 1)\n out = slice(c, 1, 2, 5)"), 20, 1e-2, 2e-2);
+}
+Test(grad, broadcast_and_transpose) {
+  fd_check(M("param a : f32[3, 1]\n input cot : f32[4, 3, 2]\n"
+             " b = broadcast(a, [2, 3, 4])\n out = transpose(b, [2, 1, 0])"), 20, 1e-2, 2e-2);
+}
+Test(grad, maximum_minimum_broadcast) {
+  fd_check(M("param a : f32[3, 4]\n param b : f32[4]\n input cot : f32[3, 4]\n"
+             " out = add(maximum(a, b), minimum(mul(a, 2), b))"), 20, 1e-3, 2e-2);
+}
+Test(grad, layernorm_first_dim) {
+  fd_check(M("param x : f32[5, 3]\n param g : f32[5]\n param b : f32[5]\n input cot : f32[5, 3]\n"
+             " out = layernorm(x, g, b, dim = 0)"), 20, 1e-2, 2e-2);
+}
+Test(grad, softmax_middle_dim) {
+  fd_check(M("param x : f32[2, 4, 3]\n input cot : f32[2, 4, 3]\n"
+             " out = add(softmax(x, dim = 1), log_softmax(x, dim = 0))"), 24, 1e-2, 2e-2);
+}
+Test(grad, max_over_split_dims) {
+  fd_check(M("param x : f32[3, 4, 5]\n input cot : f32[4]\n out = max(x, dims = [0, 2])"), 30, 1e-3, 2e-2);
+}
+Test(grad, mean_and_sum_keepdims) {
+  fd_check(M("param x : f32[3, 4, 5]\n input cot : f32[3, 1, 5]\n"
+             " out = add(mean(x, dims = [1], keepdims = true), sum(x, dims = [-2], keepdims = true))"), 20, 1e-2, 2e-2);
+}
+Test(grad, einsum_transposed_result) {
+  fd_check(M("param a : f32[3, 4]\n param b : f32[4, 5]\n input cot : f32[5, 3]\n"
+             " out = einsum(\"ij,jk->ki\", a, b)"), 20, 1e-2, 2e-2);
+}
+Test(grad, einsum_summed_label) {
+  fd_check(M("param a : f32[3, 4]\n param b : f32[2, 4]\n input cot : f32[3]\n"
+             " out = einsum(\"ab,cb->a\", a, b)"), 20, 1e-2, 2e-2);
+}
+Test(grad, matmul_broadcast_batch) {
+  fd_check(M("param a : f32[1, 3, 4]\n param b : f32[2, 4, 5]\n input cot : f32[2, 3, 5]\n"
+             " out = matmul(a, b)"), 24, 1e-2, 2e-2);
+}
+Test(grad, matmul_shared_weight) {
+  fd_check(M("param x : f32[2, 3, 4]\n param w : f32[4, 4]\n input cot : f32[2, 3, 4]\n"
+             " h = matmul(x, w)\n out = matmul(tanh(h), w)"), 24, 1e-2, 2e-2);
+}
+Test(grad, unary_chain) {
+  fd_check(M("param x : f32[12] = uniform(0.5, 2)\n input cot : f32[12]\n"
+             " out = add(div(sqrt(x), add(exp(neg(x)), 1)), add(rsqrt(x), mul(log(x), sigmoid(x))))"), 12, 1e-3, 2e-2);
+}
+typedef struct act { char op[96]; } act;
+static act acts[] = {{"gelu(x)"}, {"gelu_tanh(x)"}, {"silu(x)"}, {"tanh(x)"}, {"relu(x)"}, {"sigmoid(x)"}, {"exp(x)"}, {"neg(x)"},
+                     {"add(gelu(x), gelu_tanh(x))"}, {"add(silu(x), relu(x))"}, {"add(add(gelu(x), silu(x)), relu(x))"},
+                     {"add(add(gelu(x), gelu_tanh(x)), add(silu(x), add(tanh(x), relu(x))))"}};
+ParameterizedTestParameters(grad, activation) { return cr_make_param_array(act, acts, sizeof acts / sizeof acts[0]); }
+ParameterizedTest(act *a, grad, activation) {
+  char src[512];
+  snprintf(src, sizeof src, M("param x : f32[16] = uniform(-2, 2)\n input cot : f32[16]\n out = %s"), a->op);
+  fd_check(src, 16, 1e-3, 2e-2);
+}
+
+Test(grad, embedding_tied_with_output) {
+  fd_check("model t {\n param wte : f32[7, 4]\n input ids : i32[2, 3]\n input labels : i32[2, 3]\n"
+           " e = embedding(wte, ids)\n logits = einsum(\"bsd,vd->bsv\", tanh(e), wte)\n"
+           " loss = cross_entropy(logits, labels)\n return loss\n}\n", 28, 1e-2, 2e-2);
+}
+Test(grad, causal_attention) {
+  fd_check(M("param q : f32[2, 4, 3]\n param k : f32[2, 4, 3]\n input cot : f32[2, 4, 4]\n"
+             " out = softmax(causal_mask(einsum(\"bqd,btd->bqt\", q, k)))"), 24, 1e-2, 2e-2);
+}
+Test(grad, reshape_and_division_by_param) {
+  fd_check(M("param a : f32[2, 6]\n param b : f32[3, 4] = uniform(1, 2)\n input cot : f32[3, 4]\n"
+             " out = div(reshape(a, [3, 4]), b)"), 24, 1e-2, 2e-2);
+}
+
+Test(grad, small_gpt_whole_model) {
+  FILE *f = fopen(SRCDIR "/examples/gpt2_small.cir", "rb");
+  cr_assert(f);
+  static char src[1 << 16];
+  size_t n = fread(src, 1, sizeof src - 1, f);
+  fclose(f);
+  src[n] = 0;
+  /* wider inits make every path matter (attention is not uniform) */
+  fd_check_std(src, 4, 1e-2, 3e-2, 0.3);
+}
+Test(grad, shared_input_two_users) {
+  fd_check(M("param x : f32[16] = uniform(-2, 2)\n input cot : f32[16]\n out = add(tanh(x), sigmoid(x))"), 16, 1e-3, 2e-2);
+}
