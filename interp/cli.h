@@ -20,11 +20,16 @@ typedef struct cli_opts {
 } cli_opts;
 
 int cli_check(const cli_opts *o);
+int cli_apply(const cli_opts *o);
+int cli_explain(const cli_opts *o);
 int cli_run(const cli_opts *o);
 int cli_lower(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
 struct diag;
 void cli_report(const struct diag *d);
+/* Load the model (and tactic file) of a command; -1 after reporting. */
+struct session;
+int cli_load(struct session *s, const cli_opts *o);
 
 #endif

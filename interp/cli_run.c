@@ -2,6 +2,7 @@
 ** cli_run.c: carve check, carve run (one process) and carve lower.
 */
 #include "interp/cli.h"
+#include "interp/feed.h"
 #include "interp/lower.h"
 #include "interp/session.h"
 #include "runtime/exec.h"
@@ -18,21 +19,18 @@ void cli_report(const diag *d) {
   if (d->text) fputs(d->text, stderr);
 }
 
-static int load(session *s, const cli_opts *o) {
+int cli_load(session *s, const cli_opts *o) {
   session_init(s);
-  session_opts so = {o->files[0], o->model, o->train};
+  session_opts so = {o->files[0], o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, {o->mesh, o->strict, o->lenient, NULL}};
   if (session_load(s, &so) < 0) {
     cli_report(&s->diag);
     session_free(s);
     return -1;
   }
-  if (o->nfiles > 1 || o->mesh) {
-    fprintf(stderr, "carve: error: tactic files and --mesh are not supported yet in this version; run without them (one device)\n");
-    session_free(s);
-    return -1;
-  }
   return 0;
 }
+
+#define load cli_load
 
 int cli_check(const cli_opts *o) {
   session s;
@@ -65,7 +63,7 @@ int cli_lower(const cli_opts *o) {
   if (load(&s, o) < 0) return 1;
   rt_prog p;
   lower_result lr;
-  if (lower_program(s.g, &p, &lr, &s.diag) < 0) {
+  if (lower_program(s.g, s.plan, &p, &lr, &s.diag) < 0) {
     cli_report(&s.diag);
     session_free(&s);
     return 1;
@@ -81,22 +79,6 @@ int cli_lower(const cli_opts *o) {
 }
 
 /* ---- run ---- */
-
-/* i32 inputs without data: ids within the smallest table or class count they index. */
-static int64_t id_range(const ir_graph *g, const ir_value *v) {
-  int64_t r = 0;
-  for (int k = 0; k < v->nusers; k++) {
-    const ir_value *u = g->vals[v->users[k]];
-    int64_t n = 0;
-    if (u->op == IR_EMBEDDING && u->args[1] == v->id) n = g->vals[u->args[0]]->shape.d[0];
-    if (u->op == IR_CROSS_ENTROPY && u->args[1] == v->id) {
-      const ir_shape *s = &g->vals[u->args[0]]->shape;
-      n = s->d[s->rank - 1];
-    }
-    if (n && (!r || n < r)) r = n;
-  }
-  return r ? r : 100;
-}
 
 static void full_block(int rank, int64_t *off) { for (int i = 0; i < rank; i++) off[i] = 0; }
 
@@ -119,16 +101,8 @@ static int bind_leaf(const ir_graph *g, const ir_value *v, const rt_buf *b, int 
   } else if (from_file) {
     rc = st_read_block(src, v->name, b->dtype, b->rank, b->shape, off, b->shape, tmpbuf, err, errlen);
   } else {
-    rt_init in = {RT_INIT_NORMAL, 1.0, 0, rt_init_seed(v->name)};
-    if (v->kind != IR_INPUT) {
-      in.kind = v->init.kind == INIT_NORMAL ? RT_INIT_NORMAL : v->init.kind == INIT_ZEROS ? RT_INIT_ZEROS
-              : v->init.kind == INIT_ONES ? RT_INIT_ONES : RT_INIT_UNIFORM;
-      in.a = v->init.a;
-      in.b = v->init.b;
-    } else if (v->dtype == IR_I32) {
-      in.kind = RT_INIT_INTS;
-      in.b = (double)id_range(g, v);
-    }
+    rt_init in;
+    feed_init(g, v, &in);
     rt_init_block(&in, b->dtype, b->rank, b->shape, off, b->shape, tmpbuf);
   }
   if (rc == 0) rc = rt_exec_set(e, bi, tmpbuf, bytes, err, errlen);
@@ -182,7 +156,7 @@ int cli_run(const cli_opts *o) {
   st_file *params = NULL, *data = NULL;
   rt_exec *e = NULL;
   double *times = NULL, *losses = NULL;
-  if (lower_program(g, &p, &lr, &s.diag) < 0) { cli_report(&s.diag); session_free(&s); return 1; }
+  if (lower_program(g, NULL, &p, &lr, &s.diag) < 0) { cli_report(&s.diag); session_free(&s); return 1; }
   if (o->params && !(params = st_open(o->params, err, sizeof err))) goto fail;
   if (o->data && !(data = st_open(o->data, err, sizeof err))) goto fail;
   e = rt_exec_new(&p, rt_backend_cpu(), NULL);

@@ -3,6 +3,7 @@
 */
 #include "interp/lower.h"
 #include "interp/ops.h"
+#include "interp/shard.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,13 +12,23 @@
 
 typedef struct lctx {
   const ir_graph *g;
+  const sh_plan *plan;  /* NULL: one device */
   rt_prog *p;
   diag *d;
-  int *buf;             /* value -> buffer */
+  int *buf;             /* value -> buffer (its final layout) */
   char *isconst;        /* value folds to a literal */
   double *cval;
   int failed;
+  /* the op being lowered: operands as it reads them, its result as it computes it */
+  int abuf[SH_MAXOPS];
+  ir_shape ash[SH_MAXOPS];
+  ir_shape osh;
+  int group_cache[1 << SH_MAXAXES];
 } lctx;
+
+#define AS(c, k) (&(c)->ash[k])
+#define AB(c, k) ((c)->abuf[k])
+#define OS(c) (&(c)->osh)
 
 typedef struct view { int rank; int64_t d[IR_MAXRANK]; } view;
 
@@ -107,9 +118,9 @@ static const rt_ewfn binary_fn[] = { /* ORDER IR_OP from IR_ADD */
 static void lower_ew(lctx *c, const ir_value *v, int out) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);
   if (oi->flags & OPF_UNARY) {
-    const ir_shape *s = &V(c, v->args[0])->shape;
-    int b = B(c, v->args[0]);
-    ew(c, out, &v->shape, unary_fn[v->op - IR_NEG], &b, &s, 1);
+    const ir_shape *s = AS(c, 0);
+    int b = AB(c, 0);
+    ew(c, out, OS(c), unary_fn[v->op - IR_NEG], &b, &s, 1);
     return;
   }
   int a = v->args[0], bb = v->args[1];
@@ -117,7 +128,6 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
   if (v->op != IR_GE && v->op != IR_MAXIMUM && v->op != IR_MINIMUM && (c->isconst[a] || c->isconst[bb])) {
     int lit_first = c->isconst[a];
     double k = lit_first ? c->cval[a] : c->cval[bb];
-    int x = lit_first ? bb : a;
     double al = 1, be = 0;
     switch (v->op) {
     case IR_ADD: be = k; break;
@@ -126,16 +136,17 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
     case IR_DIV: if (lit_first) goto general; al = 1 / k; break;
     default: goto general;
     }
-    const ir_shape *s = &V(c, x)->shape;
-    int xb = B(c, x);
-    rt_instr *in = ew(c, out, &v->shape, RT_AFFINE, &xb, &s, 1);
+    int xk = lit_first ? 1 : 0;
+    const ir_shape *s = AS(c, xk);
+    int xb = AB(c, xk);
+    rt_instr *in = ew(c, out, OS(c), RT_AFFINE, &xb, &s, 1);
     in->alpha = (float)al;
     in->beta = (float)be;
     return;
   }
 general:;
-  const ir_shape *ss[2] = {&V(c, a)->shape, &V(c, bb)->shape};
-  int bs[2] = {B(c, a), B(c, bb)};
+  const ir_shape *ss[2] = {AS(c, 0), AS(c, 1)};
+  int bs[2] = {AB(c, 0), AB(c, 1)};
   rt_ewfn fn;
   switch (v->op) {
   case IR_GE: fn = RT_GE; break;
@@ -145,7 +156,7 @@ general:;
   case IR_SILU_GRAD: fn = RT_SILU_GRAD; break;
   default: fn = binary_fn[v->op - IR_ADD];
   }
-  ew(c, out, &v->shape, fn, bs, ss, 2);
+  ew(c, out, OS(c), fn, bs, ss, 2);
 }
 
 /* out = in (any shape) broadcast to shape s */
@@ -210,20 +221,20 @@ static void reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, 
 static void lower_reduce(lctx *c, const ir_value *v, int out) {
   const ir_value *x = V(c, v->args[0]);
   int mark[IR_MAXRANK] = {0};
-  double count = 1;
+  double count = 1;      /* a mean divides by the global count: partial sums add up to it */
   for (int i = 0; i < v->attr.ndims; i++) { mark[v->attr.dims[i]] = 1; count *= (double)x->shape.d[v->attr.dims[i]]; }
   int fn = v->op == IR_MAX ? RT_RMAX : RT_RSUM;
-  reduce(c, B(c, x->id), &x->shape, mark, fn, v->op == IR_MEAN ? 1.0 / count : 1.0, out, v->name);
+  reduce(c, AB(c, 0), AS(c, 0), mark, fn, v->op == IR_MEAN ? 1.0 / count : 1.0, out, v->name);
 }
 
 static void lower_sum_to(lctx *c, const ir_value *v, int out) {
-  const ir_value *x = V(c, v->args[0]);
+  const ir_value *x = V(c, v->args[0]);   /* which dims are summed: from the global shapes */
   int mark[IR_MAXRANK] = {0}, r = x->shape.rank, t = v->shape.rank;
   for (int i = 0; i < r; i++) {
     int j = i - (r - t);
     mark[i] = j < 0 || (v->shape.d[j] == 1 && x->shape.d[i] != 1);
   }
-  reduce(c, B(c, x->id), &x->shape, mark, RT_RSUM, 1.0, out, v->name);
+  reduce(c, AB(c, 0), AS(c, 0), mark, RT_RSUM, 1.0, out, v->name);
 }
 
 /* Permutation moving the marked dims last (in order); returns how many. */
@@ -235,20 +246,20 @@ static int marked_last(const int *mark, int r, int *perm) {
 }
 
 static void lower_max_grad(lctx *c, const ir_value *v, int out) {
-  const ir_value *x = V(c, v->args[0]);
-  int mark[IR_MAXRANK] = {0}, perm[IR_MAXRANK], inv[IR_MAXRANK], r = x->shape.rank;
+  const ir_shape *xs = AS(c, 0);
+  int mark[IR_MAXRANK] = {0}, perm[IR_MAXRANK], inv[IR_MAXRANK], r = xs->rank;
   for (int i = 0; i < v->attr.ndims; i++) mark[v->attr.dims[i]] = 1;
   marked_last(mark, r, perm);
   int ident = 1;
   for (int i = 0; i < r; i++) { ident &= perm[i] == i; inv[perm[i]] = i; }
   int64_t n = 1;
-  for (int i = 0; i < v->attr.ndims; i++) n *= x->shape.d[v->attr.dims[i]];
-  int64_t outer = ir_nelem(&x->shape) / (n ? n : 1);
-  int xb = B(c, x->id), dy = B(c, v->args[1]);
+  for (int i = 0; i < v->attr.ndims; i++) n *= xs->d[v->attr.dims[i]];
+  int64_t outer = ir_nelem(xs) / (n ? n : 1);
+  int xb = AB(c, 0), dy = AB(c, 1);
   /* the reduced dims may sit anywhere: work with them last, which leaves dy's layout as it is */
-  int xt = ident ? xb : transpose(c, xb, x->shape.d, r, perm, -1, v->name, RT_F32);
+  int xt = ident ? xb : transpose(c, xb, xs->d, r, perm, -1, v->name, RT_F32);
   int64_t ts[IR_MAXRANK];
-  for (int i = 0; i < r; i++) ts[i] = x->shape.d[perm[i]];
+  for (int i = 0; i < r; i++) ts[i] = xs->d[perm[i]];
   int dst = ident ? out : tmp(c, v->name, RT_F32, r, ts);
   rt_instr *in = rt_prog_emit(c->p, RT_REDUCE_MAX_GRAD, dst);
   in->nin = 2; in->in[0] = xt; in->in[1] = dy;
@@ -276,31 +287,31 @@ static int to_rows(lctx *c, const rowframe *f, int buf, const ir_shape *s, const
 }
 
 static void lower_rowwise(lctx *c, const ir_value *v, int out) {
-  const ir_value *x = V(c, v->args[0]);
+  const ir_shape *xs = AS(c, 0);
   rowframe f;
-  frame(&x->shape, v->attr.dim, &f);
+  frame(xs, v->attr.dim, &f);
   int dst = f.ident ? out : tmp(c, v->name, RT_F32, f.r, f.ts);
   rt_op op;
   int ins[3] = {-1, -1, -1};
   switch (v->op) {
-  case IR_SOFTMAX: op = RT_SOFTMAX; ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name); break;
-  case IR_LOG_SOFTMAX: op = RT_LOG_SOFTMAX; ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name); break;
+  case IR_SOFTMAX: op = RT_SOFTMAX; ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name); break;
+  case IR_LOG_SOFTMAX: op = RT_LOG_SOFTMAX; ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name); break;
   case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
     op = v->op == IR_SOFTMAX_GRAD ? RT_SOFTMAX_GRAD : RT_LOG_SOFTMAX_GRAD;
-    ins[0] = to_rows(c, &f, B(c, v->args[0]), &x->shape, v->name);
-    ins[1] = to_rows(c, &f, B(c, v->args[1]), &x->shape, v->name);
+    ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name);
+    ins[1] = to_rows(c, &f, AB(c, 1), xs, v->name);
     break;
-  case IR_NORMALIZE: op = RT_LAYERNORM; ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name); break;
+  case IR_NORMALIZE: op = RT_LAYERNORM; ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name); break;
   case IR_LAYERNORM:
     op = RT_LAYERNORM;
-    ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name);
-    ins[1] = B(c, v->args[1]); ins[2] = B(c, v->args[2]);
+    ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name);
+    ins[1] = AB(c, 1); ins[2] = AB(c, 2);
     break;
   case IR_LAYERNORM_GRAD:
     op = RT_LAYERNORM_GRAD;
-    ins[0] = to_rows(c, &f, B(c, x->id), &x->shape, v->name);
-    ins[1] = B(c, v->args[1]);
-    ins[2] = to_rows(c, &f, B(c, v->args[2]), &x->shape, v->name);
+    ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name);
+    ins[1] = AB(c, 1);
+    ins[2] = to_rows(c, &f, AB(c, 2), xs, v->name);
     break;
   default: c->failed = 1; return;
   }
@@ -462,7 +473,7 @@ static void mk_operand(operand *o, int buf, const char *labels, const ir_shape *
 }
 
 static void lower_contract(lctx *c, const ir_value *v, int out) {
-  const ir_value *a = V(c, v->args[0]), *b = V(c, v->args[1]);
+  const ir_shape *as = AS(c, 0), *bs = AS(c, 1);
   char la[16] = {0}, lb[16] = {0}, lc[16] = {0};
   if (v->op == IR_EINSUM) {
     int k = 0, n = 0;
@@ -474,7 +485,7 @@ static void lower_contract(lctx *c, const ir_value *v, int out) {
     }
   } else {
     /* matmul: batch dims right-aligned; a broadcast size-1 dim is dropped anyway */
-    int ro = v->shape.rank, ra = a->shape.rank, rb = b->shape.rank;
+    int ro = v->shape.rank, ra = as->rank, rb = bs->rank;
     for (int i = 0; i < ro - 2; i++) lc[i] = (char)('a' + i);
     lc[ro - 2] = 'M'; lc[ro - 1] = 'N';
     for (int i = 0; i < ra - 2; i++) la[i] = (char)('a' + ro - ra + i);
@@ -483,9 +494,9 @@ static void lower_contract(lctx *c, const ir_value *v, int out) {
     lb[rb - 2] = 'K'; lb[rb - 1] = 'N';
   }
   operand A, Bo, C;
-  mk_operand(&A, B(c, a->id), la, &a->shape);
-  mk_operand(&Bo, B(c, b->id), lb, &b->shape);
-  mk_operand(&C, out, lc, &v->shape);
+  mk_operand(&A, AB(c, 0), la, as);
+  mk_operand(&Bo, AB(c, 1), lb, bs);
+  mk_operand(&C, out, lc, OS(c));
   presum(c, &A, &Bo, &C, v->name);
   presum(c, &Bo, &A, &C, v->name);
   gemm(c, &A, &Bo, &C, out, v->name);
@@ -500,10 +511,10 @@ static void block_copy(lctx *c, int out, int in, int64_t outer, int64_t m, int64
 }
 
 static void lower_move(lctx *c, const ir_value *v, int out) {
-  const ir_value *x = V(c, v->args[0]);
+  const ir_shape *xs = AS(c, 0), *os = OS(c);
+  int xb = AB(c, 0);
   switch (v->op) {
   case IR_RESHAPE: {
-    int xb = B(c, x->id);   /* may emit a fill: before the copy */
     rt_instr *in = rt_prog_emit(c->p, RT_COPY, out);
     in->nin = 1; in->in[0] = xb;
     return;
@@ -511,34 +522,31 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   case IR_TRANSPOSE: {
     int perm[IR_MAXRANK];
     for (int i = 0; i < v->attr.ndims; i++) perm[i] = v->attr.dims[i];
-    transpose(c, B(c, x->id), x->shape.d, x->shape.rank, perm, out, v->name, rtype(v->dtype));
+    transpose(c, xb, xs->d, xs->rank, perm, out, v->name, rtype(v->dtype));
     return;
   }
-  case IR_BROADCAST: copy_broadcast(c, out, &v->shape, B(c, x->id), &x->shape); return;
+  case IR_BROADCAST: copy_broadcast(c, out, os, xb, xs); return;
   case IR_CONCAT: {
     int dim = v->attr.dim;
-    int64_t outer = prod(v->shape.d, 0, dim), inner = prod(v->shape.d, dim + 1, v->shape.rank), off = 0;
+    int64_t outer = prod(os->d, 0, dim), inner = prod(os->d, dim + 1, os->rank), off = 0;
     for (int k = 0; k < v->nargs; k++) {
-      const ir_value *a = V(c, v->args[k]);
-      int64_t n = a->shape.d[dim];
-      int ab = B(c, a->id);
-      block_copy(c, out, ab, outer, n, 0, n, v->shape.d[dim], off, inner);
+      int64_t n = AS(c, k)->d[dim];
+      block_copy(c, out, AB(c, k), outer, n, 0, n, os->d[dim], off, inner);
       off += n;
     }
     return;
   }
   case IR_SLICE: {
     int dim = v->attr.dim;
-    int64_t outer = prod(x->shape.d, 0, dim), inner = prod(x->shape.d, dim + 1, x->shape.rank);
+    int64_t outer = prod(xs->d, 0, dim), inner = prod(xs->d, dim + 1, xs->rank);
     int64_t n = v->attr.end - v->attr.start;
-    block_copy(c, out, B(c, x->id), outer, x->shape.d[dim], v->attr.start, n, n, 0, inner);
+    block_copy(c, out, xb, outer, xs->d[dim], v->attr.start, n, n, 0, inner);
     return;
   }
   case IR_PAD: {
     int dim = v->attr.dim;
-    int64_t outer = prod(x->shape.d, 0, dim), inner = prod(x->shape.d, dim + 1, x->shape.rank);
-    int64_t n = x->shape.d[dim];
-    int xb = B(c, x->id);
+    int64_t outer = prod(xs->d, 0, dim), inner = prod(xs->d, dim + 1, xs->rank);
+    int64_t n = xs->d[dim];
     rt_instr *f = rt_prog_emit(c->p, RT_FILL, out);
     f->alpha = 0;
     block_copy(c, out, xb, outer, n, 0, n, v->attr.end, v->attr.start, inner);
@@ -548,44 +556,50 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   }
 }
 
+/* the mesh-axis group that splits dim `dim` of operand k, or -1 */
+static int dim_group(lctx *c, const sh_dim *d);
+
 static void lower_other(lctx *c, const ir_value *v, int out) {
   rt_instr *in;
   switch (v->op) {
   case IR_EMBEDDING: case IR_EMBEDDING_GRAD: {
     int emb = v->op == IR_EMBEDDING;
-    const ir_value *t = emb ? V(c, v->args[0]) : v;
-    const ir_value *ids = V(c, emb ? v->args[1] : v->args[0]);
-    int b0 = B(c, v->args[0]), b1 = B(c, v->args[1]);
+    const ir_shape *ts = emb ? AS(c, 0) : OS(c);      /* the (local) table */
+    const ir_value *tg = emb ? V(c, v->args[0]) : v;  /* the global one */
+    const ir_shape *ids = emb ? AS(c, 1) : AS(c, 0);
     in = rt_prog_emit(c->p, emb ? RT_GATHER_ROWS : RT_SCATTER_ROWS, out);
     in->nin = 2;
-    in->in[0] = b0;
-    in->in[1] = b1;
-    in->outer = ir_nelem(&ids->shape);
-    in->n = t->shape.d[0];
-    in->inner = t->shape.d[1];
+    in->in[0] = AB(c, 0);
+    in->in[1] = AB(c, 1);
+    in->outer = ir_nelem(ids);
+    in->n = ts->d[0];
+    in->inner = ts->d[1];
     in->off = 0;
-    in->n2 = t->shape.d[0];
+    in->n2 = tg->shape.d[0];
+    if (c->plan) {     /* a shard of the rows: the executor offsets ids by its piece */
+      sh_dim rows = emb ? c->plan->lay[v->args[0]].dim[0] : c->plan->lay[v->id].dim[0];
+      in->group = dim_group(c, &rows);
+    }
     return;
   }
   case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: {
-    const ir_value *lg = V(c, v->args[0]);
-    int64_t n = lg->shape.d[lg->shape.rank - 1], rows = ir_nelem(&lg->shape) / (n ? n : 1);
-    int bs[3];
-    for (int k = 0; k < v->nargs; k++) bs[k] = B(c, v->args[k]);
+    const ir_shape *lg = AS(c, 0);
+    const ir_value *glg = V(c, v->args[0]);
+    int64_t n = lg->d[lg->rank - 1], rows = ir_nelem(lg) / (n ? n : 1);
+    int64_t grows = ir_nelem(&glg->shape) / (n ? n : 1);   /* the mean is over every position */
     in = rt_prog_emit(c->p, v->op == IR_CROSS_ENTROPY ? RT_XENT : RT_XENT_GRAD, out);
     in->nin = (uint8_t)v->nargs;
-    for (int k = 0; k < v->nargs; k++) in->in[k] = bs[k];
+    for (int k = 0; k < v->nargs; k++) in->in[k] = AB(c, k);
     in->outer = rows; in->n = n; in->inner = 1;
-    in->alpha = (float)(1.0 / (double)(rows ? rows : 1));
+    in->alpha = (float)(1.0 / (double)(grows ? grows : 1));
     return;
   }
   case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: {
-    const ir_value *x = V(c, v->args[0]);
-    int r = x->shape.rank;
-    int xb = B(c, x->id);
+    const ir_shape *xs = AS(c, 0);
+    int r = xs->rank;
     in = rt_prog_emit(c->p, RT_CAUSAL_MASK, out);
-    in->nin = 1; in->in[0] = xb;
-    in->outer = prod(x->shape.d, 0, r - 2); in->m = x->shape.d[r - 2]; in->n = x->shape.d[r - 1];
+    in->nin = 1; in->in[0] = AB(c, 0);
+    in->outer = prod(xs->d, 0, r - 2); in->m = xs->d[r - 2]; in->n = xs->d[r - 1];
     in->off = 0;
     in->alpha = v->op == IR_CAUSAL_MASK ? -INFINITY : 0.0f;
     return;
@@ -604,10 +618,223 @@ static int foldable(lctx *c, const ir_value *v, double *r) {
   return 0;
 }
 
-int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d) {
+/* ---- collectives and resharding ---- */
+
+static int group_of(lctx *c, uint32_t axes) {
+  if (c->group_cache[axes] >= 0) return c->group_cache[axes];
+  int ax[SH_MAXAXES], n = 0;
+  for (int i = 0; i < c->plan->mesh.n; i++) if ((axes >> i) & 1) ax[n++] = i;
+  return c->group_cache[axes] = rt_prog_group(c->p, n, ax);
+}
+
+static int dim_group(lctx *c, const sh_dim *d) {
+  if (!d->n) return -1;
+  /* a dim split over several axes: the group lists them major to minor */
+  uint32_t m = 0;
+  int inorder = 1;
+  for (int i = 0; i < d->n; i++) { m |= 1u << d->ax[i]; if (i && d->ax[i] < d->ax[i - 1]) inorder = 0; }
+  if (inorder) return group_of(c, m);
+  int ax[SH_MAXAXES];
+  for (int i = 0; i < d->n; i++) ax[i] = d->ax[i];
+  return rt_prog_group(c->p, d->n, ax);
+}
+
+static void local_shape(const sh_plan *pl, const ir_shape *global, const sh_dim *dims, ir_shape *out) {
+  *out = *global;
+  for (int i = 0; i < global->rank; i++) out->d[i] /= shard_dim_pieces(pl, &dims[i]);
+}
+
+static int same_dims(const sh_dim *a, const sh_dim *b, int rank) {
+  for (int i = 0; i < rank; i++) {
+    if (a[i].n != b[i].n) return 0;
+    for (int k = 0; k < a[i].n; k++) if (a[i].ax[k] != b[i].ax[k]) return 0;
+  }
+  return 1;
+}
+
+typedef struct step { rt_op op; int dim, dim2; uint32_t axes; } step;
+
+/* The collectives taking a value laid out as `from` (partial over `partial`,
+** to be summed) to the layout `to`; at most 3 steps a dim. */
+static int plan_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t partial, const sh_dim *to, step *st) {
+  sh_dim cur[IR_MAXRANK];
+  int n = 0;
+  for (int i = 0; i < rank; i++) cur[i] = from[i];
+  /* partial sums: reduce-scatter where the target splits a dim on that axis next, else all-reduce */
+  uint32_t ar = 0;
+  for (int a = 0; a < pl->mesh.n; a++) {
+    if (!((partial >> a) & 1)) continue;
+    int done = 0;
+    for (int i = 0; i < rank && !done; i++) {
+      int k = cur[i].n, pre = k < to[i].n;
+      for (int j = 0; j < k && pre; j++) pre = cur[i].ax[j] == to[i].ax[j];
+      if (pre && to[i].ax[k] == a) {
+        st[n++] = (step){RT_REDUCE_SCATTER, i, 0, 1u << a};
+        cur[i].ax[cur[i].n++] = (int8_t)a;
+        done = 1;
+      }
+    }
+    if (!done) ar |= 1u << a;
+  }
+  if (ar) st[n++] = (step){RT_ALL_REDUCE, 0, 0, ar};
+  /* a minor axis moving from one dim to the end of another: one all-to-all */
+  for (int i = 0; i < rank; i++) {
+    if (!cur[i].n) continue;
+    int a = cur[i].ax[cur[i].n - 1], keep = 0;
+    for (int k = 0; k < to[i].n && k < cur[i].n; k++) keep |= to[i].ax[k] == a && k == cur[i].n - 1;
+    if (keep) continue;
+    for (int j = 0; j < rank; j++) {
+      if (j == i || cur[j].n >= to[j].n || to[j].ax[cur[j].n] != a) continue;
+      int pre = 1;
+      for (int k = 0; k < cur[j].n; k++) pre &= cur[j].ax[k] == to[j].ax[k];
+      if (!pre) continue;
+      st[n++] = (step){RT_ALL_TO_ALL, j, i, 1u << a};
+      cur[i].n--;
+      cur[j].ax[cur[j].n++] = (int8_t)a;
+      break;
+    }
+  }
+  /* gather what the target does not have, minor first; then slice what it adds */
+  for (int i = 0; i < rank; i++) {
+    for (;;) {
+      int pre = cur[i].n <= to[i].n;
+      for (int k = 0; k < cur[i].n && pre; k++) pre = cur[i].ax[k] == to[i].ax[k];
+      if (pre) break;
+      st[n++] = (step){RT_ALL_GATHER, i, 0, 1u << cur[i].ax[cur[i].n - 1]};
+      cur[i].n--;
+    }
+    while (cur[i].n < to[i].n) {
+      int a = to[i].ax[cur[i].n];
+      st[n++] = (step){RT_SHARD_SLICE, i, 0, 1u << a};
+      cur[i].ax[cur[i].n++] = (int8_t)a;
+    }
+  }
+  return n;
+}
+
+/* Emit the steps from buffer `in` (local shape s); the last writes `dst` (or a new temp). */
+static int emit_steps(lctx *c, int in, ir_shape s, const step *st, int n, int dst, const char *name) {
+  int cur = in;
+  for (int k = 0; k < n; k++) {
+    ir_shape t = s;
+    int64_t P = 1;
+    for (int a = 0; a < c->plan->mesh.n; a++) if ((st[k].axes >> a) & 1) P *= c->plan->mesh.size[a];
+    if (st[k].op == RT_ALL_GATHER) t.d[st[k].dim] *= P;
+    if (st[k].op == RT_REDUCE_SCATTER || st[k].op == RT_SHARD_SLICE) t.d[st[k].dim] /= P;
+    if (st[k].op == RT_ALL_TO_ALL) { t.d[st[k].dim] /= P; t.d[st[k].dim2] *= P; }
+    int out = k == n - 1 && dst >= 0 ? dst : tmp(c, name, RT_F32, t.rank, t.d);
+    rt_instr *x = rt_prog_emit(c->p, (rt_op)st[k].op, out);
+    x->nin = 1;
+    x->in[0] = cur;
+    x->group = group_of(c, st[k].axes);
+    int d0 = st[k].op == RT_ALL_TO_ALL ? 0 : st[k].dim;
+    x->outer = prod(s.d, 0, d0);
+    x->n = s.d[d0];
+    x->inner = prod(s.d, d0 + 1, s.rank);
+    x->rank = (uint8_t)s.rank;
+    for (int i = 0; i < s.rank; i++) x->shape[i] = s.d[i];
+    x->split_dim = (int8_t)st[k].dim;
+    x->concat_dim = (int8_t)st[k].dim2;
+    if (st[k].op == RT_ALL_REDUCE) { x->outer = 1; x->n = ir_nelem(&s); x->inner = 1; }
+    cur = out;
+    s = t;
+  }
+  return cur;
+}
+
+static const sh_dim *final_dims(lctx *c, int v) {
+  const ir_value *x = V(c, v);
+  if (x->carry >= 0) return c->plan->lay[x->carry].dim;   /* a new value takes its leaf's layout */
+  return c->plan->lay[v].dim;
+}
+
+/* Operand k of op v in the layout `want`. */
+static int operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
+  const ir_value *x = V(c, id);
+  int b = B(c, id);
+  if (!c->plan || c->isconst[id]) { *shape = x->shape; return b; }
+  const sh_dim *have = final_dims(c, id);
+  local_shape(c->plan, &x->shape, want, shape);
+  if (same_dims(have, want, x->shape.rank)) return b;
+  step st[3 * IR_MAXRANK + 2];
+  ir_shape hs;
+  local_shape(c->plan, &x->shape, have, &hs);
+  int n = plan_steps(c->plan, x->shape.rank, have, 0, want, st);
+  return emit_steps(c, b, hs, st, n, -1, x->name);
+}
+
+static void lower_op(lctx *c, const ir_value *v, int out) {
+  const ir_opinfo *oi = ir_opinfo_of(v->op);
+  if (oi->flags & (OPF_UNARY | OPF_BINARY)) lower_ew(c, v, out);
+  else switch (v->op) {
+  case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD: lower_ew(c, v, out); break;
+  case IR_MATMUL: case IR_EINSUM: lower_contract(c, v, out); break;
+  case IR_SUM: case IR_MEAN: case IR_MAX: lower_reduce(c, v, out); break;
+  case IR_SUM_TO: lower_sum_to(c, v, out); break;
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
+  case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: lower_rowwise(c, v, out); break;
+  case IR_RESHAPE: case IR_TRANSPOSE: case IR_BROADCAST: case IR_CONCAT: case IR_SLICE: case IR_PAD:
+    lower_move(c, v, out); break;
+  default: lower_other(c, v, out); break;
+  }
+}
+
+static rt_bufkind kind_of(const ir_value *v) { return v->is_output ? RT_BUF_OUTPUT : RT_BUF_TEMP; }
+
+/* The buffer of value i in its final layout, with where its piece sits. */
+static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
+  ir_shape ls = v->shape;
+  const sh_dim *dims = c->plan ? final_dims(c, v->id) : NULL;
+  if (dims) local_shape(c->plan, &v->shape, dims, &ls);
+  int b = rt_prog_buf(c->p, v->name, rtype(v->dtype), ls.rank, ls.d, kind);
+  rt_buf *rb = &c->p->bufs[b];
+  for (int i = 0; i < v->shape.rank; i++) {
+    rb->global_shape[i] = v->shape.d[i];
+    rb->dim_group[i] = dims ? dim_group(c, &dims[i]) : -1;
+  }
+  return b;
+}
+
+static void lower_value(lctx *c, const ir_value *v) {
+  int out = value_buf(c, v, kind_of(v));
+  c->buf[v->id] = out;
+  if (!c->plan) {
+    for (int k = 0; k < v->nargs; k++) { c->abuf[k] = B(c, v->args[k]); c->ash[k] = V(c, v->args[k])->shape; }
+    c->osh = v->shape;
+    lower_op(c, v, out);
+    return;
+  }
+  sh_oplayout o;
+  shard_oplayout(c->plan, v->id, &o);
+  sh_dim want[IR_MAXRANK];
+  for (int k = 0; k < v->nargs; k++) {
+    const ir_value *a = V(c, v->args[k]);
+    shard_required(c->plan, &o, k, want, a->shape.rank);
+    c->abuf[k] = operand_in(c, a->id, want, &c->ash[k]);
+  }
+  sh_dim comp[IR_MAXRANK];
+  shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
+  local_shape(c->plan, &v->shape, comp, &c->osh);
+  uint32_t partial = c->plan->lay[v->id].partial;
+  if (shard_keeps_partial(c->plan, v->id)) partial = 0;       /* its users take the partial sum */
+  const sh_dim *fin = final_dims(c, v->id);
+  step st[3 * IR_MAXRANK + 2];
+  int n = plan_steps(c->plan, v->shape.rank, comp, partial, fin, st);
+  if (!n) { lower_op(c, v, out); return; }
+  int t = tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
+  lower_op(c, v, t);
+  emit_steps(c, t, c->osh, st, n, out, v->name);
+}
+
+int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
   rt_prog_init(p);
-  lctx c = {g, p, d};
+  lctx c = {g, plan, p, d};
   int n = g->nvals;
+  for (int i = 0; i < (1 << SH_MAXAXES); i++) c.group_cache[i] = -1;
+  if (plan) {
+    p->mesh_rank = plan->mesh.n;
+    for (int i = 0; i < plan->mesh.n; i++) { p->mesh[i] = plan->mesh.size[i]; p->axis_names[i] = arena_intern_cstr(&p->mem, plan->mesh.name[i]); }
+  }
   c.buf = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   c.isconst = xcalloc((size_t)n + 1, 1);
   c.cval = xcalloc((size_t)n + 1, sizeof(double));
@@ -615,10 +842,7 @@ int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d) {
   for (int i = 0; i < n && !c.failed; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind == IR_CONST) { c.isconst[i] = 1; c.cval[i] = v->attr.scalar; continue; }
-    if (v->kind != IR_OP) {
-      c.buf[i] = rt_prog_buf(p, v->name, rtype(v->dtype), v->shape.rank, v->shape.d, RT_BUF_INPUT);
-      continue;
-    }
+    if (v->kind != IR_OP) { c.buf[i] = value_buf(&c, v, RT_BUF_INPUT); continue; }
     double fv;
     if (!v->is_output && foldable(&c, v, &fv)) { c.isconst[i] = 1; c.cval[i] = fv; continue; }
     if (v->dtype == IR_BF16 || v->dtype == IR_F16) {
@@ -626,22 +850,8 @@ int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d) {
       c.failed = 1;
       break;
     }
-    int out = rt_prog_buf(p, v->name, rtype(v->dtype), v->shape.rank, v->shape.d, v->is_output ? RT_BUF_OUTPUT : RT_BUF_TEMP);
-    c.buf[i] = out;
     int first = p->ninstrs;
-    const ir_opinfo *oi = ir_opinfo_of(v->op);
-    if (oi->flags & (OPF_UNARY | OPF_BINARY)) lower_ew(&c, v, out);
-    else switch (v->op) {
-    case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD: lower_ew(&c, v, out); break;
-    case IR_MATMUL: case IR_EINSUM: lower_contract(&c, v, out); break;
-    case IR_SUM: case IR_MEAN: case IR_MAX: lower_reduce(&c, v, out); break;
-    case IR_SUM_TO: lower_sum_to(&c, v, out); break;
-    case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
-    case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: lower_rowwise(&c, v, out); break;
-    case IR_RESHAPE: case IR_TRANSPOSE: case IR_BROADCAST: case IR_CONCAT: case IR_SLICE: case IR_PAD:
-      lower_move(&c, v, out); break;
-    default: lower_other(&c, v, out); break;
-    }
+    lower_value(&c, v);
     for (int k = first; k < p->ninstrs; k++) if (p->instrs[k].src < 0) p->instrs[k].src = i;
   }
   if (!c.failed) {
@@ -649,7 +859,7 @@ int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d) {
       const ir_value *v = g->vals[i];
       if (v->is_output && c.buf[i] >= 0 && p->bufs[c.buf[i]].kind == RT_BUF_INPUT) {
         /* returning a leaf: give the output a buffer of its own */
-        int o = rt_prog_buf(p, v->name, rtype(v->dtype), v->shape.rank, v->shape.d, RT_BUF_OUTPUT);
+        int o = value_buf(&c, v, RT_BUF_OUTPUT);
         rt_instr *in = rt_prog_emit(p, RT_COPY, o);
         in->nin = 1; in->in[0] = c.buf[i]; in->src = i;
         c.buf[i] = o;

@@ -9,6 +9,7 @@
 #define interp_lower_h
 
 #include "interp/ir.h"
+#include "interp/shard.h"
 #include "runtime/prog.h"
 
 typedef struct lower_result {
@@ -16,8 +17,9 @@ typedef struct lower_result {
   int nvals;
 } lower_result;
 
-/* Lower g for one device into p (initialised here). -1 with an error in d. */
-int lower_program(const ir_graph *g, rt_prog *p, lower_result *r, diag *d);
+/* Lower g into the program of one device of the plan's mesh (plan NULL:
+** the unpartitioned program), into p (initialised here). -1 with an error in d. */
+int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d);
 void lower_result_free(lower_result *r);
 
 #endif

@@ -28,7 +28,16 @@ static const command commands[] = {
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
    "optimizer state after the last step as safetensors (atomically)."},
-  {"lower", cli_lower, 1, 2, "train mesh model rank",
+  {"apply", cli_apply, 2, 2, "train mesh model json strict lenient",
+   "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
+   "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
+   "the conflicts (what was refused and why), and the collectives of the lowered\n"
+   "program with their bytes per device. --strict makes a tactic's conflict an error."},
+  {"explain", cli_explain, 3, 3, "train mesh model strict lenient",
+   "carve explain MODEL.cir TACTICS.tac VALUE [--train OPT]",
+   "Why VALUE has its sharding: the chain of decisions from a tactic statement through\n"
+   "the ops propagation went through, what kept it whole, and its conflicts."},
+  {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
    "Print the per-device program: buffers and one instruction a line."},
 };
@@ -38,7 +47,7 @@ static const command commands[] = {
 static const command all_options = {"", NULL, 0, 0,
   "train mesh model steps params data save check json rank print strict lenient device", "", ""};
 
-static const char *later[] = {"apply", "explain", "simulate", "calibrate", "auto", "repl"};
+static const char *later[] = {"simulate", "calibrate", "auto", "repl"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);

@@ -8,12 +8,16 @@
 
 #include "interp/grad.h"
 #include "interp/ir.h"
+#include "interp/tactic.h"
 #include "lang/cir.h"
+#include "lang/tac.h"
 
 typedef struct session_opts {
   const char *model_path;
   const char *model_name;   /* --model */
   const char *train;        /* --train text, or NULL for the forward program */
+  const char *tactic_path;  /* NULL: one device */
+  tactic_opts tac;          /* --mesh, --strict, --lenient */
 } session_opts;
 
 typedef struct session {
@@ -23,6 +27,8 @@ typedef struct session {
   cir_file *file;
   ir_graph *g;
   train_spec train;
+  tac_file *tac;
+  sh_plan *plan;            /* NULL without a tactic file */
 } session;
 
 void session_init(session *s);

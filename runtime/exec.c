@@ -1,11 +1,14 @@
 /*
-** exec.c: the executor. Walks the instruction list once per run; a
-** buffer gets memory at its first write and a temporary gives it back
-** right after its last read, so peak memory follows the live set. Freed
-** blocks wait in a small pool for the next allocation of the same size
-** (the next run asks for the same sizes in the same order), but the pool
-** never holds more than the reported peak minus what is live: the peak
-** stays an honest bound on the memory the executor holds.
+** exec.c: the executor. Walks the instruction list once per run. A
+** temporary lives from its first write to its last read; since the
+** program is fixed, those lifetimes are known before the first run, and
+** the temporaries are placed once in one block by a liveness plan (the
+** largest first, each at the lowest offset free for its whole lifetime),
+** so that two temporaries share memory whenever their lifetimes do not
+** meet. The block is allocated at the first run and reused by every run:
+** a training loop allocates nothing and touches no fresh page per step.
+** Inputs get memory when set, outputs at their first write, and both stay.
+** The peak is the memory really held: inputs, outputs and the block.
 */
 #include "runtime/exec.h"
 
@@ -17,20 +20,19 @@
 
 #include "util/arena.h"
 
-typedef struct pool_blk { void *p; size_t bytes; } pool_blk;
-
 struct rt_exec {
   const rt_prog *p;
   const rt_backend *be;
   const rt_comm *comm;
-  void **data;            /* per buffer; NULL until written or set */
-  size_t *bytes;          /* per buffer: bytes held by data */
+  void **data;            /* per buffer; NULL until written or set, and after a temp's last read */
+  size_t *bytes;          /* per buffer: bytes of its own allocation (inputs, outputs) */
+  size_t *offset;         /* per temp: its place in the block */
   int32_t *first_write;   /* per buffer: first instruction writing it (-1: none) */
-  int32_t *free_start;    /* CSR: temps to release after instruction i */
+  int32_t *free_start;    /* CSR: temps that die after instruction i */
   int32_t *free_list;
-  size_t cur, peak, pooled;
-  pool_blk *pool;
-  int npool, cappool;
+  unsigned char *block;   /* every temporary, as planned */
+  size_t block_bytes;
+  size_t held, peak;
   int checked;            /* program validated (once, at the first run) */
   int collectives;        /* the program has some */
 };
@@ -43,52 +45,60 @@ static size_t buf_size(const rt_prog *p, int b) {
   return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
 }
 
-/* ---- memory ---- */
-
-static void pool_release_one(rt_exec *e) {
-  pool_blk blk = e->pool[--e->npool];
-  e->pooled -= blk.bytes;
-  e->be->free(blk.p);
-}
-
 static void *mem_get(rt_exec *e, size_t bytes) {
-  for (int i = e->npool - 1; i >= 0; i--)
-    if (e->pool[i].bytes == bytes) {
-      void *q = e->pool[i].p;
-      e->pool[i] = e->pool[--e->npool];
-      e->pooled -= bytes;
-      e->cur += bytes;
-      if (e->cur > e->peak) e->peak = e->cur;
-      return q;
-    }
-  size_t peak = e->cur + bytes > e->peak ? e->cur + bytes : e->peak;
-  while (e->npool > 0 && e->cur + bytes + e->pooled > peak) pool_release_one(e);
   void *q = e->be->alloc(bytes ? bytes : 1);
-  if (!q) {                      /* give back everything pooled and retry */
-    while (e->npool > 0) pool_release_one(e);
-    q = e->be->alloc(bytes ? bytes : 1);
-    if (!q) return NULL;
+  if (q) {
+    e->held += bytes;
+    if (e->held > e->peak) e->peak = e->held;
   }
-  e->cur += bytes;
-  if (e->cur > e->peak) e->peak = e->cur;
   return q;
 }
 
-static void mem_put(rt_exec *e, void *q, size_t bytes) {
-  if (!q) return;
-  e->cur -= bytes;
-  if (e->npool == e->cappool) {
-    e->cappool = e->cappool ? e->cappool * 2 : 16;
-    e->pool = xrealloc(e->pool, (size_t)e->cappool * sizeof *e->pool);
-  }
-  e->pool[e->npool++] = (pool_blk){q, bytes};
-  e->pooled += bytes;
+/* ---- the plan ---- */
+
+typedef struct tslot { int32_t b, start, end; size_t size, off; } tslot;
+
+static int by_size(const void *x, const void *y) {
+  const tslot *a = x, *b = y;
+  if (a->size != b->size) return a->size > b->size ? -1 : 1;
+  return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static void buf_release(rt_exec *e, int b) {
-  mem_put(e, e->data[b], e->bytes[b]);
-  e->data[b] = NULL;
-  e->bytes[b] = 0;
+/* Greedy placement, largest first: each temp goes to the lowest offset
+   that no temp already placed and alive at the same time covers. */
+static size_t plan(rt_exec *e, const int32_t *last) {
+  const rt_prog *p = e->p;
+  int n = 0;
+  for (int b = 0; b < p->nbufs; b++) n += p->bufs[b].kind == RT_BUF_TEMP && e->first_write[b] >= 0;
+  tslot *t = xmalloc((size_t)(n ? n : 1) * sizeof *t);
+  int *placed = xmalloc((size_t)(n ? n : 1) * sizeof *placed);   /* indices into t, by offset */
+  n = 0;
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind == RT_BUF_TEMP && e->first_write[b] >= 0)
+      t[n++] = (tslot){b, e->first_write[b], last[b], (buf_size(p, b) + 63) & ~(size_t)63, 0};
+  qsort(t, (size_t)n, sizeof *t, by_size);
+  size_t top = 0;
+  int np = 0;
+  for (int i = 0; i < n; i++) {
+    size_t off = 0;
+    int at = np;
+    for (int j = 0; j < np; j++) {
+      const tslot *q = &t[placed[j]];
+      if (q->end < t[i].start || q->start > t[i].end) continue;    /* never alive together */
+      if (off + t[i].size <= q->off) break;                          /* fits in the gap before q */
+      if (q->off + q->size > off) off = q->off + q->size;
+    }
+    t[i].off = off;
+    while (at > 0 && t[placed[at - 1]].off > off) at--;
+    memmove(placed + at + 1, placed + at, (size_t)(np - at) * sizeof *placed);
+    placed[at] = i;
+    np++;
+    if (off + t[i].size > top) top = off + t[i].size;
+    e->offset[t[i].b] = off;
+  }
+  free(placed);
+  free(t);
+  return top;
 }
 
 /* ---- setup ---- */
@@ -99,10 +109,11 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
   e->be = be;
   e->comm = comm;
   int nb = p->nbufs, ni = p->ninstrs;
-  e->data = xcalloc((size_t)nb, sizeof *e->data);
-  e->bytes = xcalloc((size_t)nb, sizeof *e->bytes);
-  e->first_write = xmalloc((size_t)nb * sizeof *e->first_write);
-  int32_t *last = xmalloc((size_t)nb * sizeof *last);   /* last read or write */
+  e->data = xcalloc((size_t)nb + 1, sizeof *e->data);
+  e->bytes = xcalloc((size_t)nb + 1, sizeof *e->bytes);
+  e->offset = xcalloc((size_t)nb + 1, sizeof *e->offset);
+  e->first_write = xmalloc(((size_t)nb + 1) * sizeof *e->first_write);
+  int32_t *last = xmalloc(((size_t)nb + 1) * sizeof *last);   /* last read or write */
   for (int b = 0; b < nb; b++) e->first_write[b] = last[b] = -1;
   for (int i = 0; i < ni; i++) {
     const rt_instr *ins = &p->instrs[i];
@@ -114,7 +125,7 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
       last[ins->out] = i;
     }
   }
-  /* temps to release after each instruction, as compressed rows */
+  /* temps to drop after each instruction, as compressed rows */
   e->free_start = xcalloc((size_t)ni + 1, sizeof *e->free_start);
   int nfree = 0;
   for (int b = 0; b < nb; b++)
@@ -126,6 +137,7 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
     if (p->bufs[b].kind == RT_BUF_TEMP && last[b] >= 0)
       e->free_list[e->free_start[last[b]] + fill[last[b]]++] = b;
   free(fill);
+  e->block_bytes = plan(e, last);
   free(last);
   return e;
 }
@@ -133,11 +145,11 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
 void rt_exec_free(rt_exec *e) {
   if (!e) return;
   for (int b = 0; b < e->p->nbufs; b++)
-    if (e->data[b]) e->be->free(e->data[b]);
-  while (e->npool > 0) pool_release_one(e);
-  free(e->pool);
+    if (e->data[b] && e->p->bufs[b].kind != RT_BUF_TEMP) e->be->free(e->data[b]);
+  if (e->block) e->be->free(e->block);
   free(e->data);
   free(e->bytes);
+  free(e->offset);
   free(e->first_write);
   free(e->free_start);
   free(e->free_list);
@@ -315,11 +327,13 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   case RT_CAUSAL_MASK:
     return want(p, ins, 0, O * ins->m * N, 1, F, 0, why, n) || want(p, ins, -1, O * ins->m * N, 1, F, 0, why, n);
   case RT_BLOCK_COPY: {
+    int64_t m = ins->m > 0 ? ins->m : N;
     if (ins->off < 0 || ins->off + N > ins->n2)
       return errf(why, n, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->off, ins->off + N, ins->n2);
-    if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
+    if (ins->k < 0 || ins->k + N > m)
+      return errf(why, n, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->k, ins->k + N, m);
     rt_dtype dt = p->bufs[ins->out].dtype;
-    return want(p, ins, 0, O * N * IN, 1, dt, 0, why, n) || want(p, ins, -1, O * ins->n2 * IN, 1, dt, 0, why, n);
+    return want(p, ins, 0, O * m * IN, 1, dt, 0, why, n) || want(p, ins, -1, O * ins->n2 * IN, 1, dt, 0, why, n);
   }
   case RT_SHARD_SLICE: {
     if (ins->out < 0 || ins->out >= p->nbufs) return errf(why, n, "out names no buffer");
@@ -396,9 +410,12 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     e->checked = 1;
   }
   if (e->collectives && !e->comm) return errf(err, errlen, "program needs collectives but runs on one device");
-  /* temps left over from a failed run */
-  for (int b = 0; b < p->nbufs; b++)
-    if (p->bufs[b].kind == RT_BUF_TEMP && e->data[b]) buf_release(e, b);
+  if (!e->block && e->block_bytes) {
+    e->block = mem_get(e, e->block_bytes);
+    if (!e->block) return errf(err, errlen, "out of memory for temporaries (%zu bytes)", e->block_bytes);
+  }
+  for (int b = 0; b < p->nbufs; b++)          /* temps left over from a failed run */
+    if (p->bufs[b].kind == RT_BUF_TEMP) e->data[b] = NULL;
   char why[512];
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
@@ -415,17 +432,21 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     int o = ins->out;
     if (!e->data[o]) {
       size_t by = buf_size(p, o);
-      e->data[o] = mem_get(e, by);
-      if (!e->data[o]) {
-        snprintf(why, sizeof why, "out of memory (%zu bytes)", by);
-        return ins_err(p, i, err, errlen, why);
+      if (p->bufs[o].kind == RT_BUF_TEMP) {
+        e->data[o] = e->block + e->offset[o];
+      } else {
+        e->data[o] = mem_get(e, by);
+        if (!e->data[o]) {
+          snprintf(why, sizeof why, "out of memory (%zu bytes)", by);
+          return ins_err(p, i, err, errlen, why);
+        }
+        e->bytes[o] = by;
       }
-      e->bytes[o] = by;
     }
     /* ops that write only part of out (or add to it) start from zeros */
     if (i == e->first_write[o] &&
-        (ins->op == RT_BLOCK_COPY || (ins->op == RT_GEMM && ins->beta != 0.0f)))
-      memset(e->data[o], 0, e->bytes[o]);
+        ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) || (ins->op == RT_GEMM && ins->beta != 0.0f)))
+      memset(e->data[o], 0, buf_size(p, o));
     rt_instr fixed;
     if (ins->nelem != p->bufs[o].nelem) {     /* rt_prog_finish not called */
       fixed = *ins;
@@ -442,7 +463,7 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       if (!why[0]) snprintf(why, sizeof why, "failed");
       return ins_err(p, i, err, errlen, why);
     }
-    for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) buf_release(e, e->free_list[j]);
+    for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) e->data[e->free_list[j]] = NULL;
   }
   return 0;
 }

@@ -20,6 +20,17 @@ typedef int64_t i64;
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* Loops that do arithmetic per element get an AVX2 clone chosen at load
+   time (the way OpenBLAS picks its kernels); the baseline x86-64 has only
+   SSE2, which would leave them several times slower than the GEMMs
+   around them. Floating-point contraction is off under -std=c11, so
+   every clone computes bit-identical results. -DRT_NO_CLONES drops them. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(RT_NO_CLONES)
+#define HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define HOT
+#endif
+
 /* Runs S (a statement using index k) for k in [0, n), in blocks of 8. */
 #define FOR8(n, ...) do { \
     i64 n_ = (n), i_ = 0; \
@@ -46,7 +57,7 @@ static void cpu_free(void *p) { free(p); }
 
 /* ---- sums in double ---- */
 
-static double sum_d(const float *restrict x, i64 n) {
+HOT static double sum_d(const float *restrict x, i64 n) {
   double acc[8] = {0};
   i64 i = 0;
   for (; i + 8 <= n; i += 8)
@@ -56,7 +67,7 @@ static double sum_d(const float *restrict x, i64 n) {
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-static double dot_d(const float *restrict x, const float *restrict y, i64 n) {
+HOT static double dot_d(const float *restrict x, const float *restrict y, i64 n) {
   double acc[8] = {0};
   i64 i = 0;
   for (; i + 8 <= n; i += 8)
@@ -67,7 +78,7 @@ static double dot_d(const float *restrict x, const float *restrict y, i64 n) {
 }
 
 /* sum of (x - mu)^2 */
-static double sqdev_d(const float *restrict x, double mu, i64 n) {
+HOT static double sqdev_d(const float *restrict x, double mu, i64 n) {
   double acc[8] = {0};
   i64 i = 0;
   for (; i + 8 <= n; i += 8)
@@ -78,7 +89,7 @@ static double sqdev_d(const float *restrict x, double mu, i64 n) {
 }
 
 /* sum of g * (x - mu) */
-static double dotdev_d(const float *restrict g, const float *restrict x, double mu, i64 n) {
+HOT static double dotdev_d(const float *restrict g, const float *restrict x, double mu, i64 n) {
   double acc[8] = {0};
   i64 i = 0;
   for (; i + 8 <= n; i += 8)
@@ -92,7 +103,7 @@ static double dotdev_d(const float *restrict g, const float *restrict x, double 
 INLINE float maxnan(float x, float y) { return (x > y || x != x) ? x : y; }
 INLINE float minnan(float x, float y) { return (x < y || x != x) ? x : y; }
 
-static float max_f(const float *restrict x, i64 n) {
+HOT static float max_f(const float *restrict x, i64 n) {
   float acc[8];
   for (int j = 0; j < 8; j++) acc[j] = -INFINITY;
   i64 i = 0;
@@ -106,10 +117,49 @@ static float max_f(const float *restrict x, i64 n) {
 
 /* ---- elementwise ---- */
 
-INLINE float sigm(float x) {
-  if (x >= 0) return 1.0f / (1.0f + expf(-x));
-  float e = expf(x);
-  return e / (1.0f + e);
+/* Transcendentals written so that the FOR8 loops around them vectorize:
+   straight-line float and integer arithmetic, and selects through bit
+   masks (with the default -ftrapping-math GCC will not if-convert a
+   float `?:` that feeds further float arithmetic). */
+
+INLINE uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+INLINE float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+INLINE float sel(int c, float a, float b) {
+  uint32_t m = -(uint32_t)c;
+  return bitsf((fbits(a) & m) | (fbits(b) & ~m));
+}
+
+/* exp within 1.2 ulp: x = n ln2 + r with |r| <= ln2/2 (Cody-Waite split of
+   ln2), e^r by its Taylor series to r^7, and 2^n applied as two halves so
+   that results down to the subnormals come out right. -inf gives 0, +inf
+   gives inf, NaN stays NaN. */
+INLINE float exp_core(float x, int big) {
+  float xc = big ? sel(x > 88.8f, 88.8f, x) : x;
+  xc = sel(xc < -104.0f, -104.0f, xc);
+  float f = xc * 1.44269504088896341f + 12582912.0f;     /* 1.5 * 2^23: rounds to an integer */
+  float n = f - 12582912.0f;
+  float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
+            r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  int32_t ni = (int32_t)(fbits(f) - 0x4B400000u);       /* n, from the low mantissa bits */
+  int32_t n1 = ni >> 1, n2 = ni - n1;
+  return p * bitsf((uint32_t)(n1 + 127) << 23) * bitsf((uint32_t)(n2 + 127) << 23);
+}
+
+INLINE float exp_v(float x) { return exp_core(x, 1); }
+/* for arguments known to stay below 88 (x - max, -x^2...): no overflow clamp */
+INLINE float exp_lo(float x) { return exp_core(x, 0); }
+
+/* 0.5 erfc(a) for a >= 0: the Chebyshev-fitted form of Numerical Recipes
+   (relative error under 1.2e-7), so that Phi(x) stays accurate in the
+   negative tail where 1 + erf(x) would cancel. Rounding a*a in float adds
+   about 1e-7 * a^2 relative error: 2e-6 at x = -6, where gelu is 6e-9. */
+INLINE float half_erfc(float a) {
+  float t = 1.0f / (1.0f + 0.5f * a);
+  float y = -a * a - 1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +
+            t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f +
+            t * (-0.82215223f + t * 0.17087277f))))))));
+  return 0.5f * t * exp_lo(y);
 }
 
 #define SQRT1_2F 0.70710678118654752f
@@ -117,22 +167,42 @@ INLINE float sigm(float x) {
 #define GELU_C 0.79788456080286536f   /* sqrt(2/pi) */
 #define GELU_A 0.044715f
 
-INLINE float gelu_f(float x) { return 0.5f * x * (1.0f + erff(x * SQRT1_2F)); }
-
-INLINE float gelu_tanh_f(float x) {
-  return 0.5f * x * (1.0f + tanhf(GELU_C * (x + GELU_A * x * x * x)));
+/* the standard normal CDF */
+INLINE float phi_cdf(float x) {
+  float e = half_erfc(fabsf(x) * SQRT1_2F);
+  return sel(x < 0, e, 1.0f - e);
 }
+
+/* stable both ways: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) below */
+INLINE float sigm(float x) {
+  float e = exp_lo(-fabsf(x)), s = 1.0f / (1.0f + e);
+  return sel(x >= 0, s, e * s);
+}
+
+/* odd Taylor series near 0 (1 - 2/(e^2x + 1) would cancel there) */
+INLINE float tanh_v(float x) {
+  float a = fabsf(x), a2 = a * a;
+  float big = 1.0f - 2.0f / (exp_v(2.0f * a) + 1.0f);
+  float small = a + a * a2 * (-1.0f / 3 + a2 * (2.0f / 15 + a2 * (-17.0f / 315 + a2 * (62.0f / 2835 +
+                a2 * (-1382.0f / 155925 + a2 * (21844.0f / 6081075))))));
+  float t = sel(a < 0.4f, small, big);
+  return bitsf(fbits(t) | (fbits(x) & 0x80000000u));
+}
+
+INLINE float gelu_f(float x) { return x * phi_cdf(x); }
+
+/* 0.5 x (1 + tanh u) = x sigmoid(2u): no cancellation for negative x */
+INLINE float gelu_tanh_f(float x) { return x * sigm(2.0f * GELU_C * (x + GELU_A * x * x * x)); }
 
 INLINE float gelu_grad_f(float x, float dy) {
-  float cdf = 0.5f * (1.0f + erff(x * SQRT1_2F));
-  float pdf = INV_SQRT2PI * expf(-0.5f * x * x);
-  return dy * (cdf + x * pdf);
+  return dy * (phi_cdf(x) + x * INV_SQRT2PI * exp_lo(-0.5f * x * x));
 }
 
+/* with s = sigmoid(2u): 0.5 (1 + tanh u) = s and 0.5 x (1 - tanh^2 u) = 2 x s (1 - s) */
 INLINE float gelu_tanh_grad_f(float x, float dy) {
-  float t = tanhf(GELU_C * (x + GELU_A * x * x * x));
+  float s = sigm(2.0f * GELU_C * (x + GELU_A * x * x * x));
   float du = GELU_C * (1.0f + 3.0f * GELU_A * x * x);
-  return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+  return dy * (s + 2.0f * x * s * (1.0f - s) * du);
 }
 
 INLINE float silu_grad_f(float x, float dy) {
@@ -151,12 +221,12 @@ INLINE void ew_span(int fn, i64 n, float *restrict o, const float *restrict a, i
 #define Y (vb ? b[k] : b0)
   switch (fn) {   /* ORDER RT_EWFN */
   case RT_NEG:   FOR8(n, o[k] = -X); break;
-  case RT_EXP:   FOR8(n, o[k] = expf(X)); break;
+  case RT_EXP:   FOR8(n, o[k] = exp_v(X)); break;
   case RT_LOG:   FOR8(n, o[k] = logf(X)); break;
   case RT_SQRT:  FOR8(n, o[k] = sqrtf(X)); break;
   case RT_RSQRT: FOR8(n, o[k] = 1.0f / sqrtf(X)); break;
-  case RT_TANH:  FOR8(n, o[k] = tanhf(X)); break;
-  case RT_RELU:  FOR8(n, { float x = X; o[k] = x < 0 ? 0.0f : x; }); break;
+  case RT_TANH:  FOR8(n, o[k] = tanh_v(X)); break;
+  case RT_RELU:  FOR8(n, { float x = X; o[k] = sel(x < 0, 0.0f, x); }); break;
   case RT_GELU:  FOR8(n, o[k] = gelu_f(X)); break;
   case RT_GELU_TANH: FOR8(n, o[k] = gelu_tanh_f(X)); break;
   case RT_SIGMOID: FOR8(n, o[k] = sigm(X)); break;
@@ -169,7 +239,7 @@ INLINE void ew_span(int fn, i64 n, float *restrict o, const float *restrict a, i
   case RT_MAX:   FOR8(n, o[k] = maxnan(X, Y)); break;
   case RT_MIN:   FOR8(n, o[k] = minnan(X, Y)); break;
   case RT_GE:    FOR8(n, o[k] = X >= Y ? 1.0f : 0.0f); break;
-  case RT_RELU_GRAD: FOR8(n, o[k] = X > 0 ? Y : 0.0f); break;
+  case RT_RELU_GRAD: FOR8(n, o[k] = sel(X > 0, Y, 0.0f)); break;
   case RT_GELU_GRAD: FOR8(n, o[k] = gelu_grad_f(X, Y)); break;
   case RT_GELU_TANH_GRAD: FOR8(n, o[k] = gelu_tanh_grad_f(X, Y)); break;
   case RT_SILU_GRAD: FOR8(n, o[k] = silu_grad_f(X, Y)); break;
@@ -180,7 +250,7 @@ INLINE void ew_span(int fn, i64 n, float *restrict o, const float *restrict a, i
 #undef Y
 }
 
-static void ew_run(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
+HOT static void ew_run(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
   if (va && vb) ew_span(fn, n, o, a, 1, b, 1, al, be);
   else if (va) ew_span(fn, n, o, a, 1, b, 0, al, be);
   else if (vb) ew_span(fn, n, o, a, 0, b, 1, al, be);
@@ -259,15 +329,19 @@ static int k_copy(const rt_instr *ins, void *out, void *const *in, char *err, si
   return 0;
 }
 
+/* rows [k, k+n) of in0 [outer, m, inner] to rows [off, off+n) of out [outer, n2, inner];
+   m = 0 means m = n (the whole of in0) */
 static int k_block_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n, n2 = ins->n2, off = ins->off, inner = ins->inner;
+  i64 n = ins->n, m = ins->m > 0 ? ins->m : n, k0 = ins->k, n2 = ins->n2, off = ins->off, inner = ins->inner;
   if (off < 0 || n < 0 || off + n > n2)
     return fail(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
+  if (k0 < 0 || k0 + n > m)
+    return fail(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", k0, k0 + n, m);
   const char *src = in[0];
   char *dst = out;
   size_t row = (size_t)(n * inner) * 4;
   for (i64 o = 0; o < ins->outer; o++)
-    memcpy(dst + (size_t)((o * n2 + off) * inner) * 4, src + (size_t)o * row, row);
+    memcpy(dst + (size_t)((o * n2 + off) * inner) * 4, src + (size_t)((o * m + k0) * inner) * 4, row);
   return 0;
 }
 
@@ -394,7 +468,7 @@ static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, si
 
 /* out[j] = alpha * sum_r x[r*inner + j], in column blocks so the double
    accumulators stay in L1 */
-static void colsum(const float *restrict x, i64 n, i64 inner, float *restrict out, double alpha) {
+HOT static void colsum(const float *restrict x, i64 n, i64 inner, float *restrict out, double alpha) {
   enum { CB = 512 };
   double acc[CB];
   for (i64 c0 = 0; c0 < inner; c0 += CB) {
@@ -408,7 +482,7 @@ static void colsum(const float *restrict x, i64 n, i64 inner, float *restrict ou
   }
 }
 
-static void colmax(const float *restrict x, i64 n, i64 inner, float *restrict out) {
+HOT static void colmax(const float *restrict x, i64 n, i64 inner, float *restrict out) {
   FOR8(inner, out[k] = -INFINITY);
   for (i64 r = 0; r < n; r++) {
     const float *xr = x + r * inner;
@@ -435,15 +509,15 @@ static int k_reduce(const rt_instr *ins, void *out, void *const *in, char *err, 
   return 0;
 }
 
-static void tie_count(i64 n, const float *restrict x, const float *restrict mx, float *restrict cnt) {
+HOT static void tie_count(i64 n, const float *restrict x, const float *restrict mx, float *restrict cnt) {
   FOR8(n, cnt[k] += x[k] == mx[k] ? 1.0f : 0.0f);
 }
 
-static void tie_share(i64 n, const float *restrict dy, float *restrict cnt) {
+HOT static void tie_share(i64 n, const float *restrict dy, float *restrict cnt) {
   FOR8(n, cnt[k] = cnt[k] > 0 ? dy[k] / cnt[k] : 0.0f);
 }
 
-static void tie_write(i64 n, const float *restrict x, const float *restrict mx, const float *restrict share,
+HOT static void tie_write(i64 n, const float *restrict x, const float *restrict mx, const float *restrict share,
                       float *restrict dx) {
   FOR8(n, dx[k] = x[k] == mx[k] ? share[k] : 0.0f);
 }
@@ -471,8 +545,8 @@ static int k_reduce_max_grad(const rt_instr *ins, void *out, void *const *in, ch
 /* ---- softmax family ---- */
 
 /* y = exp(x - m), returns the sum in double */
-static double exp_shift(const float *restrict x, float *restrict y, float m, i64 n) {
-  for (i64 i = 0; i < n; i++) y[i] = expf(x[i] - m);
+HOT static double exp_shift(const float *restrict x, float *restrict y, float m, i64 n) {
+  FOR8(n, y[k] = exp_lo(x[k] - m));
   return sum_d(y, n);
 }
 
@@ -488,17 +562,17 @@ static int k_softmax(const rt_instr *ins, void *out, void *const *in, char *err,
   return 0;
 }
 
-static double lse_shift(const float *restrict x, float m, i64 n) {
+HOT static double lse_shift(const float *restrict x, float m, i64 n) {
   double acc[8] = {0}, s = 0;
   i64 i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; j++) acc[j] += expf(x[i + j] - m);
-  for (; i < n; i++) s += expf(x[i] - m);
+    for (int j = 0; j < 8; j++) acc[j] += exp_lo(x[i + j] - m);
+  for (; i < n; i++) s += exp_lo(x[i] - m);
   for (int j = 0; j < 8; j++) s += acc[j];
   return log(s);
 }
 
-static void shift_row(i64 n, const float *restrict x, float *restrict y, float m, float l) {
+HOT static void shift_row(i64 n, const float *restrict x, float *restrict y, float m, float l) {
   FOR8(n, y[k] = (x[k] - m) - l);
 }
 
@@ -513,7 +587,7 @@ static int k_log_softmax(const rt_instr *ins, void *out, void *const *in, char *
   return 0;
 }
 
-static void smgrad_row(i64 n, const float *restrict y, const float *restrict dy, float *restrict dx, float s) {
+HOT static void smgrad_row(i64 n, const float *restrict y, const float *restrict dy, float *restrict dx, float s) {
   FOR8(n, dx[k] = y[k] * (dy[k] - s));
 }
 
@@ -528,13 +602,17 @@ static int k_softmax_grad(const rt_instr *ins, void *out, void *const *in, char 
   return 0;
 }
 
+HOT static void lsm_grad_row(i64 n, const float *restrict y, const float *restrict dy, float *restrict dx, float s) {
+  FOR8(n, dx[k] = dy[k] - exp_v(y[k]) * s);
+}
+
 static int k_log_softmax_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++) {
     const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
     float *dx = (float *)out + r * n;
     float s = (float)sum_d(dy, n);
-    for (i64 i = 0; i < n; i++) dx[i] = dy[i] - expf(y[i]) * s;
+    lsm_grad_row(n, y, dy, dx, s);
   }
   return 0;
 }
@@ -549,7 +627,7 @@ static ln_stats row_stats(const float *x, i64 n, float eps) {
   return (ln_stats){(float)m, (float)(1.0 / sqrt(var + eps))};
 }
 
-static void ln_row(i64 n, const float *restrict x, const float *restrict g, const float *restrict b,
+HOT static void ln_row(i64 n, const float *restrict x, const float *restrict g, const float *restrict b,
                    float *restrict y, float mu, float rs) {
   if (g && b) FOR8(n, y[k] = (x[k] - mu) * rs * g[k] + b[k]);
   else if (g) FOR8(n, y[k] = (x[k] - mu) * rs * g[k]);
@@ -567,11 +645,11 @@ static int k_layernorm(const rt_instr *ins, void *out, void *const *in, char *er
   return 0;
 }
 
-static void mul_row(i64 n, const float *restrict a, const float *restrict b, float *restrict y) {
+HOT static void mul_row(i64 n, const float *restrict a, const float *restrict b, float *restrict y) {
   FOR8(n, y[k] = a[k] * b[k]);
 }
 
-static void ln_grad_row(i64 n, const float *restrict x, const float *restrict g, float *restrict dx,
+HOT static void ln_grad_row(i64 n, const float *restrict x, const float *restrict g, float *restrict dx,
                         float mu, float rs, float mg, float mgx) {
   FOR8(n, { float xh = (x[k] - mu) * rs; dx[k] = rs * (g[k] - mg - xh * mgx); });
 }
@@ -617,7 +695,7 @@ static int k_gather_rows(const rt_instr *ins, void *out, void *const *in, char *
   return 0;
 }
 
-static void acc_row(i64 n, float *restrict t, const float *restrict d) {
+HOT static void acc_row(i64 n, float *restrict t, const float *restrict d) {
   FOR8(n, t[k] += d[k]);
 }
 

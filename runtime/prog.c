@@ -214,12 +214,17 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     if (ins->beta != 0.0f) fprintf(f, ", beta %g", ins->beta);
     fputc(']', f);
     break;
-  case RT_REDUCE: case RT_REDUCE_MAX_GRAD: case RT_BLOCK_COPY: case RT_SHARD_SLICE:
+  case RT_REDUCE: case RT_REDUCE_MAX_GRAD: case RT_SHARD_SLICE:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64, ins->outer, ins->n, ins->inner);
     if (ins->op == RT_REDUCE && ins->fn == RT_RSUM && ins->alpha != 1.0f) fprintf(f, ", alpha %g", ins->alpha);
-    if (ins->op == RT_BLOCK_COPY) fprintf(f, " into n %" PRId64 " at %" PRId64, ins->n2, ins->off);
     fputc(']', f);
     break;
+  case RT_BLOCK_COPY: {
+    int64_t m = ins->m > 0 ? ins->m : ins->n;
+    fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ": rows %" PRId64 "..%" PRId64 " -> %" PRId64 "..%" PRId64
+            " of %" PRId64 "]", ins->outer, m, ins->inner, ins->k, ins->k + ins->n, ins->off, ins->off + ins->n, ins->n2);
+    break;
+  }
   case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 "]", ins->outer, ins->n);
     break;

@@ -59,7 +59,7 @@ static inline void hx_output(hx *h, const char *name) {
 
 static inline void hx_lower(hx *h) {
   ir_link(h->g);
-  int rc = lower_program(h->g, &h->p, &h->lr, &h->d);
+  int rc = lower_program(h->g, NULL, &h->p, &h->lr, &h->d);
   cr_assert(rc == 0, "lowering failed: %s", h->d.text ? h->d.text : "");
   h->lowered = 1;
   h->e = rt_exec_new(&h->p, rt_backend_cpu(), NULL);
@@ -130,6 +130,18 @@ static inline double hx_relerr(const float *a, const float *b, int64_t n, double
     if (e > worst || isnan(e)) worst = isnan(e) ? INFINITY : e;
   }
   return worst;
+}
+
+/* ||a - b|| / ||b||: the relative error of a whole tensor */
+static inline double hx_normerr(const float *a, const float *b, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = (double)a[i] - (double)b[i];
+    num += d * d;
+    den += (double)b[i] * (double)b[i];
+  }
+  if (isnan(num)) return INFINITY;
+  return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 #endif

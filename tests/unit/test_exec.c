@@ -304,7 +304,7 @@ Test(exec, block_copy_output_starts_from_zero) {
   int a = buf("a", RT_F32, RT_BUF_INPUT, 1, 2, 0);
   int o = buf("pad", RT_F32, RT_BUF_OUTPUT, 1, 5, 0);
   rt_instr *i = rt_prog_emit(&P, RT_BLOCK_COPY, o);
-  i->in[0] = a; i->outer = 1; i->n = 2; i->inner = 1; i->n2 = 5; i->off = 1;
+  i->in[0] = a; i->outer = 1; i->m = 2; i->n = 2; i->inner = 1; i->n2 = 5; i->off = 1;
   rt_prog_finish(&P);
   rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
   float A[2] = {7, 8};

@@ -1,0 +1,294 @@
+#!/bin/sh
+# bench/run.sh: the driver of `make bench`. Measures carve's training steps
+# next to hand-written BLAS / MPI+BLAS code on the same shapes, in the same
+# run, and writes a table a person can compare to $BUILDDIR/bench/results.txt
+# (and prints it).
+#   issue 2: the MLP step (bench/mlp_step.cir) on one process vs the sum of
+#            its six cblas_sgemm calls (bench/gemm_ref.c), 1 and 2 BLAS
+#            threads; the small GPT step (examples/gpt2_small.cir, Adam).
+#   issue 4: the MLP step on 2 MPI ranks, Megatron and data parallel, carve
+#            (examples/mlp_mp.tac, examples/mlp_bp.tac) vs bench/mlp_mpi_ref.c.
+# Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
+# bench/bin/). Runtime is well under a minute on a 2-core machine.
+set -u
+
+SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+BUILDDIR=${BUILDDIR:-$(pwd)}
+CARVE=${CARVE:-$BUILDDIR/carve}
+BIN=$BUILDDIR/bench/bin
+OUT=$BUILDDIR/bench/results.txt
+LOG=$BUILDDIR/bench/log
+MLP=$SRCDIR/bench/mlp_step.cir
+GPT=$SRCDIR/examples/gpt2_small.cir
+MLP_STEPS=11          # carve's step_time: median over the steps after the first
+ROUNDS=2              # section 1: rounds of (cblas, carve); each keeps its best round
+GPT_STEPS=31
+GEMM_REPS=7           # cblas: median of 7 runs of each GEMM, in step order
+MPI_STEPS=10 MPI_WARMUP=2
+GFLOP=57.9821         # 6 GEMMs x 2*2048*768*3072 FLOPs
+MLP_TARGET=1.05 MPI_TARGET=1.00
+SKIP_MPI="skipped: carve run under MPI with tactics is not available yet"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN="mpirun -n 2 --bind-to core"
+
+for f in "$CARVE" "$BIN/gemm_ref" "$BIN/mlp_mpi_ref"; do
+	[ -x "$f" ] || { echo "bench/run.sh: $f is missing; run 'make bench'" >&2; exit 1; }
+done
+rm -rf "$LOG"; mkdir -p "$LOG"
+: > "$OUT.body"
+out() { printf '%s\n' "$*" >> "$OUT.body"; }
+outf() { fmt=$1; shift; printf "$fmt" "$@" >> "$OUT.body"; }
+progress() { printf '  [bench] %s\n' "$*" >&2; }
+
+# json_num KEY < json: the first number after "KEY":
+json_num() { sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\([-0-9.eE+]*\).*/\1/p" | head -n 1; }
+# result_num KEY < output: KEY=VALUE from a "result:" line
+result_num() { sed -n "s/^result:.* $1=\([^ ]*\).*/\1/p" | head -n 1; }
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r != "" && r + 0 <= t + 0) ? "PASS" : "MISS" }'; }
+first_error() { grep -m 1 -E 'error|Error|ERROR|abort|not |fail' "$1" || head -n 1 "$1"; }
+
+# ---- contention: CPU time of other processes (the header is written last) ----
+# /proc/stat "cpu" line: busy jiffies and all jiffies, summed over the CPUs
+stat_cpu() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+# percent of the machine used by processes other than this script and its children since "$1"
+# (call "times > $LOG/times" in the main shell first: in a $(...) subshell its counters start at zero)
+others_pct() {
+	ours=$(tail -n 1 "$LOG/times" | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); n += a[1] * 60 + a[2] } print n }')
+	echo "$1 $(stat_cpu) $ours $(getconf CLK_TCK 2>/dev/null || echo 100)" |
+		awk '{ busy = ($3 - $1) / $6 - $5; all = ($4 - $2) / $6; if (busy < 0) busy = 0;
+		       printf "%.0f", (all > 0 ? 100 * busy / all : 0) }'
+}
+t0=$(stat_cpu)
+sleep 1
+idle_busy=$(echo "$t0 $(stat_cpu)" | awk '{ b = $3 - $1; a = $4 - $2; printf "%.0f", (a > 0 ? 100 * b / a : 0) }')
+t0=$(stat_cpu)
+
+# ---- 1. the MLP step on one process ----
+progress "MLP step: cblas reference and carve, 1 and 2 BLAS threads"
+out "1. MLP training step on one process (issue 2)"
+out "   bench/mlp_step.cir: x f32[2048,768] (a param: dx is computed), w1 [768,3072], w2 [3072,768],"
+out "   y = gelu(x@w1)@w2, loss = mean(y*y), --train 'sgd(lr = 0.01)'. 6 GEMMs = $GFLOP GFLOP per step."
+out "   carve: median step_time of --steps $MLP_STEPS (first step excluded). cblas: bench/gemm_ref, sum of"
+out "   the per-GEMM medians of $GEMM_REPS runs on the same shapes and transposition flags (nn, nn, nt, tn, nt, tn)."
+out "   Each side: the better of $ROUNDS rounds run back to back (damps interference from other processes)."
+out ""
+outf '   %-12s %11s %11s %7s %8s %6s %14s %14s\n' "BLAS threads" "carve step" "6-GEMM sum" "ratio" "target" "" \
+	"carve GFLOP/s" "cblas GFLOP/s"
+# carve runs with bench/bin/gemm_shim.so preloaded, which logs the time of each
+# cblas_sgemm call: carve's step then splits into GEMMs and everything else.
+SHIM=$BIN/gemm_shim.so
+[ -f "$SHIM" ] || SHIM=""
+# a sanitizer build wants its runtime first in the link order: no preloading there
+if ldd "$CARVE" 2>/dev/null | grep -q 'libasan'; then SHIM=""; fi
+split=""
+for t in 1 2; do
+	# ROUNDS rounds of (cblas, carve), back to back; each side keeps its best round
+	g_s="" c_s="" r=1
+	while [ $r -le $ROUNDS ]; do
+		OPENBLAS_NUM_THREADS=$t "$BIN/gemm_ref" $GEMM_REPS > "$LOG/gemm_ref.$t.r$r.txt" 2>&1
+		x=$(result_num sum_s < "$LOG/gemm_ref.$t.r$r.txt")
+		if [ -n "$x" ] && { [ -z "$g_s" ] || [ "$(verdict "$x" "$g_s")" = PASS ]; }; then
+			g_s=$x; cp "$LOG/gemm_ref.$t.r$r.txt" "$LOG/gemm_ref.$t.txt"
+		fi
+		[ -f "$LOG/gemm_ref.$t.txt" ] || cp "$LOG/gemm_ref.$t.r$r.txt" "$LOG/gemm_ref.$t.txt"
+		rm -f "$LOG/carve_mlp.$t.r$r.gemms"
+		GEMM_SHIM_LOG="$LOG/carve_mlp.$t.r$r.gemms" LD_PRELOAD="$SHIM" OPENBLAS_NUM_THREADS=$t \
+			timeout 300 "$CARVE" run "$MLP" --train 'sgd(lr = 0.01)' --steps $MLP_STEPS --json \
+			> "$LOG/carve_mlp.$t.r$r.json" 2> "$LOG/carve_mlp.$t.err"
+		x=$(json_num step_time < "$LOG/carve_mlp.$t.r$r.json")
+		if [ -n "$x" ] && { [ -z "$c_s" ] || [ "$(verdict "$x" "$c_s")" = PASS ]; }; then
+			c_s=$x; cp "$LOG/carve_mlp.$t.r$r.json" "$LOG/carve_mlp.$t.json"
+			rm -f "$LOG/carve_mlp.$t.gemms"
+			[ -f "$LOG/carve_mlp.$t.r$r.gemms" ] && cp "$LOG/carve_mlp.$t.r$r.gemms" "$LOG/carve_mlp.$t.gemms"
+		fi
+		r=$((r + 1))
+	done
+	g_gf=$(result_num gflops < "$LOG/gemm_ref.$t.txt")
+	if [ -z "$c_s" ] || [ -z "$g_s" ]; then
+		outf '   %12s  failed: %s\n' "$t" "$( [ -z "$g_s" ] && first_error "$LOG/gemm_ref.$t.txt" || first_error "$LOG/carve_mlp.$t.err")"
+		continue
+	fi
+	ratio=$(calc '%.3f' "$c_s / $g_s")
+	outf '   %12s %8.1f ms %8.1f ms %7s %8s %6s %14.1f %14.1f\n' "$t" "$(calc '%.3f' "$c_s * 1000")" \
+		"$(calc '%.3f' "$g_s * 1000")" "$ratio" "<= $MLP_TARGET" "$(verdict "$ratio" $MLP_TARGET)" \
+		"$(calc '%.3f' "$GFLOP / $c_s")" "$g_gf"
+	# the GEMMs inside carve: per call position in the step, the median over the steps after the first
+	in_gemm=$(awk -v steps=$MLP_STEPS '
+		{ d[NR - 1] = $6 }
+		END {
+			if (NR == 0 || NR % steps) exit
+			per = NR / steps; total = 0
+			for (p = 0; p < per; p++) {
+				n = 0
+				for (s = 1; s < steps; s++) {          # insertion sort of this position
+					v = d[s * per + p]
+					for (j = n; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1]
+					a[j] = v; n++
+				}
+				total += (n % 2) ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
+			}
+			printf "%d %.6f", per, total
+		}' "$LOG/carve_mlp.$t.gemms" 2>/dev/null)
+	if [ -n "$in_gemm" ]; then
+		set -- $in_gemm
+		split="$split$(printf '   %12s %8.1f ms %8.1f ms (%d calls) %10.1f ms %12.3f' "$t" "$(calc '%.3f' "$c_s * 1000")" \
+			"$(calc '%.3f' "$2 * 1000")" "$1" "$(calc '%.3f' "($c_s - $2) * 1000")" "$(calc '%.4f' "$2 / $g_s")")
+"
+	fi
+done
+if [ -n "$split" ]; then
+	out ""
+	out "   Where carve's step goes (cblas_sgemm calls timed inside carve by bench/bin/gemm_shim.so):"
+	outf '   %-12s %11s %21s %13s %12s\n' "BLAS threads" "carve step" "in cblas_sgemm" "elsewhere" "GEMMs/cblas"
+	printf '%s' "$split" >> "$OUT.body"
+	out "   (GEMMs/cblas: carve's GEMM time over bench/gemm_ref's for the same calls; 'elsewhere' is"
+	out "    every other instruction of carve's program: elementwise kernels, reductions, SGD, buffer management)"
+fi
+out ""
+
+# ---- 2. the small GPT on one process ----
+progress "small GPT step (Adam)"
+# tokens per step: the elements of the first i32 input (ids)
+tokens=$(sed -n 's/^[[:space:]]*input[[:space:]].*:[[:space:]]*i32\[\([0-9, ]*\)\].*/\1/p' "$GPT" | head -n 1 |
+	awk -F, '{ n = 1; for (i = 1; i <= NF; i++) n *= $i; print n }')
+out "2. Small GPT training step on one process (issue 2)"
+out "   examples/gpt2_small.cir, --train 'adam(lr = 1e-3)', ${tokens:-?} tokens per step; median step_time of --steps $GPT_STEPS."
+out ""
+outf '   %-12s %11s %12s   %s\n' "BLAS threads" "step time" "tokens/s" "loss (first -> last step)"
+for t in 1 2; do
+	OPENBLAS_NUM_THREADS=$t timeout 300 "$CARVE" run "$GPT" --train 'adam(lr = 1e-3)' --steps $GPT_STEPS --json \
+		> "$LOG/carve_gpt.$t.json" 2> "$LOG/carve_gpt.$t.err"
+	c_s=$(json_num step_time < "$LOG/carve_gpt.$t.json")
+	if [ -z "$c_s" ]; then
+		outf '   %12s  failed: %s\n' "$t" "$(first_error "$LOG/carve_gpt.$t.err")"
+		continue
+	fi
+	l0=$(sed -n 's/.*"losses"[[:space:]]*:[[:space:]]*\[[[:space:]]*\([^],]*\).*/\1/p' "$LOG/carve_gpt.$t.json")
+	ll=$(sed -n 's/.*"losses"[[:space:]]*:[[:space:]]*\[[^]]*[[:space:],]\([^],[:space:]]*\)[[:space:]]*\].*/\1/p' "$LOG/carve_gpt.$t.json")
+	outf '   %12s %8.3f ms %12.0f   %s -> %s\n' "$t" "$(calc '%.4f' "$c_s * 1000")" \
+		"$(calc '%.1f' "${tokens:-0} / $c_s")" "$l0" "$ll"
+done
+out ""
+
+# ---- 3. the MLP step on 2 MPI ranks ----
+progress "MLP step on 2 MPI ranks: hand-written reference"
+out "3. MLP training step on 2 MPI ranks, 1 BLAS thread per rank (issue 4)"
+out "   Hand-written: bench/mlp_mpi_ref (MPI + cblas), median of $MPI_STEPS steps after $MPI_WARMUP warm-up,"
+out "   a step's time being the slowest rank's. carve: bench/mlp_step.cir with the tactic file and --mesh AXIS=2."
+out ""
+# axis name of a tactic file's mesh line (its first axis), or a default
+tac_axis() {
+	a=$(sed -n 's/^[[:space:]]*mesh[[:space:]][[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$1" 2>/dev/null | head -n 1)
+	echo "${a:-$2}"
+}
+carve_mpi=yes
+MP_TAC=$SRCDIR/examples/mlp_mp.tac BP_TAC=$SRCDIR/examples/mlp_bp.tac
+if [ ! -f "$MP_TAC" ]; then
+	carve_mpi=no why="examples/mlp_mp.tac does not exist"
+else
+	progress "probe: mpirun -n 2 carve run examples/mlp.cir examples/mlp_mp.tac"
+	OPENBLAS_NUM_THREADS=1 timeout 120 $MPIRUN "$CARVE" run "$SRCDIR/examples/mlp.cir" "$MP_TAC" \
+		--mesh "$(tac_axis "$MP_TAC" model)=2" --train 'sgd(lr = 0.01)' --steps 1 --json \
+		> "$LOG/probe.json" 2> "$LOG/probe.err"
+	if [ $? -ne 0 ] || [ -z "$(json_num step_time < "$LOG/probe.json")" ]; then
+		carve_mpi=no why="probe failed: $(first_error "$LOG/probe.err")"
+	fi
+fi
+if [ $carve_mpi = no ]; then
+	out "   $SKIP_MPI"
+	out "   ($why; see $LOG/probe.err)"
+	out ""
+fi
+first_loss() { sed -n 's/.*"losses"[[:space:]]*:[[:space:]]*\[[[:space:]]*\([^],]*\).*/\1/p' "$1" 2>/dev/null; }
+# Tactic files, first that works: the examples' own, then bench/mlp_step_bp.tac for data
+# parallelism (the stdlib "batch" tactic splits inputs, and mlp_step.cir's x is a param).
+outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s\n' "strategy" "carve tactics" "carve step" "hand-written" "ratio" "target" "" \
+	"carve peak/rank"
+carve_losses=""
+for v in mp dp; do
+	if [ $v = mp ]; then
+		name=megatron tacs=$MP_TAC axis_default=model
+	else
+		name="data parallel" tacs="$BP_TAC $SRCDIR/bench/mlp_step_bp.tac" axis_default=batch
+	fi
+	progress "$name: hand-written"
+	OPENBLAS_NUM_THREADS=1 timeout 300 $MPIRUN "$BIN/mlp_mpi_ref" --mode $v --steps $MPI_STEPS --warmup $MPI_WARMUP \
+		> "$LOG/mpi_ref.$v.txt" 2>&1
+	r_ms=$(result_num ms < "$LOG/mpi_ref.$v.txt")
+	r_txt=$( [ -n "$r_ms" ] && printf '%.1f ms' "$r_ms" || echo failed)
+	c_txt="-" ratio="-" tgt="" res="" peak="" used=${tacs%% *}
+	if [ $carve_mpi = yes ]; then
+		c_s="" err=""
+		for tac in $tacs; do
+			[ -f "$tac" ] || continue
+			progress "$name: carve with ${tac#$SRCDIR/}"
+			OPENBLAS_NUM_THREADS=1 timeout 300 $MPIRUN "$CARVE" run "$MLP" "$tac" --mesh "$(tac_axis "$tac" $axis_default)=2" \
+				--train 'sgd(lr = 0.01)' --steps $((MPI_STEPS + 1)) --json \
+				> "$LOG/carve_mpi.$v.json" 2> "$LOG/carve_mpi.$v.err"
+			c_s=$(json_num step_time < "$LOG/carve_mpi.$v.json")
+			[ -z "$err" ] && err="${tac#$SRCDIR/}: $(first_error "$LOG/carve_mpi.$v.err")"
+			used=$tac
+			[ -n "$c_s" ] && break
+		done
+		if [ -z "$c_s" ]; then
+			c_txt=failed
+			mpi_fail="${mpi_fail:-}   $name: carve failed: ${err:-no tactic file}
+"
+		else
+			c_txt=$(printf '%.1f ms' "$(calc '%.3f' "$c_s * 1000")")
+			peak=$(json_num peak_memory < "$LOG/carve_mpi.$v.json")
+			[ -n "$peak" ] && peak=$(printf '%.1f MiB' "$(calc '%.2f' "$peak / 1048576")")
+			carve_losses="$carve_losses, $name $(first_loss "$LOG/carve_mpi.$v.json")"
+			if [ -n "$r_ms" ]; then
+				ratio=$(calc '%.3f' "$c_s * 1000 / $r_ms")
+				tgt="<= $MPI_TARGET" res=$(verdict "$ratio" $MPI_TARGET)
+			fi
+		fi
+	fi
+	outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s\n' "$name" "${used##*/}" "$c_txt" "$r_txt" "$ratio" "$tgt" "$res" "$peak"
+done
+[ -n "${mpi_fail:-}" ] && printf '%s' "$mpi_fail" >> "$OUT.body"
+l_mp=$(result_num loss0 < "$LOG/mpi_ref.mp.txt") l_dp=$(result_num loss0 < "$LOG/mpi_ref.dp.txt")
+out ""
+out "   first-step loss, hand-written: megatron ${l_mp:-?}, data parallel ${l_dp:-?} (same init: they must agree)"
+if [ -n "$carve_losses" ]; then
+	out "   first-step loss, carve: 1 process $(first_loss "$LOG/carve_mlp.1.json")$carve_losses (must agree)"
+fi
+out ""
+
+# ---- appendix: the GEMMs one by one ----
+out "Appendix: cblas_sgemm per GEMM (bench/gemm_ref)"
+for t in 1 2; do
+	sed -e '/^result:/d' -e '/^config:/d' -e 's/^/   /' "$LOG/gemm_ref.$t.txt" >> "$OUT.body"
+done
+out ""
+out "Logs of every run: $LOG/"
+
+# ---- header: when, where, what, and how quiet the machine was ----
+times > "$LOG/times"
+during=$(others_pct "$t0")
+cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
+mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+rev=$(git -C "$SRCDIR" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$rev" != unknown ] && [ -n "$(git -C "$SRCDIR" status --porcelain 2>/dev/null)" ]; then
+	rev="$rev + uncommitted changes"
+fi
+blas=$(sed -n 's/^config: //p' "$LOG/gemm_ref.1.txt" 2>/dev/null)
+{
+	echo "carve benchmarks (make bench)"
+	echo "  date      $(date '+%Y-%m-%d %H:%M:%S %Z')"
+	echo "  machine   $(uname -n): $(nproc) cores (nproc), $cpu, $mem RAM"
+	echo "  BLAS      ${blas:-OpenBLAS}"
+	echo "  carve     $CARVE (source $rev)"
+	echo "  quiet?    other processes used ${idle_busy}% of the CPUs just before the run, ${during}% during it"
+	if [ "$idle_busy" -gt 10 ] || [ "$during" -gt 10 ]; then
+		echo "  WARNING   the machine was shared with other work: the times below are unreliable; rerun when it is idle"
+	fi
+	echo ""
+	cat "$OUT.body"
+} > "$OUT.tmp"
+rm -f "$OUT.body"
+mv "$OUT.tmp" "$OUT"
+cat "$OUT"

@@ -1,0 +1,15 @@
+# The full recipe: BP + MP + ZeRO-3 + the embedding table split by vocabulary
+# on 'model' (the logits projection shares the table).
+version 1
+mesh batch = 2, model = 2                # --mesh on the command line overrides
+
+use "batch"     as bp  (axis = batch)
+use "megatron"  as mp  (axis = model)
+use "zero"      as z3  (axis = batch, stage = 3)
+use "embedding" as emb (axis = model)
+
+tactic keep_logits(axis = model) {
+  replicate value "logits" on axis       # cross_entropy wants whole rows of logits
+}
+
+schedule bp, mp, emb, keep_logits, z3

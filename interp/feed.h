@@ -1,0 +1,18 @@
+/*
+** feed.h: what a leaf (input, parameter, optimizer state) starts from
+** when no file gives it: the deterministic init of its declaration, ids
+** within the tables they index. Shared by carve run and the tests.
+*/
+#ifndef interp_feed_h
+#define interp_feed_h
+
+#include "interp/ir.h"
+#include "runtime/exec.h"
+#include "runtime/init.h"
+
+void feed_init(const ir_graph *g, const ir_value *v, rt_init *out);
+
+/* Where this device's piece of buffer b sits in the full tensor. */
+void feed_block(const rt_prog *p, int b, const rt_comm *comm, int64_t *off);
+
+#endif

@@ -1,0 +1,239 @@
+/*
+** rules.c: the factor view of every op (as Shardy's op sharding rules and
+** PartIR's tile-mapping registry). Each dim of each operand and of the
+** result maps to a factor, or to none (a size-1 dim). A factor is
+**   F_PASS      split it and every dim mapped to it splits alike;
+**   F_CONTRACT  summed by the op: split it and the result is a partial sum;
+**   F_WHOLE     the op needs it whole (softmax's dim, a slice's dim).
+** Rules are grouped by op class, one table-driven case each, not one case
+** per strategy.
+*/
+#include "interp/ops.h"
+#include "interp/shard.h"
+
+#include <string.h>
+
+static int newf(sh_rule *r, int kind) {
+  r->kind[r->nf] = (int8_t)kind;
+  return r->nf++;
+}
+
+static void init(sh_rule *r, const ir_graph *g, const ir_value *v) {
+  memset(r, 0, sizeof *r);
+  r->nops = v->nargs + 1;
+  for (int k = 0; k <= v->nargs; k++) {
+    const ir_value *x = k < v->nargs ? g->vals[v->args[k]] : v;
+    r->rank[k] = x->shape.rank;
+    for (int i = 0; i < IR_MAXRANK; i++) r->map[k][i] = -1;
+  }
+}
+
+#define RES (r->nops - 1)
+
+static const ir_shape *shape_of(const ir_graph *g, const ir_value *v, int k) {
+  return k < v->nargs ? &g->vals[v->args[k]]->shape : &v->shape;
+}
+
+/* result dims are pass factors; operands map by NumPy alignment unless broadcast */
+static void elementwise(sh_rule *r, const ir_graph *g, const ir_value *v) {
+  int R = v->shape.rank;
+  for (int i = 0; i < R; i++) r->map[RES][i] = (int8_t)(v->shape.d[i] == 1 ? -1 : newf(r, F_PASS));
+  for (int k = 0; k < v->nargs; k++) {
+    const ir_shape *s = shape_of(g, v, k);
+    for (int i = 0; i < s->rank; i++) {
+      int j = R - s->rank + i;
+      if (j >= 0 && s->d[i] == v->shape.d[j]) r->map[k][i] = r->map[RES][j];
+    }
+  }
+}
+
+/* the same dims in every operand and the result, with `whole` dims (a mask) whole */
+static void same_dims(sh_rule *r, const ir_graph *g, const ir_value *v, unsigned whole, unsigned operands) {
+  int R = v->shape.rank;
+  for (int i = 0; i < R; i++) r->map[RES][i] = (int8_t)(v->shape.d[i] == 1 ? -1 : newf(r, (whole >> i) & 1 ? F_WHOLE : F_PASS));
+  for (int k = 0; k < v->nargs; k++)
+    if ((operands >> k) & 1)
+      for (int i = 0; i < R; i++) r->map[k][i] = r->map[RES][i];
+}
+
+static int labels_of(const char *spec, char out[3][IR_MAXRANK + 1]) {
+  memset(out, 0, 3 * (IR_MAXRANK + 1));
+  int k = 0, n = 0;
+  for (const char *p = spec; *p; p++) {
+    if (*p == ' ') continue;
+    if (*p == ',') { k = 1; n = 0; continue; }
+    if (*p == '-') { k = 2; n = 0; p++; continue; }
+    if (n < IR_MAXRANK) out[k][n++] = *p;
+  }
+  return 0;
+}
+
+/* einsum and matmul: one factor per label; contracted labels are F_CONTRACT */
+static void contraction(sh_rule *r, const ir_graph *g, const ir_value *v) {
+  char l[3][IR_MAXRANK + 1];
+  if (v->op == IR_EINSUM) labels_of(v->attr.spec, l);
+  else {
+    memset(l, 0, sizeof l);
+    const ir_shape *a = shape_of(g, v, 0), *b = shape_of(g, v, 1);
+    int ro = v->shape.rank;
+    for (int i = 0; i < ro - 2; i++) l[2][i] = (char)('a' + i);
+    l[2][ro - 2] = 'M'; l[2][ro - 1] = 'N';
+    for (int i = 0; i < a->rank - 2; i++) l[0][i] = (char)('a' + ro - a->rank + i);
+    l[0][a->rank - 2] = 'M'; l[0][a->rank - 1] = 'K';
+    for (int i = 0; i < b->rank - 2; i++) l[1][i] = (char)('a' + ro - b->rank + i);
+    l[1][b->rank - 2] = 'K'; l[1][b->rank - 1] = 'N';
+  }
+  int fac[128];
+  for (int i = 0; i < 128; i++) fac[i] = -1;
+  for (int k = 0; k < 3; k++) {
+    int slot = k == 2 ? RES : k;
+    const ir_shape *s = shape_of(g, v, slot == RES ? v->nargs : k);
+    for (int i = 0; l[k][i]; i++) {
+      int ch = (unsigned char)l[k][i];
+      if (s->d[i] == 1) continue;                  /* broadcast or trivial: no factor */
+      if (fac[ch] < 0) fac[ch] = newf(r, strchr(l[2], ch) ? F_PASS : F_CONTRACT);
+      r->map[slot][i] = (int8_t)fac[ch];
+    }
+  }
+}
+
+static void reduction(sh_rule *r, const ir_graph *g, const ir_value *v, int reduced_kind) {
+  const ir_shape *x = shape_of(g, v, 0);
+  unsigned red = 0;
+  for (int i = 0; i < v->attr.ndims; i++) red |= 1u << v->attr.dims[i];
+  int j = 0;
+  for (int i = 0; i < x->rank; i++) {
+    int f = x->d[i] == 1 ? -1 : newf(r, (red >> i) & 1 ? reduced_kind : F_PASS);
+    r->map[0][i] = (int8_t)f;
+    if ((red >> i) & 1) { if (v->attr.keepdims) j++; continue; }
+    if (v->op == IR_MAX_GRAD) continue;
+    r->map[RES][j++] = (int8_t)f;
+  }
+  if (v->op == IR_MAX_GRAD) {               /* dx like x; dy like the kept dims */
+    for (int i = 0; i < x->rank; i++) r->map[RES][i] = r->map[0][i];
+    const ir_shape *dy = shape_of(g, v, 1);
+    int jj = 0;
+    for (int i = 0; i < x->rank && jj < dy->rank; i++) {
+      if ((red >> i) & 1) { if (v->attr.keepdims) jj++; continue; }
+      r->map[1][jj++] = r->map[0][i];
+    }
+  }
+}
+
+/* reshape: dims are grouped where products agree; the major dims of a
+** group share a factor (a split of the major part carries over), the
+** other dims of the group must be whole across the reshape */
+static void reshape(sh_rule *r, const ir_graph *g, const ir_value *v) {
+  const ir_shape *a = shape_of(g, v, 0), *b = &v->shape;
+  int i = 0, j = 0;
+  while (i < a->rank || j < b->rank) {
+    while (i < a->rank && a->d[i] == 1) i++;
+    while (j < b->rank && b->d[j] == 1) j++;
+    if (i >= a->rank || j >= b->rank) break;
+    int i0 = i, j0 = j;
+    int64_t pa = a->d[i++], pb = b->d[j++];
+    while (pa != pb) {
+      if (pa < pb && i < a->rank) pa *= a->d[i++];
+      else if (pb < pa && j < b->rank) pb *= b->d[j++];
+      else break;
+    }
+    int f = newf(r, F_PASS);
+    r->map[0][i0] = (int8_t)f;
+    r->map[RES][j0] = (int8_t)f;
+    for (int k = i0 + 1; k < i; k++) if (a->d[k] != 1) r->map[0][k] = (int8_t)newf(r, F_WHOLE);
+    for (int k = j0 + 1; k < j; k++) if (b->d[k] != 1) r->map[RES][k] = (int8_t)newf(r, F_WHOLE);
+  }
+}
+
+int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r) {
+  if (v->kind != IR_OP) return -1;
+  init(r, g, v);
+  const ir_opinfo *oi = ir_opinfo_of(v->op);
+  int R = v->shape.rank;
+  if (oi->flags & (OPF_UNARY | OPF_BINARY)) { elementwise(r, g, v); return 0; }
+  switch (v->op) {
+  case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD:
+    elementwise(r, g, v); return 0;
+  case IR_MATMUL: case IR_EINSUM: contraction(r, g, v); return 0;
+  case IR_SUM: case IR_MEAN: reduction(r, g, v, F_CONTRACT); return 0;
+  case IR_MAX: case IR_MAX_GRAD: reduction(r, g, v, F_WHOLE); return 0;
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_NORMALIZE:
+    same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
+  case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
+    same_dims(r, g, v, 1u << v->attr.dim, 3); return 0;
+  case IR_LAYERNORM: case IR_LAYERNORM_GRAD: {
+    same_dims(r, g, v, 1u << v->attr.dim, v->op == IR_LAYERNORM ? 1 : 5);
+    int8_t f = r->map[RES][v->attr.dim];
+    r->map[1][0] = f;                                /* gamma */
+    if (v->op == IR_LAYERNORM) r->map[2][0] = f;     /* beta */
+    return 0;
+  }
+  case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD:
+    same_dims(r, g, v, 3u << (R - 2), 1); return 0;
+  case IR_CONCAT: {
+    same_dims(r, g, v, 1u << v->attr.dim, 0);
+    for (int k = 0; k < v->nargs; k++)
+      for (int i = 0; i < R; i++)
+        if (shape_of(g, v, k)->d[i] != 1 || i == v->attr.dim) r->map[k][i] = r->map[RES][i];
+    return 0;
+  }
+  case IR_SLICE: case IR_PAD: same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
+  case IR_TRANSPOSE:
+    for (int i = 0; i < R; i++) {
+      int f = v->shape.d[i] == 1 ? -1 : newf(r, F_PASS);
+      r->map[RES][i] = (int8_t)f;
+      r->map[0][v->attr.dims[i]] = (int8_t)f;
+    }
+    return 0;
+  case IR_BROADCAST: elementwise(r, g, v); return 0;
+  case IR_SUM_TO: {
+    const ir_shape *x = shape_of(g, v, 0);
+    for (int i = 0; i < x->rank; i++) {
+      int j = i - (x->rank - R);
+      int kept = j >= 0 && v->shape.d[j] == x->d[i];
+      int f = x->d[i] == 1 ? -1 : newf(r, kept ? F_PASS : F_CONTRACT);
+      r->map[0][i] = (int8_t)f;
+      if (kept) r->map[RES][j] = (int8_t)f;
+    }
+    return 0;
+  }
+  case IR_RESHAPE: reshape(r, g, v); return 0;
+  case IR_EMBEDDING: {             /* table [V, D], ids [...] -> [..., D]; rows split: a partial sum */
+    const ir_shape *ids = shape_of(g, v, 1);
+    r->map[0][0] = (int8_t)newf(r, F_CONTRACT);
+    int fd = newf(r, F_PASS);
+    r->map[0][1] = (int8_t)fd;
+    r->map[RES][R - 1] = (int8_t)fd;
+    for (int i = 0; i < ids->rank; i++)
+      if (ids->d[i] != 1) { int f = newf(r, F_PASS); r->map[1][i] = (int8_t)f; r->map[RES][i] = (int8_t)f; }
+    return 0;
+  }
+  case IR_EMBEDDING_GRAD: {        /* ids [...], dy [..., D] -> [V, D]: positions are summed */
+    const ir_shape *ids = shape_of(g, v, 0);
+    r->map[RES][0] = (int8_t)newf(r, F_PASS);
+    int fd = newf(r, F_PASS);
+    r->map[RES][1] = (int8_t)fd;
+    r->map[1][ids->rank] = (int8_t)fd;
+    for (int i = 0; i < ids->rank; i++)
+      if (ids->d[i] != 1) { int f = newf(r, F_CONTRACT); r->map[0][i] = (int8_t)f; r->map[1][i] = (int8_t)f; }
+    return 0;
+  }
+  case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: {
+    const ir_shape *lg = shape_of(g, v, 0);
+    int grad = v->op == IR_CROSS_ENTROPY_GRAD;
+    for (int i = 0; i < lg->rank - 1; i++) {
+      if (lg->d[i] == 1) continue;
+      int f = newf(r, grad ? F_PASS : F_CONTRACT);
+      r->map[0][i] = (int8_t)f;
+      r->map[1][i] = (int8_t)f;
+      if (grad) r->map[RES][i] = (int8_t)f;
+    }
+    int fc = newf(r, F_WHOLE);
+    r->map[0][lg->rank - 1] = (int8_t)fc;
+    if (grad) r->map[RES][lg->rank - 1] = (int8_t)fc;
+    return 0;
+  }
+  default:
+    return -1;
+  }
+}

@@ -1,0 +1,140 @@
+/*
+** shard.h: the sharding state of a program on a mesh.
+**
+** Each value has a layout: for each dim the mesh axes it is split over,
+** major to minor, and the axes over which it is a partial sum (derived
+** from the ops, recomputed by shard_partials). Every axis a value uses
+** carries the decision that put it there (a tactic statement, or
+** propagation through an op from another value), so that `explain` can
+** print the chain. replicate constraints forbid axes on a value or a dim.
+** Conflicts are kept with their provenance; nothing is overwritten.
+*/
+#ifndef interp_shard_h
+#define interp_shard_h
+
+#include <stdint.h>
+#include "interp/ir.h"
+
+#define SH_MAXAXES 8
+
+typedef struct sh_mesh {
+  int n;
+  const char *name[SH_MAXAXES];   /* interned in the plan's arena */
+  int64_t size[SH_MAXAXES];
+  loc at;                         /* where the mesh was declared */
+} sh_mesh;
+
+typedef struct sh_dim {
+  int n;
+  int8_t ax[SH_MAXAXES];          /* major to minor */
+} sh_dim;
+
+typedef struct sh_layout {
+  sh_dim dim[IR_MAXRANK];
+  uint32_t partial;               /* axes of a partial sum, as produced by the op */
+  uint32_t forbid[IR_MAXRANK];    /* replicate: axes this dim may not use */
+  int why[SH_MAXAXES];            /* decision that put each axis here (-1: none) */
+  int forbid_why[SH_MAXAXES];     /* decision behind a replicate of each axis */
+} sh_layout;
+
+typedef enum sh_source { SRC_TACTIC, SRC_PROP } sh_source;
+
+typedef struct sh_decision {
+  sh_source src;
+  int value, dim, axis;
+  const char *tactic;             /* the tactic (schedule entry) that acted, or whose propagation did */
+  loc at;                         /* the statement */
+  int op;                         /* SRC_PROP: the op it went through */
+  int from;                       /* SRC_PROP: the value it came from */
+  int from_decision;              /* SRC_PROP: the decision on that value */
+  int replicate;                  /* a replicate constraint rather than a split */
+} sh_decision;
+
+typedef struct sh_conflict {
+  int value, op, axis;            /* op -1: a tactic statement's own conflict */
+  int from_tactic;                /* 1: from a tactic statement (errors under --strict) */
+  const char *tactic;
+  loc at;
+  const char *message;
+  int lost_to;                    /* the decision that won (-1 if none) */
+} sh_conflict;
+
+typedef struct sh_plan {
+  arena mem;
+  const ir_graph *g;
+  sh_mesh mesh;
+  sh_layout *lay;                 /* one per value */
+  sh_decision *dec; int ndec, deccap;
+  sh_conflict *con; int ncon, concap;
+  const char *tactic;             /* the tactic being applied (for provenance) */
+  loc at;                         /* its current statement */
+  char *keep;                     /* per value: its partial sum is passed on as it is */
+} sh_plan;
+
+sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
+void     shard_free(sh_plan *p);
+
+int      shard_axis(const sh_plan *p, const char *name);            /* -1 if unknown */
+int64_t  shard_dim_pieces(const sh_plan *p, const sh_dim *d);
+int      shard_uses_axis(const sh_layout *l, int rank, int axis);   /* the dim using it, or -1 */
+/* Local shape of value v on one device. */
+void     shard_local(const sh_plan *p, int v, ir_shape *out);
+/* "[[batch], [], [model]]" style text, "{}" style partials: for reports. */
+const char *shard_str(const sh_plan *p, int v, arena *a);
+const char *shard_axes_str(const sh_plan *p, uint32_t mask, arena *a);
+
+/* The actions (a tactic statement, the REPL, Lua). Return 0 when applied,
+** 1 when refused as a conflict (recorded), -1 on an error in d (indivisible). */
+int shard_split(sh_plan *p, int v, int dim, int axis, diag *d);
+int shard_replicate(sh_plan *p, int v, int dim /* -1: every dim */, int axis);
+
+/* Propagate every decision through the graph to a fixed point. */
+void shard_propagate(sh_plan *p);
+/* Partial sums: which axes each op's result is a partial sum over. */
+void shard_partials(sh_plan *p);
+
+int  shard_record(sh_plan *p, sh_decision d);
+void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, int lost_to, const char *fmt, ...)
+  __attribute__((format(printf, 7, 8)));
+
+/* ---- the op rules (rules.c): the factor view of every op ---- */
+
+#define SH_MAXF 16
+#define SH_MAXOPS 65
+
+enum { F_PASS, F_CONTRACT, F_WHOLE };
+
+typedef struct sh_rule {
+  int nf;
+  int8_t kind[SH_MAXF];
+  int nops;                       /* operands, then the result at index nops-1 */
+  int8_t map[SH_MAXOPS][IR_MAXRANK];   /* factor of each dim, -1: none (size 1 or free) */
+  int rank[SH_MAXOPS];
+  int shift;                      /* EMBEDDING/EMBEDDING_GRAD/CROSS_ENTROPY: see rules.c */
+} sh_rule;
+
+/* Fill r for op value v; 0, or -1 for values that are not ops. */
+int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r);
+
+
+/* ---- how one op computes under the plan (shared by analysis and lowering) ---- */
+
+typedef struct sh_oplayout {
+  sh_rule r;
+  sh_dim fac[SH_MAXF];            /* the axes each factor is split over while computing */
+  uint32_t contract;              /* axes of the contracting factors: the result's partial sum */
+  uint32_t through;               /* partial axes that operands pass through (linear ops) */
+} sh_oplayout;
+
+/* Decide the computation layout of op v: operands' splits first, the
+** result's where they only add slicing, pass factors before contracting
+** ones where an axis would be used twice. */
+void shard_oplayout(const sh_plan *p, int v, sh_oplayout *o);
+/* The dims layout an operand (or the result, k = nargs) has while computing. */
+void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims, int rank);
+
+/* After shard_partials: a value whose partial sum its users take as it is
+** (partial + partial, a linear op) rather than reduced where it is made. */
+int shard_keeps_partial(const sh_plan *p, int v);
+
+#endif

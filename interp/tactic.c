@@ -1,0 +1,386 @@
+/*
+** tactic.c: the tactic interpreter. A schedule entry names a tactic: a
+** block in the file, a block in a stdlib or user file brought in by
+** `use`, or a built-in (stdlib.c). Each tactic applies all its statements,
+** then propagation runs, then the next tactic starts, so that schedule
+** order is priority.
+*/
+#include "interp/tactic.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CARVE_STDLIB_DIR
+#define CARVE_STDLIB_DIR "stdlib-tactics"
+#endif
+
+typedef struct binding { const char *key; const tac_value *val; } binding;
+
+typedef struct tctx {
+  const ir_graph *g;
+  const tac_file *f;
+  const tactic_opts *o;
+  arena *mem;
+  diag *d;
+  sh_plan *p;
+} tctx;
+
+static loc at(const tac_file *f, uint32_t off) { return (loc){f->src, off}; }
+
+/* ---- mesh ---- */
+
+int tactic_parse_mesh(const char *text, sh_mesh *m, diag *d) {
+  memset(m, 0, sizeof *m);
+  const char *s = text;
+  int64_t total = 1;
+  for (;;) {
+    while (isspace((unsigned char)*s)) s++;
+    const char *nb = s;
+    while (isalnum((unsigned char)*s) || *s == '_') s++;
+    size_t nl = (size_t)(s - nb);
+    while (isspace((unsigned char)*s)) s++;
+    if (!nl || *s != '=') return diag_error(d, LOC_NONE, "--mesh '%s': expected NAME = SIZE, as in --mesh batch=4,model=2", text);
+    s++;
+    char *end;
+    long long size = strtoll(s, &end, 10);
+    if (end == s) return diag_error(d, LOC_NONE, "--mesh '%s': '%.*s' needs a size", text, (int)nl, nb);
+    s = end;
+    if (m->n == SH_MAXAXES) return diag_error(d, LOC_NONE, "--mesh '%s': at most %d axes", text, SH_MAXAXES);
+    char *name = xmalloc(nl + 1);
+    memcpy(name, nb, nl);
+    name[nl] = 0;
+    for (int i = 0; i < m->n; i++)
+      if (!strcmp(m->name[i], name)) { diag_error(d, LOC_NONE, "--mesh '%s': axis '%s' is given twice", text, name); free(name); return -1; }
+    if (size < 1) { diag_error(d, LOC_NONE, "--mesh '%s': axis '%s' must have a size of at least 1", text, name); free(name); return -1; }
+    if (__builtin_mul_overflow(total, (int64_t)size, &total) || total > ((int64_t)1 << 31)) {
+      free(name);
+      return diag_error(d, LOC_NONE, "--mesh '%s': more than 2^31 devices", text);
+    }
+    m->name[m->n] = name;      /* freed by tactic_apply after interning */
+    m->size[m->n++] = size;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s == ',') { s++; continue; }
+    if (*s == 0) break;
+    return diag_error(d, LOC_NONE, "--mesh '%s': unexpected '%c'", text, *s);
+  }
+  return 0;
+}
+
+static void mesh_release(sh_mesh *m) { for (int i = 0; i < m->n; i++) free((char *)m->name[i]); }
+
+static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
+  const tac_decl *found = NULL;
+  memset(m, 0, sizeof *m);
+  for (int i = 0; i < f->ndecls; i++) {
+    const tac_decl *x = &f->decls[i];
+    if (x->kind != TAC_MESH) continue;
+    if (found) {
+      diag_error(d, at(f, x->off), "a second mesh line; a tactic file has one mesh");
+      diag_note(d, at(f, found->off), "the first is here");
+      return -1;
+    }
+    found = x;
+  }
+  if (!found) return diag_error(d, (loc){f->src, 0}, "no mesh: add a line like 'mesh batch = 2, model = 2' or pass --mesh");
+  int64_t total = 1;
+  for (int i = 0; i < found->nargs; i++) {
+    const tac_arg *a = &found->args[i];
+    if (m->n == SH_MAXAXES) return diag_error(d, at(f, a->off), "at most %d mesh axes", SH_MAXAXES);
+    if (a->val.kind != TAC_VINT || a->val.i < 1) return diag_error(d, at(f, a->off), "mesh axis '%s' must have a size of at least 1", a->key);
+    if (__builtin_mul_overflow(total, a->val.i, &total) || total > ((int64_t)1 << 31))
+      return diag_error(d, at(f, a->off), "the mesh has more than 2^31 devices");
+    char *nm = xmalloc(strlen(a->key) + 1);
+    strcpy(nm, a->key);
+    m->name[m->n] = nm;
+    m->size[m->n++] = a->val.i;
+  }
+  m->at = at(f, found->off);
+  return 0;
+}
+
+/* ---- tactic lookup ---- */
+
+typedef struct resolved {
+  const tac_file *file;          /* where the block lives (NULL: built-in) */
+  const tac_decl *block;         /* TAC_TACTIC, or the LUA/AUTO declaration */
+  const char *builtin;
+  const tac_decl *use;           /* the use declaration giving arguments, if any */
+} resolved;
+
+static const tac_decl *find_decl(const tac_file *f, const char *name) {
+  for (int i = 0; i < f->ndecls; i++) {
+    const tac_decl *x = &f->decls[i];
+    if ((x->kind == TAC_TACTIC || x->kind == TAC_LUA || x->kind == TAC_AUTO) && x->name && !strcmp(x->name, name)) return x;
+  }
+  return NULL;
+}
+
+static const char *dir_of(arena *a, const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? arena_strndup(a, path, (size_t)(s - path)) : ".";
+}
+
+static const char *base_of(arena *a, const char *path) {
+  const char *s = strrchr(path, '/');
+  s = s ? s + 1 : path;
+  size_t n = strlen(s);
+  if (n > 4 && !strcmp(s + n - 4, ".tac")) n -= 4;
+  return arena_strndup(a, s, n);
+}
+
+static int file_exists(const char *p) {
+  FILE *f = fopen(p, "rb");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+static int resolve_use(tctx *c, const tac_decl *u, resolved *r) {
+  const char *path = u->path;
+  int is_path = strchr(path, '/') || strstr(path, ".tac");
+  const char *file = NULL;
+  if (is_path) {
+    file = path[0] == '/' ? path : arena_printf(c->mem, "%s/%s", dir_of(c->mem, c->f->src->name), path);
+    if (!file_exists(file)) return diag_error(c->d, at(c->f, u->path_off), "cannot open tactic file '%s'", file);
+  } else {
+    const char *dir = c->o->stdlib_dir ? c->o->stdlib_dir : getenv("CARVE_STDLIB") ? getenv("CARVE_STDLIB") : CARVE_STDLIB_DIR;
+    const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path);
+    if (file_exists(cand)) file = cand;
+    else if (stdlib_builtin(path)) { r->builtin = arena_strndup(c->mem, path, strlen(path)); r->use = u; return 0; }
+    else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_names());
+  }
+  diag_src *src = diag_load_file(c->mem, c->d, file);
+  if (!src) return -1;
+  tac_file *tf = tac_parse(c->mem, c->d, src);
+  if (!tf) return -1;
+  if (tf->version > TAC_LANG_VERSION)
+    return diag_error(c->d, at(tf, tf->version_off), "this file needs tactic-language version %d; this carve reads up to %d", tf->version, TAC_LANG_VERSION);
+  const char *want = base_of(c->mem, path);
+  const tac_decl *b = find_decl(tf, want);
+  if (!b) {
+    int n = 0;
+    for (int i = 0; i < tf->ndecls; i++) if (tf->decls[i].kind == TAC_TACTIC && tf->decls[i].name) { b = &tf->decls[i]; n++; }
+    if (n != 1) return diag_error(c->d, at(c->f, u->path_off), "'%s' has no tactic named '%s' to use", file, want);
+  }
+  r->file = tf;
+  r->block = b;
+  r->use = u;
+  return 0;
+}
+
+static int resolve(tctx *c, const char *name, uint32_t off, resolved *r) {
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < c->f->ndecls; i++) {
+    const tac_decl *x = &c->f->decls[i];
+    if (x->kind == TAC_USE) {
+      const char *alias = x->name ? x->name : base_of(c->mem, x->path);
+      if (!strcmp(alias, name)) return resolve_use(c, x, r);
+    }
+  }
+  const tac_decl *b = find_decl(c->f, name);
+  if (b) { r->file = c->f; r->block = b; return 0; }
+  return diag_error(c->d, at(c->f, off), "unknown tactic '%s' in the schedule; define it with 'tactic %s { ... }' or 'use \"...\" as %s'", name, name, name);
+}
+
+/* ---- statements ---- */
+
+static const tac_value *lookup(const binding *b, int n, const char *key) {
+  for (int i = n - 1; i >= 0; i--) if (!strcmp(b[i].key, key)) return b[i].val;
+  return NULL;
+}
+
+static const char *axis_list(const sh_plan *p, arena *a) {
+  char buf[256] = "";
+  size_t k = 0;
+  for (int i = 0; i < p->mesh.n; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? ", " : "", p->mesh.name[i]);
+  return arena_strndup(a, buf, k);
+}
+
+static int axis_of(tctx *c, const tac_file *f, const char *name, uint32_t off, const binding *b, int nb) {
+  const tac_value *v = lookup(b, nb, name);
+  const char *nm = name;
+  if (v) {
+    if (v->kind != TAC_VNAME && v->kind != TAC_VSTR)
+      return diag_error(c->d, at(f, off), "'%s' holds %s, not an axis name", name, v->kind == TAC_VINT ? "a number" : "a value");
+    nm = v->text;
+  }
+  int a = shard_axis(c->p, nm);
+  if (a < 0) {
+    if (v) return diag_error(c->d, at(f, off), "unknown axis '%s' (from '%s'); the mesh has %s", nm, name, axis_list(c->p, c->mem));
+    return diag_error(c->d, at(f, off), "unknown axis '%s'; the mesh has %s", nm, axis_list(c->p, c->mem));
+  }
+  return a;
+}
+
+static const char *sel_word[] = {"input", "param", "grad", "state", "value"};   /* ORDER TAC_SEL */
+
+static int selected(const ir_value *v, tac_sel s) {
+  switch (s) {
+  case TAC_SEL_INPUT: return v->kind == IR_INPUT;
+  case TAC_SEL_PARAM: return v->kind == IR_PARAM;
+  case TAC_SEL_GRAD: return v->role == ROLE_GRAD;
+  case TAC_SEL_STATE: return v->kind == IR_STATE;
+  case TAC_SEL_VALUE: return v->kind != IR_CONST;
+  }
+  return 0;
+}
+
+/* a dim for this value, or -1 to skip it (first/last/largest: none fits) */
+static int pick_dim(tctx *c, const tac_file *f, const tac_stmt *s, int v, int axis, int *err) {
+  const ir_value *x = c->g->vals[v];
+  int r = x->shape.rank;
+  *err = 0;
+  if (s->dim == TAC_DIM_INDEX) {
+    int64_t i = s->index < 0 ? s->index + r : s->index;
+    if (i < 0 || i >= r) {
+      *err = diag_error(c->d, at(f, s->dim_off), "dim %lld is out of range for '%s' of rank %d", (long long)s->index, x->name, r);
+      return -1;
+    }
+    return (int)i;
+  }
+  int best = -1;
+  for (int i = 0; i < r; i++) {
+    int64_t pieces = shard_dim_pieces(c->p, &c->p->lay[v].dim[i]) * c->p->mesh.size[axis];
+    if (x->shape.d[i] % pieces || ((c->p->lay[v].forbid[i] >> axis) & 1)) continue;
+    if (s->dim == TAC_DIM_FIRST && best < 0) best = i;
+    if (s->dim == TAC_DIM_LAST) best = i;
+    if (s->dim == TAC_DIM_LARGEST && (best < 0 || x->shape.d[i] > x->shape.d[best])) best = i;
+  }
+  return best;
+}
+
+static int run_stmt(tctx *c, const tac_file *f, const tac_stmt *s, const binding *b, int nb) {
+  c->p->at = at(f, s->off);
+  int axis = axis_of(c, f, s->axis, s->axis_off, b, nb);
+  if (axis < 0) return -1;
+  int matched = 0;
+  for (int v = 0; v < c->g->nvals; v++) {
+    const ir_value *x = c->g->vals[v];
+    if (!selected(x, s->sel)) continue;
+    if (!s->plural && fnmatch(s->glob, x->name, 0) != 0) continue;
+    matched++;
+    if (s->kind == TAC_REPLICATE) {
+      int dim = -1;
+      if (s->dim == TAC_DIM_INDEX) {
+        int e;
+        dim = pick_dim(c, f, s, v, axis, &e);
+        if (e < 0) return -1;
+      }
+      shard_replicate(c->p, v, dim, axis);
+      continue;
+    }
+    int e, dim = pick_dim(c, f, s, v, axis, &e);
+    if (e < 0) return -1;
+    if (dim < 0) continue;                      /* no divisible dim: stays whole */
+    if (shard_split(c->p, v, dim, axis, c->d) < 0) return -1;
+  }
+  if (!matched) {
+    const char *what = sel_word[s->sel];
+    if (s->plural) return diag_warning(c->d, at(f, s->off), "no %s in this program; the statement does nothing", what) < 0 ? -1 : 0;
+    return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s'%s", what, s->glob,
+                        c->o->lenient ? "" : " (--lenient makes this a warning)") < 0 ? -1 : 0;
+  }
+  return 0;
+}
+
+static int bind_args(tctx *c, const resolved *r, binding *b, int *nb) {
+  const tac_decl *blk = r->block;
+  *nb = 0;
+  for (int i = 0; blk && blk->kind == TAC_TACTIC && i < blk->nargs && *nb < 16; i++)
+    if (blk->args[i].has_val) b[(*nb)++] = (binding){blk->args[i].key ? blk->args[i].key : "", &blk->args[i].val};
+  if (r->use) {
+    for (int i = 0; i < r->use->nargs && *nb < 32; i++) {
+      const tac_arg *a = &r->use->args[i];
+      int known = r->builtin != NULL;
+      for (int j = 0; blk && j < blk->nargs; j++) if (blk->args[j].key && !strcmp(blk->args[j].key, a->key)) known = 1;
+      if (!known) return diag_error(c->d, at(c->f, a->off), "tactic '%s' takes no argument '%s'", blk ? blk->name : r->builtin, a->key);
+      b[(*nb)++] = (binding){a->key, &a->val};
+    }
+  }
+  return 0;
+}
+
+static int apply_one(tctx *c, const char *name, uint32_t off) {
+  resolved r;
+  if (resolve(c, name, off, &r) < 0) return -1;
+  binding b[48];
+  int nb;
+  if (bind_args(c, &r, b, &nb) < 0) return -1;
+  c->p->tactic = arena_strndup(c->mem, name, strlen(name));
+  c->p->at = at(c->f, off);
+  if (r.builtin) {
+    tactic_args ta = {"", 3};
+    const tac_value *ax = lookup(b, nb, "axis"), *st = lookup(b, nb, "stage");
+    if (!ax) return diag_error(c->d, at(c->f, r.use->off), "%s needs an axis: use \"%s\" as %s (axis = ...)", r.builtin, r.builtin, name);
+    if (ax->kind != TAC_VNAME && ax->kind != TAC_VSTR) return diag_error(c->d, at(c->f, ax->off), "axis must be an axis name");
+    ta.axis = ax->text;
+    if (shard_axis(c->p, ta.axis) < 0) return diag_error(c->d, at(c->f, ax->off), "unknown axis '%s'; the mesh has %s", ta.axis, axis_list(c->p, c->mem));
+    if (st) {
+      if (st->kind != TAC_VINT) return diag_error(c->d, at(c->f, st->off), "stage must be 1, 2 or 3");
+      ta.stage = st->i;
+    } else if (!strcmp(r.builtin, "zero")) {
+      return diag_error(c->d, at(c->f, r.use->off), "zero needs a stage: use \"zero\" as %s (axis = ..., stage = 1, 2 or 3)", name);
+    }
+    c->p->at = at(c->f, r.use->off);
+    if (stdlib_apply(c->p, r.builtin, &ta, c->d) < 0) return -1;
+  } else if (r.block->kind == TAC_LUA) {
+    return diag_error(c->d, at(r.file, r.block->off), "Lua tactics ('%s') are not available yet in this version", name);
+  } else if (r.block->kind == TAC_AUTO) {
+    return diag_error(c->d, at(r.file, r.block->off), "automatic search ('%s') is not available yet in this version", name);
+  } else {
+    for (int i = 0; i < r.block->nargs; i++)
+      if (!r.block->args[i].has_val && !lookup(b, nb, r.block->args[i].key))
+        return diag_error(c->d, at(c->f, off), "tactic '%s' needs a value for '%s'", name, r.block->args[i].key);
+    for (int i = 0; i < r.block->nstmts; i++)
+      if (run_stmt(c, r.file, &r.block->stmts[i], b, nb) < 0) return -1;
+  }
+  shard_propagate(c->p);
+  return 0;
+}
+
+sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d) {
+  if (f->version > TAC_LANG_VERSION) {
+    diag_error(d, at(f, f->version_off), "this file needs tactic-language version %d, but this carve reads versions up to %d; upgrade carve",
+               f->version, TAC_LANG_VERSION);
+    return NULL;
+  }
+  sh_mesh m;
+  int rc = o->mesh ? tactic_parse_mesh(o->mesh, &m, d) : file_mesh(f, &m, d);
+  if (rc < 0) { mesh_release(&m); return NULL; }
+  sh_plan *p = shard_new(g, &m);
+  p->mesh.at = m.at;
+  mesh_release(&m);
+  tctx c = {g, f, o, mem, d, p};
+  int werror = d->werror;
+  d->werror = !o->lenient;
+  const tac_decl *sched = NULL;
+  for (int i = 0; i < f->ndecls && rc == 0; i++) {
+    const tac_decl *x = &f->decls[i];
+    if (x->kind == TAC_SCHEDULE) {
+      if (sched) { rc = diag_error(d, at(f, x->off), "a second schedule; a tactic file has one"); break; }
+      sched = x;
+    }
+  }
+  if (rc == 0 && !sched) rc = diag_error(d, (loc){f->src, 0}, "no schedule: add a line like 'schedule bp, mp' naming the tactics to apply in order");
+  for (int i = 0; rc == 0 && i < sched->nnames; i++) {
+    for (int j = 0; j < i; j++)
+      if (!strcmp(sched->names[j], sched->names[i])) { rc = diag_error(d, at(f, sched->name_offs[i]), "'%s' is scheduled twice", sched->names[i]); break; }
+    if (rc == 0) rc = apply_one(&c, sched->names[i], sched->name_offs[i]);
+  }
+  d->werror = werror;
+  if (rc == 0 && o->strict) {
+    for (int i = 0; i < p->ncon; i++) {
+      const sh_conflict *k = &p->con[i];
+      if (!k->from_tactic) continue;
+      rc = diag_error(d, k->at, "conflict (--strict): %s", k->message);
+      if (k->lost_to >= 0 && p->dec[k->lost_to].at.src)
+        diag_note(d, p->dec[k->lost_to].at, "the decision that won, by tactic '%s'", p->dec[k->lost_to].tactic);
+      break;
+    }
+  }
+  if (rc < 0) { shard_free(p); return NULL; }
+  shard_partials(p);
+  return p;
+}

@@ -1,0 +1,33 @@
+/*
+** tactic.h: apply a tactic file's schedule to a program: resolve the mesh,
+** the tactics (blocks, stdlib files, built-ins), their arguments and
+** selectors, then apply each scheduled tactic and propagate.
+*/
+#ifndef interp_tactic_h
+#define interp_tactic_h
+
+#include "interp/shard.h"
+#include "lang/tac.h"
+
+typedef struct tactic_opts {
+  const char *mesh;        /* --mesh text overriding the file's mesh, or NULL */
+  int strict;              /* conflicts from tactics are errors */
+  int lenient;             /* a selector matching nothing is a warning */
+  const char *stdlib_dir;  /* where stdlib-tactics/ lives (NULL: the built-in default) */
+} tactic_opts;
+
+/* Parse "batch=4, model=2" into m; -1 with a carve: error. */
+int tactic_parse_mesh(const char *text, sh_mesh *m, diag *d);
+
+/* Apply the whole file; returns the plan (NULL after an error in d). The
+** plan's conflicts list what was refused; under strict, a conflict from a
+** tactic statement is an error. */
+sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d);
+
+/* Built-in tactics (stdlib.c): megatron, zero, embedding. */
+typedef struct tactic_args { const char *axis; int64_t stage; } tactic_args;
+int stdlib_builtin(const char *name);                   /* 1 if name is built in */
+int stdlib_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d);
+const char *stdlib_names(void);                         /* "batch, embedding, megatron, zero" */
+
+#endif

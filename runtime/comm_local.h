@@ -1,0 +1,30 @@
+/*
+** comm_local.h: every device of a mesh in one process, one thread each,
+** with collectives done in shared memory. It is the reference the MPI
+** collectives are tested against, and it lets unit tests check that a
+** partitioned program equals the unpartitioned one without MPI.
+*/
+#ifndef runtime_comm_local_h
+#define runtime_comm_local_h
+
+#include "runtime/exec.h"
+#include "runtime/prog.h"
+
+typedef struct rt_local rt_local;
+
+rt_local *rt_local_new(const rt_prog *p);
+void      rt_local_free(rt_local *l);
+int       rt_local_devices(const rt_local *l);
+const rt_comm *rt_local_comm(rt_local *l, int device);
+/* Run fn on one thread per device; 0 when every call returned 0. */
+int       rt_local_run(rt_local *l, int (*fn)(int device, void *arg), void *arg);
+
+/* Coordinates and group indices, shared with the MPI communicator's rules:
+** devices are numbered row-major over the mesh (axis 0 major); a device's
+** index in a group is its coordinates on the group's axes, linearized in
+** the group's order; its "color" is the rest of its coordinates. */
+int rt_mesh_index(const rt_prog *p, int device, int group);
+int rt_mesh_color(const rt_prog *p, int device, int group);
+int rt_mesh_group_size(const rt_prog *p, int group);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+** test_partition.c: a partitioned training step equals the unpartitioned
+** one. Each strategy's program runs on every device of its mesh (threads
+** in this process, collectives in shared memory) for three Adam steps;
+** the losses and every updated parameter, put back together from the
+** devices' pieces, must match the one-device run to float rounding
+** (relative error of the whole tensor, ||a - b|| / ||b||).
+*/
+#include "harness.h"
+#include "interp/feed.h"
+#include "interp/tactic.h"
+#include "runtime/comm_local.h"
+
+#include <stdio.h>
+
+#define STEPS 3
+
+typedef struct run {
+  const ir_graph *g;
+  const rt_prog *p;
+  const lower_result *lr;
+  rt_local *l;
+  double loss[64][STEPS];
+  float **full;          /* per value: the gathered final value of params and state */
+  char err[64][256];
+} run;
+
+static int device(int dev, void *arg) {
+  run *r = arg;
+  const rt_comm *comm = r->l ? rt_local_comm(r->l, dev) : NULL;
+  rt_exec *e = rt_exec_new(r->p, rt_backend_cpu(), comm);
+  int rc = 0;
+  for (int i = 0; i < r->g->nvals && !rc; i++) {
+    const ir_value *v = r->g->vals[i];
+    int b = r->lr->buf_of[i];
+    if ((v->kind != IR_INPUT && v->kind != IR_PARAM && v->kind != IR_STATE) || b < 0) continue;
+    const rt_buf *rb = &r->p->bufs[b];
+    int64_t off[RT_MAXRANK];
+    feed_block(r->p, b, comm, off);
+    rt_init in;
+    feed_init(r->g, v, &in);
+    void *tmp = calloc((size_t)rb->nelem + 1, 4);
+    rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
+    rc = rt_exec_set(e, b, tmp, (size_t)rb->nelem * 4, r->err[dev], sizeof r->err[dev]);
+    free(tmp);
+  }
+  int out = r->lr->buf_of[r->g->outputs[0]];
+  for (int s = 0; s < STEPS && !rc; s++) {
+    rc = rt_exec_run(e, r->err[dev], sizeof r->err[dev]);
+    if (rc) break;
+    r->loss[dev][s] = ((float *)rt_exec_data(e, out))[0];
+    rt_exec_carry(e);
+  }
+  /* write this device's pieces of every parameter and state into the full arrays */
+  for (int i = 0; i < r->g->nvals && !rc; i++) {
+    const ir_value *v = r->g->vals[i];
+    int b = r->lr->buf_of[i];
+    if ((v->kind != IR_PARAM && v->kind != IR_STATE) || b < 0) continue;
+    const rt_buf *rb = &r->p->bufs[b];
+    int64_t off[RT_MAXRANK], idx[RT_MAXRANK] = {0};
+    feed_block(r->p, b, comm, off);
+    const float *src = rt_exec_data(e, b);
+    for (int64_t k = 0; k < rb->nelem; k++) {
+      int64_t rem = k, g = 0;
+      for (int d = rb->rank - 1; d >= 0; d--) { idx[d] = rem % rb->shape[d]; rem /= rb->shape[d]; }
+      for (int d = 0; d < rb->rank; d++) g = g * rb->global_shape[d] + off[d] + idx[d];
+      r->full[i][g] = src[k];
+    }
+  }
+  rt_exec_free(e);
+  return rc;
+}
+
+static void one_run(const ir_graph *g, const sh_plan *plan, run *r) {
+  static rt_prog p;
+  static lower_result lr;
+  diag d;
+  diag_init(&d);
+  cr_assert(lower_program(g, plan, &p, &lr, &d) == 0, "%s", d.text);
+  r->g = g;
+  r->p = &p;
+  r->lr = &lr;
+  r->full = calloc((size_t)g->nvals, sizeof(float *));
+  for (int i = 0; i < g->nvals; i++)
+    if (g->vals[i]->kind == IR_PARAM || g->vals[i]->kind == IR_STATE) r->full[i] = calloc((size_t)ir_nelem(&g->vals[i]->shape) + 1, 4);
+  if (plan) {
+    r->l = rt_local_new(&p);
+    cr_assert(r->l);
+    int rc = rt_local_run(r->l, device, r);
+    for (int k = 0; k < rt_local_devices(r->l); k++) cr_assert(rc == 0, "device %d: %s", k, r->err[k]);
+    rt_local_free(r->l);
+  } else {
+    r->l = NULL;
+    cr_assert(device(0, r) == 0, "%s", r->err[0]);
+  }
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  diag_free(&d);
+}
+
+typedef struct pcase { char model[48]; char tactic[48]; char train[40]; int ndev; } pcase;
+
+static pcase pcases[] = {
+  {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "sgd(lr = 0.1)", 4},
+  {"mlp_small.cir", "mlp_bp.tac", "sgd(lr = 0.1)", 2},
+  {"mlp_small.cir", "mlp_mp.tac", "adam(lr = 1e-3)", 2},
+  {"gpt2_small.cir", "gpt2_small_bp.tac", "adam(lr = 1e-3)", 4},
+  {"gpt2_small.cir", "gpt2_small_mp.tac", "adam(lr = 1e-3)", 4},
+  {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "adam(lr = 1e-3)", 4},
+  {"gpt2_small.cir", "gpt2_small_bp_mp_z2.tac", "adam(lr = 1e-3)", 4},
+  {"gpt2_small.cir", "gpt2_small_bp_mp_z3.tac", "adam(lr = 1e-3)", 4},
+  {"gpt2_small.cir", "gpt2_small.tac", "adam(lr = 1e-3)", 4},
+};
+
+ParameterizedTestParameters(partition, equals_one_device) {
+  return cr_make_param_array(pcase, pcases, sizeof pcases / sizeof pcases[0]);
+}
+
+ParameterizedTest(pcase *c, partition, equals_one_device) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, c->model);
+  arena mem;
+  arena_init(&mem);
+  diag d;
+  diag_init(&d);
+  const diag_src *src = diag_load_file(&mem, &d, path);
+  cr_assert(src);
+  cir_file *f = cir_parse(&mem, &d, src);
+  cr_assert(f, "%s", d.text);
+  ir_graph *g = build_model(f, NULL, &d);
+  cr_assert(g, "%s", d.text);
+  train_spec t;
+  cr_assert(train_parse(c->train, &t, &d) == 0);
+  cr_assert(train_build(g, &t, &d) == 0, "%s", d.text);
+  snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, c->tactic);
+  const diag_src *ts = diag_load_file(&mem, &d, path);
+  tac_file *tf = tac_parse(&mem, &d, ts);
+  cr_assert(tf, "%s", d.text);
+  tactic_opts o = {0};
+  sh_plan *plan = tactic_apply(g, tf, &o, &mem, &d);
+  cr_assert(plan, "%s", d.text);
+  int64_t ndev = 1;
+  for (int i = 0; i < plan->mesh.n; i++) ndev *= plan->mesh.size[i];
+  cr_assert_eq(ndev, c->ndev);
+
+  static run one, many;
+  memset(&one, 0, sizeof one);
+  memset(&many, 0, sizeof many);
+  one_run(g, NULL, &one);
+  one_run(g, plan, &many);
+  for (int s = 0; s < STEPS; s++)
+    for (int k = 0; k < c->ndev; k++) {
+      double e = fabs(many.loss[k][s] - one.loss[0][s]) / fabs(one.loss[0][s]);
+      cr_expect(e <= 1e-5, "%s: step %d, device %d: loss %.8g vs %.8g on one device", c->tactic, s + 1, k, many.loss[k][s], one.loss[0][s]);
+    }
+  for (int i = 0; i < g->nvals; i++) {
+    if (!one.full[i]) continue;
+    /* parameters to 1e-5; optimizer state holds squared gradients, whose float
+    ** rounding (partial sums added in another order) shows more: 1e-4 */
+    double e = hx_normerr(many.full[i], one.full[i], ir_nelem(&g->vals[i]->shape));
+    cr_expect(e <= (g->vals[i]->kind == IR_PARAM ? 1e-5 : 1e-4), "%s, %s: '%s' after %d steps differs from one device by %g", c->tactic, c->train, g->vals[i]->name, STEPS, e);
+    free(one.full[i]);
+    free(many.full[i]);
+  }
+  free(one.full);
+  free(many.full);
+  shard_free(plan);
+  ir_graph_free(g);
+  diag_free(&d);
+  arena_free(&mem);
+}
