@@ -188,12 +188,22 @@ MP_TAC=$SRCDIR/examples/mlp_mp.tac BP_TAC=$SRCDIR/examples/mlp_bp.tac
 if [ ! -f "$MP_TAC" ]; then
 	carve_mpi=no why="examples/mlp_mp.tac does not exist"
 else
+	# It works when: exit 0, one JSON object (printed by rank 0 only), and a peak per rank below
+	# the one-process peak (the tactics were applied, not the whole program run on every rank).
 	progress "probe: mpirun -n 2 carve run examples/mlp.cir examples/mlp_mp.tac"
 	OPENBLAS_NUM_THREADS=1 timeout 120 $MPIRUN "$CARVE" run "$SRCDIR/examples/mlp.cir" "$MP_TAC" \
 		--mesh "$(tac_axis "$MP_TAC" model)=2" --train 'sgd(lr = 0.01)' --steps 1 --json \
 		> "$LOG/probe.json" 2> "$LOG/probe.err"
-	if [ $? -ne 0 ] || [ -z "$(json_num step_time < "$LOG/probe.json")" ]; then
+	probe_rc=$?
+	OPENBLAS_NUM_THREADS=1 timeout 120 "$CARVE" run "$SRCDIR/examples/mlp.cir" --train 'sgd(lr = 0.01)' --steps 1 --json \
+		> "$LOG/probe1.json" 2>> "$LOG/probe.err"
+	p2=$(json_num peak_memory < "$LOG/probe.json") p1=$(json_num peak_memory < "$LOG/probe1.json")
+	if [ $probe_rc -ne 0 ] || [ -z "$(json_num step_time < "$LOG/probe.json")" ]; then
 		carve_mpi=no why="probe failed: $(first_error "$LOG/probe.err")"
+	elif [ "$(grep -c '"losses"' "$LOG/probe.json")" -ne 1 ]; then
+		carve_mpi=no why="probe: every rank printed its own JSON, so the ranks ran separately"
+	elif [ -z "$p1" ] || [ "$(verdict "$p1" "$p2")" = PASS ]; then
+		carve_mpi=no why="probe: peak per rank ${p2:-?} B is not below the one-process peak ${p1:-?} B: the tactics were not applied"
 	fi
 fi
 if [ $carve_mpi = no ]; then
@@ -201,7 +211,7 @@ if [ $carve_mpi = no ]; then
 	out "   ($why; see $LOG/probe.err)"
 	out ""
 fi
-first_loss() { sed -n 's/.*"losses"[[:space:]]*:[[:space:]]*\[[[:space:]]*\([^],]*\).*/\1/p' "$1" 2>/dev/null; }
+first_loss() { sed -n 's/.*"losses"[[:space:]]*:[[:space:]]*\[[[:space:]]*\([^],]*\).*/\1/p' "$1" 2>/dev/null | head -n 1; }
 # Tactic files, first that works: the examples' own, then bench/mlp_step_bp.tac for data
 # parallelism (the stdlib "batch" tactic splits inputs, and mlp_step.cir's x is a param).
 outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s\n' "strategy" "carve tactics" "carve step" "hand-written" "ratio" "target" "" \

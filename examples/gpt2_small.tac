@@ -12,4 +12,4 @@ tactic keep_logits(axis = model) {
   replicate value "logits" on axis       # cross_entropy wants whole rows of logits
 }
 
-schedule bp, mp, emb, keep_logits, z3
+schedule bp, mp, keep_logits, emb, z3

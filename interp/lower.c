@@ -760,7 +760,10 @@ static int operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   ir_shape hs;
   local_shape(c->plan, &x->shape, have, &hs);
   int n = plan_steps(c->plan, x->shape.rank, have, 0, want, st);
-  return emit_steps(c, b, hs, st, n, -1, x->name);
+  int first = c->p->ninstrs;
+  int r = emit_steps(c, b, hs, st, n, -1, x->name);
+  for (int k = first; k < c->p->ninstrs; k++) c->p->instrs[k].src = id;   /* reports name the value moved */
+  return r;
 }
 
 static void lower_op(lctx *c, const ir_value *v, int out) {

@@ -347,65 +347,105 @@ void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims,
   }
 }
 
-/* Does op u take operand k as a partial sum over `axes` and stay linear? */
-static int accepts(const sh_plan *p, int u, int k, uint32_t axes) {
+/* What the op does with operand k's partial sum over `mine`, given what each
+** other operand x may end up as: seen[x] now, at least low[x] if it stays a
+** partial sum, or nothing if it is reduced. 1: it stays linear; 0: it does not,
+** for some outcome; -1: it cannot, for any outcome (a certain rejection). */
+static int accepts(const sh_plan *p, int u, int k, uint32_t mine, uint32_t low_mine,
+                   const uint32_t *seen, const uint32_t *low) {
   const ir_value *v = p->g->vals[u];
-  uint32_t others = 0;
-  int same = 1;
+  int ok = 1, certain = 0;
   for (int j = 0; j < v->nargs; j++) {
     if (j == k) continue;
     const ir_value *a = p->g->vals[v->args[j]];
-    uint32_t pa = p->keep[a->id] ? p->lay[a->id].partial : 0;
-    others |= pa;
-    if (a->kind != IR_CONST && pa != axes) same = 0;
+    if (a->kind == IR_CONST) continue;
+    uint32_t sx = seen[a->id], lx = low[a->id];
+    switch (v->op) {
+    case IR_ADD: case IR_SUB: case IR_CONCAT:          /* partial + partial, over the same axes */
+      if (sx != mine) ok = 0;
+      if ((low_mine | lx) & ~(mine & sx)) certain = 1;
+      break;
+    case IR_MUL: case IR_MATMUL: case IR_EINSUM:        /* linear in one operand */
+      if (sx & mine) ok = 0;
+      break;
+    case IR_DIV:
+      if (k != 0) certain = 1;
+      if (sx & mine) ok = 0;
+      break;
+    default: break;
+    }
   }
   switch (v->op) {
-  case IR_ADD: case IR_SUB: case IR_CONCAT:
-    return same;                                   /* partial + partial */
-  case IR_MUL: case IR_MATMUL: case IR_EINSUM:
-    return (others & axes) == 0;                   /* linear in one operand */
-  case IR_DIV: return k == 0 && (others & axes) == 0;
+  case IR_ADD: case IR_SUB: case IR_CONCAT: case IR_MUL: case IR_MATMUL: case IR_EINSUM: case IR_DIV:
+    return certain ? -1 : ok;
   case IR_NEG: case IR_RESHAPE: case IR_TRANSPOSE: case IR_BROADCAST: case IR_SLICE: case IR_PAD:
   case IR_SUM_TO: case IR_SUM: case IR_MEAN: case IR_CAUSAL_MASK_GRAD:
     return 1;
-  case IR_EMBEDDING_GRAD: return k == 1;
-  default: return 0;
+  case IR_EMBEDDING_GRAD: return k == 1 ? 1 : -1;
+  default: return -1;
   }
 }
 
+/* A value can be passed on as a partial sum only if nothing forces it whole. */
+static int keepable(const sh_plan *p, int u, uint32_t part) {
+  const ir_value *v = p->g->vals[u];
+  if (!part || v->is_output || v->carry >= 0 || v->role == ROLE_GRAD) return 0;   /* gradients are reduced where they are made */
+  for (int i = 0; i < v->shape.rank; i++) if (axes_of(&p->lay[u].dim[i]) & part) return 0;
+  return 1;
+}
+
+/*
+** Which partial sums are passed on (partial + partial, a linear op) and which
+** are reduced where they are made: the largest consistent choice. Start with
+** every partial sum passed on; each round, recompute what each value carries
+** and reduce the values some user cannot take for any outcome of the others.
+** When only uncertain cases are left, reduce the first of them and go on.
+*/
 void shard_partials(sh_plan *p) {
   const ir_graph *g = p->g;
   int n = g->nvals;
-  for (int v = 0; v < n; v++) p->keep[v] = 1;
-  for (int round = 0; round < 64; round++) {
-    for (int u = 0; u < n; u++) {
-      const ir_value *v = g->vals[u];
-      p->lay[u].partial = 0;
-      if (v->kind != IR_OP) continue;
-      sh_oplayout o;
-      shard_oplayout(p, u, &o);
-      uint32_t part = o.contract;
-      for (int k = 0; k < v->nargs; k++) {
-        int a = v->args[k];
-        if (p->keep[a] && p->lay[a].partial) part |= p->lay[a].partial;
-      }
-      p->lay[u].partial = part;
-    }
-    int changed = 0;
-    for (int u = 0; u < n; u++) {
-      const ir_value *v = g->vals[u];
-      uint32_t part = p->lay[u].partial;
-      if (!part || !p->keep[u]) continue;
-      int ok = !v->is_output && v->carry < 0 && v->role != ROLE_GRAD;   /* gradients are reduced where they are made */
-      for (int i = 0; i < v->shape.rank && ok; i++) if (axes_of(&p->lay[u].dim[i]) & part) ok = 0;
-      for (int k = 0; k < v->nusers && ok; k++) {
-        const ir_value *w = g->vals[v->users[k]];
-        for (int j = 0; j < w->nargs && ok; j++) if (w->args[j] == u) ok = accepts(p, w->id, j, part);
-      }
-      if (!ok) { p->keep[u] = 0; changed = 1; }
-    }
-    if (!changed) break;
+  uint32_t *low = xcalloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
+  uint32_t *seen = xcalloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
+  for (int u = 0; u < n; u++) {
+    p->keep[u] = 0;
+    if (g->vals[u]->kind != IR_OP) continue;
+    sh_oplayout o;
+    shard_oplayout(p, u, &o);
+    low[u] = o.contract;
+    p->keep[u] = 1;
   }
+  for (int round = 0; round < 100000; round++) {
+    for (int u = 0; u < n; u++) {
+      const ir_value *v = g->vals[u];
+      uint32_t part = low[u];
+      for (int k = 0; k < v->nargs; k++) part |= seen[v->args[k]];
+      p->lay[u].partial = part;
+      if (p->keep[u] && !keepable(p, u, part)) p->keep[u] = 0;
+      seen[u] = p->keep[u] ? part : 0;
+    }
+    int dropped = 0, first_unsure = -1;
+    for (int u = 0; u < n; u++) {
+      if (!p->keep[u]) continue;
+      const ir_value *v = g->vals[u];
+      int verdict = 1;
+      for (int k = 0; k < v->nusers && verdict > -1; k++) {
+        const ir_value *w = g->vals[v->users[k]];
+        for (int j = 0; j < w->nargs; j++) {
+          if (w->args[j] != u) continue;
+          int a = accepts(p, w->id, j, seen[u], low[u], seen, low);
+          if (a < verdict) verdict = a;
+        }
+      }
+      if (verdict < 0) { p->keep[u] = 0; dropped = 1; }
+      else if (verdict == 0 && first_unsure < 0) first_unsure = u;
+    }
+    if (dropped) continue;
+    if (first_unsure < 0) break;
+    p->keep[first_unsure] = 0;
+  }
+  for (int u = 0; u < n; u++) if (!p->keep[u]) seen[u] = 0;
+  free(low);
+  free(seen);
 }
 
 int shard_keeps_partial(const sh_plan *p, int v) { return p->keep[v] && p->lay[v].partial; }

@@ -69,7 +69,6 @@ typedef struct tac_pctx {
   const char *cur;       /* lexer position; src->text is NUL-terminated */
   tac_file *file;
   int declcap;
-  int line_mode;         /* tac_parse_line: bare statements allowed at top level */
   int bare_open;         /* the last decl collects bare statements (line mode) */
   int barecap;
   int failed;            /* an error has been recorded: stop */

@@ -317,7 +317,6 @@ static tac_file *parse(arena *a, diag *d, const diag_src *src, int line_mode, in
   p->d = d;
   p->src = src;
   p->cur = src->text;
-  p->line_mode = line_mode;
   p->file = arena_alloc(a, sizeof *p->file);
   p->file->src = src;
   if (src->len > UINT32_MAX - 1) {

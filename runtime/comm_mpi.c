@@ -311,7 +311,7 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   }
 
   rt_mpi *m = calloc(1, sizeof *m);
-  if (!m || !(m->groups = calloc((size_t)(p->ngroups ? p->ngroups : 1), sizeof *m->groups))) {
+  if (!m || !(m->groups = calloc(p->ngroups > 0 ? (size_t)p->ngroups : 1, sizeof *m->groups))) {
     free(m);
     errf(err, errlen, "out of memory");
     return NULL;
@@ -320,8 +320,8 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   m->rank = rank;
   m->size = size;
   m->world = MPI_COMM_NULL;
-  m->ngroups = p->ngroups;
-  for (int g = 0; g < p->ngroups; g++) {
+  m->ngroups = p->ngroups > 0 ? p->ngroups : 0;
+  for (int g = 0; g < m->ngroups; g++) {
     m->groups[g].comm = MPI_COMM_NULL;
     m->groups[g].win = MPI_WIN_NULL;
   }
@@ -344,7 +344,7 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
     rt_mpi_free(m);
     return NULL;
   }
-  for (int g = 0; g < p->ngroups; g++) {
+  for (int g = 0; g < m->ngroups; g++) {
     const rt_group *gr = &p->groups[g];
     mpi_group *mg = &m->groups[g];
     unsigned in = 0;
