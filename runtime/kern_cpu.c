@@ -544,10 +544,14 @@ static int k_reduce_max_grad(const rt_instr *ins, void *out, void *const *in, ch
 
 /* ---- softmax family ---- */
 
-/* y = exp(x - m), returns the sum in double */
+/* y = exp(x - m), returns the sum in double (one pass) */
 HOT static double exp_shift(const float *restrict x, float *restrict y, float m, i64 n) {
-  FOR8(n, y[k] = exp_lo(x[k] - m));
-  return sum_d(y, n);
+  double acc[8] = {0}, s = 0;
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) { float e = exp_lo(x[i + j] - m); y[i + j] = e; acc[j] += e; }
+  for (; i < n; i++) { y[i] = exp_lo(x[i] - m); s += y[i]; }
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
 static int k_softmax(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {

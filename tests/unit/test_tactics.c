@@ -1,0 +1,346 @@
+/*
+** test_tactics.c: sharding rules, propagation in both directions, conflicts
+** and their provenance, each kind of collective, and the collective counts
+** of the standard strategies against their analytic values (PartIR's
+** Table 3 reasoning: Megatron adds 4 all-reduces a layer, batch parallelism
+** one a parameter gradient plus the loss, ZeRO turns them into
+** reduce-scatters and all-gathers).
+*/
+#include "harness.h"
+#include "interp/tactic.h"
+
+#include <stdio.h>
+
+typedef struct setup {
+  arena mem;
+  diag d;
+  ir_graph *g;
+  sh_plan *p;
+  rt_prog prog;
+  lower_result lr;
+  int counts[RT_NOPS];
+} setup;
+
+static int load(setup *s, const char *model_text, const char *model_path, const char *tac_text, const char *train) {
+  memset(s, 0, sizeof *s);
+  arena_init(&s->mem);
+  diag_init(&s->d);
+  const diag_src *src;
+  if (model_path) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, model_path);
+    src = diag_load_file(&s->mem, &s->d, path);
+  } else {
+    src = diag_src_string(&s->mem, "m.cir", model_text, strlen(model_text));
+  }
+  cir_file *f = cir_parse(&s->mem, &s->d, src);
+  if (!f) return -1;
+  s->g = build_model(f, NULL, &s->d);
+  if (!s->g) return -1;
+  if (train) {
+    train_spec t;
+    if (train_parse(train, &t, &s->d) < 0 || train_build(s->g, &t, &s->d) < 0) return -1;
+  }
+  const diag_src *ts = diag_src_string(&s->mem, "t.tac", tac_text, strlen(tac_text));
+  tac_file *tf = tac_parse(&s->mem, &s->d, ts);
+  if (!tf) return -1;
+  tactic_opts o = {0};
+  s->p = tactic_apply(s->g, tf, &o, &s->mem, &s->d);
+  if (!s->p) return -1;
+  if (lower_program(s->g, s->p, &s->prog, &s->lr, &s->d) < 0) return -1;
+  for (int i = 0; i < s->prog.ninstrs; i++) s->counts[s->prog.instrs[i].op]++;
+  return 0;
+}
+
+static void unload(setup *s) {
+  lower_result_free(&s->lr);
+  rt_prog_free(&s->prog);
+  shard_free(s->p);
+  ir_graph_free(s->g);
+  diag_free(&s->d);
+  arena_free(&s->mem);
+}
+
+static const char *layout(setup *s, const char *name) {
+  ir_value *v = ir_lookup(s->g, name);
+  cr_assert(v, "no value %s", name);
+  return shard_str(s->p, v->id, &s->mem);
+}
+
+/* ---- rules ---- */
+
+typedef struct rcase { char body[200]; char value[16]; char map[80]; } rcase;
+
+/* map: for each operand then the result, the factor kind of each dim:
+** P pass, C contract, W whole, . none; operands separated by '|' */
+static rcase rcases[] = {
+  {"input a : f32[4, 8]\n input b : f32[8, 6]\n y = matmul(a, b)", "y", "PC|CP|PP"},
+  {"input a : f32[2, 4, 8]\n input b : f32[8, 6]\n y = matmul(a, b)", "y", "PPC|CP|PPP"},
+  {"input a : f32[2, 3, 4]\n input w : f32[4, 5, 6]\n y = einsum(\"bsd,dhk->bhsk\", a, w)", "y", "PPC|CPP|PPPP"},
+  {"input a : f32[4, 8]\n input b : f32[8]\n y = add(a, b)", "y", "PP|P|PP"},
+  {"input a : f32[4, 8]\n input b : f32[4, 1]\n y = mul(a, b)", "y", "PP|P.|PP"},
+  {"input a : f32[4, 8]\n y = softmax(a)", "y", "PW|PW"},
+  {"input a : f32[4, 8]\n input g : f32[8]\n input b : f32[8]\n y = layernorm(a, g, b)", "y", "PW|W|W|PW"},
+  {"input a : f32[4, 8, 3]\n y = sum(a, dims = [1])", "y", "PCP|PP"},
+  {"input a : f32[4, 8, 3]\n y = max(a, dims = [1])", "y", "PWP|PP"},
+  {"input a : f32[4, 6, 8]\n y = reshape(a, [24, 8])", "y", "PWP|PP"},
+  {"input a : f32[24, 8]\n y = reshape(a, [4, 6, 8])", "y", "PP|PWP"},
+  {"input a : f32[4, 8]\n y = transpose(a, [1, 0])", "y", "PP|PP"},
+  {"input t : f32[10, 4]\n input i : i32[2, 3]\n y = embedding(t, i)", "y", "CP|PP|PPP"},
+  {"input z : f32[2, 3, 10]\n input l : i32[2, 3]\n y = cross_entropy(z, l)", "y", "CCW|CC|"},
+  {"input a : f32[2, 4, 4]\n y = causal_mask(a)", "y", "PWW|PWW"},
+  {"input a : f32[4, 8]\n input b : f32[4, 2]\n y = concat([a, b], 1)", "y", "PW|PW|PW"},
+  {"input a : f32[4, 8]\n y = slice(a, 1, 2, 5)", "y", "PW|PW"},
+};
+
+ParameterizedTestParameters(rules, factor_kinds) { return cr_make_param_array(rcase, rcases, sizeof rcases / sizeof rcases[0]); }
+
+ParameterizedTest(rcase *c, rules, factor_kinds) {
+  char src[400];
+  snprintf(src, sizeof src, "model m {\n %s\n return %s\n}\n", c->body, c->value);
+  hx h;
+  cr_assert(hx_build(&h, src) == 0, "%s", h.d.text);
+  ir_value *v = ir_lookup(h.g, c->value);
+  sh_rule r;
+  cr_assert(shard_rule(h.g, v, &r) == 0);
+  char got[80];
+  size_t k = 0;
+  for (int o = 0; o < r.nops; o++) {
+    if (o) got[k++] = '|';
+    for (int i = 0; i < r.rank[o]; i++) {
+      int f = r.map[o][i];
+      got[k++] = f < 0 ? '.' : r.kind[f] == F_PASS ? 'P' : r.kind[f] == F_CONTRACT ? 'C' : 'W';
+    }
+  }
+  got[k] = 0;
+  cr_assert_str_eq(got, c->map, "rule of %s", c->body);
+  hx_free(&h);
+}
+
+Test(rules, shared_factors_link_the_dims) {
+  hx h;
+  cr_assert(hx_build(&h, "model m {\n input a : f32[4, 8]\n input b : f32[8, 6]\n y = matmul(a, b)\n return y\n}\n") == 0);
+  sh_rule r;
+  cr_assert(shard_rule(h.g, ir_lookup(h.g, "y"), &r) == 0);
+  cr_assert_eq(r.map[0][1], r.map[1][0], "the contracted dims share a factor");
+  cr_assert_eq(r.map[0][0], r.map[2][0]);
+  cr_assert_eq(r.map[1][1], r.map[2][1]);
+  hx_free(&h);
+}
+
+/* ---- propagation ---- */
+
+#define CHAIN "model m {\n input x : f32[8, 4]\n param w : f32[4, 6]\n h = tanh(matmul(x, w))\n" \
+              " y = softmax(h)\n s = sum(y, dims = [1])\n return s\n}\n"
+
+Test(propagation, forward_from_an_input) {
+  setup s;
+  cr_assert(load(&s, CHAIN, NULL, "mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "h"), "[b, -]");
+  cr_assert_str_eq(layout(&s, "y"), "[b, -]");
+  cr_assert_str_eq(layout(&s, "s"), "[b]");
+  cr_assert_str_eq(layout(&s, "w"), "[-, -]");
+  for (int op = RT_ALL_REDUCE; op <= RT_ALL_TO_ALL; op++) cr_assert_eq(s.counts[op], 0, "batch-split rows need no communication");
+  unload(&s);
+}
+
+Test(propagation, backward_from_an_output) {
+  setup s;
+  cr_assert(load(&s, CHAIN, NULL, "mesh b = 2\ntactic t { shard value \"s\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "y"), "[b, -]");
+  cr_assert_str_eq(layout(&s, "h.matmul"), "[b, -]");
+  cr_assert_str_eq(layout(&s, "x"), "[b, -]", "back through matmul to its operand");
+  unload(&s);
+}
+
+Test(propagation, contraction_splits_the_partner_and_leaves_a_partial_sum) {
+  setup s;
+  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard param \"w\" dim 0 on m }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "x"), "[-, m]", "the contracted dim of x follows w's");
+  cr_assert_str_eq(layout(&s, "h.matmul"), "[-, -]");
+  cr_assert(s.p->lay[ir_lookup(s.g, "h.matmul")->id].partial == 1u, "a partial sum over m");
+  cr_assert_eq(s.counts[RT_ALL_REDUCE], 1);
+  unload(&s);
+}
+
+Test(propagation, whole_dims_stop_it) {
+  setup s;
+  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard value \"h\" dim 1 on m }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "y"), "[-, -]", "softmax needs its dim whole");
+  cr_assert_str_eq(layout(&s, "w"), "[-, m]", "backward it goes on");
+  unload(&s);
+}
+
+Test(propagation, refinement_nests_axes) {
+  setup s;
+  cr_assert(load(&s, CHAIN, NULL, "mesh a = 2, b = 2\ntactic t { shard input \"x\" dim 0 on a\n shard input \"x\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "x"), "[a+b, -]");
+  cr_assert_str_eq(layout(&s, "y"), "[a+b, -]");
+  unload(&s);
+}
+
+/* ---- conflicts ---- */
+
+Test(conflicts, first_tactic_wins_and_both_are_named) {
+  setup s;
+  const char *tac = "mesh m = 2\n"
+                    "tactic rows { shard param \"w\" dim 0 on m }\n"
+                    "tactic cols { shard param \"w\" dim 1 on m }\n"
+                    "schedule rows, cols\n";
+  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "w"), "[m, -]", "the first decision stands");
+  cr_assert_eq(s.p->ncon, 1);
+  sh_conflict *k = &s.p->con[0];
+  cr_assert_str_eq(k->tactic, "cols");
+  cr_assert(k->from_tactic);
+  cr_assert(strstr(k->message, "already uses that axis on another dim"), "%s", k->message);
+  cr_assert(k->lost_to >= 0);
+  cr_assert_str_eq(s.p->dec[k->lost_to].tactic, "rows");
+  int line, col;
+  diag_linecol(k->at.src, k->at.off, &line, &col);
+  cr_assert_eq(line, 3, "the losing statement's line");
+  diag_linecol(s.p->dec[k->lost_to].at.src, s.p->dec[k->lost_to].at.off, &line, &col);
+  cr_assert_eq(line, 2, "the winning statement's line");
+  unload(&s);
+}
+
+Test(conflicts, strict_makes_them_errors) {
+  arena m;
+  arena_init(&m);
+  diag d;
+  diag_init(&d);
+  const char *tac = "mesh m = 2\ntactic rows { shard param \"w\" dim 0 on m }\ntactic cols { shard param \"w\" dim 1 on m }\nschedule rows, cols\n";
+  cir_file *f = cir_parse(&m, &d, diag_src_string(&m, "m.cir", CHAIN, strlen(CHAIN)));
+  ir_graph *g = build_model(f, NULL, &d);
+  tac_file *tf = tac_parse(&m, &d, diag_src_string(&m, "t.tac", tac, strlen(tac)));
+  tactic_opts o = {.strict = 1};
+  cr_assert_null(tactic_apply(g, tf, &o, &m, &d));
+  cr_assert(strstr(d.text, "t.tac:3:15: error: conflict (--strict)"), "%s", d.text);
+  cr_assert(strstr(d.text, "t.tac:2:15: note: the decision that won, by tactic 'rows'"), "%s", d.text);
+  ir_graph_free(g);
+  diag_free(&d);
+  arena_free(&m);
+}
+
+Test(conflicts, replicate_forbids_and_propagation_stops) {
+  setup s;
+  const char *tac = "mesh b = 2\ntactic keep { replicate value \"y\" on b }\ntactic bp { shard input \"x\" dim 0 on b }\nschedule keep, bp\n";
+  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "h"), "[b, -]");
+  cr_assert_str_eq(layout(&s, "y"), "[-, -]", "kept whole");
+  int found = 0;
+  for (int i = 0; i < s.p->ncon; i++)
+    found |= strstr(s.p->con[i].message, "kept whole on that axis by a replicate") != NULL && !s.p->con[i].from_tactic;
+  cr_assert(found, "the stop is recorded");
+  cr_assert_eq(s.counts[RT_ALL_GATHER], 1, "the lowering gathers h for softmax's y");
+  unload(&s);
+}
+
+Test(conflicts, indivisible_split_is_an_error) {
+  setup s;
+  int rc = load(&s, CHAIN, NULL, "mesh b = 3\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", NULL);
+  cr_assert(rc < 0);
+  cr_assert(strstr(s.d.text, "t.tac:2:12: error: cannot split dim 0 of 'x' (size 8) into 3 pieces on 'b': it is not divisible"), "%s", s.d.text);
+  unload(&s);
+}
+
+typedef struct terr { char tac[200]; char expect[120]; } terr;
+static terr terrs[] = {
+  {"mesh b = 2\ntactic t { shard input \"x\" dim 0 on q }\nschedule t\n", "2:37: error: unknown axis 'q'; the mesh has b"},
+  {"mesh b = 2\ntactic t { shard input \"x\" dim 5 on b }\nschedule t\n", "2:32: error: dim 5 is out of range for 'x' of rank 2"},
+  {"mesh b = 2\ntactic t { shard input \"zz\" dim 0 on b }\nschedule t\n", "2:24: error: no input matches 'zz'"},
+  {"mesh b = 2\nschedule nope\n", "2:10: error: unknown tactic 'nope' in the schedule"},
+  {"mesh b = 2\nuse \"nosuch\" as n (axis = b)\nschedule n\n", "2:5: error: no stdlib tactic 'nosuch'"},
+  {"mesh b = 2\nuse \"zero\" as z (axis = b)\nschedule z\n", "zero needs a stage"},
+  {"mesh b = 2\nuse \"zero\" as z (axis = b, stage = 2)\nschedule z\n", "zero shards optimizer state: apply it to a training step"},
+  {"mesh b = 2\nuse \"batch\" as z (axs = b)\nschedule z\n", "tactic 'batch' takes no argument 'axs'"},
+  {"tactic t { shard input \"x\" dim 0 on b }\nschedule t\n", "no mesh: add a line like 'mesh batch = 2, model = 2' or pass --mesh"},
+  {"mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\n", "no schedule"},
+  {"mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\nschedule t, t\n", "'t' is scheduled twice"},
+  {"mesh b = 2\ntactic f = lua \"f.lua\"\nschedule f\n", "Lua tactics ('f') are not available yet"},
+  {"mesh b = 65536, c = 65536\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", "the mesh has more than 2^31 devices"},
+};
+
+ParameterizedTestParameters(conflicts, located_errors) { return cr_make_param_array(terr, terrs, sizeof terrs / sizeof terrs[0]); }
+
+ParameterizedTest(terr *c, conflicts, located_errors) {
+  setup s;
+  cr_assert(load(&s, CHAIN, NULL, c->tac, NULL) < 0, "accepted: %s", c->tac);
+  cr_assert(s.d.text && strstr(s.d.text, c->expect), "wanted '%s' in:\n%s", c->expect, s.d.text);
+  unload(&s);
+}
+
+/* ---- each kind of collective ---- */
+
+Test(collectives, all_to_all_moves_a_split) {
+  setup s;
+  const char *tac = "mesh b = 2\ntactic t {\n shard input \"x\" dim 0 on b\n replicate value \"h\" dim 0 on b\n shard value \"h\" dim 1 on b\n}\nschedule t\n";
+  cr_assert(load(&s, "model m {\n input x : f32[8, 4]\n h = exp(x)\n y = tanh(h)\n return y\n}\n", NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "x"), "[b, -]");
+  cr_assert_str_eq(layout(&s, "h"), "[-, b]");
+  cr_assert_eq(s.counts[RT_ALL_TO_ALL], 1);
+  cr_assert_eq(s.counts[RT_ALL_GATHER], 0, "outputs stay split as they are");
+  unload(&s);
+}
+
+Test(collectives, reduce_scatter_fuses_reduce_and_split) {
+  setup s;
+  /* w's rows split the contraction (a partial sum); then the result is wanted split by rows */
+  const char *tac = "mesh m = 2\ntactic t1 { shard param \"w\" dim 0 on m }\ntactic t2 { shard value \"h.matmul\" dim 0 on m }\nschedule t1, t2\n";
+  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert_eq(s.counts[RT_REDUCE_SCATTER], 1);
+  cr_assert_eq(s.counts[RT_ALL_REDUCE], 0);
+  unload(&s);
+}
+
+/* ---- collective counts of the standard strategies ---- */
+
+static int nparams(const ir_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->nvals; i++) n += g->vals[i]->kind == IR_PARAM;
+  return n;
+}
+
+/* ZeRO-3 gathers a parameter at each forward and backward use */
+static int param_uses(const ir_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    if (v->kind != IR_PARAM) continue;
+    for (int k = 0; k < v->nusers; k++) {
+      const ir_value *u = g->vals[v->users[k]];
+      if (strncmp(u->name, "new.", 4) && strncmp(u->name, "adam.", 5) && strncmp(u->name, "sgd.", 4)) n++;
+    }
+  }
+  return n;
+}
+
+#define LAYERS 2   /* gpt2_small */
+
+static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
+  char path[512], text[2048];
+  snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, tac);
+  FILE *f = fopen(path, "rb");
+  cr_assert(f);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  setup s;
+  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", s.d.text);
+  int P = nparams(s.g);
+  cr_assert_eq(P, 4 + 13 * LAYERS);
+  if (ar < 0) ar = -ar == 1 ? P + 1 : -ar == 2 ? P + 1 + 4 * LAYERS : 0;
+  if (ag < 0) ag = -ag == 1 ? P : param_uses(s.g);
+  if (rs < 0) rs = P;
+  cr_expect_eq(s.counts[RT_ALL_REDUCE], ar, "%s: all_reduce", tac);
+  cr_expect_eq(s.counts[RT_ALL_GATHER], ag, "%s: all_gather", tac);
+  cr_expect_eq(s.counts[RT_REDUCE_SCATTER], rs, "%s: reduce_scatter", tac);
+  cr_expect_eq(s.counts[RT_ALL_TO_ALL], a2a, "%s: all_to_all", tac);
+  unload(&s);
+}
+
+Test(counts, batch_parallel) { counts("gpt2_small_bp.tac", -1, 0, 0, 0); }                 /* one per gradient + the loss */
+Test(counts, megatron) { counts("gpt2_small_mp.tac", 4 * LAYERS, 0, 0, 0); }               /* 2 forward + 2 backward a layer */
+Test(counts, batch_and_megatron) { counts("gpt2_small_bp_mp.tac", -2, 0, 0, 0); }
+Test(counts, zero2) { counts("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, -1, -1, 0); }     /* gradients scattered, updates gathered */
+Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 0); }     /* parameters gathered at each use */
