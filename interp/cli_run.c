@@ -5,7 +5,10 @@
 #include "interp/feed.h"
 #include "interp/lower.h"
 #include "interp/session.h"
+#include "runtime/comm_local.h"
+#include "runtime/comm_mpi.h"
 #include "runtime/exec.h"
+#include "runtime/mpi_util.h"
 #include "runtime/init.h"
 #include "runtime/safet.h"
 #include "util/json.h"
@@ -80,34 +83,63 @@ int cli_lower(const cli_opts *o) {
 
 /* ---- run ---- */
 
-static void full_block(int rank, int64_t *off) { for (int i = 0; i < rank; i++) off[i] = 0; }
+typedef struct runner {
+  const ir_graph *g;
+  const sh_plan *plan;
+  rt_prog p;
+  lower_result lr;
+  int lowered;
+  rt_exec *e;
+  const rt_comm *comm;
+  int rank, nranks;
+  double *losses;
+} runner;
 
-static int bind_leaf(const ir_graph *g, const ir_value *v, const rt_buf *b, int bi, rt_exec *e,
-                     st_file *params, st_file *data, char *err, size_t errlen) {
-  size_t bytes = (size_t)b->nelem * rt_dtype_size(b->dtype);
-  void *tmpbuf = malloc(bytes ? bytes : 1);
-  if (!tmpbuf) { snprintf(err, errlen, "out of memory for '%s'", v->name); return -1; }
-  int64_t off[RT_MAXRANK];
-  full_block(b->rank, off);
-  int rc = 0;
-  st_file *src = v->kind == IR_INPUT ? data : params;
-  int from_file = src && (v->kind != IR_STATE || st_find(src, v->name));
-  if (v->kind == IR_PARAM && params && !st_find(params, v->name)) {
-    snprintf(err, errlen, "no tensor named '%s' in the --params file; it must hold every parameter", v->name);
-    rc = -1;
-  } else if (v->kind == IR_INPUT && data && !st_find(data, v->name)) {
-    snprintf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
-    rc = -1;
-  } else if (from_file) {
-    rc = st_read_block(src, v->name, b->dtype, b->rank, b->shape, off, b->shape, tmpbuf, err, errlen);
-  } else {
-    rt_init in;
-    feed_init(g, v, &in);
-    rt_init_block(&in, b->dtype, b->rank, b->shape, off, b->shape, tmpbuf);
+static int runner_lower(runner *r, const ir_graph *g, const sh_plan *plan, diag *d) {
+  r->g = g;
+  r->plan = plan;
+  if (lower_program(g, plan, &r->p, &r->lr, d) < 0) return -1;
+  r->lowered = 1;
+  return 0;
+}
+
+static void runner_free(runner *r) {
+  rt_exec_free(r->e);
+  if (r->lowered) { lower_result_free(&r->lr); rt_prog_free(&r->p); }
+  free(r->losses);
+}
+
+/* Give every leaf this device's piece: from the files, or the deterministic init. */
+static int bind_leaves(runner *r, st_file *params, st_file *data, char *err, size_t errlen) {
+  const ir_graph *g = r->g;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    int b = r->lr.buf_of[i];
+    if ((v->kind != IR_INPUT && v->kind != IR_PARAM && v->kind != IR_STATE) || b < 0) continue;
+    const rt_buf *rb = &r->p.bufs[b];
+    size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) { snprintf(err, errlen, "out of memory for '%s'", v->name); return -1; }
+    int64_t off[RT_MAXRANK];
+    feed_block(&r->p, b, r->comm, off);
+    st_file *src = v->kind == IR_INPUT ? data : params;
+    int rc = 0;
+    if (v->kind == IR_PARAM && params && !st_find(params, v->name))
+      rc = -1, snprintf(err, errlen, "no tensor named '%s' in the --params file; it must hold every parameter", v->name);
+    else if (v->kind == IR_INPUT && data && !st_find(data, v->name))
+      rc = -1, snprintf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
+    else if (src && st_find(src, v->name))
+      rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, err, errlen);
+    else {
+      rt_init in;
+      feed_init(g, v, &in);
+      rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
+    }
+    if (rc == 0) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
+    free(tmp);
+    if (rc) return -1;
   }
-  if (rc == 0) rc = rt_exec_set(e, bi, tmpbuf, bytes, err, errlen);
-  free(tmpbuf);
-  return rc;
+  return 0;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -121,24 +153,105 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int save_state(const ir_graph *g, const rt_prog *p, const lower_result *lr, rt_exec *e, const char *path, char *err, size_t errlen) {
-  st_out *outs = calloc((size_t)g->nvals + 1, sizeof *outs);
+/* The full tensor of value id on rank 0 (NULL elsewhere): every rank's piece put in place. */
+static float *gather_full(runner *r, int id) {
+  int b = r->lr.buf_of[id];
+  const rt_buf *rb = &r->p.bufs[b];
+  const float *mine = rt_exec_data(r->e, b);
+  int64_t total = 1;
+  for (int i = 0; i < rb->rank; i++) total *= rb->global_shape[i];
+  size_t bytes = (size_t)rb->nelem * 4;
+  float *all = NULL, *full = NULL;
+  if (r->rank == 0) { all = xmalloc(bytes * (size_t)r->nranks + 4); full = xmalloc((size_t)total * 4 + 4); }
+  if (r->nranks > 1) {
+    if (rt_mpi_gather(mine, bytes, all) < 0) rt_mpi_fail("gathering a tensor for --save/--check failed");
+  } else if (all) memcpy(all, mine, bytes);
+  if (r->rank == 0) {
+    for (int q = 0; q < r->nranks; q++) {
+      int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
+      for (int i = 0; i < rb->rank; i++)
+        off[i] = rb->dim_group[i] >= 0 ? (int64_t)rt_mesh_index(&r->p, q, rb->dim_group[i]) * rb->shape[i] : 0;
+      const float *src = all + (size_t)q * (size_t)rb->nelem;
+      for (int64_t k = 0; k < rb->nelem; k++) {
+        int64_t rem = k, gidx = 0;
+        for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = rem % rb->shape[i]; rem /= rb->shape[i]; }
+        for (int i = 0; i < rb->rank; i++) gidx = gidx * rb->global_shape[i] + off[i] + idx[i];
+        full[gidx] = src[k];
+      }
+    }
+  }
+  free(all);
+  return full;
+}
+
+static int is_state(const ir_value *v) { return v->kind == IR_PARAM || v->kind == IR_STATE; }
+
+static int save_state(runner *r, const char *path, char *err, size_t errlen) {
+  const ir_graph *g = r->g;
+  st_out *outs = xcalloc((size_t)g->nvals + 1, sizeof *outs);
+  float **keep = xcalloc((size_t)g->nvals + 1, sizeof *keep);
   int n = 0;
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
-    if (v->kind != IR_PARAM && v->kind != IR_STATE) continue;
-    int b = lr->buf_of[i];
-    if (b < 0) continue;
-    outs[n].name = v->name;
-    outs[n].dtype = p->bufs[b].dtype;
-    outs[n].rank = p->bufs[b].rank;
-    outs[n].shape = p->bufs[b].shape;
-    outs[n].data = rt_exec_data(e, b);
+    if (!is_state(v) || r->lr.buf_of[i] < 0) continue;
+    keep[n] = gather_full(r, i);
+    outs[n] = (st_out){v->name, RT_F32, v->shape.rank, v->shape.d, keep[n]};
     n++;
   }
-  int rc = st_write(path, outs, n, err, errlen);
+  int rc = 0;
+  if (r->rank == 0) rc = st_write(path, outs, n, err, errlen);
+  for (int i = 0; i < n; i++) free(keep[i]);
+  free(keep);
   free(outs);
   return rc;
+}
+
+/* Run the unpartitioned program on rank 0 and compare: the largest of the
+** losses' relative errors and each parameter's ||a - b|| / ||b||. */
+static double check_against_one_device(runner *r, const char *params_path, const char *data_path, long steps, char *err, size_t errlen, int *failed) {
+  runner one = {0};
+  double worst = 0;
+  diag d;
+  diag_init(&d);
+  st_file *params = NULL, *data = NULL;
+  *failed = 0;
+  if (runner_lower(&one, r->g, NULL, &d) < 0) { snprintf(err, errlen, "lowering the one-device program failed"); *failed = 1; goto out; }
+  one.e = rt_exec_new(&one.p, rt_backend_cpu(), NULL);
+  one.nranks = 1;
+  if ((params_path && !(params = st_open(params_path, err, errlen))) || (data_path && !(data = st_open(data_path, err, errlen))) ||
+      bind_leaves(&one, params, data, err, errlen) < 0) { *failed = 1; goto out; }
+  int out = one.lr.buf_of[r->g->outputs[0]];
+  for (long s = 0; s < steps; s++) {
+    if (rt_exec_run(one.e, err, errlen) < 0) { *failed = 1; goto out; }
+    double l1 = ((float *)rt_exec_data(one.e, out))[0];
+    double e = fabs(r->losses[s] - l1) / (fabs(l1) > 0 ? fabs(l1) : 1);
+    if (e > worst || isnan(e)) worst = isnan(e) ? INFINITY : e;
+    if (r->g->train) rt_exec_carry(one.e);
+  }
+out:
+  if (params) st_close(params);
+  if (data) st_close(data);
+  diag_free(&d);
+  /* parameters: gathered from every rank (a collective), compared on rank 0 */
+  for (int i = 0; i < r->g->nvals; i++) {
+    const ir_value *v = r->g->vals[i];
+    if (v->kind != IR_PARAM || r->lr.buf_of[i] < 0) continue;
+    float *full = gather_full(r, i);
+    if (r->rank == 0 && !*failed) {
+      const float *ref = rt_exec_data(one.e, one.lr.buf_of[i]);
+      double num = 0, den = 0;
+      for (int64_t k = 0; k < ir_nelem(&v->shape); k++) {
+        double dd = (double)full[k] - (double)ref[k];
+        num += dd * dd;
+        den += (double)ref[k] * (double)ref[k];
+      }
+      double e = den > 0 ? sqrt(num / den) : sqrt(num);
+      if (e > worst || isnan(e)) worst = isnan(e) ? INFINITY : e;
+    }
+    free(full);
+  }
+  runner_free(&one);
+  return worst;
 }
 
 int cli_run(const cli_opts *o) {
@@ -146,79 +259,128 @@ int cli_run(const cli_opts *o) {
     fprintf(stderr, "carve: error: run needs --steps N (how many times to execute the program)\n");
     return 2;
   }
-  session s;
-  if (load(&s, o) < 0) return 1;
-  ir_graph *g = s.g;
-  rt_prog p;
-  lower_result lr;
-  int rc = 1;
-  char err[512] = "";
-  st_file *params = NULL, *data = NULL;
-  rt_exec *e = NULL;
-  double *times = NULL, *losses = NULL;
-  if (lower_program(g, NULL, &p, &lr, &s.diag) < 0) { cli_report(&s.diag); session_free(&s); return 1; }
-  if (o->params && !(params = st_open(o->params, err, sizeof err))) goto fail;
-  if (o->data && !(data = st_open(o->data, err, sizeof err))) goto fail;
-  e = rt_exec_new(&p, rt_backend_cpu(), NULL);
-  for (int i = 0; i < g->nvals; i++) {
-    const ir_value *v = g->vals[i];
-    if ((v->kind == IR_INPUT || v->kind == IR_PARAM || v->kind == IR_STATE) && lr.buf_of[i] >= 0)
-      if (bind_leaf(g, v, &p.bufs[lr.buf_of[i]], lr.buf_of[i], e, params, data, err, sizeof err) < 0) goto fail;
+  int distributed = o->nfiles > 1;   /* a tactic file: one MPI rank per device */
+  const char *launched = getenv("OMPI_COMM_WORLD_SIZE");
+  if (!distributed && launched && atoi(launched) > 1) {
+    if (!getenv("OMPI_COMM_WORLD_RANK") || !strcmp(getenv("OMPI_COMM_WORLD_RANK"), "0"))
+      fprintf(stderr, "carve: error: without a tactic file the program runs on one device; give a tactic file, or start carve without mpirun\n");
+    return 1;
   }
+  runner r = {0};
+  r.nranks = 1;
+  char err[512] = "", agreed[600] = "";
+  if (distributed) {
+    if (rt_mpi_init(NULL, NULL) < 0) { fprintf(stderr, "carve: error: MPI did not start\n"); return 1; }
+    r.rank = rt_mpi_world_rank();
+    r.nranks = rt_mpi_world_size();
+  }
+  session s;
+  session_init(&s);
+  session_opts so = {o->files[0], o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, {o->mesh, o->strict, o->lenient, NULL}};
+  int rc = session_load(&s, &so);
+  if (rc == 0 && runner_lower(&r, s.g, s.plan, &s.diag) < 0) rc = -1;
+  if (distributed && rt_mpi_agree(NULL, rc, "the model or tactic file did not load", agreed, sizeof agreed) < 0) {
+    if (r.rank == 0) cli_report(&s.diag);
+    runner_free(&r);
+    session_free(&s);
+    rt_mpi_finalize();
+    return 1;
+  }
+  if (rc < 0) { cli_report(&s.diag); runner_free(&r); session_free(&s); return 1; }
+  const ir_graph *g = s.g;
+  rt_mpi *mpi = NULL;
+  st_file *params = NULL, *data = NULL;
+  int status = 0;
+  if (distributed) {
+    mpi = rt_mpi_new(&r.p, err, sizeof err);
+    if (rt_mpi_agree(NULL, mpi ? 0 : -1, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+    r.comm = rt_mpi_comm(mpi);
+  }
+  r.e = rt_exec_new(&r.p, rt_backend_cpu(), r.comm);
+  if ((o->params && !(params = st_open(o->params, err, sizeof err))) || (o->data && !(data = st_open(o->data, err, sizeof err))) ||
+      bind_leaves(&r, params, data, err, sizeof err) < 0)
+    status = -1;
+  if (distributed) { if (rt_mpi_agree(mpi, status, err, agreed, sizeof agreed) < 0) goto fail_agreed; }
+  else if (status < 0) { snprintf(agreed, sizeof agreed, "%s", err); goto fail_agreed; }
+
   const ir_value *out = g->vals[g->outputs[0]];
   int scalar = out->shape.rank == 0;
-  times = calloc((size_t)o->steps + 1, sizeof(double));
-  losses = calloc((size_t)o->steps + 1, sizeof(double));
+  double *times = xcalloc((size_t)o->steps + 1, sizeof(double));
+  r.losses = xcalloc((size_t)o->steps + 1, sizeof(double));
   for (long st = 0; st < o->steps; st++) {
     double t0 = now();
-    if (rt_exec_run(e, err, sizeof err) < 0) goto fail;
+    if (rt_exec_run(r.e, err, sizeof err) < 0) {
+      if (distributed) rt_mpi_fail(err);
+      snprintf(agreed, sizeof agreed, "%s", err);
+      free(times);
+      goto fail_agreed;
+    }
     times[st] = now() - t0;
-    const float *ov = rt_exec_data(e, lr.buf_of[out->id]);
+    const float *ov = rt_exec_data(r.e, r.lr.buf_of[out->id]);
     double l = 0;
     if (scalar) l = ov[0];
-    else for (int64_t k = 0; k < ir_nelem(&out->shape); k++) l += ov[k];
-    losses[st] = l;
-    if (!o->json) printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of output", l, times[st]);
-    fflush(stdout);
-    if (g->train) rt_exec_carry(e);
+    else for (int64_t k = 0; k < r.p.bufs[r.lr.buf_of[out->id]].nelem; k++) l += ov[k];
+    r.losses[st] = l;
+    if (!o->json && r.rank == 0) {
+      printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of output (this device's piece)", l, times[st]);
+      fflush(stdout);
+    }
+    if (g->train) rt_exec_carry(r.e);
   }
-  if (o->save && save_state(g, &p, &lr, e, o->save, err, sizeof err) < 0) goto fail;
-  double med = 0;
+  double med = 0, peak = (double)rt_exec_peak(r.e);
   if (o->steps > 0) {
     int first = o->steps > 1 ? 1 : 0;
     qsort(times + first, (size_t)(o->steps - first), sizeof(double), cmp_double);
     med = times[first + (o->steps - first) / 2];
   }
-  size_t peak = rt_exec_peak(e);
-  if (o->json) {
-    json j;
-    json_init(&j);
-    json_obj(&j);
-    json_key(&j, "losses");
-    json_arr(&j);
-    for (long st = 0; st < o->steps; st++) json_num(&j, losses[st]);
-    json_end_arr(&j);
-    json_key(&j, "step_time"); json_num(&j, med);
-    json_key(&j, "peak_memory"); json_int(&j, (int64_t)peak);
-    json_end_obj(&j);
-    puts(j.p);
-    json_free(&j);
-  } else {
-    printf("median step %.4f s, peak memory %.1f MiB\n", med, (double)peak / (1 << 20));
-    if (o->save) printf("saved parameters%s to %s\n", g->train == TRAIN_ADAM ? " and Adam state" : "", o->save);
+  free(times);
+  double agg[2] = {med, peak};
+  if (distributed) rt_mpi_max(agg, 2);
+  double check = -1;
+  int check_failed = 0;
+  if (o->check) check = check_against_one_device(&r, o->params, o->data, o->steps, err, sizeof err, &check_failed);
+  if (o->save) {
+    status = save_state(&r, o->save, err, sizeof err);
+    if (distributed) { if (rt_mpi_agree(mpi, status, err, agreed, sizeof agreed) < 0) goto fail_agreed; }
+    else if (status < 0) { snprintf(agreed, sizeof agreed, "%s", err); goto fail_agreed; }
+  }
+  if (r.rank == 0) {
+    if (check_failed) fprintf(stderr, "carve: warning: --check could not run the one-device program: %s\n", err);
+    if (o->json) {
+      json j;
+      json_init(&j);
+      json_obj(&j);
+      json_key(&j, "losses");
+      json_arr(&j);
+      for (long st = 0; st < o->steps; st++) json_num(&j, r.losses[st]);
+      json_end_arr(&j);
+      json_key(&j, "step_time"); json_num(&j, agg[0]);
+      json_key(&j, "peak_memory"); json_int(&j, (int64_t)agg[1]);
+      json_key(&j, "ranks"); json_int(&j, r.nranks);
+      if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); }
+      json_end_obj(&j);
+      puts(j.p);
+      json_free(&j);
+    } else {
+      printf("median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20), r.nranks > 1 ? " (the largest over ranks)" : "");
+      if (o->check) printf("max relative error against one device: %.3g (losses and every updated parameter)\n", check);
+      if (o->save) printf("saved parameters%s to %s\n", g->train == TRAIN_ADAM ? " and Adam state" : "", o->save);
+    }
+    fflush(stdout);
   }
   rc = 0;
   goto done;
-fail:
-  fprintf(stderr, "carve: error: %s\n", err);
+fail_agreed:
+  if (r.rank == 0) fprintf(stderr, "carve: error: %s\n", agreed);
+  rc = 1;
 done:
-  free(times);
-  free(losses);
-  rt_exec_free(e);
   if (params) st_close(params);
   if (data) st_close(data);
-  lower_result_free(&lr);
-  rt_prog_free(&p);
+  rt_exec_free(r.e);
+  r.e = NULL;
+  if (mpi) rt_mpi_free(mpi);
+  runner_free(&r);
   session_free(&s);
+  if (distributed) rt_mpi_finalize();
   return rc;
 }

@@ -5,40 +5,39 @@
 ** all ranks of a group share a node, the group also gets a shared-memory
 ** window (three 512 KiB slots per rank) and the sums and gathers go
 ** through it in rounds: each rank stages the pieces others need in its
-** slot, a barrier, each reads its peers' slots directly. That beats the
-** MPI calls on one node because vader's CMA copies and OpenMPI's tuned
-** reductions move every byte through the kernel or twice through memory,
-** and the rounds keep the staged data in cache.
+** slot, a barrier, each reads its peers' slots directly. On one node that
+** beat every MPI call measured below: no byte goes through the kernel
+** (vader's large messages use CMA system calls), and the rounds keep the
+** staged data in cache.
 **
 ** Measured with bench/mpi_collectives.c, 2 ranks on this machine's 2 cores
-** (AMD EPYC VM, OpenMPI 4.1.4, vader + CMA), 2026-11-22; median time per
-** call, GB/s = vector bytes / time. Large sizes vary by 2-3x between runs
-** (the VM's memory bandwidth: memcpy alone ranged 6-22 GB/s), the ranking
-** did not.
+** (AMD EPYC VM, OpenMPI 4.1.4, vader + CMA), 2026-11-22. Median time per
+** call (algorithms taking turns call by call); GB/s = vector bytes / time.
+** Another run on a busier machine gave lower rates and the same ranking.
 **
-**   all_reduce       1 KiB   64 KiB   1 MiB    4 MiB    16 MiB   64 MiB
-**   MPI_Allreduce    0.3us   6.5      3.2      2.5      0.95     1.15 GB/s
-**   RS_block+Allgat. 0.6us   6.3      2.1      0.4      0.7      0.7
-**   Sendrecv pairs   0.6us   5.6      6.9      5.3      1.7      2.3
-**   pipelined pairs  0.6us   5.6      7.4      5.8      2.0      2.8
-**   ring RS+Allgat.  0.6us   6.0      8.0      5.5      1.5      2.1
-**   shm, one shot    0.4us  13.4     11.2      7.3      2.7      3.1
-**   shm, 1 MiB rnds  0.4us  14.1     15.8      8.7      2.7      3.0
-**     (another run: shm rounds 7.6 GB/s at 16 MiB and 8.1 at 64 MiB,
-**      MPI_Allreduce 1.1 and 1.1; at 4 MiB MPI_Allreduce once took 9 ms)
-**   all_gather       1 KiB   64 KiB   1 MiB    4 MiB    16 MiB   64 MiB
-**   MPI_Allgather    0.3us  13.4     16.5     15.1      3.0      4.8
-**   shm, 1 MiB rnds  0.3us  41.1     41.2     27.4     16.8      7.6
-**   reduce_scatter   1 KiB   64 KiB   1 MiB    4 MiB    16 MiB   64 MiB
-**   MPI_RS_block     0.4us  10.9      1.7      1.0      0.7      0.75
-**   Sendrecv pair    0.3us   8.6      9.6      6.0      2.6      3.8
-**   ring, pieces     0.3us   9.6     10.9      9.9      2.7      4.2
-**   shm, 1 MiB rnds  0.4us  18.1     20.6     18.6     11.9      7.6
+**   all_reduce           1 KiB   64 KiB   1 MiB   4 MiB   16 MiB  64 MiB
+**   MPI_Allreduce        0.3us    6.7      4.1     2.6     1.1     2.1 GB/s
+**   RS_block+Allgather   0.6us    6.5      2.5     1.8     0.9     1.3
+**   Sendrecv halves      0.6us    5.9      8.9     5.9     2.2     4.4
+**   same, pipelined      0.6us    5.9      8.8     6.6     2.1     4.7
+**   ring RS+Allgather    0.6us    6.1      9.0     6.9     2.2     4.7
+**   shm, one shot        0.4us   13.4     14.2     7.9     2.4     4.5
+**   shm, 512 KiB rounds  0.4us   14.7     15.3    13.6     7.1     8.3
+**   all_gather
+**   MPI_Allgather        0.3us   13.6     20.1    15.8     8.7     8.6
+**   shm, 512 KiB rounds  0.3us   41.7     40.7    29.7    12.6    12.2
+**   reduce_scatter
+**   MPI_RS_block         0.4us   11.3      2.0     1.5     0.8     1.4
+**   Sendrecv halves      0.3us    9.4     12.8     8.4     2.6     7.0
+**   ring, 256 KiB pieces 0.3us    9.7     12.9     9.9     7.1     7.8
+**   shm, 512 KiB rounds  0.3us   17.9     20.5    17.9    13.8    13.0
 **
-** So: on one node, below 4 KiB the MPI call (its latency is lowest), from
-** 4 KiB the shared window in rounds (2-15x). Across nodes (no window):
+** So: on one node, below 4 KiB the MPI call (at 1-4 KiB all are within
+** 0.2us), from 4 KiB the shared window in rounds (1.4-10x the MPI call;
+** 1 MiB rounds measured the same as 512 KiB). Across nodes (no window):
 ** all_reduce by MPI_Allreduce below 512 KiB and by a ring reduce-scatter
-** (pieces of 256 KiB, sums in cache) plus MPI_Allgather above;
+** (pieces of 256 KiB, sums in cache) plus MPI_Allgather above (at 256 KiB
+** MPI_Allreduce 9.2 GB/s against the ring's 8.2, at 1 MiB 4.1 against 9.0);
 ** reduce_scatter by MPI_Reduce_scatter_block below 64 KiB and the ring
 ** above; all_gather and all_to_all by the MPI calls. The cross-node
 ** choices were measured on shared memory too (CARVE_MPI_SHM=0 forces

@@ -25,7 +25,6 @@ struct rt_exec {
   const rt_backend *be;
   const rt_comm *comm;
   void **data;            /* per buffer; NULL until written or set, and after a temp's last read */
-  size_t *bytes;          /* per buffer: bytes of its own allocation (inputs, outputs) */
   size_t *offset;         /* per temp: its place in the block */
   int32_t *first_write;   /* per buffer: first instruction writing it (-1: none) */
   int32_t *free_start;    /* CSR: temps that die after instruction i */
@@ -110,7 +109,6 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
   e->comm = comm;
   int nb = p->nbufs, ni = p->ninstrs;
   e->data = xcalloc((size_t)nb + 1, sizeof *e->data);
-  e->bytes = xcalloc((size_t)nb + 1, sizeof *e->bytes);
   e->offset = xcalloc((size_t)nb + 1, sizeof *e->offset);
   e->first_write = xmalloc(((size_t)nb + 1) * sizeof *e->first_write);
   int32_t *last = xmalloc(((size_t)nb + 1) * sizeof *last);   /* last read or write */
@@ -148,7 +146,6 @@ void rt_exec_free(rt_exec *e) {
     if (e->data[b] && e->p->bufs[b].kind != RT_BUF_TEMP) e->be->free(e->data[b]);
   if (e->block) e->be->free(e->block);
   free(e->data);
-  free(e->bytes);
   free(e->offset);
   free(e->first_write);
   free(e->free_start);
@@ -186,7 +183,6 @@ int rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, 
   if (!e->data[buf]) {
     e->data[buf] = mem_get(e, want);
     if (!e->data[buf]) return errf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
-    e->bytes[buf] = want;
   }
   if (want) memcpy(e->data[buf], data, want);
   return 0;
@@ -206,11 +202,8 @@ void rt_exec_carry(rt_exec *e) {
     if (p->bufs[b].kind != RT_BUF_INPUT || c < 0 || c >= p->nbufs || !e->data[c]) continue;
     if (buf_size(p, b) != buf_size(p, c)) continue;    /* rejected by the check at run */
     void *t = e->data[b];
-    size_t tb = e->bytes[b];
     e->data[b] = e->data[c];
-    e->bytes[b] = e->bytes[c];
     e->data[c] = t;          /* the old input's memory is the output's next time */
-    e->bytes[c] = tb;
   }
 }
 
@@ -313,9 +306,11 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, N, 1, F, 1, why, n) ||
            want(p, ins, 2, O * N, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
   case RT_GATHER_ROWS:
+    if (ins->group >= p->ngroups) return errf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, N * IN, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, -1, O * IN, 1, F, 0, why, n);
   case RT_SCATTER_ROWS:
+    if (ins->group >= p->ngroups) return errf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, O, 1, I, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
            want(p, ins, -1, N * IN, 1, F, 0, why, n);
   case RT_XENT:
@@ -385,11 +380,19 @@ static int group_size(const rt_exec *e, int g) {
   return (int)P;
 }
 
+/* this device's index in a group (0 of 1 on one device) */
+static int device_index(const rt_exec *e, int g, int *q, char *why, size_t n) {
+  int P = group_size(e, g);
+  *q = 0;
+  if (P > 1 && !e->comm) return errf(why, n, "a split over %d devices needs a communicator", P);
+  if (P > 1) *q = e->comm->index(e->comm->impl, g);
+  if (P < 1 || *q < 0 || *q >= P) return errf(why, n, "device %d of %d", *q, P);
+  return 0;
+}
+
 static int shard_slice(rt_exec *e, const rt_instr *ins, void *out, const void *in, char *why, size_t n) {
   int P = group_size(e, ins->group), q = 0;
-  if (P > 1 && !e->comm) return errf(why, n, "slicing over %d devices needs a communicator", P);
-  if (P > 1) q = e->comm->index(e->comm->impl, ins->group);
-  if (P < 1 || q < 0 || q >= P) return errf(why, n, "device %d of %d", q, P);
+  if (device_index(e, ins->group, &q, why, n)) return -1;
   int64_t N = ins->n, inner = ins->inner;
   if (N % P) return errf(why, n, "%" PRId64 " does not split into %d pieces", N, P);
   int64_t piece = N / P;
@@ -440,7 +443,6 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
           snprintf(why, sizeof why, "out of memory (%zu bytes)", by);
           return ins_err(p, i, err, errlen, why);
         }
-        e->bytes[o] = by;
       }
     }
     /* ops that write only part of out (or add to it) start from zeros */
@@ -452,6 +454,15 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       fixed = *ins;
       fixed.nelem = p->bufs[o].nelem;
       ins = &fixed;
+    }
+    if ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0 &&
+        ins->n < (ins->n2 > 0 ? ins->n2 : ins->n)) {
+      /* a table split by rows: this device holds piece q of the group (a whole
+         table, n == n2, has no piece to offset whatever group says) */
+      int q = 0;
+      if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+      if (ins != &fixed) { fixed = *ins; ins = &fixed; }
+      fixed.off += (int64_t)q * fixed.n;
     }
     int rc;
     why[0] = 0;

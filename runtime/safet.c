@@ -309,8 +309,9 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) { errf(err, errlen, "%s: %s", path, strerror(errno)); return open_fail(f); }
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    errf(err, errlen, "%s: %s", path, S_ISDIR(sb.st_mode) ? "is a folder" : "not a regular file");
+  int st = fstat(fd, &sb);
+  if (st != 0 || !S_ISREG(sb.st_mode)) {
+    errf(err, errlen, "%s: %s", path, st != 0 ? strerror(errno) : S_ISDIR(sb.st_mode) ? "is a folder" : "not a regular file");
     close(fd);
     return open_fail(f);
   }

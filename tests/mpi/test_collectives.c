@@ -6,7 +6,8 @@
 ** its inputs with integers that depend on its rank, so every sum is exact
 ** whatever the order of additions. Everything runs twice: with the
 ** shared-memory algorithms and with CARVE_MPI_SHM=0 (the MPI calls and the
-** ring). Prints "N passed, M failed" (summed over ranks).
+** ring). Prints "N passed, M failed" (summed over ranks). With --fail,
+** the last rank calls rt_mpi_fail while the others wait in a barrier.
 */
 #include <mpi.h>
 
@@ -507,6 +508,14 @@ int main(int argc, char **argv) {
   }
   world = rt_mpi_world_size();
   me = rt_mpi_world_rank();
+  if (argc > 1 && strcmp(argv[1], "--fail") == 0) {
+    /* the last rank fails mid-step while the others wait in a collective:
+       every rank must go down (the script checks the exit and the message) */
+    if (me == world - 1) rt_mpi_fail("step 3: boom");
+    MPI_Barrier(MPI_COMM_WORLD);
+    rt_mpi_finalize();
+    return 0;
+  }
   static const mesh_def meshes[] = {
     {1, {2}, {"batch"}},
     {1, {4}, {"batch"}},

@@ -182,6 +182,58 @@ Test(exec, liveness_keeps_peak_near_live_set) {
   rt_exec_free(e);
 }
 
+/* Temporaries share memory only when their lifetimes do not meet: a random
+   program of adds over temps of mixed sizes equals a plain evaluation. */
+Test(exec, memory_plan_keeps_live_values_apart) {
+  enum { NT = 80, MAXN = 1000 };
+  static float ref[NT + 1][MAXN];
+  static const int64_t sizes[] = {16, 64, 256, 1000};
+  int64_t size[NT + 1];
+  int id[NT + 1];
+  uint64_t r = 12345;
+  id[0] = buf("x", RT_F32, RT_BUF_INPUT, 1, MAXN, 0);
+  size[0] = MAXN;
+  for (int k = 0; k < MAXN; k++) ref[0][k] = (float)(k % 7) - 3;
+  for (int t = 1; t <= NT; t++) {
+    int pick[2];
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    size[t] = sizes[(r >> 33) % 4];
+    for (int j = 0; j < 2; j++) {         /* an earlier value at least as long, or x */
+      pick[j] = 0;
+      for (int tries = 0; tries < 8; tries++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int c = (int)((r >> 33) % t);
+        if (size[c] >= size[t]) { pick[j] = c; break; }
+      }
+    }
+    char nm[8];
+    snprintf(nm, sizeof nm, "t%d", t);
+    id[t] = buf(nm, RT_F32, t == NT ? RT_BUF_OUTPUT : RT_BUF_TEMP, 1, size[t], 0);
+    ew(RT_ADD, id[t], id[pick[0]], id[pick[1]], size[t]);
+    for (int k = 0; k < size[t]; k++) ref[t][k] = ref[pick[0]][k] + ref[pick[1]][k];
+  }
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_set(e, id[0], ref[0], MAXN * sizeof(float), err, sizeof err), 0, "%s", err);
+  for (int run = 0; run < 2; run++) {
+    cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+    float *o = rt_exec_data(e, id[NT]);
+    for (int k = 0; k < size[NT]; k++) cr_assert_eq(o[k], ref[NT][k], "element %d", k);
+  }
+  /* the largest set of values alive at one instruction bounds the plan from below */
+  size_t all = MAXN * 4, live_max = 0;
+  for (int t = 1; t <= NT; t++) all += (size_t)size[t] * 4;
+  for (int i = 0; i < NT; i++) {
+    size_t live = MAXN * 4 + (size_t)size[NT] * 4;
+    for (int t = 1; t < NT; t++)
+      if (t - 1 <= i && i <= P.bufs[id[t]].last_use) live += (size_t)size[t] * 4;
+    if (live > live_max) live_max = live;
+  }
+  size_t peak = rt_exec_peak(e);
+  cr_assert(peak >= live_max && peak <= live_max + live_max / 4, "peak %zu, live set %zu, all %zu", peak, live_max, all);
+  rt_exec_free(e);
+}
+
 Test(exec, carry_makes_a_training_loop) {
   int p = buf("p", RT_F32, RT_BUF_INPUT, 1, 4, 0);
   int q = buf("new.p", RT_F32, RT_BUF_OUTPUT, 1, 4, 0);
