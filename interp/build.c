@@ -378,6 +378,7 @@ static int stmt(bctx *b, const cir_stmt *s) {
     if (!nm) return -1;
     if (s->value->kind != CIR_CALL)
       return diag_error(b->d, L(b, s->value->off), "the right side of '%s = ...' must be an op call like add(a, b)", nm);
+    if (redefined(b, nm, s->name_off) < 0) return -1;
     b->stmt_name = nm;
     ir_value *v = call_in(b, s->value, nm);
     b->stmt_name = NULL;

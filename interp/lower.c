@@ -23,6 +23,7 @@ typedef struct lctx {
   int abuf[SH_MAXOPS];
   ir_shape ash[SH_MAXOPS];
   ir_shape osh;
+  sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
   int group_cache[1 << SH_MAXAXES];
 } lctx;
 
@@ -576,10 +577,7 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->inner = ts->d[1];
     in->off = 0;
     in->n2 = tg->shape.d[0];
-    if (c->plan) {     /* a shard of the rows: the executor offsets ids by its piece */
-      sh_dim rows = emb ? c->plan->lay[v->args[0]].dim[0] : c->plan->lay[v->id].dim[0];
-      in->group = dim_group(c, &rows);
-    }
+    if (c->plan) in->group = dim_group(c, &c->rows[emb ? 0 : 1]);  /* a shard of the rows: ids are offset by the piece */
     return;
   }
   case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: {
@@ -817,6 +815,8 @@ static void lower_value(lctx *c, const ir_value *v) {
   }
   sh_dim comp[IR_MAXRANK];
   shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
+  if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
+  if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
   local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;
   if (shard_keeps_partial(c->plan, v->id)) partial = 0;       /* its users take the partial sum */

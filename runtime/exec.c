@@ -459,7 +459,12 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
         ins->n < (ins->n2 > 0 ? ins->n2 : ins->n)) {
       /* a table split by rows: this device holds piece q of the group (a whole
          table, n == n2, has no piece to offset whatever group says) */
-      int q = 0;
+      int q = 0, P = group_size(e, ins->group);
+      if ((int64_t)P * ins->n != ins->n2) {
+        snprintf(why, sizeof why, "a table of %" PRId64 " rows in pieces of %" PRId64 " does not split over the %d "
+                 "devices of its group", ins->n2, ins->n, P);
+        return ins_err(p, i, err, errlen, why);
+      }
       if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
       fixed.off += (int64_t)q * fixed.n;

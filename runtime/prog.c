@@ -303,7 +303,7 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
       }
       fprintf(f, "b%d = %s", ins->out, nm);
       put_ins(f, ins);
-      if (ins->op == RT_SHARD_SLICE) {
+      if (ins->op == RT_SHARD_SLICE || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0)) {
         fputs(" over ", f);
         put_group(f, p, ins->group);
       }

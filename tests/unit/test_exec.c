@@ -352,6 +352,45 @@ Test(exec, shard_slice_and_collectives_use_the_communicator) {
   rt_exec_free(e);
 }
 
+Test(exec, row_split_tables_take_the_device_offset) {
+  /* a 4-row table split over 2 devices; this device (index 1) holds rows 2..3 */
+  int t = buf("wte", RT_F32, RT_BUF_INPUT, 2, 2, 2);
+  int ids = buf("ids", RT_I32, RT_BUF_INPUT, 1, 4, 0);
+  int h = buf("h", RT_F32, RT_BUF_OUTPUT, 2, 4, 2);
+  int dy = buf("dy", RT_F32, RT_BUF_INPUT, 2, 4, 2);
+  int dt = buf("dt", RT_F32, RT_BUF_OUTPUT, 2, 2, 2);
+  P.mesh_rank = 1; P.mesh[0] = 2; P.axis_names[0] = "model";
+  int g = rt_prog_group(&P, 1, (int[]){0});
+  rt_instr *i = rt_prog_emit(&P, RT_GATHER_ROWS, h);
+  i->in[0] = t; i->in[1] = ids; i->outer = 4; i->n = 2; i->inner = 2; i->n2 = 4; i->group = g;
+  i = rt_prog_emit(&P, RT_SCATTER_ROWS, dt);
+  i->in[0] = ids; i->in[1] = dy; i->outer = 4; i->n = 2; i->inner = 2; i->n2 = 4; i->group = g;
+  rt_prog_finish(&P);
+  int calls = 0;
+  rt_comm comm = {&calls, fake_size, fake_index, fake_run};
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), &comm);
+  float T[4] = {20, 21, 30, 31}, DY[8] = {1, 1, 2, 2, 3, 3, 4, 4};
+  int32_t I[4] = {3, 0, 2, 3};
+  cr_assert_eq(rt_exec_set(e, t, T, sizeof T, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_set(e, ids, I, sizeof I, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_set(e, dy, DY, sizeof DY, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+  float *H = rt_exec_data(e, h), wh[8] = {30, 31, 0, 0, 20, 21, 30, 31};
+  float *D = rt_exec_data(e, dt), wd[4] = {3, 3, 5, 5};
+  for (int k = 0; k < 8; k++) cr_assert_eq(H[k], wh[k], "h[%d]", k);
+  for (int k = 0; k < 4; k++) cr_assert_eq(D[k], wd[k], "dt[%d]", k);
+  rt_exec_free(e);
+  /* a group whose size does not match the pieces is refused */
+  P.mesh[0] = 4;
+  e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_set(e, t, T, sizeof T, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_set(e, ids, I, sizeof I, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert_str_eq(err, "instruction 0 (gather_rows -> b2 'h'): a table of 4 rows in pieces of 2 does not split "
+                        "over the 4 devices of its group");
+  rt_exec_free(e);
+}
+
 Test(exec, block_copy_output_starts_from_zero) {
   int a = buf("a", RT_F32, RT_BUF_INPUT, 1, 2, 0);
   int o = buf("pad", RT_F32, RT_BUF_OUTPUT, 1, 5, 0);

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# carve run under mpirun: every strategy equals the one-device run after 3
+# Adam steps (--check), a saved file equals the one-device saved file, the
+# memory per rank shrinks as tactics split more, and a rank given a bad file
+# ends every rank with exit 1 instead of a hang.
+set -u
+ex="$SRCDIR/examples"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPIRUN="timeout 180 mpirun --oversubscribe"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+train='adam(lr = 1e-3)'
+check() {  # check RANKS TACTIC
+  local out
+  out=$($MPIRUN -n "$1" "$CARVE" run "$ex/gpt2_small.cir" "$ex/$2" --train "$train" --steps 3 --check --json 2>"$tmp/err") \
+    || { bad "$2 on $1 ranks: $(head -3 "$tmp/err")"; return; }
+  if python3 -c "
+import json, sys
+j = json.loads(sys.argv[1])
+print('$2 on $1 ranks: max_rel_error %.3g, peak %.2f MiB/rank' % (j['max_rel_error'], j['peak_memory'] / 2**20))
+open('$tmp/peak.$2', 'w').write(str(j['peak_memory']))
+sys.exit(0 if j['max_rel_error'] <= 1e-5 and j['ranks'] == $1 else 1)" "$out"; then ok; else bad "$2: $out"; fi
+}
+check 4 gpt2_small_bp.tac
+check 4 gpt2_small_mp.tac
+check 4 gpt2_small_bp_mp.tac
+check 4 gpt2_small_bp_z3.tac
+check 4 gpt2_small_bp_mp_z2.tac
+check 4 gpt2_small_bp_mp_z3.tac
+check 4 gpt2_small.tac
+# the MLP on 2 ranks, forward only and with SGD
+for t in mlp_bp mlp_mp; do
+  out=$($MPIRUN -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/$t.tac" --steps 2 --check --json) && \
+    python3 -c "import json,sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok || bad "$t forward: $out"
+  out=$($MPIRUN -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/$t.tac" --train 'sgd(lr = 0.1)' --steps 3 --check --json) && \
+    python3 -c "import json,sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok || bad "$t sgd: $out"
+done
+# memory per rank: ZeRO-3 needs less than batch parallelism alone
+python3 -c "import sys; a = int(open('$tmp/peak.gpt2_small_bp.tac').read()); b = int(open('$tmp/peak.gpt2_small_bp_z3.tac').read()); print('peak per rank: bp %d, bp+z3 %d' % (a, b)); sys.exit(0 if b < a else 1)" && ok || bad "ZeRO-3 did not lower the memory per rank"
+# saved files: partitioned equals one device
+"$CARVE" run "$ex/gpt2_small.cir" --train "$train" --steps 3 --save "$tmp/one.safetensors" >/dev/null || bad "one-device save"
+$MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp_z3.tac" --train "$train" --steps 3 --save "$tmp/four.safetensors" >/dev/null || bad "4-rank save"
+python3 - "$tmp/one.safetensors" "$tmp/four.safetensors" <<'PY' && ok || bad "saved files differ"
+import json, math, struct, sys
+def load(p):
+    raw = open(p, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; h = json.loads(raw[8:8 + n]); body = raw[8 + n:]
+    out = {}
+    for k, v in h.items():
+        if k == "__metadata__": continue
+        b, e = v["data_offsets"]; out[k] = (v["shape"], struct.unpack("<%df" % ((e - b) // 4), body[b:e]))
+    return out
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a.keys() == b.keys(), set(a) ^ set(b)
+worst = 0
+for k in a:
+    assert a[k][0] == b[k][0], k
+    num = sum((x - y) ** 2 for x, y in zip(a[k][1], b[k][1])); den = sum(y * y for y in a[k][1])
+    worst = max(worst, math.sqrt(num / den) if den else math.sqrt(num))
+print("saved files: %d tensors, largest relative difference %.3g" % (len(a), worst))
+assert worst <= 1e-5 and "adam.m.wte" in a and "wte" in a
+PY
+# resuming from the 4-rank file on 2 different ranks continues the same training
+$MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --steps 1 --params "$tmp/four.safetensors" --check --json > "$tmp/resume.json" 2>"$tmp/err" && ok || bad "resume from a saved file: $(head -2 "$tmp/err")"
+# one rank given a bad file: every rank exits 1, with the rank named, within the timeout
+printf 'not a safetensors file' > "$tmp/bad.safetensors"
+start=$(date +%s)
+$MPIRUN -n 1 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --steps 2 --params "$tmp/one_mlp.safetensors" : \
+        -n 1 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --steps 2 --params "$tmp/bad.safetensors" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "carve: error: rank" "$tmp/err" && [ $took -lt 60 ]; then ok; else bad "bad file on one rank: exit $rc after ${took}s: $(grep carve "$tmp/err" | head -2)"; fi
+# a mesh that does not match the rank count
+$MPIRUN -n 3 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --steps 1 2> "$tmp/err" >/dev/null
+[ $? -ne 0 ] && grep -q "needs 4 ranks but mpirun started 3" "$tmp/err" && ok || bad "rank count mismatch: $(grep carve "$tmp/err")"
+echo "mpi_run: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,7 @@
+# expect: 5:15: error: no param matches 'wq' (--lenient makes this a warning)
+# stage: semantic
+mesh model = 2
+tactic t {
+  shard param "wq" dim 0 on model
+}
+schedule t

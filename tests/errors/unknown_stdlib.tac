@@ -1,0 +1,5 @@
+# expect: 4:5: error: no stdlib tactic 'batchh' (the stdlib has batch, embedding, megatron, zero)
+# stage: semantic
+mesh b = 2
+use "batchh" as bp (axis = b)
+schedule bp
