@@ -39,6 +39,9 @@ assert set(j) >= {"losses", "step_time", "peak_memory"}, j
 assert len(j["losses"]) == 3 and all(isinstance(x, float) for x in j["losses"])
 assert j["step_time"] > 0 and j["peak_memory"] > 0
 PY
+# layers point one way: lang and runtime include util only (and runtime its own files)
+bad_inc=$(grep -lE '#include "(interp|lang)/' "$SRCDIR"/runtime/*.[ch] 2>/dev/null; grep -lE '#include "(interp|runtime)/' "$SRCDIR"/lang/*.[ch] "$SRCDIR"/lang/*.re "$SRCDIR"/lang/*.lemon 2>/dev/null; grep -lE '#include "(interp|lang|runtime)/' "$SRCDIR"/util/*.[ch] 2>/dev/null)
+[ -z "$bad_inc" ] && ok || bad "layering broken by: $bad_inc"
 rm -f /tmp/carve_cli_out.$$ /tmp/carve_cli_err.$$ /tmp/carve_print.$$.cir
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
