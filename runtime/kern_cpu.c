@@ -5,6 +5,7 @@
 ** of the vector width, and an inner loop of exactly 8 qualifies. Sums
 ** accumulate in double, in independent lanes so that they vectorize too.
 */
+#include "util/diag.h"
 #include "runtime/backend.h"
 
 #include <cblas.h>
@@ -39,14 +40,6 @@ typedef int64_t i64;
     for (; i_ < n_; i_++) { i64 k = i_; __VA_ARGS__; } \
   } while (0)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static void *cpu_alloc(size_t bytes) {
   size_t n = (bytes + 63) & ~(size_t)63;
@@ -259,8 +252,8 @@ HOT static void ew_run(int fn, i64 n, float *o, const float *a, int va, const fl
 
 static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
-  if (ar < 1 || ar > 2) return fail(err, errlen, "unknown elementwise function %d", fn);
-  if (ins->rank > RT_MAXRANK) return fail(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
+  if (ar < 1 || ar > 2) return errbuf(err, errlen, "unknown elementwise function %d", fn);
+  if (ins->rank > RT_MAXRANK) return errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
   /* Drop unit dims and merge dims that every input walks contiguously:
      a plain elementwise op becomes one run, a bias add becomes rows. */
   i64 shp[RT_MAXRANK], st[2][RT_MAXRANK];
@@ -292,7 +285,7 @@ static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size
   if ((sa != 0 && sa != 1 && !ta) || (ar > 1 && sb != 0 && sb != 1 && !tb)) {
     free(ta);
     free(tb);
-    return fail(err, errlen, "out of memory");
+    return errbuf(err, errlen, "out of memory");
   }
   i64 rows = 1, idx[RT_MAXRANK] = {0}, oa = 0, ob = 0;
   for (int d = 0; d < r - 1; d++) rows *= shp[d];
@@ -334,9 +327,9 @@ static int k_copy(const rt_instr *ins, void *out, void *const *in, char *err, si
 static int k_block_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n, m = ins->m > 0 ? ins->m : n, k0 = ins->k, n2 = ins->n2, off = ins->off, inner = ins->inner;
   if (off < 0 || n < 0 || off + n > n2)
-    return fail(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
+    return errbuf(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
   if (k0 < 0 || k0 + n > m)
-    return fail(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", k0, k0 + n, m);
+    return errbuf(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", k0, k0 + n, m);
   const char *src = in[0];
   char *dst = out;
   size_t row = (size_t)(n * inner) * 4;
@@ -360,7 +353,7 @@ static void transpose_2d(uint32_t *restrict o, i64 os, const uint32_t *restrict 
 
 static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int rank = ins->rank;
-  if (rank < 0 || rank > RT_MAXRANK) return fail(err, errlen, "bad rank %d", rank);
+  if (rank < 0 || rank > RT_MAXRANK) return errbuf(err, errlen, "bad rank %d", rank);
   i64 istr[RT_MAXRANK], total = 1;
   for (int d = rank - 1; d >= 0; d--) { istr[d] = total; total *= ins->shape[d]; }
   if (total == 0) return 0;
@@ -369,7 +362,7 @@ static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *er
   int r = 0, seen = 0;
   for (int i = 0; i < rank; i++) {
     int p = ins->perm[i];
-    if (p < 0 || p >= rank || (seen >> p & 1)) return fail(err, errlen, "bad permutation");
+    if (p < 0 || p >= rank || (seen >> p & 1)) return errbuf(err, errlen, "bad permutation");
     seen |= 1 << p;
     if (ins->shape[p] == 1) continue;
     if (r > 0 && s[r - 1] == istr[p] * ins->shape[p]) { os[r - 1] *= ins->shape[p]; s[r - 1] = istr[p]; }
@@ -396,7 +389,7 @@ static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *er
   /* otherwise transpose 2-D slabs: dim q (input-contiguous) against the last */
   int q = 0;
   while (q < r && s[q] != 1) q++;
-  if (q == r) return fail(err, errlen, "bad transpose strides");
+  if (q == r) return errbuf(err, errlen, "bad transpose strides");
   i64 ostr[RT_MAXRANK], acc = 1;
   for (int d = r - 1; d >= 0; d--) { ostr[d] = acc; acc *= os[d]; }
   i64 idx[RT_MAXRANK] = {0}, ioff = 0, ooff = 0, slabs = total / (os[q] * os[r - 1]);
@@ -440,7 +433,7 @@ static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, si
   float *C = out;
   i64 m = ins->m, n = ins->n, kk = ins->k, batch = ins->batch < 1 ? 1 : ins->batch;
   i64 sa = ins->stride_a, sb = ins->stride_b, sc = ins->stride_c;
-  if (m < 0 || n < 0 || kk < 0) return fail(err, errlen, "negative GEMM size");
+  if (m < 0 || n < 0 || kk < 0) return errbuf(err, errlen, "negative GEMM size");
   if (m == 0 || n == 0) return 0;
   if (kk == 0) {      /* no products: C = beta * C */
     for (i64 bt = 0; bt < batch; bt++) {
@@ -456,7 +449,7 @@ static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, si
     batch = 1;
   }
   if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
-    return fail(err, errlen, "GEMM of %" PRId64 "x%" PRId64 "x%" PRId64 " is too large for BLAS", m, n, kk);
+    return errbuf(err, errlen, "GEMM of %" PRId64 "x%" PRId64 "x%" PRId64 " is too large for BLAS", m, n, kk);
   int lda = (int)(ins->transa ? m : kk), ldb = (int)(ins->transb ? kk : n);
   for (i64 bt = 0; bt < batch; bt++)
     cblas_sgemm(CblasRowMajor, ins->transa ? CblasTrans : CblasNoTrans, ins->transb ? CblasTrans : CblasNoTrans,
@@ -494,7 +487,7 @@ static int k_reduce(const rt_instr *ins, void *out, void *const *in, char *err, 
   const float *x = in[0];
   float *y = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
-  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return fail(err, errlen, "unknown reduction %d", ins->fn);
+  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return errbuf(err, errlen, "unknown reduction %d", ins->fn);
   for (i64 o = 0; o < NO; o++) {
     const float *xo = x + o * NN * NI;
     float *yo = y + o * NI;
@@ -527,7 +520,7 @@ static int k_reduce_max_grad(const rt_instr *ins, void *out, void *const *in, ch
   float *dx = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
   float *mx = malloc((size_t)(NI > 0 ? NI : 1) * 2 * sizeof *mx);
-  if (!mx) return fail(err, errlen, "out of memory");
+  if (!mx) return errbuf(err, errlen, "out of memory");
   float *cnt = mx + NI;
   for (i64 o = 0; o < NO; o++) {
     const float *xo = x + o * NN * NI;
@@ -665,7 +658,7 @@ static int k_layernorm_grad(const rt_instr *ins, void *out, void *const *in, cha
   float *gbuf = NULL;
   if (gam) {
     gbuf = malloc((size_t)(n > 0 ? n : 1) * sizeof *gbuf);
-    if (!gbuf) return fail(err, errlen, "out of memory");
+    if (!gbuf) return errbuf(err, errlen, "out of memory");
   }
   for (i64 r = 0; r < ins->outer; r++) {
     const float *x = (const float *)in[0] + r * n, *dy = (const float *)in[2] + r * n;
@@ -690,10 +683,10 @@ static int k_gather_rows(const rt_instr *ins, void *out, void *const *in, char *
   float *y = out;
   i64 inner = ins->inner, n2 = table_rows(ins);
   for (i64 r = 0; r < ins->outer; r++) {
-    i64 id = ids[r], loc = id - ins->off;
+    i64 id = ids[r], row = id - ins->off;
     if (id < 0 || id >= n2)
-      return fail(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
-    if (loc >= 0 && loc < ins->n) memcpy(y + r * inner, tab + loc * inner, (size_t)inner * 4);
+      return errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
+    if (row >= 0 && row < ins->n) memcpy(y + r * inner, tab + row * inner, (size_t)inner * 4);
     else memset(y + r * inner, 0, (size_t)inner * 4);
   }
   return 0;
@@ -710,11 +703,11 @@ static int k_scatter_rows(const rt_instr *ins, void *out, void *const *in, char 
   i64 inner = ins->inner, n2 = table_rows(ins);
   memset(t, 0, (size_t)(ins->n * inner) * 4);
   for (i64 r = 0; r < ins->outer; r++) {
-    i64 id = ids[r], loc = id - ins->off;
+    i64 id = ids[r], row = id - ins->off;
     if (id < 0 || id >= n2)
-      return fail(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
-    if (loc < 0 || loc >= ins->n) continue;
-    acc_row(inner, t + loc * inner, dy + r * inner);
+      return errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
+    if (row < 0 || row >= ins->n) continue;
+    acc_row(inner, t + row * inner, dy + r * inner);
   }
   return 0;
 }
@@ -722,7 +715,7 @@ static int k_scatter_rows(const rt_instr *ins, void *out, void *const *in, char 
 static int check_labels(const rt_instr *ins, const int32_t *lab, char *err, size_t errlen) {
   for (i64 r = 0; r < ins->outer; r++)
     if (lab[r] < 0 || lab[r] >= ins->n)
-      return fail(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
+      return errbuf(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
   return 0;
 }
 

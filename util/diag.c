@@ -138,3 +138,11 @@ diag_src *diag_load_file(arena *a, diag *d, const char *path) {
   free(buf);
   return s;
 }
+
+int errbuf(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}

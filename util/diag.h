@@ -47,6 +47,10 @@ void diag_linecol(const diag_src *s, uint32_t off, int *line, int *col);
 /* "file:line:col" for messages that mention another place. */
 const char *diag_where(arena *a, loc at);
 
+/* Write a one-line reason into err (if any) and return -1: the error
+** convention of functions that report through a caller's buffer. */
+int errbuf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Read a whole file into the arena; on failure records a carve: error and returns NULL. */
 diag_src *diag_load_file(arena *a, diag *d, const char *path);
 /* Wrap a string already in memory (the REPL, tests). */
