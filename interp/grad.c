@@ -219,6 +219,11 @@ static void rule(gctx *c, int u, int dy) {
     if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit1(c, bwd(c, u, "neg"), IR_NEG, dy), sb));
     break;
   case IR_MUL:
+    if (a == b) {   /* a * a: one product, twice */
+      int t = emit2(c, bwd(c, u, "sq"), IR_MUL, dy, a);
+      give(c, a, sum_to(c, bwd(c, u, "da"), emit2(c, bwd(c, u, "sq2"), IR_MUL, t, ir_const(c->g, 2.0)), sa));
+      break;
+    }
     if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), emit2(c, bwd(c, u, "da.m"), IR_MUL, dy, b), sa));
     if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit2(c, bwd(c, u, "db.m"), IR_MUL, dy, a), sb));
     break;
@@ -347,7 +352,7 @@ static int gives_to(gctx *c, const ir_value *u, int k) {
   case IR_EMBEDDING: case IR_CROSS_ENTROPY: return k == 0;
   default: break;
   }
-  for (int j = 0; j < k; j++) if (u->args[j] == u->args[k]) return 1;  /* a value used twice: counted per use */
+  if (u->op == IR_MUL && k == 1 && u->args[0] == u->args[1]) return 0;   /* a * a gives once */
   return 1;
 }
 

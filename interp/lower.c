@@ -23,13 +23,18 @@ typedef struct lctx {
   int abuf[SH_MAXOPS];
   ir_shape ash[SH_MAXOPS];
   ir_shape osh;
+  int aid[SH_MAXOPS];   /* the operands' value ids */
   sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
+  int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
+  int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
+  char *skip;           /* values folded into their single user */
   int group_cache[1 << SH_MAXAXES];
 } lctx;
 
 #define AS(c, k) (&(c)->ash[k])
-#define AB(c, k) ((c)->abuf[k])
+#define AB(c, k) operand_buf(c, k)
 #define OS(c) (&(c)->osh)
+#define LAZY (-2)      /* a literal operand: made into a buffer only if an instruction reads it */
 
 typedef struct view { int rank; int64_t d[IR_MAXRANK]; } view;
 
@@ -47,11 +52,22 @@ static int64_t prod(const int64_t *d, int a, int b) {
   return n;
 }
 
+static int B(lctx *c, int id);
+
+static int operand_buf(lctx *c, int k) {
+  if (c->abuf[k] == LAZY) c->abuf[k] = B(c, c->aid[k]);
+  return c->abuf[k];
+}
+
 /* The buffer holding v, materializing a literal on first need. */
 static int B(lctx *c, int id) {
   if (c->buf[id] >= 0) return c->buf[id];
   const ir_value *v = V(c, id);
-  if (!c->isconst[id]) { c->failed = 1; return -1; }
+  if (!c->isconst[id]) {
+    if (!c->failed) diag_error(c->d, v->at, "internal error: '%s' is read before it is computed", v->name);
+    c->failed = 1;
+    return -1;
+  }
   int b = tmp(c, v->name, RT_F32, v->shape.rank, v->shape.d);
   rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
   in->alpha = (float)c->cval[id];
@@ -124,7 +140,7 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
     ew(c, out, OS(c), unary_fn[v->op - IR_NEG], &b, &s, 1);
     return;
   }
-  int a = v->args[0], bb = v->args[1];
+  int a = c->src[v->args[0]], bb = c->src[v->args[1]];   /* a broadcast literal is a literal */
   /* x op literal: one affine pass */
   if (v->op != IR_GE && v->op != IR_MAXIMUM && v->op != IR_MINIMUM && (c->isconst[a] || c->isconst[bb])) {
     int lit_first = c->isconst[a];
@@ -609,7 +625,11 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
 
 static int foldable(lctx *c, const ir_value *v, double *r) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);
-  if (v->shape.rank != 0) return 0;
+  if ((v->op == IR_RESHAPE || v->op == IR_BROADCAST) && c->isconst[v->args[0]]) {   /* one number, repeated */
+    *r = c->cval[v->args[0]];
+    return 1;
+  }
+  if (ir_nelem(&v->shape) != 1) return 0;
   if (oi->flags & OPF_UNARY) return c->isconst[v->args[0]] && fold_unary(v->op, c->cval[v->args[0]], r);
   if ((oi->flags & OPF_BINARY) && v->op != IR_GE)
     return c->isconst[v->args[0]] && c->isconst[v->args[1]] && fold_binary(v->op, c->cval[v->args[0]], c->cval[v->args[1]], r);
@@ -748,6 +768,11 @@ static const sh_dim *final_dims(lctx *c, int v) {
 
 /* Operand k of op v in the layout `want`. */
 static int operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
+  if (c->src[id] != id) {             /* a scalar broadcast read in place: its source, as it is */
+    int s = c->src[id];
+    *shape = V(c, s)->shape;
+    return B(c, s);
+  }
   const ir_value *x = V(c, id);
   int b = B(c, id);
   if (!c->plan || c->isconst[id]) { *shape = x->shape; return b; }
@@ -796,22 +821,48 @@ static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
   return b;
 }
 
+static int elementwise_op(const ir_value *v);
+
+/* sub(a, mul(g, k)) and add(a, mul(g, k)) in one pass: a + alpha * g */
+static void lower_axpy(lctx *c, const ir_value *v, int out) {
+  const ir_value *m = V(c, c->axpy[v->id]);
+  double k = c->isconst[m->args[0]] ? c->cval[m->args[0]] : c->cval[m->args[1]];
+  const ir_shape *ss[2] = {AS(c, 0), AS(c, 1)};
+  int bs[2] = {AB(c, 0), AB(c, 1)};
+  rt_instr *in = ew(c, out, OS(c), RT_AXPY, bs, ss, 2);
+  in->alpha = (float)(v->op == IR_SUB ? -k : k);
+}
+
 static void lower_value(lctx *c, const ir_value *v) {
-  int out = value_buf(c, v, kind_of(v));
-  c->buf[v->id] = out;
-  if (!c->plan) {
-    for (int k = 0; k < v->nargs; k++) { c->abuf[k] = B(c, v->args[k]); c->ash[k] = V(c, v->args[k])->shape; }
-    c->osh = v->shape;
-    lower_op(c, v, out);
-    return;
+  int args[SH_MAXOPS];
+  for (int k = 0; k < v->nargs; k++) args[k] = v->args[k];
+  if (c->axpy[v->id] >= 0) {          /* read g where the folded mul would be */
+    const ir_value *m = V(c, c->axpy[v->id]);
+    args[1] = c->isconst[m->args[0]] ? m->args[1] : m->args[0];
   }
   sh_oplayout o;
-  shard_oplayout(c->plan, v->id, &o);
   sh_dim want[IR_MAXRANK];
+  if (c->plan) shard_oplayout(c->plan, v->id, &o);
   for (int k = 0; k < v->nargs; k++) {
-    const ir_value *a = V(c, v->args[k]);
+    const ir_value *a = V(c, args[k]);
+    if (!c->plan || c->isconst[a->id]) {   /* a broadcast read in place is its source */
+      int s = c->src[a->id];
+      c->aid[k] = s;
+      /* only elementwise ops fold literals away; others read them before they are emitted */
+      c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : B(c, s);
+      c->ash[k] = V(c, s)->shape;
+      continue;
+    }
     shard_required(c->plan, &o, k, want, a->shape.rank);
     c->abuf[k] = operand_in(c, a->id, want, &c->ash[k]);
+  }
+  if (!c->plan) {
+    c->osh = v->shape;
+    if (v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }   /* same bytes, no copy */
+    int out = value_buf(c, v, kind_of(v));
+    c->buf[v->id] = out;
+    if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out);
+    return;
   }
   sh_dim comp[IR_MAXRANK];
   shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
@@ -823,10 +874,50 @@ static void lower_value(lctx *c, const ir_value *v) {
   const sh_dim *fin = final_dims(c, v->id);
   step st[3 * IR_MAXRANK + 2];
   int n = plan_steps(c->plan, v->shape.rank, comp, partial, fin, st);
-  if (!n) { lower_op(c, v, out); return; }
+  if (!n && v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }
+  int out = value_buf(c, v, kind_of(v));
+  c->buf[v->id] = out;
+  if (!n) { if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
   int t = tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
-  lower_op(c, v, t);
+  if (c->axpy[v->id] >= 0) lower_axpy(c, v, t); else lower_op(c, v, t);
   emit_steps(c, t, c->osh, st, n, out, v->name);
+}
+
+static int elementwise_op(const ir_value *v) {
+  return (ir_opinfo_of(v->op)->flags & (OPF_UNARY | OPF_BINARY)) || v->op == IR_RELU_GRAD ||
+         v->op == IR_GELU_GRAD || v->op == IR_GELU_TANH_GRAD || v->op == IR_SILU_GRAD;
+}
+
+/* Which values need no instruction of their own: broadcasts of one number
+** read by elementwise ops (they broadcast as they read), and products with a
+** literal folded into the update they feed (w - lr * g in one pass). */
+static void plan_folds(lctx *c) {
+  const ir_graph *g = c->g;
+  for (int i = 0; i < g->nvals; i++) { c->src[i] = i; c->axpy[i] = -1; }
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    if (v->kind != IR_OP) continue;
+    if (!v->is_output && (v->op == IR_BROADCAST || (v->op == IR_RESHAPE && ir_nelem(&v->shape) == 1))) {
+      int s = c->src[v->args[0]];
+      int users_ew = v->nusers > 0;
+      for (int k = 0; k < v->nusers; k++) users_ew &= elementwise_op(g->vals[v->users[k]]) && c->axpy[v->users[k]] < 0;
+      if (ir_nelem(&g->vals[s]->shape) == 1 && g->vals[s]->kind == IR_OP && users_ew) c->src[i] = s;
+    }
+    if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
+      const ir_value *m = g->vals[v->args[1]];
+      if (m->op != IR_MUL || m->nusers != 1 || m->is_output || m->id == v->args[0]) continue;
+      int lit = c->isconst[m->args[0]] ? 0 : c->isconst[m->args[1]] ? 1 : -1;
+      if (lit < 0 || c->isconst[m->args[1 - lit]]) continue;
+      const ir_value *gv = g->vals[m->args[1 - lit]];
+      if (!ir_shape_eq(&gv->shape, &v->shape) || !ir_shape_eq(&g->vals[v->args[0]]->shape, &v->shape)) continue;
+      if (c->plan) {    /* only where g is laid out as the product is and neither is a pending sum */
+        const sh_plan *p = c->plan;
+        if (!same_dims(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) || p->lay[m->id].partial || p->lay[gv->id].partial) continue;
+      }
+      c->axpy[i] = m->id;
+      c->skip[m->id] = 1;
+    }
+  }
 }
 
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
@@ -841,13 +932,22 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   c.buf = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   c.isconst = xcalloc((size_t)n + 1, 1);
   c.cval = xcalloc((size_t)n + 1, sizeof(double));
+  c.src = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.axpy = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.skip = xcalloc((size_t)n + 1, 1);
   for (int i = 0; i < n; i++) c.buf[i] = -1;
+  for (int i = 0; i < n; i++) {         /* literals first: folds need them */
+    const ir_value *v = g->vals[i];
+    double fv;
+    if (v->kind == IR_CONST) { c.isconst[i] = 1; c.cval[i] = v->attr.scalar; }
+    else if (v->kind == IR_OP && !v->is_output && foldable(&c, v, &fv)) { c.isconst[i] = 1; c.cval[i] = fv; }
+  }
+  plan_folds(&c);
   for (int i = 0; i < n && !c.failed; i++) {
     const ir_value *v = g->vals[i];
-    if (v->kind == IR_CONST) { c.isconst[i] = 1; c.cval[i] = v->attr.scalar; continue; }
+    if (v->kind == IR_CONST || c.skip[i] || c.src[i] != i) continue;
     if (v->kind != IR_OP) { c.buf[i] = value_buf(&c, v, RT_BUF_INPUT); continue; }
-    double fv;
-    if (!v->is_output && foldable(&c, v, &fv)) { c.isconst[i] = 1; c.cval[i] = fv; continue; }
+    if (c.isconst[i]) continue;
     if (v->dtype == IR_BF16 || v->dtype == IR_F16) {
       diag_error(d, v->at, "'%s' is %s: bf16 and f16 are simulated only; carve runs f32 (use f32 types to run)", v->name, ir_dtype_name(v->dtype));
       c.failed = 1;
@@ -875,6 +975,9 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   }
   free(c.isconst);
   free(c.cval);
+  free(c.src);
+  free(c.axpy);
+  free(c.skip);
   if (c.failed) { free(c.buf); return -1; }
   r->buf_of = c.buf;
   r->nvals = n;

@@ -9,9 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lang/cir.h"
+#include "lang/syntax.h"
 
 /* Deepest nesting of ( [ { the parser accepts; it bounds the Lemon stack. */
-#define CIR_MAX_DEPTH 256
+#define CIR_MAX_DEPTH SYN_MAX_DEPTH
 /* Lemon stack entries: at most 8 per nesting level (a repeat header) + slack. */
 #define CIR_STACK_DEPTH (8 * CIR_MAX_DEPTH + 64)
 /* Dimensions above this are refused so that products of a few stay in int64. */
@@ -27,51 +28,29 @@ typedef struct cir_tok {
   double f;              /* INT and FLOAT */
 } cir_tok;
 
-/* Growable arrays in the arena while a list is being parsed. */
+/* Growable arrays in the arena while a list is being parsed (SYN_PUSH). */
 typedef struct cir_exprv { cir_expr **v; int n, cap; uint32_t off; } cir_exprv;
 typedef struct cir_stmtv { cir_stmt **v; int n, cap; } cir_stmtv;
 typedef struct cir_dimv  { int64_t *v; uint32_t *o; int n, cap; } cir_dimv;
 /* A call being built: the node and the capacities of its two arrays. */
 typedef struct cir_callb { cir_expr *e; int argcap, attrcap; } cir_callb;
 
-#define CIR_PUSH(ar, arr, n, cap, x) do {                                   \
-    if ((n) == (cap)) {                                                     \
-      int nc_ = (cap) ? 2 * (cap) : 4;                                      \
-      (arr) = arena_grow((ar), (arr), (size_t)(cap), (size_t)nc_, sizeof *(arr)); \
-      (cap) = nc_;                                                          \
-    }                                                                       \
-    (arr)[(n)++] = (x);                                                     \
-  } while (0)
-
-/* An open bracket: what it opened, for "expected '}' to close model 'mlp'". */
+/* What an open bracket (syn_open.kind) opened, for "expected '}' to close model 'mlp'". */
 typedef enum cir_openkind {
   CIR_OPEN_MODEL, CIR_OPEN_REPEAT, CIR_OPEN_BLOCK,   /* { */
   CIR_OPEN_CALL, CIR_OPEN_PAREN,                     /* ( */
   CIR_OPEN_SHAPE, CIR_OPEN_LIST                      /* [ */
 } cir_openkind;
 
-typedef struct cir_open {
-  char ch;               /* ( [ { */
-  cir_openkind kind;
-  uint32_t off;          /* where the bracket is */
-  const char *what;      /* model, repeat variable or op name (slice), or NULL */
-  int whatlen;
-} cir_open;
-
 /* The parse context: Lemon's %extra_context. All parse and error state. */
 typedef struct cir_pctx {
+  syn_ctx syn;           /* diagnostics, first error, prev tokens, open brackets */
   arena *a;
-  diag *d;
-  const diag_src *src;
-  const char *cur;       /* lexer position; src->text is NUL-terminated */
+  const char *cur;       /* lexer position; syn.src->text is NUL-terminated */
   cir_file *file;
   int modelcap;
-  int failed;            /* an error has been recorded: stop */
-  int prev, prev2;       /* codes of the last two tokens handed to the parser */
   cir_tok prevtok;       /* the last token */
   cir_tok model_name, repeat_var;   /* latest after 'model' / 'repeat' */
-  cir_open open[CIR_MAX_DEPTH];
-  int depth;
 } cir_pctx;
 
 /* cir_lex.re: the next token's TK_ code (0 at the end), or -1 after an error. */
@@ -80,8 +59,8 @@ int cir_lex(cir_pctx *p, cir_tok *t);
 /* cir_parse.c: report the parser's first syntax error; expected is a
 ** bit set of acceptable token codes (bit 0: end of input). */
 void cir_syntax_error(cir_pctx *p, int code, const cir_tok *t, uint64_t expected);
-int  cir_error(cir_pctx *p, uint32_t off, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
+/* Record the first error (syn_error); returns -1. */
+#define cir_error(p, off, ...) syn_error(&(p)->syn, (off), __VA_ARGS__)
 
 /* The generated parser (cir_gram.c). */
 void *cirParseAlloc(void *(*mallocProc)(size_t), cir_pctx *p);

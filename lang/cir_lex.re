@@ -13,63 +13,27 @@
 ** hold) is a block brace, so `model mlp{` and `model mlp {` both open a
 ** block.
 */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include "lang/cir_int.h"
 #include "lang/cir_gram.h"
 
-/* The byte for a message: itself when printable, else \xNN. */
-static const char *show_byte(char buf[8], unsigned char c) {
-  if (c > 32 && c < 127) { buf[0] = (char)c; buf[1] = 0; }
-  else { static const char hex[] = "0123456789abcdef"; buf[0] = '\\'; buf[1] = 'x';
-         buf[2] = hex[c >> 4]; buf[3] = hex[c & 15]; buf[4] = 0; }
-  return buf;
-}
-
 static int lex_int(cir_pctx *p, cir_tok *t) {
-  int64_t v = 0;
-  for (uint32_t k = 0; k < t->len; k++) {
-    int dgt = t->s[k] - '0';
-    if (v > (INT64_MAX - dgt) / 10)
-      return cir_error(p, t->off, "number too large (integers must fit in 64 bits)");
-    v = v * 10 + dgt;
-  }
-  t->i = v;
-  t->f = (double)v;
+  if (syn_int(&p->syn, t->off, t->s, t->len, &t->i) < 0) return -1;
+  t->f = (double)t->i;
   return TK_INT;
 }
 
 static int lex_float(cir_pctx *p, cir_tok *t) {
-  char buf[128];
-  if (t->len >= sizeof buf) return cir_error(p, t->off, "number has too many digits");
-  memcpy(buf, t->s, t->len);
-  buf[t->len] = 0;
-  errno = 0;
-  double v = strtod(buf, NULL);
-  if (errno == ERANGE && (v > 1.0 || v < -1.0))
-    return cir_error(p, t->off, "number too large (beyond the range of a double)");
-  t->f = v;
-  return TK_FLOAT;
+  return syn_float(&p->syn, t->off, t->s, t->len, &t->f) < 0 ? -1 : TK_FLOAT;
 }
 
-/* Decode the contents of a string token that passed the scanner: only \"
-** and \\ can occur. */
 static int lex_string(cir_pctx *p, cir_tok *t) {
-  const char *b = t->s + 1, *e = t->s + t->len - 1;
-  char *out = arena_alloc(p->a, (size_t)(e - b) + 1);
-  uint32_t n = 0;
-  for (const char *q = b; q < e; q++) {
-    if (*q == '\\') q++;
-    out[n++] = *q;
-  }
-  t->s = arena_intern(p->a, out, n);
-  t->slen = n;
+  t->s = syn_unquote(p->a, t->s, t->len, &t->slen);
   return TK_STRING;
 }
 
 int cir_lex(cir_pctx *p, cir_tok *t) {
-  const char *text = p->src->text;
+  const char *text = p->syn.src->text;
   const unsigned char *YYCURSOR = (const unsigned char *)p->cur, *YYMARKER = YYCURSOR, *start;
   char bb[8];
   int code;
@@ -91,7 +55,7 @@ int cir_lex(cir_pctx *p, cir_tok *t) {
       sbody  = "\"" (schar | "\\" ["\\])*;
 
       "\x00" {
-        if ((size_t)((const char *)start - text) >= p->src->len) { YYCURSOR = start; code = 0; goto done; }
+        if ((size_t)((const char *)start - text) >= p->syn.src->len) { YYCURSOR = start; code = 0; goto done; }
         code = cir_error(p, t->off, "unexpected character '\\x00' (is this a binary file?)");
         goto done;
       }
@@ -129,7 +93,7 @@ int cir_lex(cir_pctx *p, cir_tok *t) {
         goto done;
       }
       sbody "\\"? "\x00"          {
-        if ((size_t)((const char *)YYCURSOR - text) > p->src->len)
+        if ((size_t)((const char *)YYCURSOR - text) > p->syn.src->len)
           code = cir_error(p, t->off, "unterminated string: end of input inside it");
         else
           code = cir_error(p, (uint32_t)((const char *)YYCURSOR - text) - 1,
@@ -155,11 +119,11 @@ int cir_lex(cir_pctx *p, cir_tok *t) {
       }
       [\x80-\xff] {
         code = cir_error(p, t->off, "unexpected character '%s' (only ASCII is allowed "
-                         "outside comments and strings)", show_byte(bb, *start));
+                         "outside comments and strings)", syn_show_byte(bb, *start));
         goto done;
       }
       * {
-        code = cir_error(p, t->off, "unexpected character '%s'", show_byte(bb, *start));
+        code = cir_error(p, t->off, "unexpected character '%s'", syn_show_byte(bb, *start));
         goto done;
       }
     */

@@ -9,9 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lang/tac.h"
+#include "lang/syntax.h"
 
 /* Deepest nesting of ( [ { the parser accepts; it bounds the Lemon stack. */
-#define TAC_MAX_DEPTH 256
+#define TAC_MAX_DEPTH SYN_MAX_DEPTH
 /* Lemon stack entries: a nesting level costs at most 3 (list ',' '['). */
 #define TAC_STACK_DEPTH (4 * TAC_MAX_DEPTH + 64)
 
@@ -24,7 +25,7 @@ typedef struct tac_tok {
   double f;              /* INT, NUMBER and SIZE */
 } tac_tok;
 
-/* Growable arrays in the arena while a list is being parsed. */
+/* Growable arrays in the arena while a list is being parsed (SYN_PUSH). */
 typedef struct tac_argv { tac_arg *v; int n, cap; } tac_argv;
 typedef struct tac_stmtv { tac_stmt *v; int n, cap; } tac_stmtv;
 typedef struct tac_namev { const char **v; uint32_t *o; int n, cap; } tac_namev;
@@ -37,48 +38,25 @@ typedef struct tac_selb { tac_sel sel; int plural; const char *glob; uint32_t gl
 /* A dim spec: kind, index and place. */
 typedef struct tac_dimb { tac_dimkind kind; int64_t index; uint32_t off; } tac_dimb;
 
-#define TAC_PUSH(ar, arr, n, cap, x) do {                                   \
-    if ((n) == (cap)) {                                                     \
-      int nc_ = (cap) ? 2 * (cap) : 4;                                      \
-      (arr) = arena_grow((ar), (arr), (size_t)(cap), (size_t)nc_, sizeof *(arr)); \
-      (cap) = nc_;                                                          \
-    }                                                                       \
-    (arr)[(n)++] = (x);                                                     \
-  } while (0)
-
-/* An open bracket: what it opened, for "expected '}' to close tactic 'emb'". */
+/* What an open bracket (syn_open.kind) opened, for "expected '}' to close tactic 'emb'". */
 typedef enum tac_openkind {
   TAC_OPEN_TACTIC, TAC_OPEN_BLOCK,      /* { */
   TAC_OPEN_PARAMS, TAC_OPEN_ARGS,       /* ( */
   TAC_OPEN_LIST                         /* [ */
 } tac_openkind;
 
-typedef struct tac_open {
-  char ch;               /* ( [ { */
-  tac_openkind kind;
-  uint32_t off;          /* where the bracket is */
-  const char *what;      /* the tactic's name (slice), or NULL */
-  int whatlen;
-} tac_open;
-
 /* The parse context: Lemon's %extra_context. All parse and error state. */
 typedef struct tac_pctx {
+  syn_ctx syn;           /* diagnostics, first error, prev tokens, open brackets */
   arena *a;
-  diag *d;
-  const diag_src *src;
-  const char *cur;       /* lexer position; src->text is NUL-terminated */
+  const char *cur;       /* lexer position; syn.src->text is NUL-terminated */
   tac_file *file;
   int declcap;
   int bare_open;         /* the last decl collects bare statements (line mode) */
   int barecap;
-  int failed;            /* an error has been recorded: stop */
-  int incomplete;        /* that error was the input ending early */
-  int prev, prev2;       /* codes of the last two tokens handed to the parser */
   tac_tok prevtok;       /* the last token */
   int decl;              /* keyword of the latest top-level declaration */
   tac_tok tactic_name;   /* the latest name after 'tactic' */
-  tac_open open[TAC_MAX_DEPTH];
-  int depth;
   /* Parser states before the current token, to tell what was expected
   ** there (Lemon may have reduced by default before it saw the error). */
   uint16_t snap[TAC_STACK_DEPTH + 1];
@@ -91,8 +69,8 @@ int tac_lex(tac_pctx *p, tac_tok *t);
 /* tac_parse.c: report the parser's first syntax error; expected is a bit
 ** set of acceptable token codes (bit 0: end of input). */
 void tac_syntax_error(tac_pctx *p, int code, const tac_tok *t, uint64_t expected);
-int  tac_error(tac_pctx *p, uint32_t off, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
+/* Record the first error (syn_error); returns -1. */
+#define tac_error(p, off, ...) syn_error(&(p)->syn, (off), __VA_ARGS__)
 
 /* The generated parser (tac_gram.c). */
 void *tacParseAlloc(void *(*mallocProc)(size_t), tac_pctx *p);

@@ -15,8 +15,6 @@
 ** Sizes are numbers glued to a unit (16GiB, 1.5GB); they are converted to
 ** bytes exactly, in integers, so that 1.1KB is 1100 and not 1100.0000001.
 */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include "lang/tac_int.h"
 #include "lang/tac_gram.h"
@@ -24,42 +22,18 @@
 /* lex_glob found no glob here: scan normally. */
 #define NOT_GLOB (-2)
 
-/* The byte for a message: itself when printable, else \xNN. */
-static const char *show_byte(char buf[8], unsigned char c) {
-  if (c > 32 && c < 127) { buf[0] = (char)c; buf[1] = 0; }
-  else { static const char hex[] = "0123456789abcdef"; buf[0] = '\\'; buf[1] = 'x';
-         buf[2] = hex[c >> 4]; buf[3] = hex[c & 15]; buf[4] = 0; }
-  return buf;
-}
-
 static int is_selector(int code) {
   return code >= TT_INPUT && code <= TT_VALUES;
 }
 
 static int lex_int(tac_pctx *p, tac_tok *t) {
-  int64_t v = 0;
-  for (uint32_t k = 0; k < t->len; k++) {
-    int dgt = t->s[k] - '0';
-    if (v > (INT64_MAX - dgt) / 10)
-      return tac_error(p, t->off, "number too large (integers must fit in 64 bits)");
-    v = v * 10 + dgt;
-  }
-  t->i = v;
-  t->f = (double)v;
+  if (syn_int(&p->syn, t->off, t->s, t->len, &t->i) < 0) return -1;
+  t->f = (double)t->i;
   return TT_INT;
 }
 
 static int lex_number(tac_pctx *p, tac_tok *t) {
-  char buf[128];
-  if (t->len >= sizeof buf) return tac_error(p, t->off, "number has too many digits");
-  memcpy(buf, t->s, t->len);
-  buf[t->len] = 0;
-  errno = 0;
-  double v = strtod(buf, NULL);
-  if (errno == ERANGE && (v > 1.0 || v < -1.0))
-    return tac_error(p, t->off, "number too large (beyond the range of a double)");
-  t->f = v;
-  return TT_NUMBER;
+  return syn_float(&p->syn, t->off, t->s, t->len, &t->f) < 0 ? -1 : TT_NUMBER;
 }
 
 /* ORDER units: the list in the message below. */
@@ -84,7 +58,7 @@ static int lex_size(tac_pctx *p, tac_tok *t) {
     if ((size_t)(end - u) == strlen(units[k].name) && memcmp(u, units[k].name, (size_t)(end - u)) == 0)
       unit = units[k].bytes;
   if (!unit)
-    return tac_error(p, (uint32_t)(u - p->src->text), "unknown size unit '%.*s'; use B, KB, MB, "
+    return tac_error(p, (uint32_t)(u - p->syn.src->text), "unknown size unit '%.*s'; use B, KB, MB, "
                      "GB, TB, KiB, MiB, GiB or TiB", (int)(end - u > 40 ? 40 : end - u), u);
   const char *dot = memchr(s, '.', (size_t)(u - s));
   const char *last = u;                   /* drop trailing zeros of the fraction */
@@ -111,17 +85,8 @@ static int lex_size(tac_pctx *p, tac_tok *t) {
   return TT_SIZE;
 }
 
-/* Decode the contents of a string token that passed the scanner: only \"
-** and \\ can occur. */
 static int lex_string(tac_pctx *p, tac_tok *t) {
-  const char *b = t->s + 1, *e = t->s + t->len - 1;
-  char *out = arena_alloc(p->a, (size_t)(e - b) + 1);
-  size_t n = 0;
-  for (const char *q = b; q < e; q++) {
-    if (*q == '\\') q++;
-    out[n++] = *q;
-  }
-  t->s = arena_intern(p->a, out, n);
+  t->s = syn_unquote(p->a, t->s, t->len, NULL);
   return TT_STRING;
 }
 
@@ -148,7 +113,7 @@ static int lex_glob(tac_pctx *p, tac_tok *t, const unsigned char **cursor) {
       const unsigned char *b = YYCURSOR;
       while (*b != '[') b--;
       *cursor = YYCURSOR;
-      return tac_error(p, (uint32_t)((const char *)b - p->src->text), "unclosed '[' in a glob; "
+      return tac_error(p, (uint32_t)((const char *)b - p->syn.src->text), "unclosed '[' in a glob; "
                        "a character class such as [qkv] closes before the end of the name");
     }
     * { return NOT_GLOB; }
@@ -156,11 +121,11 @@ static int lex_glob(tac_pctx *p, tac_tok *t, const unsigned char **cursor) {
 }
 
 int tac_lex(tac_pctx *p, tac_tok *t) {
-  const char *text = p->src->text;
+  const char *text = p->syn.src->text;
   const unsigned char *YYCURSOR = (const unsigned char *)p->cur, *YYMARKER = YYCURSOR, *start;
   char bb[8];
   int code;
-  int glob = is_selector(p->prev);
+  int glob = is_selector(p->syn.prev);
   for (;;) {
     start = YYCURSOR;
     memset(t, 0, sizeof *t);
@@ -181,7 +146,7 @@ int tac_lex(tac_pctx *p, tac_tok *t) {
       sbody  = "\"" (schar | "\\" ["\\])*;
 
       "\x00" {
-        if ((size_t)((const char *)start - text) >= p->src->len) { YYCURSOR = start; code = 0; goto done; }
+        if ((size_t)((const char *)start - text) >= p->syn.src->len) { YYCURSOR = start; code = 0; goto done; }
         code = tac_error(p, t->off, "unexpected character '\\x00' (is this a binary file?)");
         goto done;
       }
@@ -240,9 +205,9 @@ int tac_lex(tac_pctx *p, tac_tok *t) {
         goto done;
       }
       sbody "\\"? "\x00"          {
-        if ((size_t)((const char *)YYCURSOR - text) > p->src->len) {
+        if ((size_t)((const char *)YYCURSOR - text) > p->syn.src->len) {
           code = tac_error(p, t->off, "unterminated string: end of input inside it");
-          p->incomplete = 1;
+          p->syn.incomplete = 1;
         } else {
           code = tac_error(p, (uint32_t)((const char *)YYCURSOR - text) - 1,
                            "unexpected character '\\x00' in string (is this a binary file?)");
@@ -271,11 +236,11 @@ int tac_lex(tac_pctx *p, tac_tok *t) {
       }
       [\x80-\xff] {
         code = tac_error(p, t->off, "unexpected character '%s' (only ASCII is allowed "
-                         "outside comments and strings)", show_byte(bb, *start));
+                         "outside comments and strings)", syn_show_byte(bb, *start));
         goto done;
       }
       * {
-        code = tac_error(p, t->off, "unexpected character '%s'", show_byte(bb, *start));
+        code = tac_error(p, t->off, "unexpected character '%s'", syn_show_byte(bb, *start));
         goto done;
       }
     */

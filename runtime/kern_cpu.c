@@ -236,6 +236,7 @@ INLINE void ew_span(int fn, i64 n, float *restrict o, const float *restrict a, i
   case RT_GELU_GRAD: FOR8(n, o[k] = gelu_grad_f(X, Y)); break;
   case RT_GELU_TANH_GRAD: FOR8(n, o[k] = gelu_tanh_grad_f(X, Y)); break;
   case RT_SILU_GRAD: FOR8(n, o[k] = silu_grad_f(X, Y)); break;
+  case RT_AXPY:  FOR8(n, o[k] = X + al * Y); break;
   case RT_ADAM_DENOM: FOR8(n, o[k] = sqrtf(X) * al + be); break;
   default: break;
   }

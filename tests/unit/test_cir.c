@@ -5,12 +5,12 @@
 */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lang/cir.h"
+#include "parsetest.h"
 
 static arena A;
 static diag D;
@@ -36,28 +36,7 @@ static cir_file *ok(const char *text) {
   return f;
 }
 
-/* The first rendered line of the diagnostics. */
-static const char *first_line(void) {
-  static char line[1200];
-  line[0] = 0;
-  if (D.text) {
-    size_t n = strcspn(D.text, "\n");
-    if (n >= sizeof line) n = sizeof line - 1;
-    memcpy(line, D.text, n);
-    line[n] = 0;
-  }
-  return line;
-}
-
-static void linecol(const cir_file *f, uint32_t off, int *l, int *c) {
-  diag_linecol(f->src, off, l, c);
-}
-
-#define ASSERT_AT(f, off, L, C) do {                                       \
-    int l_, c_;                                                            \
-    linecol((f), (off), &l_, &c_);                                         \
-    cr_assert(l_ == (L) && c_ == (C), "at %d:%d, wanted %d:%d", l_, c_, (L), (C)); \
-  } while (0)
+static const char *first_line(void) { return pt_first_line(&D); }
 
 /* ---- trees ---- */
 
@@ -404,26 +383,7 @@ ParameterizedTestParameters(cir, errors) {
 }
 
 ParameterizedTest(err_case *c, cir, errors) {
-  cir_file *f = parse(c->text);
-  if (!c->first[0]) {
-    cr_assert_not_null(f, "%s\nunexpected error:\n%s", c->text, D.text ? D.text : "");
-    return;
-  }
-  cr_assert_null(f, "parsed, but wanted: %s", c->first);
-  cr_assert_eq(D.nerrors, 1, "one error only:\n%s", D.text);
-  char want[200];
-  snprintf(want, sizeof want, "t.cir:%s", c->first);
-  cr_assert(strncmp(first_line(), want, strlen(want)) == 0,
-            "for %s\nwanted: %s\ngot:    %s", c->text, want, first_line());
-  /* the message is followed by the source line and a caret */
-  cr_assert_not_null(strstr(D.text, "^\n"));
-  const char *note = strstr(D.text, ": note: ");
-  if (c->note[0]) {
-    snprintf(want, sizeof want, "t.cir:%s", c->note);
-    cr_assert_not_null(strstr(D.text, want), "wanted note %s in:\n%s", want, D.text);
-  } else {
-    cr_assert_null(note, "no note wanted:\n%s", D.text);
-  }
+  pt_error_case(parse(c->text), &D, "t.cir", c->text, c->first, c->note);
 }
 
 /* A NUL inside the text is an error, not the end of input. */
@@ -440,22 +400,10 @@ Test(cir, embedded_nul) {
 
 /* ---- bounded nesting ---- */
 
-static char *repeat_str(const char *head, const char *unit, int n, const char *mid,
-                        const char *close, const char *tail) {
-  size_t len = strlen(head) + (strlen(unit) + strlen(close)) * (size_t)n + strlen(mid) + strlen(tail) + 1;
-  char *s = malloc(len), *q = s;
-  q = stpcpy(q, head);
-  for (int i = 0; i < n; i++) q = stpcpy(q, unit);
-  q = stpcpy(q, mid);
-  for (int i = 0; i < n; i++) q = stpcpy(q, close);
-  strcpy(q, tail);
-  return s;
-}
-
 Test(cir, deep_nesting_5000) {
   const char *units[][2] = {{"f(", ")"}, {"[", "]"}, {"f(a, k = ", ")"}, {"[1, ", "]"}};
   for (int u = 0; u < 4; u++) {
-    char *s = repeat_str("model m { x = ", units[u][0], 5000, "1", units[u][1], " }");
+    char *s = pt_repeat("model m { x = ", units[u][0], 5000, "1", units[u][1], " }");
     cir_file *f = parse(s);
     free(s);
     cr_assert_null(f);
@@ -463,7 +411,7 @@ Test(cir, deep_nesting_5000) {
     diag_clear(&D);
   }
   /* unclosed, too */
-  char *s = repeat_str("model m { x = ", "f(", 5000, "", "", "");
+  char *s = pt_repeat("model m { x = ", "f(", 5000, "", "", "");
   cr_assert_null(parse(s));
   free(s);
   cr_assert_not_null(strstr(first_line(), "nesting deeper than 256 levels"));
@@ -473,15 +421,15 @@ Test(cir, nesting_up_to_the_limit) {
   /* the model's '{' is one level: 255 more are fine, 256 are not */
   const char *units[][2] = {{"f(", ")"}, {"[", "]"}, {"f(a, k = ", ")"}, {"[1, ", "]"}};
   for (int u = 0; u < 4; u++) {
-    char *s = repeat_str("model m { x = ", units[u][0], 255, "1", units[u][1], " }");
+    char *s = pt_repeat("model m { x = ", units[u][0], 255, "1", units[u][1], " }");
     cr_assert_not_null(parse(s), "%s", D.text);
     free(s);
-    s = repeat_str("model m { x = ", units[u][0], 256, "1", units[u][1], " }");
+    s = pt_repeat("model m { x = ", units[u][0], 256, "1", units[u][1], " }");
     cr_assert_null(parse(s));
     free(s);
     diag_clear(&D);
   }
-  char *s = repeat_str("model m {\n", "repeat i in 0..2 {\n", 255, "x = 1\n", "}\n", "}\n");
+  char *s = pt_repeat("model m {\n", "repeat i in 0..2 {\n", 255, "x = 1\n", "}\n", "}\n");
   cir_file *f = parse(s);
   free(s);
   cr_assert_not_null(f, "%s", D.text);
@@ -489,11 +437,6 @@ Test(cir, nesting_up_to_the_limit) {
 }
 
 /* ---- garbage never crashes ---- */
-
-static uint64_t rng_next(uint64_t *s) {      /* xorshift64* */
-  *s ^= *s >> 12; *s ^= *s << 25; *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
 
 static void parse_garbage(const char *buf, size_t n) {
   arena a;
@@ -513,109 +456,31 @@ static void parse_garbage(const char *buf, size_t n) {
 }
 
 Test(cir, random_bytes) {
-  uint64_t seed = 0x9e3779b97f4a7c15ull;
-  char buf[512];
-  for (int i = 0; i < 400; i++) {
-    size_t n = rng_next(&seed) % sizeof buf;
-    for (size_t k = 0; k < n; k++) buf[k] = (char)(rng_next(&seed) >> 56);
-    parse_garbage(buf, n);
-  }
+  pt_random_bytes(parse_garbage);
 }
 
 /* Bytes drawn from the language's own alphabet reach deeper into the grammar. */
 Test(cir, random_tokens) {
-  static const char *pieces[] = {
+  static const char *const pieces[] = {
     "model ", "m ", "{", "}", "(", ")", "[", "]", "input ", "param ", "return ", "repeat ",
     " in ", "0..3", "..", "x", "l{i}.w", "f32", ":", ",", "=", "-", "1", "2.5", "1e-3",
     "\"s\"", "\n", " ", "# c\n", "version ", "{i", "\"", "\\",
   };
-  uint64_t seed = 42;
-  char buf[1024];
-  for (int i = 0; i < 400; i++) {
-    size_t n = 0, want = rng_next(&seed) % 900;
-    if (i % 2) n = (size_t)snprintf(buf, sizeof buf, "model m { ");
-    while (n < want) {
-      const char *p = pieces[rng_next(&seed) % (sizeof pieces / sizeof pieces[0])];
-      size_t l = strlen(p);
-      memcpy(buf + n, p, l);
-      n += l;
-    }
-    parse_garbage(buf, n);
-  }
+  static const char *const heads[] = {"", "model m { "};
+  pt_random_tokens(parse_garbage, 400, pieces, sizeof pieces / sizeof pieces[0], heads, 2);
 }
 
 Test(cir, mutated_model) {
-  size_t n = sizeof mlp_text - 1;
-  char buf[sizeof mlp_text];
-  uint64_t seed = 7;
-  for (int i = 0; i < 400; i++) {
-    memcpy(buf, mlp_text, n);
-    int flips = 1 + (int)(rng_next(&seed) % 4);
-    for (int k = 0; k < flips; k++) buf[rng_next(&seed) % n] = (char)(rng_next(&seed) >> 56);
-    size_t len = i % 3 == 0 ? rng_next(&seed) % n : n;     /* truncated, too */
-    parse_garbage(buf, len);
-  }
+  pt_mutated(parse_garbage, 400, mlp_text, sizeof mlp_text - 1, NULL);
 }
 
 /* ---- the tests/errors corpus: files marked "# stage: syntax" ---- */
 
-/* Reads the file; fills expect with the text after "# expect: " and tells
-** whether the second line is "# stage: syntax". */
-static char *read_corpus(const char *path, size_t *len, char *expect, size_t cap, int *syntax) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert_not_null(fp, "cannot open %s", path);
-  char *buf = malloc(1 << 20);
-  *len = fread(buf, 1, (1 << 20) - 1, fp);
-  fclose(fp);
-  buf[*len] = 0;
-  expect[0] = 0;
-  *syntax = 0;
-  const char *k = "# expect: ";
-  if (strncmp(buf, k, strlen(k)) == 0) {
-    size_t e = strcspn(buf + strlen(k), "\n");
-    if (e >= cap) e = cap - 1;
-    memcpy(expect, buf + strlen(k), e);
-    expect[e] = 0;
-    while (e > 0 && (expect[e - 1] == ' ' || expect[e - 1] == '\r')) expect[--e] = 0;
-    const char *second = strchr(buf, '\n');
-    if (second && strncmp(second + 1, "# stage: syntax", 15) == 0) *syntax = 1;
-  }
-  return buf;
+static const void *parse_tree(arena *a, diag *d, const diag_src *src) {
+  return cir_parse(a, d, src);
 }
 
 Test(cir, error_corpus) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/tests/errors", SRCDIR);
-  DIR *dp = opendir(dir);
-  cr_assert_not_null(dp, "cannot open %s", dir);
-  int nsyntax = 0;
-  struct dirent *de;
-  while ((de = readdir(dp))) {
-    size_t nl = strlen(de->d_name);
-    if (nl < 5 || strcmp(de->d_name + nl - 4, ".cir") != 0) continue;
-    char path[8192], expect[512];
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    size_t len;
-    int syntax;
-    char *text = read_corpus(path, &len, expect, sizeof expect, &syntax);
-    cr_assert(expect[0], "%s: the first line must be '# expect: ...'", de->d_name);
-    if (syntax) {
-      nsyntax++;
-      arena a;
-      diag d;
-      arena_init(&a);
-      diag_init(&d);
-      cir_file *f = cir_parse(&a, &d, diag_src_string(&a, de->d_name, text, len));
-      cr_assert_null(f, "%s parsed without error", de->d_name);
-      size_t fl = strcspn(d.text, "\n");
-      char line[1200];
-      snprintf(line, sizeof line, "%.*s", (int)(fl < 1000 ? fl : 1000), d.text);
-      cr_assert_not_null(strstr(line, expect), "%s\nwanted: %s\ngot:    %s", de->d_name, expect, line);
-      diag_free(&d);
-      arena_free(&a);
-    }
-    free(text);
-  }
-  closedir(dp);
+  int nsyntax = pt_error_corpus(".cir", parse_tree, 0);
   cr_assert_geq(nsyntax, 14, "only %d syntax cases in tests/errors", nsyntax);
 }

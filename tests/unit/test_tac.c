@@ -6,11 +6,11 @@
 */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lang/tac.h"
+#include "parsetest.h"
 
 static arena A;
 static diag D;
@@ -40,18 +40,7 @@ static tac_file *ok(const char *text) {
   return f;
 }
 
-/* The first rendered line of the diagnostics. */
-static const char *first_line(void) {
-  static char line[1200];
-  line[0] = 0;
-  if (D.text) {
-    size_t n = strcspn(D.text, "\n");
-    if (n >= sizeof line) n = sizeof line - 1;
-    memcpy(line, D.text, n);
-    line[n] = 0;
-  }
-  return line;
-}
+static const char *first_line(void) { return pt_first_line(&D); }
 
 /* Offset of the nth (0-based) occurrence of needle in text. */
 static uint32_t at(const char *text, const char *needle, int nth) {
@@ -63,12 +52,6 @@ static uint32_t at(const char *text, const char *needle, int nth) {
     p++;
   }
 }
-
-#define ASSERT_AT(f, off, L, C) do {                                       \
-    int l_, c_;                                                            \
-    diag_linecol((f)->src, (off), &l_, &c_);                               \
-    cr_assert(l_ == (L) && c_ == (C), "at %d:%d, wanted %d:%d", l_, c_, (L), (C)); \
-  } while (0)
 
 /* ---- the example of DESIGN.md ---- */
 
@@ -669,26 +652,7 @@ ParameterizedTestParameters(tac, errors) {
 }
 
 ParameterizedTest(err_case *c, tac, errors) {
-  tac_file *f = parse(c->text);
-  if (!c->first[0]) {
-    cr_assert_not_null(f, "%s\nunexpected error:\n%s", c->text, D.text ? D.text : "");
-    return;
-  }
-  cr_assert_null(f, "parsed, but wanted: %s", c->first);
-  cr_assert_eq(D.nerrors, 1, "one error only:\n%s", D.text);
-  char want[300];
-  snprintf(want, sizeof want, "t.tac:%s", c->first);
-  cr_assert(strncmp(first_line(), want, strlen(want)) == 0,
-            "for %s\nwanted: %s\ngot:    %s", c->text, want, first_line());
-  /* the message is followed by the source line and a caret */
-  cr_assert_not_null(strstr(D.text, "^\n"));
-  const char *note = strstr(D.text, ": note: ");
-  if (c->note[0]) {
-    snprintf(want, sizeof want, "t.tac:%s", c->note);
-    cr_assert_not_null(strstr(D.text, want), "wanted note %s in:\n%s", want, D.text);
-  } else {
-    cr_assert_null(note, "no note wanted:\n%s", D.text);
-  }
+  pt_error_case(parse(c->text), &D, "t.tac", c->text, c->first, c->note);
 }
 
 /* A NUL inside the text is an error, not the end of input. */
@@ -706,23 +670,11 @@ Test(tac, embedded_nul) {
 
 /* ---- bounded nesting ---- */
 
-static char *repeat_str(const char *head, const char *unit, int n, const char *mid,
-                        const char *close, const char *tail) {
-  size_t len = strlen(head) + (strlen(unit) + strlen(close)) * (size_t)n + strlen(mid) + strlen(tail) + 1;
-  char *s = malloc(len), *q = s;
-  q = stpcpy(q, head);
-  for (int i = 0; i < n; i++) q = stpcpy(q, unit);
-  q = stpcpy(q, mid);
-  for (int i = 0; i < n; i++) q = stpcpy(q, close);
-  strcpy(q, tail);
-  return s;
-}
-
 static const char *nest_units[][2] = {{"[", "]"}, {"[1, ", "]"}, {"[\"s\", -2, ", ", 3]"}};
 
 Test(tac, deep_nesting_5000) {
   for (int u = 0; u < 3; u++) {
-    char *s = repeat_str("use \"x\" (a = ", nest_units[u][0], 5000, "1", nest_units[u][1], ")");
+    char *s = pt_repeat("use \"x\" (a = ", nest_units[u][0], 5000, "1", nest_units[u][1], ")");
     tac_file *f = parse(s);
     free(s);
     cr_assert_null(f);
@@ -731,7 +683,7 @@ Test(tac, deep_nesting_5000) {
     diag_clear(&D);
   }
   /* unclosed, too, and in the REPL form (not "incomplete": it is wrong) */
-  char *s = repeat_str("tactic t = auto (a = ", "[", 5000, "", "", "");
+  char *s = pt_repeat("tactic t = auto (a = ", "[", 5000, "", "", "");
   int inc = -1;
   cr_assert_null(parse_line(s, &inc));
   free(s);
@@ -742,7 +694,7 @@ Test(tac, deep_nesting_5000) {
 Test(tac, nesting_up_to_the_limit) {
   /* the '(' is one level: 255 lists inside are fine, 256 are not */
   for (int u = 0; u < 3; u++) {
-    char *s = repeat_str("use \"x\" (a = ", nest_units[u][0], 255, "1", nest_units[u][1], ")");
+    char *s = pt_repeat("use \"x\" (a = ", nest_units[u][0], 255, "1", nest_units[u][1], ")");
     tac_file *f = parse(s);
     cr_assert_not_null(f, "%s", D.text);
     free(s);
@@ -755,7 +707,7 @@ Test(tac, nesting_up_to_the_limit) {
       v = in;
     }
     cr_assert_eq(depth, 255);
-    s = repeat_str("use \"x\" (a = ", nest_units[u][0], 256, "1", nest_units[u][1], ")");
+    s = pt_repeat("use \"x\" (a = ", nest_units[u][0], 256, "1", nest_units[u][1], ")");
     cr_assert_null(parse(s));
     free(s);
     cr_assert_not_null(strstr(first_line(), "nesting deeper than 256 levels"));
@@ -788,11 +740,6 @@ Test(tac, long_files) {
 
 /* ---- garbage never crashes ---- */
 
-static uint64_t rng_next(uint64_t *s) {      /* xorshift64* */
-  *s ^= *s >> 12; *s ^= *s << 25; *s ^= *s >> 27;
-  return *s * 2685821657736338717ull;
-}
-
 /* Both forms: a tree and no message, or no tree and exactly one error. */
 static void parse_garbage(const char *buf, size_t n) {
   for (int line = 0; line < 2; line++) {
@@ -819,117 +766,34 @@ static void parse_garbage(const char *buf, size_t n) {
 }
 
 Test(tac, random_bytes) {
-  uint64_t seed = 0x9e3779b97f4a7c15ull;
-  char buf[512];
-  for (int i = 0; i < 400; i++) {
-    size_t n = rng_next(&seed) % sizeof buf;
-    for (size_t k = 0; k < n; k++) buf[k] = (char)(rng_next(&seed) >> 56);
-    parse_garbage(buf, n);
-  }
+  pt_random_bytes(parse_garbage);
 }
 
 /* Pieces of the language itself reach deeper into the grammar. */
 Test(tac, random_tokens) {
-  static const char *pieces[] = {
+  static const char *const pieces[] = {
     "mesh ", "use ", " as ", "tactic ", "lua ", "auto ", "schedule ", "shard ", "replicate ",
     " dim ", " on ", "first ", "last ", "largest ", "param ", "params ", "value ", "values ",
     "input ", "grads ", "state ", "x", "wte", "l*.w?", "w[qkv]", "[", "]", "(", ")", "{", "}",
     ",", "=", "-", "1", "2.5", "16GiB", "3KB", "\"s\"", "\n", " ", "# c\n", "version ", "\"",
     "\\", "*", "[ab", "0",
   };
-  uint64_t seed = 42;
-  char buf[1024];
-  for (int i = 0; i < 600; i++) {
-    size_t n = 0, want = rng_next(&seed) % 900;
-    if (i % 3 == 1) n = (size_t)snprintf(buf, sizeof buf, "tactic t { ");
-    if (i % 3 == 2) n = (size_t)snprintf(buf, sizeof buf, "shard param ");
-    while (n < want) {
-      const char *p = pieces[rng_next(&seed) % (sizeof pieces / sizeof pieces[0])];
-      size_t l = strlen(p);
-      memcpy(buf + n, p, l);
-      n += l;
-    }
-    parse_garbage(buf, n);
-  }
+  static const char *const heads[] = {"", "tactic t { ", "shard param "};
+  pt_random_tokens(parse_garbage, 600, pieces, sizeof pieces / sizeof pieces[0], heads, 3);
 }
 
 Test(tac, mutated_example) {
-  size_t n = sizeof design_text - 1;
-  char buf[sizeof design_text];
-  uint64_t seed = 7;
-  for (int i = 0; i < 600; i++) {
-    memcpy(buf, design_text, n);
-    int flips = 1 + (int)(rng_next(&seed) % 4);
-    for (int k = 0; k < flips; k++) {
-      size_t pos = rng_next(&seed) % n;
-      /* half of the flips pick a byte that means something here */
-      buf[pos] = (i & 1) ? "[](){}=,-\"*?#\n0 x"[rng_next(&seed) % 17] : (char)(rng_next(&seed) >> 56);
-    }
-    size_t len = i % 3 == 0 ? rng_next(&seed) % n : n;     /* truncated, too */
-    parse_garbage(buf, len);
-  }
+  /* half of the copies take bytes that mean something here */
+  pt_mutated(parse_garbage, 600, design_text, sizeof design_text - 1, "[](){}=,-\"*?#\n0 x");
 }
 
 /* ---- the tests/errors corpus: .tac files marked "# stage: syntax" ---- */
 
-/* Reads the file; fills expect with the text after "# expect: " and tells
-** whether the second line is "# stage: syntax". */
-static char *read_corpus(const char *path, size_t *len, char *expect, size_t cap, int *syntax) {
-  FILE *fp = fopen(path, "rb");
-  cr_assert_not_null(fp, "cannot open %s", path);
-  char *buf = malloc(1 << 20);
-  *len = fread(buf, 1, (1 << 20) - 1, fp);
-  fclose(fp);
-  buf[*len] = 0;
-  expect[0] = 0;
-  *syntax = 0;
-  const char *k = "# expect: ";
-  if (strncmp(buf, k, strlen(k)) == 0) {
-    size_t e = strcspn(buf + strlen(k), "\n");
-    if (e >= cap) e = cap - 1;
-    memcpy(expect, buf + strlen(k), e);
-    expect[e] = 0;
-    while (e > 0 && (expect[e - 1] == ' ' || expect[e - 1] == '\r')) expect[--e] = 0;
-    const char *second = strchr(buf, '\n');
-    if (second && strncmp(second + 1, "# stage: syntax", 15) == 0) *syntax = 1;
-  }
-  return buf;
+static const void *parse_tree(arena *a, diag *d, const diag_src *src) {
+  return tac_parse(a, d, src);
 }
 
 Test(tac, error_corpus) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/tests/errors", SRCDIR);
-  DIR *dp = opendir(dir);
-  cr_assert_not_null(dp, "cannot open %s", dir);
-  int nsyntax = 0;
-  struct dirent *de;
-  while ((de = readdir(dp))) {
-    size_t nl = strlen(de->d_name);
-    if (nl < 5 || strcmp(de->d_name + nl - 4, ".tac") != 0) continue;
-    char path[8192], expect[512];
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    size_t len;
-    int syntax;
-    char *text = read_corpus(path, &len, expect, sizeof expect, &syntax);
-    cr_assert(expect[0], "%s: the first line must be '# expect: ...'", de->d_name);
-    if (syntax) {
-      nsyntax++;
-      arena a;
-      diag d;
-      arena_init(&a);
-      diag_init(&d);
-      tac_file *f = tac_parse(&a, &d, diag_src_string(&a, de->d_name, text, len));
-      cr_assert_null(f, "%s parsed without error", de->d_name);
-      cr_assert_eq(d.nerrors, 1);
-      size_t fl = strcspn(d.text, "\n");
-      char line[1200];
-      snprintf(line, sizeof line, "%.*s", (int)(fl < 1000 ? fl : 1000), d.text);
-      cr_assert_not_null(strstr(line, expect), "%s\nwanted: %s\ngot:    %s", de->d_name, expect, line);
-      diag_free(&d);
-      arena_free(&a);
-    }
-    free(text);
-  }
-  closedir(dp);
+  int nsyntax = pt_error_corpus(".tac", parse_tree, 1);
   cr_assert_geq(nsyntax, 10, "only %d syntax cases among the .tac files of tests/errors", nsyntax);
 }
