@@ -9,7 +9,7 @@
 #   issue 4: the MLP step on 2 MPI ranks, Megatron and data parallel, carve
 #            (examples/mlp_mp.tac, examples/mlp_bp.tac) vs bench/mlp_mpi_ref.c.
 # Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
-# bench/bin/). Runtime is well under a minute on a 2-core machine.
+# bench/bin/). Runtime: about 2 minutes on a 2-core machine.
 set -u
 
 SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -21,7 +21,7 @@ LOG=$BUILDDIR/bench/log
 MLP=$SRCDIR/bench/mlp_step.cir
 GPT=$SRCDIR/examples/gpt2_small.cir
 MLP_STEPS=11          # carve's step_time: median over the steps after the first
-ROUNDS=2              # section 1: rounds of (cblas, carve); each keeps its best round
+ROUNDS=3              # rounds of (reference, carve) run back to back; each side keeps its best
 GPT_STEPS=31
 GEMM_REPS=7           # cblas: median of 7 runs of each GEMM, in step order
 MPI_STEPS=10 MPI_WARMUP=2
@@ -176,7 +176,8 @@ out ""
 progress "MLP step on 2 MPI ranks: hand-written reference"
 out "3. MLP training step on 2 MPI ranks, 1 BLAS thread per rank (issue 4)"
 out "   Hand-written: bench/mlp_mpi_ref (MPI + cblas), median of $MPI_STEPS steps after $MPI_WARMUP warm-up,"
-out "   a step's time being the slowest rank's. carve: bench/mlp_step.cir with the tactic file and --mesh AXIS=2."
+out "   a step's time being the slowest rank's. carve: bench/mlp_step.cir with the tactic file and --mesh AXIS=2,"
+out "   median step_time of --steps $((MPI_STEPS + 1)). Each side: the better of $ROUNDS rounds run back to back."
 out ""
 # axis name of a tactic file's mesh line (its first axis), or a default
 tac_axis() {
@@ -223,25 +224,42 @@ for v in mp dp; do
 	else
 		name="data parallel" tacs="$BP_TAC $SRCDIR/bench/mlp_step_bp.tac" axis_default=batch
 	fi
-	progress "$name: hand-written"
-	OPENBLAS_NUM_THREADS=1 timeout 300 $MPIRUN "$BIN/mlp_mpi_ref" --mode $v --steps $MPI_STEPS --warmup $MPI_WARMUP \
-		> "$LOG/mpi_ref.$v.txt" 2>&1
-	r_ms=$(result_num ms < "$LOG/mpi_ref.$v.txt")
+	# ROUNDS rounds of (hand-written, carve), back to back; each side keeps its best round.
+	# Round 1 picks carve's tactic file: the first candidate that runs.
+	r_ms="" c_s="" err="" used=${tacs%% *} r=1
+	[ $carve_mpi = yes ] || used=""
+	while [ $r -le $ROUNDS ]; do
+		progress "$name: hand-written (round $r)"
+		OPENBLAS_NUM_THREADS=1 timeout 300 $MPIRUN "$BIN/mlp_mpi_ref" --mode $v --steps $MPI_STEPS \
+			--warmup $MPI_WARMUP > "$LOG/mpi_ref.$v.r$r.txt" 2>&1
+		x=$(result_num ms < "$LOG/mpi_ref.$v.r$r.txt")
+		if [ -n "$x" ] && { [ -z "$r_ms" ] || [ "$(verdict "$x" "$r_ms")" = PASS ]; }; then
+			r_ms=$x; cp "$LOG/mpi_ref.$v.r$r.txt" "$LOG/mpi_ref.$v.txt"
+		fi
+		[ -f "$LOG/mpi_ref.$v.txt" ] || cp "$LOG/mpi_ref.$v.r$r.txt" "$LOG/mpi_ref.$v.txt"
+		if [ $carve_mpi = yes ]; then
+			[ $r -eq 1 ] && cands=$tacs || cands=$used
+			for tac in $cands; do
+				[ -f "$tac" ] || continue
+				progress "$name: carve with ${tac#$SRCDIR/} (round $r)"
+				OPENBLAS_NUM_THREADS=1 timeout 300 $MPIRUN "$CARVE" run "$MLP" "$tac" \
+					--mesh "$(tac_axis "$tac" $axis_default)=2" --train 'sgd(lr = 0.01)' \
+					--steps $((MPI_STEPS + 1)) --json > "$LOG/carve_mpi.$v.r$r.json" 2> "$LOG/carve_mpi.$v.r$r.err"
+				x=$(json_num step_time < "$LOG/carve_mpi.$v.r$r.json")
+				[ -z "$err" ] && err="${tac#$SRCDIR/}: $(first_error "$LOG/carve_mpi.$v.r$r.err")"
+				used=$tac
+				[ -n "$x" ] && break
+			done
+			if [ -n "$x" ] && { [ -z "$c_s" ] || [ "$(verdict "$x" "$c_s")" = PASS ]; }; then
+				c_s=$x; cp "$LOG/carve_mpi.$v.r$r.json" "$LOG/carve_mpi.$v.json"
+			fi
+			[ -z "$c_s" ] && break     # no tactic file runs: no second round
+		fi
+		r=$((r + 1))
+	done
 	r_txt=$( [ -n "$r_ms" ] && printf '%.1f ms' "$r_ms" || echo failed)
-	c_txt="-" ratio="-" tgt="" res="" peak="" used=${tacs%% *}
+	c_txt="-" ratio="-" tgt="" res="" peak=""
 	if [ $carve_mpi = yes ]; then
-		c_s="" err=""
-		for tac in $tacs; do
-			[ -f "$tac" ] || continue
-			progress "$name: carve with ${tac#$SRCDIR/}"
-			OPENBLAS_NUM_THREADS=1 timeout 300 $MPIRUN "$CARVE" run "$MLP" "$tac" --mesh "$(tac_axis "$tac" $axis_default)=2" \
-				--train 'sgd(lr = 0.01)' --steps $((MPI_STEPS + 1)) --json \
-				> "$LOG/carve_mpi.$v.json" 2> "$LOG/carve_mpi.$v.err"
-			c_s=$(json_num step_time < "$LOG/carve_mpi.$v.json")
-			[ -z "$err" ] && err="${tac#$SRCDIR/}: $(first_error "$LOG/carve_mpi.$v.err")"
-			used=$tac
-			[ -n "$c_s" ] && break
-		done
 		if [ -z "$c_s" ]; then
 			c_txt=failed
 			mpi_fail="${mpi_fail:-}   $name: carve failed: ${err:-no tactic file}
