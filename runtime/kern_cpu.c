@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 typedef int64_t i64;
@@ -251,6 +252,39 @@ HOT static void ew_run(int fn, i64 n, float *o, const float *a, int va, const fl
   else ew_span(fn, n, o, a, 0, b, 0, al, be);
 }
 
+/* Large elementwise runs use as many threads as BLAS does, so that the
+** kernels between the GEMMs keep pace with them ("one BLAS thread" means
+** one thread for everything). Each thread takes a contiguous piece. */
+typedef struct ewjob { int fn; i64 n; float *o; const float *a; int va; const float *b; int vb; float al, be; } ewjob;
+
+static void *ew_thread(void *x) {
+  ewjob *j = x;
+  ew_run(j->fn, j->n, j->o, j->a, j->va, j->b, j->vb, j->al, j->be);
+  return NULL;
+}
+
+static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
+  int t = n >= ((i64)1 << 18) ? openblas_get_num_threads() : 1;
+  if (t > 8) t = 8;
+  if (t <= 1) { ew_run(fn, n, o, a, va, b, vb, al, be); return; }
+  pthread_t th[8];
+  ewjob jobs[8];
+  i64 piece = ((n + t - 1) / t + 15) & ~(i64)15;
+  int started = 0;
+  for (int i = 0; i < t; i++) {
+    i64 lo = (i64)i * piece, hi = lo + piece < n ? lo + piece : n;
+    if (lo >= hi) break;
+    jobs[i] = (ewjob){fn, hi - lo, o + lo, va ? a + lo : a, va, b && vb ? b + lo : b, vb, al, be};
+    if (i == 0 || pthread_create(&th[i], NULL, ew_thread, &jobs[i]) != 0) {
+      if (i > 0) ew_thread(&jobs[i]);     /* no thread to be had: do it here */
+      continue;
+    }
+    started |= 1 << i;
+  }
+  ew_thread(&jobs[0]);
+  for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
+}
+
 static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
   if (ar < 1 || ar > 2) return errbuf(err, errlen, "unknown elementwise function %d", fn);
@@ -294,7 +328,8 @@ static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size
     const float *pa = a + oa, *pb = b ? b + ob : NULL;
     if (ta) { for (i64 j = 0; j < L; j++) ta[j] = pa[j * sa]; pa = ta; }
     if (tb) { for (i64 j = 0; j < L; j++) tb[j] = pb[j * sb]; pb = tb; }
-    ew_run(fn, L, o + row * L, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
+    if (rows == 1) ew_par(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
+    else ew_run(fn, L, o + row * L, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
     for (int d = r - 2; d >= 0; d--) {
       idx[d]++;
       oa += st[0][d];
