@@ -360,6 +360,8 @@ static int decl_init(bctx *b, const cir_stmt *s, ir_value *v) {
 static int stmts(bctx *b, cir_stmt *const *ss, int n);
 
 static int stmt(bctx *b, const cir_stmt *s) {
+  if (b->g->nvals > MAX_VALUES)     /* nested repeats multiply: stop long before memory runs out */
+    return diag_error(b->d, L(b, s->off), "the model has more than %d values; is a repeat range too large?", MAX_VALUES);
   switch (s->kind) {
   case CIR_INPUT: case CIR_PARAM: {
     const char *nm = expand(b, s->name, s->name_off);

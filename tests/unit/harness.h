@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <criterion/logging.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
