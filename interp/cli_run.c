@@ -73,6 +73,37 @@ int cli_lower(const cli_opts *o) {
   }
   arena a;
   arena_init(&a);
+  int ndev = 1, rank = o->rank < 0 ? 0 : o->rank;
+  for (int i = 0; i < p.mesh_rank; i++) ndev *= (int)p.mesh[i];
+  if (rank >= ndev) {
+    fprintf(stderr, "carve: error: --rank %d is outside the mesh of %d device%s (0..%d)\n", rank, ndev, ndev == 1 ? "" : "s", ndev - 1);
+    arena_free(&a); lower_result_free(&lr); rt_prog_free(&p); session_free(&s);
+    return 1;
+  }
+  if (p.mesh_rank) {
+    /* every rank runs these instructions; what differs is which piece of each
+       tensor it holds, and so where its slices and offsets fall */
+    printf("rank %d of %d, mesh coordinates:", rank, ndev);
+    int64_t stride = ndev;
+    for (int i = 0; i < p.mesh_rank; i++) {
+      stride /= p.mesh[i];
+      printf(" %s=%lld", p.axis_names[i], (long long)((rank / stride) % p.mesh[i]));
+    }
+    printf("\n(every rank runs the same instructions on its own pieces)\n\nthis rank's pieces of the inputs and parameters:\n");
+    for (int b = 0; b < p.nbufs; b++) {
+      const rt_buf *rb = &p.bufs[b];
+      if (rb->kind != RT_BUF_INPUT) continue;
+      printf("  %-28s", rb->name);
+      for (int i = 0; i < rb->rank; i++) {
+        int64_t off = rb->dim_group[i] >= 0 ? (int64_t)rt_mesh_index(&p, rank, rb->dim_group[i]) * rb->shape[i] : 0;
+        printf("%s%lld:%lld", i ? ", " : "[", (long long)off, (long long)(off + rb->shape[i]));
+      }
+      ir_shape gs = {rb->rank, {0}};
+      for (int i = 0; i < rb->rank; i++) gs.d[i] = rb->global_shape[i];
+      printf("%s of %s\n", rb->rank ? "]" : "[]", ir_shape_str(&a, &gs));
+    }
+    printf("\n");
+  }
   fputs(rt_prog_dump(&p, &a), stdout);
   arena_free(&a);
   lower_result_free(&lr);

@@ -66,6 +66,33 @@ assert worst <= 1e-5 and "adam.m.wte" in a and "wte" in a
 PY
 # resuming from the 4-rank file on 2 different ranks continues the same training
 $MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --steps 1 --params "$tmp/four.safetensors" --check --json > "$tmp/resume.json" 2>"$tmp/err" && ok || bad "resume from a saved file: $(head -2 "$tmp/err")"
+# real data: every rank reads only its slice of the batch; the same losses as one device
+python3 - "$tmp/data.safetensors" "$tmp/wrong.safetensors" <<'PY'
+import json, struct, sys
+def save(path, tensors):
+    header, body = {}, b""
+    for name, (dt, shape, raw) in sorted(tensors.items()):
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(body), len(body) + len(raw)]}
+        body += raw
+    h = json.dumps(header).encode(); h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + body)
+ids = [(i * 37 + 11) % 256 for i in range(128)]
+labels = ids[1:] + ids[:1]
+pack = lambda xs: struct.pack("<%di" % len(xs), *xs)
+save(sys.argv[1], {"ids": ("I32", [4, 32], pack(ids)), "labels": ("I32", [4, 32], pack(labels))})
+save(sys.argv[2], {"ids": ("I32", [4, 16], pack(ids[:64])), "labels": ("I32", [4, 32], pack(labels))})
+PY
+one=$("$CARVE" run "$ex/gpt2_small.cir" --train "$train" --steps 2 --data "$tmp/data.safetensors" --json)
+four=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train "$train" --steps 2 --data "$tmp/data.safetensors" --check --json)
+python3 -c "
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print('--data: one device %s, 4 ranks %s, max_rel_error %.3g' % (a['losses'], b['losses'], b['max_rel_error']))
+assert all(abs(x - y) <= 1e-5 * abs(x) for x, y in zip(a['losses'], b['losses'])) and b['max_rel_error'] <= 1e-5
+" "$one" "$four" && ok || bad "--data on 4 ranks: $one / $four"
+err=$("$CARVE" run "$ex/gpt2_small.cir" --steps 1 --data "$tmp/wrong.safetensors" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == *"'ids'"* ]] && [[ "$err" == *"[4, 16]"* ]] && ok || bad "a data tensor of the wrong shape: rc $rc: $err"
+
 # one rank given a bad file: every rank exits 1, with the rank named, within the timeout
 printf 'not a safetensors file' > "$tmp/bad.safetensors"
 start=$(date +%s)
