@@ -193,7 +193,12 @@ static void chain(const session *s, int dec, int depth) {
     const sh_decision *d = &p->dec[dec];
     const ir_value *v = g->vals[d->value];
     if (d->src == SRC_TACTIC) {
-      printf("    %s: tactic '%s' split dim %d of '%s' on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
+      if (d->replicate && d->dim < 0)
+        printf("    %s: tactic '%s' keeps '%s' whole on '%s'\n", diag_where(&a, d->at), d->tactic, v->name, p->mesh.name[d->axis]);
+      else if (d->replicate)
+        printf("    %s: tactic '%s' keeps dim %d of '%s' whole on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
+      else
+        printf("    %s: tactic '%s' split dim %d of '%s' on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
       break;
     }
     const ir_value *op = g->vals[d->op];

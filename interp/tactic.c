@@ -146,6 +146,8 @@ static int resolve_use(tctx *c, const tac_decl *u, resolved *r) {
     if (!file_exists(file)) return diag_error(c->d, at(c->f, u->path_off), "cannot open tactic file '%s'", file);
   } else {
     const char *dir = c->o->stdlib_dir ? c->o->stdlib_dir : getenv("CARVE_STDLIB") ? getenv("CARVE_STDLIB") : CARVE_STDLIB_DIR;
+    char *real = realpath(dir, NULL);            /* messages show build/../stdlib-tactics plainly */
+    if (real) { dir = arena_strndup(c->mem, real, strlen(real)); free(real); }
     const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path);
     if (file_exists(cand)) file = cand;
     else if (stdlib_builtin(path)) { r->builtin = arena_strndup(c->mem, path, strlen(path)); r->use = u; return 0; }
