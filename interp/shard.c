@@ -347,23 +347,25 @@ void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims,
   }
 }
 
-/* What the op does with operand k's partial sum over `mine`, given what each
-** other operand x may end up as: seen[x] now, at least low[x] if it stays a
-** partial sum, or nothing if it is reduced. 1: it stays linear; 0: it does not,
-** for some outcome; -1: it cannot, for any outcome (a certain rejection). */
-static int accepts(const sh_plan *p, int u, int k, uint32_t mine, uint32_t low_mine,
-                   const uint32_t *seen, const uint32_t *low) {
+/* What op u does with operand k's partial sum. `seen` is what each value
+** is seen as now; `low` and `high` bound the partial sum it may end with
+** (its own contraction, and what it computes now; both only shrink).
+** 1: linear in it as things stand; 0: not now, but it might be;
+** -1: not for any outcome (a certain rejection). */
+static int accepts(const sh_plan *p, int u, int k, const uint32_t *seen, const uint32_t *low) {
   const ir_value *v = p->g->vals[u];
+  int me = v->args[k];
+  uint32_t mine = seen[me];
   int ok = 1, certain = 0;
   for (int j = 0; j < v->nargs; j++) {
     if (j == k) continue;
     const ir_value *a = p->g->vals[v->args[j]];
     if (a->kind == IR_CONST) continue;
-    uint32_t sx = seen[a->id], lx = low[a->id];
+    uint32_t sx = seen[a->id];
     switch (v->op) {
     case IR_ADD: case IR_SUB: case IR_CONCAT:          /* partial + partial, over the same axes */
       if (sx != mine) ok = 0;
-      if ((low_mine | lx) & ~(mine & sx)) certain = 1;
+      if ((low[me] | low[a->id]) & ~(p->lay[me].partial & p->lay[a->id].partial)) certain = 1;
       break;
     case IR_MUL: case IR_MATMUL: case IR_EINSUM:        /* linear in one operand */
       if (sx & mine) ok = 0;
@@ -396,23 +398,25 @@ static int keepable(const sh_plan *p, int u, uint32_t part) {
 
 /*
 ** Which partial sums are passed on (partial + partial, a linear op) and which
-** are reduced where they are made: the largest consistent choice. Start with
-** every partial sum passed on; each round, recompute what each value carries
-** and reduce the values some user cannot take for any outcome of the others.
-** When only uncertain cases are left, reduce the first of them and go on.
+** are reduced where they are made: the largest consistent choice. Every op
+** starts allowed to pass its sum on. Each round recomputes, in definition
+** order, what each value carries and whether it can be passed on; then the
+** values some user cannot take, for any outcome of the others, lose the
+** right for good. When only uncertain cases are left, the first of them
+** does, and the rounds go on. Rights only shrink, so this ends.
 */
 void shard_partials(sh_plan *p) {
   const ir_graph *g = p->g;
   int n = g->nvals;
   uint32_t *low = xcalloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
   uint32_t *seen = xcalloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
+  char *allowed = xcalloc((size_t)n + 1, 1);
   for (int u = 0; u < n; u++) {
-    p->keep[u] = 0;
     if (g->vals[u]->kind != IR_OP) continue;
     sh_oplayout o;
     shard_oplayout(p, u, &o);
     low[u] = o.contract;
-    p->keep[u] = 1;
+    allowed[u] = 1;
   }
   for (int round = 0; round < 100000; round++) {
     for (int u = 0; u < n; u++) {
@@ -420,7 +424,7 @@ void shard_partials(sh_plan *p) {
       uint32_t part = low[u];
       for (int k = 0; k < v->nargs; k++) part |= seen[v->args[k]];
       p->lay[u].partial = part;
-      if (p->keep[u] && !keepable(p, u, part)) p->keep[u] = 0;
+      p->keep[u] = (char)(allowed[u] && keepable(p, u, part));
       seen[u] = p->keep[u] ? part : 0;
     }
     int dropped = 0, first_unsure = -1;
@@ -432,20 +436,20 @@ void shard_partials(sh_plan *p) {
         const ir_value *w = g->vals[v->users[k]];
         for (int j = 0; j < w->nargs; j++) {
           if (w->args[j] != u) continue;
-          int a = accepts(p, w->id, j, seen[u], low[u], seen, low);
+          int a = accepts(p, w->id, j, seen, low);
           if (a < verdict) verdict = a;
         }
       }
-      if (verdict < 0) { p->keep[u] = 0; dropped = 1; }
+      if (verdict < 0) { allowed[u] = 0; dropped = 1; }
       else if (verdict == 0 && first_unsure < 0) first_unsure = u;
     }
     if (dropped) continue;
     if (first_unsure < 0) break;
-    p->keep[first_unsure] = 0;
+    allowed[first_unsure] = 0;
   }
-  for (int u = 0; u < n; u++) if (!p->keep[u]) seen[u] = 0;
   free(low);
   free(seen);
+  free(allowed);
 }
 
 int shard_keeps_partial(const sh_plan *p, int v) { return p->keep[v] && p->lay[v].partial; }

@@ -33,6 +33,21 @@ check 4 gpt2_small_bp_z3.tac
 check 4 gpt2_small_bp_mp_z2.tac
 check 4 gpt2_small_bp_mp_z3.tac
 check 4 gpt2_small.tac
+# meshes of 1 and 8 ranks (--mesh overrides the file's), and a forward program
+check_mesh() {  # check_mesh RANKS TACTIC MESH [TRAIN]
+  local out
+  out=$($MPIRUN -n "$1" "$CARVE" run "$ex/gpt2_small.cir" "$ex/$2" --mesh "$3" ${4:+--train "$4"} --steps 2 --check --json 2>"$tmp/err") \
+    || { bad "$2 --mesh $3 on $1 ranks: $(head -3 "$tmp/err")"; return; }
+  python3 -c "
+import json, sys
+j = json.loads(sys.argv[1]); print('$2 --mesh $3 on $1 ranks: max_rel_error %.3g' % j['max_rel_error'])
+sys.exit(0 if j['max_rel_error'] <= 1e-5 and j['ranks'] == $1 else 1)" "$out" && ok || bad "$2 --mesh $3: $out"
+}
+check_mesh 1 gpt2_small_bp_mp.tac 'batch=1, model=1' "$train"
+check_mesh 8 gpt2_small_bp_mp.tac 'batch=2, model=4' "$train"
+check_mesh 8 gpt2_small_bp_mp_z3.tac 'batch=2,model=4' 'sgd(lr = 0.1)'
+check_mesh 4 gpt2_small_bp_mp.tac 'batch=2, model=2'
+
 # the MLP on 2 ranks, forward only and with SGD
 for t in mlp_bp mlp_mp; do
   out=$($MPIRUN -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/$t.tac" --steps 2 --check --json) && \

@@ -330,7 +330,7 @@ static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
   int P = nparams(s.g);
   cr_assert_eq(P, 4 + 13 * LAYERS);
   if (ar < 0) ar = -ar == 1 ? P + 1 : -ar == 2 ? P + 1 + 4 * LAYERS : 0;
-  if (ag < 0) ag = -ag == 1 ? P : param_uses(s.g);
+  if (ag < 0) ag = -ag == 1 ? P : -ag == 2 ? param_uses(s.g) : param_uses(s.g) + 1;
   if (rs < 0) rs = P;
   cr_expect_eq(s.counts[RT_ALL_REDUCE], ar, "%s: all_reduce", tac);
   cr_expect_eq(s.counts[RT_ALL_GATHER], ag, "%s: all_gather", tac);
@@ -344,3 +344,8 @@ Test(counts, megatron) { counts("gpt2_small_mp.tac", 4 * LAYERS, 0, 0, 0); }    
 Test(counts, batch_and_megatron) { counts("gpt2_small_bp_mp.tac", -2, 0, 0, 0); }
 Test(counts, zero2) { counts("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, -1, -1, 0); }     /* gradients scattered, updates gathered */
 Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 0); }     /* parameters gathered at each use */
+/* + the table split by vocabulary: the lookup is a partial sum (1 all-reduce),
+** so is the tied projection's gradient for its input (1 more); the logits are
+** gathered whole for cross_entropy (1 all-gather); the table's two gradient
+** contributions are summed as partial sums and scattered once */
+Test(counts, zero3_and_embedding) { counts("gpt2_small.tac", 4 * LAYERS + 1 + 2, -3, -1, 0); }
