@@ -16,7 +16,7 @@ typedef struct cli_opts {
   const char *train, *mesh, *model, *params, *data, *save, *device, *out;
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print;
+  int json, check, strict, lenient, print, profile;
 } cli_opts;
 
 int cli_check(const cli_opts *o);

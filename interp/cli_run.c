@@ -215,6 +215,38 @@ static float *gather_full(runner *r, int id) {
   return full;
 }
 
+/* --profile: this rank's time per step by kind of instruction (elementwise
+** ops by function), largest first; on stderr with --json so that stdout
+** stays one JSON object. */
+static void print_profile(const runner *r, long steps, int json_out) {
+  const double *sec = rt_exec_seconds(r->e);
+  if (!sec) return;
+  enum { MAXK = 64 };
+  char names[MAXK][32];
+  double tot[MAXK] = {0}, all = 0;
+  int cnt[MAXK] = {0}, nk = 0;
+  for (int i = 0; i < r->p.ninstrs; i++) {
+    const rt_instr *x = &r->p.instrs[i];
+    char nm[32];
+    if (x->op == RT_EW) snprintf(nm, sizeof nm, "%s", rt_ewfn_name((rt_ewfn)x->fn));
+    else snprintf(nm, sizeof nm, "%s", rt_op_name((rt_op)x->op));
+    int k;
+    for (k = 0; k < nk; k++) if (!strcmp(names[k], nm)) break;
+    if (k == nk) { if (nk == MAXK) continue; snprintf(names[nk++], sizeof names[0], "%s", nm); }
+    tot[k] += sec[i] / (double)steps;
+    cnt[k]++;
+    all += sec[i] / (double)steps;
+  }
+  FILE *f = json_out ? stderr : stdout;
+  fprintf(f, "profile%s, per step: %.3f ms in instructions\n", r->nranks > 1 ? " of rank 0" : "", 1e3 * all);
+  for (int done = 0; done < nk; done++) {
+    int b = -1;
+    for (int k = 0; k < nk; k++) if (cnt[k] >= 0 && (b < 0 || tot[k] > tot[b])) b = k;
+    fprintf(f, "  %-18s %9.3f ms  %5.1f %%  (%d instruction%s)\n", names[b], 1e3 * tot[b], all > 0 ? 100 * tot[b] / all : 0, cnt[b], cnt[b] == 1 ? "" : "s");
+    cnt[b] = -1;
+  }
+}
+
 static int is_state(const ir_value *v) { return v->kind == IR_PARAM || v->kind == IR_STATE; }
 
 static int save_state(runner *r, const char *path, char *err, size_t errlen) {
@@ -328,6 +360,7 @@ int cli_run(const cli_opts *o) {
     r.comm = rt_mpi_comm(mpi);
   }
   r.e = rt_exec_new(&r.p, rt_backend_cpu(), r.comm);
+  if (o->profile) rt_exec_profile(r.e);
   if ((o->params && !(params = st_open(o->params, err, sizeof err))) || (o->data && !(data = st_open(o->data, err, sizeof err))) ||
       bind_leaves(&r, params, data, err, sizeof err) < 0)
     status = -1;
@@ -375,6 +408,7 @@ int cli_run(const cli_opts *o) {
     if (distributed) { if (rt_mpi_agree(mpi, status, err, agreed, sizeof agreed) < 0) goto fail_agreed; }
     else if (status < 0) { snprintf(agreed, sizeof agreed, "%s", err); goto fail_agreed; }
   }
+  if (r.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps, o->json);
   if (r.rank == 0) {
     if (check_failed) fprintf(stderr, "carve: warning: --check could not run the one-device program: %s\n", err);
     if (o->json) {

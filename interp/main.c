@@ -22,12 +22,15 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check json",
-   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--json]",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile",
+   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]",
    "Execute the program N times (a training step with --train). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
-   "optimizer state after the last step as safetensors (atomically)."},
+   "optimizer state after the last step as safetensors (atomically). With a tactic\n"
+   "file, run it under mpirun with one rank per device; --check also runs the\n"
+   "unpartitioned program and reports the largest relative error. --profile prints\n"
+   "the time per step of each kind of instruction."},
   {"apply", cli_apply, 2, 2, "train mesh model json strict lenient",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
@@ -45,7 +48,7 @@ static const command commands[] = {
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
 static const command all_options = {"", NULL, 0, 0,
-  "train mesh model steps params data save check json rank print strict lenient device", "", ""};
+  "train mesh model steps params data save check json rank print strict lenient device profile", "", ""};
 
 static const char *later[] = {"simulate", "calibrate", "auto", "repl"};
 
@@ -109,13 +112,14 @@ int main(int argc, char **argv) {
       key[kl] = 0;
       if (!takes(c, key))
         return usage_error(c->name, takes(&all_options, key) ? "option '%s' does not apply to this command" : "unknown option '%s'", a);
-      int flag = !strcmp(key, "json") || !strcmp(key, "check") || !strcmp(key, "strict") || !strcmp(key, "lenient") || !strcmp(key, "print");
+      int flag = !strcmp(key, "json") || !strcmp(key, "check") || !strcmp(key, "strict") || !strcmp(key, "lenient") || !strcmp(key, "print") || !strcmp(key, "profile");
       if (flag) {
         if (eq) return usage_error(c->name, "option '--%s' takes no value", key);
         if (!strcmp(key, "json")) o.json = 1;
         else if (!strcmp(key, "check")) o.check = 1;
         else if (!strcmp(key, "strict")) o.strict = 1;
         else if (!strcmp(key, "lenient")) o.lenient = 1;
+        else if (!strcmp(key, "profile")) o.profile = 1;
         else o.print = 1;
         continue;
       }

@@ -100,7 +100,7 @@ static void compute(const rt_instr *ins, int P, const float *const *in, float *c
     /* device i's input, cut along split_dim into P pieces; device j gets piece j of
        every device, joined along concat_dim in device order */
     int r = ins->rank, sd = ins->split_dim, cd = ins->concat_dim;
-    int64_t shp[RT_MAXRANK], osh[RT_MAXRANK];
+    int64_t shp[RT_MAXRANK] = {0}, osh[RT_MAXRANK] = {0};
     for (int k = 0; k < r; k++) shp[k] = osh[k] = ins->shape[k];
     osh[sd] /= P;
     osh[cd] *= P;
@@ -108,7 +108,7 @@ static void compute(const rt_instr *ins, int P, const float *const *in, float *c
     for (int k = 0; k < r; k++) total *= osh[k];
     for (int j = 0; j < P; j++)
       for (int64_t x = 0; x < total; x++) {
-        int64_t idx[RT_MAXRANK], rem = x;
+        int64_t idx[RT_MAXRANK] = {0}, rem = x;
         for (int k = r - 1; k >= 0; k--) { idx[k] = rem % osh[k]; rem /= osh[k]; }
         int64_t src = idx[cd] / shp[cd];           /* which device it came from */
         idx[cd] %= shp[cd];

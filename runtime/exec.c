@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/arena.h"
 
@@ -35,6 +36,7 @@ struct rt_exec {
   size_t held, peak;
   int checked;            /* program validated (once, at the first run) */
   int collectives;        /* the program has some */
+  double *seconds;        /* per instruction, summed over runs (NULL: not profiling) */
 };
 
 static int is_collective(int op) {
@@ -141,8 +143,15 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
   return e;
 }
 
+void rt_exec_profile(rt_exec *e) {
+  if (!e->seconds) e->seconds = xcalloc((size_t)e->p->ninstrs + 1, sizeof(double));
+}
+
+const double *rt_exec_seconds(const rt_exec *e) { return e->seconds; }
+
 void rt_exec_free(rt_exec *e) {
   if (!e) return;
+  free(e->seconds);
   for (int b = 0; b < e->p->nbufs; b++)
     if (e->data[b] && e->p->bufs[b].kind != RT_BUF_TEMP) e->be->free(e->data[b]);
   if (e->block) e->be->free(e->block);
@@ -464,10 +473,17 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     }
     int rc;
     why[0] = 0;
+    struct timespec t0;
+    if (e->seconds) clock_gettime(CLOCK_MONOTONIC, &t0);
     if (ins->op == RT_SHARD_SLICE) rc = shard_slice(e, ins, e->data[o], in[0], why, sizeof why);
     else if (is_collective(ins->op)) rc = e->comm->run(e->comm->impl, ins, e->data[o], in[0], why, sizeof why);
     else if (e->be->kernels[ins->op]) rc = e->be->kernels[ins->op](ins, e->data[o], in, why, sizeof why);
     else rc = errbuf(why, sizeof why, "no %s kernel for %s", e->be->name, rt_op_name((rt_op)ins->op));
+    if (e->seconds) {
+      struct timespec t1;
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      e->seconds[i] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    }
     if (rc) {
       if (!why[0]) snprintf(why, sizeof why, "failed");
       return ins_err(p, i, err, errlen, why);

@@ -39,6 +39,11 @@ assert set(j) >= {"losses", "step_time", "peak_memory"}, j
 assert len(j["losses"]) == 3 and all(isinstance(x, float) for x in j["losses"])
 assert j["step_time"] > 0 and j["peak_memory"] > 0
 PY
+# --profile: time per kind of instruction, on stderr with --json so stdout stays JSON
+"$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --profile > /tmp/carve_prof.$$ 2>&1 && grep -q "^  gemm " /tmp/carve_prof.$$ && grep -q "^profile, per step" /tmp/carve_prof.$$ && ok || bad "--profile: $(cat /tmp/carve_prof.$$)"
+out=$("$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --profile --json 2>/dev/null)
+python3 -c "import json, sys; json.loads(sys.argv[1])" "$out" && ok || bad "--profile --json must keep stdout one JSON object: $out"
+rm -f /tmp/carve_prof.$$
 # layers point one way: lang and runtime include util only (and runtime its own files)
 bad_inc=$(grep -lE '#include "(interp|lang)/' "$SRCDIR"/runtime/*.[ch] 2>/dev/null; grep -lE '#include "(interp|runtime)/' "$SRCDIR"/lang/*.[ch] "$SRCDIR"/lang/*.re "$SRCDIR"/lang/*.lemon 2>/dev/null; grep -lE '#include "(interp|lang|runtime)/' "$SRCDIR"/util/*.[ch] 2>/dev/null)
 [ -z "$bad_inc" ] && ok || bad "layering broken by: $bad_inc"
