@@ -27,6 +27,7 @@ typedef struct lctx {
   sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
   int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
   int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
+  int *chain;           /* an affine value -> the affine value it reads, folded into it, or -1 */
   char *skip;           /* values folded into their single user */
   int group_cache[1 << SH_MAXAXES];
 } lctx;
@@ -125,6 +126,8 @@ static int fold_binary(ir_opkind op, double a, double b, double *r) {
   }
 }
 
+static int affine_of(lctx *c, const ir_value *v, int *x, double *al, double *be);
+
 static const rt_ewfn unary_fn[] = {  /* ORDER IR_OP from IR_NEG */
   RT_NEG, RT_EXP, RT_LOG, RT_SQRT, RT_RSQRT, RT_TANH, RT_RELU, RT_GELU, RT_GELU_TANH, RT_SIGMOID, RT_SILU
 };
@@ -154,8 +157,20 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
     default: goto general;
     }
     int xk = lit_first ? 1 : 0;
-    const ir_shape *s = AS(c, xk);
-    int xb = AB(c, xk);
+    const ir_shape *s;
+    int xb;
+    if (c->chain[v->id] < 0) { s = AS(c, xk); xb = AB(c, xk); }
+    else {   /* scalings read in a row fold into one: alpha2 (alpha1 x + beta1) + beta2 */
+      int y = c->chain[v->id], x0 = -1;
+      for (; y >= 0; y = c->chain[y]) {
+        double a1, b1;
+        affine_of(c, V(c, y), &x0, &a1, &b1);
+        be = al * b1 + be;
+        al = al * a1;
+      }
+      xb = B(c, x0);
+      s = &V(c, x0)->shape;
+    }
     rt_instr *in = ew(c, out, OS(c), RT_AFFINE, &xb, &s, 1);
     in->alpha = (float)al;
     in->beta = (float)be;
@@ -823,6 +838,25 @@ static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
 
 static int elementwise_op(const ir_value *v);
 
+/* v = alpha * x + beta with a literal: which x, and the coefficients. */
+static int affine_of(lctx *c, const ir_value *v, int *x, double *al, double *be) {
+  if (v->kind != IR_OP || !(v->op == IR_ADD || v->op == IR_SUB || v->op == IR_MUL || v->op == IR_DIV)) return 0;
+  int a = c->src[v->args[0]], b = c->src[v->args[1]];
+  int lit_first = c->isconst[a];
+  if (lit_first == c->isconst[b]) return 0;
+  double k = lit_first ? c->cval[a] : c->cval[b];
+  *x = lit_first ? v->args[1] : v->args[0];
+  if (!ir_shape_eq(&V(c, *x)->shape, &v->shape)) return 0;
+  *al = 1; *be = 0;
+  switch (v->op) {
+  case IR_ADD: *be = k; return 1;
+  case IR_SUB: if (lit_first) { *al = -1; *be = k; } else *be = -k; return 1;
+  case IR_MUL: *al = k; return 1;
+  case IR_DIV: if (lit_first) return 0; *al = 1 / k; return 1;
+  default: return 0;
+  }
+}
+
 /* sub(a, mul(g, k)) and add(a, mul(g, k)) in one pass: a + alpha * g */
 static void lower_axpy(lctx *c, const ir_value *v, int out) {
   const ir_value *m = V(c, c->axpy[v->id]);
@@ -848,6 +882,7 @@ static void lower_value(lctx *c, const ir_value *v) {
     if (!c->plan || c->isconst[a->id]) {   /* a broadcast read in place is its source */
       int s = c->src[a->id];
       c->aid[k] = s;
+      if (c->skip[s]) { c->abuf[k] = LAZY; c->ash[k] = V(c, s)->shape; continue; }   /* folded into this op */
       /* only elementwise ops fold literals away; others read them before they are emitted */
       c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : B(c, s);
       c->ash[k] = V(c, s)->shape;
@@ -893,7 +928,7 @@ static int elementwise_op(const ir_value *v) {
 ** literal folded into the update they feed (w - lr * g in one pass). */
 static void plan_folds(lctx *c) {
   const ir_graph *g = c->g;
-  for (int i = 0; i < g->nvals; i++) { c->src[i] = i; c->axpy[i] = -1; }
+  for (int i = 0; i < g->nvals; i++) { c->src[i] = i; c->axpy[i] = -1; c->chain[i] = -1; }
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind != IR_OP) continue;
@@ -902,6 +937,17 @@ static void plan_folds(lctx *c) {
       int users_ew = v->nusers > 0;
       for (int k = 0; k < v->nusers; k++) users_ew &= elementwise_op(g->vals[v->users[k]]) && c->axpy[v->users[k]] < 0;
       if (ir_nelem(&g->vals[s]->shape) == 1 && g->vals[s]->kind == IR_OP && users_ew) c->src[i] = s;
+    }
+    int x;
+    double al, be;
+    if (!c->plan && c->axpy[i] < 0 && affine_of(c, v, &x, &al, &be)) {
+      int xa;
+      double a1, b1;
+      const ir_value *xv = g->vals[x];
+      if (xv->nusers == 1 && !xv->is_output && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1)) {
+        c->chain[i] = x;      /* x's scaling happens inside v's */
+        c->skip[x] = 1;
+      }
     }
     if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
       const ir_value *m = g->vals[v->args[1]];
@@ -934,6 +980,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   c.cval = xcalloc((size_t)n + 1, sizeof(double));
   c.src = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   c.axpy = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.chain = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   c.skip = xcalloc((size_t)n + 1, 1);
   for (int i = 0; i < n; i++) c.buf[i] = -1;
   for (int i = 0; i < n; i++) {         /* literals first: folds need them */
@@ -977,6 +1024,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   free(c.cval);
   free(c.src);
   free(c.axpy);
+  free(c.chain);
   free(c.skip);
   if (c.failed) { free(c.buf); return -1; }
   r->buf_of = c.buf;
