@@ -169,7 +169,7 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
         al = al * a1;
       }
       xb = B(c, x0);
-      s = &V(c, x0)->shape;
+      s = OS(c);          /* the fold needs one shape and one layout all along: the output's */
     }
     rt_instr *in = ew(c, out, OS(c), RT_AFFINE, &xb, &s, 1);
     in->alpha = (float)al;
@@ -879,6 +879,10 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (c->plan) shard_oplayout(c->plan, v->id, &o);
   for (int k = 0; k < v->nargs; k++) {
     const ir_value *a = V(c, args[k]);
+    if (c->skip[a->id]) {                  /* folded into this op: never read as a buffer */
+      c->aid[k] = a->id; c->abuf[k] = LAZY; c->ash[k] = a->shape;
+      continue;
+    }
     if (!c->plan || c->isconst[a->id]) {   /* a broadcast read in place is its source */
       int s = c->src[a->id];
       c->aid[k] = s;
@@ -940,11 +944,17 @@ static void plan_folds(lctx *c) {
     }
     int x;
     double al, be;
-    if (!c->plan && c->axpy[i] < 0 && affine_of(c, v, &x, &al, &be)) {
+    if (c->axpy[i] < 0 && affine_of(c, v, &x, &al, &be)) {
       int xa;
       double a1, b1;
       const ir_value *xv = g->vals[x];
-      if (xv->nusers == 1 && !xv->is_output && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1)) {
+      int fits = 1;
+      if (c->plan) {    /* the same layout all along, and nothing pending to sum */
+        const sh_plan *p = c->plan;
+        fits = same_dims(p->lay[i].dim, p->lay[x].dim, v->shape.rank) && !p->lay[i].partial && !p->lay[x].partial;   /* made whole, not summed later */
+      }
+      if (fits && xv->nusers == 1 && !xv->is_output && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1) &&
+          (!c->plan || (same_dims(c->plan->lay[x].dim, c->plan->lay[xa].dim, v->shape.rank) && !shard_keeps_partial(c->plan, xa)))) {
         c->chain[i] = x;      /* x's scaling happens inside v's */
         c->skip[x] = 1;
       }
@@ -958,7 +968,8 @@ static void plan_folds(lctx *c) {
       if (!ir_shape_eq(&gv->shape, &v->shape) || !ir_shape_eq(&g->vals[v->args[0]]->shape, &v->shape)) continue;
       if (c->plan) {    /* only where g is laid out as the product is and neither is a pending sum */
         const sh_plan *p = c->plan;
-        if (!same_dims(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) || p->lay[m->id].partial || p->lay[gv->id].partial) continue;
+        if (!same_dims(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) ||
+            shard_keeps_partial(p, m->id) || shard_keeps_partial(p, gv->id) || (p->lay[m->id].partial & ~p->lay[gv->id].partial)) continue;
       }
       c->axpy[i] = m->id;
       c->skip[m->id] = 1;

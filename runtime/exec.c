@@ -43,6 +43,15 @@ static int is_collective(int op) {
   return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
 }
 
+/* Under AddressSanitizer every temporary gets an allocation of its own, so
+** that a kernel writing past a temporary is caught rather than landing in
+** the next one inside the planned block. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SEPARATE_TEMPS 1
+#else
+#define SEPARATE_TEMPS 0
+#endif
+
 static size_t buf_size(const rt_prog *p, int b) {
   return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
 }
@@ -153,7 +162,7 @@ void rt_exec_free(rt_exec *e) {
   if (!e) return;
   free(e->seconds);
   for (int b = 0; b < e->p->nbufs; b++)
-    if (e->data[b] && e->p->bufs[b].kind != RT_BUF_TEMP) e->be->free(e->data[b]);
+    if (e->data[b] && (SEPARATE_TEMPS || e->p->bufs[b].kind != RT_BUF_TEMP)) e->be->free(e->data[b]);
   if (e->block) e->be->free(e->block);
   free(e->data);
   free(e->offset);
@@ -415,12 +424,15 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     e->checked = 1;
   }
   if (e->collectives && !e->comm) return errbuf(err, errlen, "program needs collectives but runs on one device");
-  if (!e->block && e->block_bytes) {
+  if (!SEPARATE_TEMPS && !e->block && e->block_bytes) {
     e->block = mem_get(e, e->block_bytes);
     if (!e->block) return errbuf(err, errlen, "out of memory for temporaries (%zu bytes)", e->block_bytes);
   }
   for (int b = 0; b < p->nbufs; b++)          /* temps left over from a failed run */
-    if (p->bufs[b].kind == RT_BUF_TEMP) e->data[b] = NULL;
+    if (p->bufs[b].kind == RT_BUF_TEMP) {
+      if (SEPARATE_TEMPS && e->data[b]) { e->be->free(e->data[b]); e->held -= buf_size(p, b); }
+      e->data[b] = NULL;
+    }
   char why[512];
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
@@ -437,7 +449,7 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     int o = ins->out;
     if (!e->data[o]) {
       size_t by = buf_size(p, o);
-      if (p->bufs[o].kind == RT_BUF_TEMP) {
+      if (p->bufs[o].kind == RT_BUF_TEMP && !SEPARATE_TEMPS) {
         e->data[o] = e->block + e->offset[o];
       } else {
         e->data[o] = mem_get(e, by);
@@ -488,7 +500,11 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       if (!why[0]) snprintf(why, sizeof why, "failed");
       return ins_err(p, i, err, errlen, why);
     }
-    for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) e->data[e->free_list[j]] = NULL;
+    for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) {
+      int b = e->free_list[j];
+      if (SEPARATE_TEMPS && e->data[b]) { e->be->free(e->data[b]); e->held -= buf_size(p, b); }
+      e->data[b] = NULL;
+    }
   }
   return 0;
 }
