@@ -286,7 +286,11 @@ static double check_against_one_device(runner *r, const char *params_path, const
   int out = one.lr.buf_of[r->g->outputs[0]];
   for (long s = 0; s < steps; s++) {
     if (rt_exec_run(one.e, err, errlen) < 0) { *failed = 1; goto out; }
-    double l1 = ((float *)rt_exec_data(one.e, out))[0];
+    const float *o1 = rt_exec_data(one.e, out);
+    double l1 = 0;
+    int64_t no = one.p.bufs[out].nelem;
+    if (r->g->vals[r->g->outputs[0]]->shape.rank == 0) l1 = o1[0];
+    else for (int64_t k = 0; k < no; k++) l1 += o1[k];      /* as the partitioned run reports it */
     double e = fabs(r->losses[s] - l1) / (fabs(l1) > 0 ? fabs(l1) : 1);
     if (e > worst || isnan(e)) worst = isnan(e) ? INFINITY : e;
     if (r->g->train) rt_exec_carry(one.e);
@@ -295,10 +299,11 @@ out:
   if (params) st_close(params);
   if (data) st_close(data);
   diag_free(&d);
-  /* parameters: gathered from every rank (a collective), compared on rank 0 */
+  /* parameters, and a tensor output: gathered from every rank (a collective), compared on rank 0 */
+  int outv = r->g->outputs[0];
   for (int i = 0; i < r->g->nvals; i++) {
     const ir_value *v = r->g->vals[i];
-    if (v->kind != IR_PARAM || r->lr.buf_of[i] < 0) continue;
+    if ((v->kind != IR_PARAM && !(i == outv && v->shape.rank > 0)) || r->lr.buf_of[i] < 0) continue;
     float *full = gather_full(r, i);
     if (r->rank == 0 && !*failed) {
       const float *ref = rt_exec_data(one.e, one.lr.buf_of[i]);
@@ -380,13 +385,16 @@ int cli_run(const cli_opts *o) {
       goto fail_agreed;
     }
     times[st] = now() - t0;
-    const float *ov = rt_exec_data(r.e, r.lr.buf_of[out->id]);
     double l = 0;
-    if (scalar) l = ov[0];
-    else for (int64_t k = 0; k < r.p.bufs[r.lr.buf_of[out->id]].nelem; k++) l += ov[k];
+    if (scalar) l = ((const float *)rt_exec_data(r.e, r.lr.buf_of[out->id]))[0];   /* outputs are whole on every rank */
+    else {    /* a tensor: its pieces put back together on rank 0 */
+      float *full = gather_full(&r, out->id);
+      if (full) for (int64_t k = 0; k < ir_nelem(&out->shape); k++) l += full[k];
+      free(full);
+    }
     r.losses[st] = l;
     if (!o->json && r.rank == 0) {
-      printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of output (this device's piece)", l, times[st]);
+      printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of the output", l, times[st]);
       fflush(stdout);
     }
     if (g->train) rt_exec_carry(r.e);

@@ -48,6 +48,15 @@ check_mesh 8 gpt2_small_bp_mp.tac 'batch=2, model=4' "$train"
 check_mesh 8 gpt2_small_bp_mp_z3.tac 'batch=2,model=4' 'sgd(lr = 0.1)'
 check_mesh 4 gpt2_small_bp_mp.tac 'batch=2, model=2'
 
+# a forward program whose output (a vector) stays split: reported and checked whole
+one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)
+two=$($MPIRUN -n 2 "$CARVE" run "$SRCDIR/tests/data/chain.cir" "$SRCDIR/tests/data/chain_rows.tac" --steps 1 --check --json)
+python3 -c "
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert abs(a['losses'][0] - b['losses'][0]) <= 1e-5 * abs(a['losses'][0]) and b['max_rel_error'] <= 1e-6, (a, b)
+" "$one" "$two" && ok || bad "a split output: $one / $two"
+
 # the MLP on 2 ranks, forward only and with SGD
 for t in mlp_bp mlp_mp; do
   out=$($MPIRUN -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/$t.tac" --steps 2 --check --json) && \
