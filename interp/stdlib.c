@@ -42,8 +42,8 @@ static char *forward_set(const ir_graph *g) {
 static int is_contraction(const ir_value *v) { return v->op == IR_MATMUL || v->op == IR_EINSUM; }
 
 /* Follow the factor of dim `dim` of value `x` forward; 1 when every path ends
-** summed away by a contraction with a parameter, 0 otherwise. */
-static int reaches_row_partner(const ir_graph *g, const char *fwd, int x, int dim, int depth) {
+** summed away by a contraction with a parameter (recorded in partner), 0 otherwise. */
+static int reaches_row_partner(const ir_graph *g, const char *fwd, int x, int dim, int depth, char *partner) {
   if (depth > 48) return 0;
   const ir_value *v = g->vals[x];
   int found = 0;
@@ -60,14 +60,15 @@ static int reaches_row_partner(const ir_graph *g, const char *fwd, int x, int di
       if (r.kind[f] == F_CONTRACT) {
         if (!is_contraction(w)) return 0;
         int other_param = 0;
-        for (int b = 0; b < w->nargs; b++) other_param |= b != a && g->vals[w->args[b]]->kind == IR_PARAM;
+        for (int b = 0; b < w->nargs; b++)
+          if (b != a && g->vals[w->args[b]]->kind == IR_PARAM) { other_param = 1; if (partner) partner[w->args[b]] = 1; }
         if (!other_param) return 0;
         found = 1;
         continue;
       }
       int rd = -1;
       for (int i = 0; i < r.rank[r.nops - 1]; i++) if (r.map[r.nops - 1][i] == f) rd = i;
-      if (rd < 0 || !reaches_row_partner(g, fwd, w->id, rd, depth + 1)) return 0;
+      if (rd < 0 || !reaches_row_partner(g, fwd, w->id, rd, depth + 1, partner)) return 0;
       found = 1;
     }
   }
@@ -78,6 +79,7 @@ static int megatron(sh_plan *p, int axis, diag *d) {
   const ir_graph *g = p->g;
   char *fwd = forward_set(g);
   char *done = xcalloc((size_t)g->nvals + 1, 1);
+  char *partner = xcalloc((size_t)g->nvals + 1, 1);   /* row-parallel weights: split by propagation */
   int n = 0;
   for (int u = 0; u < g->nvals; u++) {
     const ir_value *v = g->vals[u];
@@ -86,16 +88,20 @@ static int megatron(sh_plan *p, int axis, diag *d) {
     if (shard_rule(g, v, &r) < 0) continue;
     for (int k = 0; k < v->nargs; k++) {
       const ir_value *w = g->vals[v->args[k]];
-      if (w->kind != IR_PARAM || done[w->id]) continue;
+      if (w->kind != IR_PARAM || done[w->id] || partner[w->id]) continue;
       for (int i = 0; i < w->shape.rank; i++) {
         int f = r.map[k][i];
         if (f < 0 || r.kind[f] != F_PASS) continue;
         int rd = -1;
         for (int j = 0; j < v->shape.rank; j++) if (r.map[r.nops - 1][j] == f) rd = j;
-        if (rd < 0 || !reaches_row_partner(g, fwd, u, rd, 0)) continue;
+        char *found = xcalloc((size_t)g->nvals + 1, 1);
+        int ok = rd >= 0 && reaches_row_partner(g, fwd, u, rd, 0, found);
+        if (ok) for (int q = 0; q < g->nvals; q++) partner[q] |= found[q];
+        free(found);
+        if (!ok) continue;
         if (w->shape.d[i] % (shard_dim_pieces(p, &p->lay[w->id].dim[i]) * p->mesh.size[axis])) continue;
         int rc = shard_split(p, w->id, i, axis, d);
-        if (rc < 0) { free(fwd); free(done); return -1; }
+        if (rc < 0) { free(fwd); free(done); free(partner); return -1; }
         done[w->id] = 1;
         n++;
         break;
@@ -104,6 +110,7 @@ static int megatron(sh_plan *p, int axis, diag *d) {
   }
   free(fwd);
   free(done);
+  free(partner);
   if (!n) return diag_warning(d, p->at, "megatron: no column-parallel weight found (no weight whose output is summed away by a second weight)");
   return 0;
 }

@@ -105,6 +105,7 @@ static pcase pcases[] = {
   {"mlp_small.cir", "mlp_bp.tac", "sgd(lr = 0.1)", 2},
   {"mlp_small.cir", "mlp_mp.tac", "adam(lr = 1e-3)", 2},
   {"mlp_small.cir", "../tests/data/mlp_cols.tac", "sgd(lr = 0.1)", 2},
+  {"../tests/data/attn_reshape.cir", "../tests/data/mp2.tac", "adam(lr = 1e-3)", 2},
   {"gpt2_small.cir", "gpt2_small_bp.tac", "adam(lr = 1e-3)", 4},
   {"gpt2_small.cir", "gpt2_small_mp.tac", "adam(lr = 1e-3)", 4},
   {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "adam(lr = 1e-3)", 4},

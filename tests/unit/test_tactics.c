@@ -293,6 +293,21 @@ Test(collectives, reduce_scatter_fuses_reduce_and_split) {
   unload(&s);
 }
 
+Test(counts, megatron_through_reshapes) {
+  char text[512];
+  snprintf(text, sizeof text, "mesh model = 2\nuse \"megatron\" as mp (axis = model)\nschedule mp\n");
+  setup s;
+  char path[512];
+  snprintf(path, sizeof path, "../tests/data/attn_reshape.cir");
+  cr_assert(load(&s, NULL, path, text, "adam(lr = 1e-3)") == 0, "%s", s.d.text);
+  cr_assert_str_eq(layout(&s, "wq"), "[-, model]");
+  cr_assert_str_eq(layout(&s, "wo"), "[model, -]", "the output projection is the row-parallel partner");
+  cr_assert_eq(s.p->ncon, 0);
+  cr_assert_eq(s.counts[RT_ALL_REDUCE], 2, "one layer: one forward, one backward");
+  cr_assert_eq(s.counts[RT_ALL_GATHER] + s.counts[RT_ALL_TO_ALL] + s.counts[RT_REDUCE_SCATTER], 0);
+  unload(&s);
+}
+
 /* ---- collective counts of the standard strategies ---- */
 
 static int nparams(const ir_graph *g) {

@@ -1,0 +1,3 @@
+mesh model = 2
+use "megatron" as mp (axis = model)
+schedule mp
