@@ -30,6 +30,7 @@ check 4 gpt2_small_bp.tac
 check 4 gpt2_small_mp.tac
 check 4 gpt2_small_bp_mp.tac
 check 4 gpt2_small_bp_z3.tac
+check 4 gpt2_small_bp_mp_z1.tac
 check 4 gpt2_small_bp_mp_z2.tac
 check 4 gpt2_small_bp_mp_z3.tac
 check 4 gpt2_small.tac

@@ -357,6 +357,7 @@ static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
 Test(counts, batch_parallel) { counts("gpt2_small_bp.tac", -1, 0, 0, 0); }                 /* one per gradient + the loss */
 Test(counts, megatron) { counts("gpt2_small_mp.tac", 4 * LAYERS, 0, 0, 0); }               /* 2 forward + 2 backward a layer */
 Test(counts, batch_and_megatron) { counts("gpt2_small_bp_mp.tac", -2, 0, 0, 0); }
+Test(counts, zero1) { counts("gpt2_small_bp_mp_z1.tac", -2, -1, 0, 0); }                  /* gradients whole, updates gathered */
 Test(counts, zero2) { counts("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, -1, -1, 0); }     /* gradients scattered, updates gathered */
 Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 0); }     /* parameters gathered at each use */
 /* + the table split by vocabulary: the lookup is a partial sum (1 all-reduce),
