@@ -1,67 +1,27 @@
 /*
-** lower.c: emit the per-device program.
+** lower.c: emit the per-device program: a buffer per value, literals folded
+** into the instructions that read them, each op's operands brought to the
+** layout it computes in (lower_reshard.c), contractions as GEMMs
+** (lower_gemm.c), the rest here.
 */
-#include "interp/lower.h"
-#include "interp/ops.h"
-#include "interp/shard.h"
+#include "interp/lower_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct lctx {
-  const ir_graph *g;
-  const sh_plan *plan;  /* NULL: one device */
-  rt_prog *p;
-  diag *d;
-  int *buf;             /* value -> buffer (its final layout) */
-  char *isconst;        /* value folds to a literal */
-  double *cval;
-  int failed;
-  /* the op being lowered: operands as it reads them, its result as it computes it */
-  int abuf[SH_MAXOPS];
-  ir_shape ash[SH_MAXOPS];
-  ir_shape osh;
-  int aid[SH_MAXOPS];   /* the operands' value ids */
-  sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
-  int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
-  int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
-  int *chain;           /* an affine value -> the affine value it reads, folded into it, or -1 */
-  char *skip;           /* values folded into their single user */
-  int group_cache[1 << SH_MAXAXES];
-} lctx;
-
-#define AS(c, k) (&(c)->ash[k])
-#define AB(c, k) operand_buf(c, k)
-#define OS(c) (&(c)->osh)
-#define LAZY (-2)      /* a literal operand: made into a buffer only if an instruction reads it */
-
-typedef struct view { int rank; int64_t d[IR_MAXRANK]; } view;
-
-static const ir_value *V(lctx *c, int id) { return c->g->vals[id]; }
-
-static rt_dtype rtype(ir_dtype t) { return t == IR_I32 ? RT_I32 : RT_F32; }
-
-static int tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape) {
+int lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape) {
   return rt_prog_buf(c->p, name, t, rank, shape, RT_BUF_TEMP);
 }
 
-static int64_t prod(const int64_t *d, int a, int b) {
-  int64_t n = 1;
-  for (int i = a; i < b; i++) n *= d[i];
-  return n;
-}
-
-static int B(lctx *c, int id);
-
-static int operand_buf(lctx *c, int k) {
-  if (c->abuf[k] == LAZY) c->abuf[k] = B(c, c->aid[k]);
+int lw_operand(lctx *c, int k) {
+  if (c->abuf[k] == LAZY) c->abuf[k] = lw_buf(c, c->aid[k]);
   return c->abuf[k];
 }
 
 /* The buffer holding v, materializing a literal on first need. */
-static int B(lctx *c, int id) {
+int lw_buf(lctx *c, int id) {
   if (c->buf[id] >= 0) return c->buf[id];
   const ir_value *v = V(c, id);
   if (!c->isconst[id]) {
@@ -69,7 +29,7 @@ static int B(lctx *c, int id) {
     c->failed = 1;
     return -1;
   }
-  int b = tmp(c, v->name, RT_F32, v->shape.rank, v->shape.d);
+  int b = lw_tmp(c, v->name, RT_F32, v->shape.rank, v->shape.d);
   rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
   in->alpha = (float)c->cval[id];
   in->src = id;
@@ -168,7 +128,7 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
         be = al * b1 + be;
         al = al * a1;
       }
-      xb = B(c, x0);
+      xb = lw_buf(c, x0);
       s = OS(c);          /* the fold needs one shape and one layout all along: the output's */
     }
     rt_instr *in = ew(c, out, OS(c), RT_AFFINE, &xb, &s, 1);
@@ -201,11 +161,11 @@ static void copy_broadcast(lctx *c, int out, const ir_shape *os, int in, const i
 /* ---- transposes ---- */
 
 /* buffer `in` of shape s permuted by perm into a new temp (or `out` if >= 0) */
-static int transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t) {
+int lw_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t) {
   int64_t os[IR_MAXRANK];
   int ident = 1;
   for (int i = 0; i < rank; i++) { os[i] = s[perm[i]]; ident &= perm[i] == i; }
-  if (out < 0) out = tmp(c, name, t, rank, os);
+  if (out < 0) out = lw_tmp(c, name, t, rank, os);
   rt_instr *x = rt_prog_emit(c->p, ident ? RT_COPY : RT_TRANSPOSE, out);
   x->in[0] = in;
   x->nin = 1;
@@ -218,7 +178,7 @@ static int transpose(lctx *c, int in, const int64_t *s, int rank, const int *per
 
 /* Reduce the marked dims of buffer `in` (shape s) by runs of adjacent dims,
 ** innermost run first; the last step writes `out`. */
-static void reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name) {
+void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name) {
   int64_t d[IR_MAXRANK];
   int m[IR_MAXRANK], r = s->rank;
   for (int i = 0; i < r; i++) { d[i] = s->d[i]; m[i] = mark[i] && s->d[i] != 1; }
@@ -227,7 +187,7 @@ static void reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, 
   if (runs == 0) {                          /* only size-1 dims: a copy */
     rt_instr *x = rt_prog_emit(c->p, RT_EW, out);
     x->fn = RT_AFFINE; x->nin = 1; x->in[0] = in; x->rank = 1;
-    x->shape[0] = prod(d, 0, r); x->stride[0][0] = 1; x->alpha = (float)alpha; x->beta = 0;
+    x->shape[0] = lw_prod(d, 0, r); x->stride[0][0] = 1; x->alpha = (float)alpha; x->beta = 0;
     return;
   }
   int cur = in;
@@ -238,8 +198,8 @@ static void reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, 
     int b0 = e;
     while (b0 > 0 && m[b0 - 1]) b0--;
     runs--;
-    int64_t outer = prod(d, 0, b0), n = prod(d, b0, e), inner = prod(d, e, r);
-    int dst = runs == 0 ? out : tmp(c, name, RT_F32, 1, (int64_t[]){outer * inner});
+    int64_t outer = lw_prod(d, 0, b0), n = lw_prod(d, b0, e), inner = lw_prod(d, e, r);
+    int dst = runs == 0 ? out : lw_tmp(c, name, RT_F32, 1, (int64_t[]){outer * inner});
     rt_instr *x = rt_prog_emit(c->p, RT_REDUCE, dst);
     x->fn = (uint8_t)fn; x->nin = 1; x->in[0] = cur;
     x->outer = outer; x->n = n; x->inner = inner;
@@ -256,7 +216,7 @@ static void lower_reduce(lctx *c, const ir_value *v, int out) {
   double count = 1;      /* a mean divides by the global count: partial sums add up to it */
   for (int i = 0; i < v->attr.ndims; i++) { mark[v->attr.dims[i]] = 1; count *= (double)x->shape.d[v->attr.dims[i]]; }
   int fn = v->op == IR_MAX ? RT_RMAX : RT_RSUM;
-  reduce(c, AB(c, 0), AS(c, 0), mark, fn, v->op == IR_MEAN ? 1.0 / count : 1.0, out, v->name);
+  lw_reduce(c, AB(c, 0), AS(c, 0), mark, fn, v->op == IR_MEAN ? 1.0 / count : 1.0, out, v->name);
 }
 
 static void lower_sum_to(lctx *c, const ir_value *v, int out) {
@@ -266,7 +226,7 @@ static void lower_sum_to(lctx *c, const ir_value *v, int out) {
     int j = i - (r - t);
     mark[i] = j < 0 || (v->shape.d[j] == 1 && x->shape.d[i] != 1);
   }
-  reduce(c, AB(c, 0), AS(c, 0), mark, RT_RSUM, 1.0, out, v->name);
+  lw_reduce(c, AB(c, 0), AS(c, 0), mark, RT_RSUM, 1.0, out, v->name);
 }
 
 /* Permutation moving the marked dims last (in order); returns how many. */
@@ -289,14 +249,14 @@ static void lower_max_grad(lctx *c, const ir_value *v, int out) {
   int64_t outer = ir_nelem(xs) / (n ? n : 1);
   int xb = AB(c, 0), dy = AB(c, 1);
   /* the reduced dims may sit anywhere: work with them last, which leaves dy's layout as it is */
-  int xt = ident ? xb : transpose(c, xb, xs->d, r, perm, -1, v->name, RT_F32);
+  int xt = ident ? xb : lw_transpose(c, xb, xs->d, r, perm, -1, v->name, RT_F32);
   int64_t ts[IR_MAXRANK];
   for (int i = 0; i < r; i++) ts[i] = xs->d[perm[i]];
-  int dst = ident ? out : tmp(c, v->name, RT_F32, r, ts);
+  int dst = ident ? out : lw_tmp(c, v->name, RT_F32, r, ts);
   rt_instr *in = rt_prog_emit(c->p, RT_REDUCE_MAX_GRAD, dst);
   in->nin = 2; in->in[0] = xt; in->in[1] = dy;
   in->outer = outer; in->n = n; in->inner = 1;
-  if (!ident) transpose(c, dst, ts, r, inv, out, v->name, RT_F32);
+  if (!ident) lw_transpose(c, dst, ts, r, inv, out, v->name, RT_F32);
 }
 
 /* ---- row-wise ops along one dim ---- */
@@ -315,14 +275,14 @@ static void frame(const ir_shape *s, int dim, rowframe *f) {
 }
 
 static int to_rows(lctx *c, const rowframe *f, int buf, const ir_shape *s, const char *name) {
-  return f->ident ? buf : transpose(c, buf, s->d, s->rank, f->perm, -1, name, RT_F32);
+  return f->ident ? buf : lw_transpose(c, buf, s->d, s->rank, f->perm, -1, name, RT_F32);
 }
 
 static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   const ir_shape *xs = AS(c, 0);
   rowframe f;
   frame(xs, v->attr.dim, &f);
-  int dst = f.ident ? out : tmp(c, v->name, RT_F32, f.r, f.ts);
+  int dst = f.ident ? out : lw_tmp(c, v->name, RT_F32, f.r, f.ts);
   rt_op op;
   int ins[3] = {-1, -1, -1};
   switch (v->op) {
@@ -352,186 +312,7 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   in->nin = 3;
   in->outer = f.outer; in->n = f.n; in->inner = 1;
   in->alpha = (float)v->attr.eps;
-  if (!f.ident) transpose(c, dst, f.ts, f.r, f.inv, out, v->name, RT_F32);
-}
-
-/* ---- einsum and matmul as GEMM ---- */
-
-typedef struct operand {
-  int buf;
-  int n;                /* labels (size-1 labels dropped) */
-  char l[IR_MAXRANK];
-  int64_t d[IR_MAXRANK];
-} operand;
-
-static int64_t label_size(const operand *o, char l) {
-  for (int i = 0; i < o->n; i++) if (o->l[i] == l) return o->d[i];
-  return 1;
-}
-
-static int has(const char *set, int n, char l) { for (int i = 0; i < n; i++) if (set[i] == l) return 1; return 0; }
-
-/* Lay out operand o as the label sequence want (a transpose unless it already is). */
-static int arrange(lctx *c, operand *o, const char *want, int n, const char *name) {
-  int perm[IR_MAXRANK], same = 1;
-  for (int i = 0; i < n; i++) {
-    for (int j = 0; j < o->n; j++) if (o->l[j] == want[i]) perm[i] = j;
-    same &= perm[i] == i;
-  }
-  if (same) return o->buf;
-  return transpose(c, o->buf, o->d, o->n, perm, -1, name, RT_F32);
-}
-
-/* Does o read as seq1 ++ seq2 (each in that order)? */
-static int reads_as(const operand *o, const char *s1, int n1, const char *s2, int n2) {
-  if (o->n != n1 + n2) return 0;
-  for (int i = 0; i < n1; i++) if (o->l[i] != s1[i]) return 0;
-  for (int i = 0; i < n2; i++) if (o->l[n1 + i] != s2[i]) return 0;
-  return 1;
-}
-
-/* C = A . B with label groups; chooses transposes flags to avoid copies. */
-static void gemm(lctx *c, operand *A, operand *Bo, operand *C, int out, const char *name) {
-  char bt[IR_MAXRANK], m[IR_MAXRANK], n[IR_MAXRANK], k[IR_MAXRANK];
-  int nb = 0, nm = 0, nn = 0, nk = 0;
-  /* batch order from C, M from C, N from C, K from A */
-  for (int i = 0; i < C->n; i++) {
-    char l = C->l[i];
-    int ina = has(A->l, A->n, l), inb = has(Bo->l, Bo->n, l);
-    if (ina && inb) bt[nb++] = l; else if (ina) m[nm++] = l; else n[nn++] = l;
-  }
-  for (int i = 0; i < A->n; i++) if (has(Bo->l, Bo->n, A->l[i]) && !has(C->l, C->n, A->l[i])) k[nk++] = A->l[i];
-  /* the result reads batch ++ M ++ N; if C reads batch ++ N ++ M, swap the operands
-  ** (C^T = B^T A^T) so that no transpose of the result is needed */
-  char want[16];
-  int w0 = 0;
-  for (int i = 0; i < nb; i++) want[w0++] = bt[i];
-  for (int i = 0; i < nn; i++) want[w0++] = n[i];
-  for (int i = 0; i < nm; i++) want[w0++] = m[i];
-  if (nm && nn && memcmp(want, C->l, (size_t)C->n) == 0) {
-    operand *t = A; A = Bo; Bo = t;
-    char tl[IR_MAXRANK];
-    memcpy(tl, m, (size_t)nm); memcpy(m, n, (size_t)nn); memcpy(n, tl, (size_t)nm);
-    int tn = nm; nm = nn; nn = tn;
-    nk = 0;
-    for (int i = 0; i < A->n; i++) if (has(Bo->l, Bo->n, A->l[i]) && !has(C->l, C->n, A->l[i])) k[nk++] = A->l[i];
-  }
-  int ta = 0, tb = 0, abuf, bbuf;
-  char seq[16];
-  /* batch must lead in both operands, in C's batch order */
-  operand A2 = *A, B2 = *Bo;
-  int a_ok = 1, b_ok = 1;
-  for (int i = 0; i < nb; i++) { a_ok &= A->l[i] == bt[i]; b_ok &= Bo->l[i] == bt[i]; }
-  if (a_ok) {
-    A2.n = A->n - nb; memmove(A2.l, A->l + nb, (size_t)A2.n); memmove(A2.d, A->d + nb, sizeof(int64_t) * (size_t)A2.n);
-    if (reads_as(&A2, m, nm, k, nk)) ta = 0;
-    else if (reads_as(&A2, k, nk, m, nm)) ta = 1;
-    else a_ok = 0;
-  }
-  if (a_ok) abuf = A->buf;
-  else {
-    int w = 0;
-    for (int i = 0; i < nb; i++) seq[w++] = bt[i];
-    for (int i = 0; i < nm; i++) seq[w++] = m[i];
-    for (int i = 0; i < nk; i++) seq[w++] = k[i];
-    abuf = arrange(c, A, seq, w, name);
-    ta = 0;
-  }
-  if (b_ok) {
-    B2.n = Bo->n - nb; memmove(B2.l, Bo->l + nb, (size_t)B2.n); memmove(B2.d, Bo->d + nb, sizeof(int64_t) * (size_t)B2.n);
-    if (reads_as(&B2, k, nk, n, nn)) tb = 0;
-    else if (reads_as(&B2, n, nn, k, nk)) tb = 1;
-    else b_ok = 0;
-  }
-  if (b_ok) bbuf = Bo->buf;
-  else {
-    int w = 0;
-    for (int i = 0; i < nb; i++) seq[w++] = bt[i];
-    for (int i = 0; i < nk; i++) seq[w++] = k[i];
-    for (int i = 0; i < nn; i++) seq[w++] = n[i];
-    bbuf = arrange(c, Bo, seq, w, name);
-    tb = 0;
-  }
-  int64_t batch = 1, M = 1, N = 1, K = 1;
-  for (int i = 0; i < nb; i++) batch *= label_size(C, bt[i]);
-  for (int i = 0; i < nm; i++) M *= label_size(A, m[i]);
-  for (int i = 0; i < nn; i++) N *= label_size(Bo, n[i]);
-  for (int i = 0; i < nk; i++) K *= label_size(A, k[i]);
-  /* result laid out batch ++ M ++ N; transpose into C's order if needed */
-  char rs[16];
-  int64_t rd[16];
-  int w = 0;
-  for (int i = 0; i < nb; i++) { rs[w] = bt[i]; rd[w++] = label_size(C, bt[i]); }
-  for (int i = 0; i < nm; i++) { rs[w] = m[i]; rd[w++] = label_size(C, m[i]); }
-  for (int i = 0; i < nn; i++) { rs[w] = n[i]; rd[w++] = label_size(C, n[i]); }
-  int direct = memcmp(rs, C->l, (size_t)C->n) == 0;
-  int dst = direct ? out : tmp(c, name, RT_F32, w ? w : 1, w ? rd : (int64_t[]){1});
-  rt_instr *x = rt_prog_emit(c->p, RT_GEMM, dst);
-  x->nin = 2; x->in[0] = abuf; x->in[1] = bbuf;
-  x->batch = batch; x->m = M; x->n = N; x->k = K;
-  x->transa = (int8_t)ta; x->transb = (int8_t)tb;
-  x->stride_a = M * K; x->stride_b = K * N; x->stride_c = M * N;
-  x->alpha = 1; x->beta = 0;
-  if (!direct) {
-    operand R = {dst, w};
-    memcpy(R.l, rs, (size_t)w);
-    memcpy(R.d, rd, sizeof(int64_t) * (size_t)w);
-    int perm[IR_MAXRANK];
-    for (int i = 0; i < C->n; i++) for (int j = 0; j < w; j++) if (R.l[j] == C->l[i]) perm[i] = j;
-    transpose(c, dst, R.d, w, perm, out, name, RT_F32);
-  }
-}
-
-/* Sum away labels of o that appear in neither other nor the result. */
-static void presum(lctx *c, operand *o, const operand *other, const operand *res, const char *name) {
-  int mark[IR_MAXRANK] = {0}, any = 0;
-  for (int i = 0; i < o->n; i++)
-    if (!has(other->l, other->n, o->l[i]) && !has(res->l, res->n, o->l[i])) mark[i] = any = 1;
-  if (!any) return;
-  ir_shape s = {o->n};
-  for (int i = 0; i < o->n; i++) s.d[i] = o->d[i];
-  operand r = {0};
-  for (int i = 0; i < o->n; i++) if (!mark[i]) { r.l[r.n] = o->l[i]; r.d[r.n++] = o->d[i]; }
-  r.buf = tmp(c, name, RT_F32, r.n ? r.n : 1, r.n ? r.d : (int64_t[]){1});
-  reduce(c, o->buf, &s, mark, RT_RSUM, 1.0, r.buf, name);
-  *o = r;
-}
-
-static void mk_operand(operand *o, int buf, const char *labels, const ir_shape *s) {
-  o->buf = buf;
-  o->n = 0;
-  for (int i = 0; i < s->rank; i++)
-    if (s->d[i] != 1) { o->l[o->n] = labels[i]; o->d[o->n++] = s->d[i]; }
-}
-
-static void lower_contract(lctx *c, const ir_value *v, int out) {
-  const ir_shape *as = AS(c, 0), *bs = AS(c, 1);
-  char la[16] = {0}, lb[16] = {0}, lc[16] = {0};
-  if (v->op == IR_EINSUM) {
-    int k = 0, n = 0;
-    for (const char *p = v->attr.spec; *p; p++) {
-      if (*p == ' ') continue;
-      if (*p == ',') { k = 1; n = 0; continue; }
-      if (*p == '-') { k = 2; n = 0; p++; continue; }
-      (k == 0 ? la : k == 1 ? lb : lc)[n++] = *p;
-    }
-  } else {
-    /* matmul: batch dims right-aligned; a broadcast size-1 dim is dropped anyway */
-    int ro = v->shape.rank, ra = as->rank, rb = bs->rank;
-    for (int i = 0; i < ro - 2; i++) lc[i] = (char)('a' + i);
-    lc[ro - 2] = 'M'; lc[ro - 1] = 'N';
-    for (int i = 0; i < ra - 2; i++) la[i] = (char)('a' + ro - ra + i);
-    la[ra - 2] = 'M'; la[ra - 1] = 'K';
-    for (int i = 0; i < rb - 2; i++) lb[i] = (char)('a' + ro - rb + i);
-    lb[rb - 2] = 'K'; lb[rb - 1] = 'N';
-  }
-  operand A, Bo, C;
-  mk_operand(&A, AB(c, 0), la, as);
-  mk_operand(&Bo, AB(c, 1), lb, bs);
-  mk_operand(&C, out, lc, OS(c));
-  presum(c, &A, &Bo, &C, v->name);
-  presum(c, &Bo, &A, &C, v->name);
-  gemm(c, &A, &Bo, &C, out, v->name);
+  if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, RT_F32);
 }
 
 /* ---- data movement ---- */
@@ -554,13 +335,13 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   case IR_TRANSPOSE: {
     int perm[IR_MAXRANK];
     for (int i = 0; i < v->attr.ndims; i++) perm[i] = v->attr.dims[i];
-    transpose(c, xb, xs->d, xs->rank, perm, out, v->name, rtype(v->dtype));
+    lw_transpose(c, xb, xs->d, xs->rank, perm, out, v->name, rtype(v->dtype));
     return;
   }
   case IR_BROADCAST: copy_broadcast(c, out, os, xb, xs); return;
   case IR_CONCAT: {
     int dim = v->attr.dim;
-    int64_t outer = prod(os->d, 0, dim), inner = prod(os->d, dim + 1, os->rank), off = 0;
+    int64_t outer = lw_prod(os->d, 0, dim), inner = lw_prod(os->d, dim + 1, os->rank), off = 0;
     for (int k = 0; k < v->nargs; k++) {
       int64_t n = AS(c, k)->d[dim];
       block_copy(c, out, AB(c, k), outer, n, 0, n, os->d[dim], off, inner);
@@ -570,14 +351,14 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   }
   case IR_SLICE: {
     int dim = v->attr.dim;
-    int64_t outer = prod(xs->d, 0, dim), inner = prod(xs->d, dim + 1, xs->rank);
+    int64_t outer = lw_prod(xs->d, 0, dim), inner = lw_prod(xs->d, dim + 1, xs->rank);
     int64_t n = v->attr.end - v->attr.start;
     block_copy(c, out, xb, outer, xs->d[dim], v->attr.start, n, n, 0, inner);
     return;
   }
   case IR_PAD: {
     int dim = v->attr.dim;
-    int64_t outer = prod(xs->d, 0, dim), inner = prod(xs->d, dim + 1, xs->rank);
+    int64_t outer = lw_prod(xs->d, 0, dim), inner = lw_prod(xs->d, dim + 1, xs->rank);
     int64_t n = xs->d[dim];
     rt_instr *f = rt_prog_emit(c->p, RT_FILL, out);
     f->alpha = 0;
@@ -587,9 +368,6 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   default: c->failed = 1;
   }
 }
-
-/* the mesh-axis group that splits dim `dim` of operand k, or -1 */
-static int dim_group(lctx *c, const sh_dim *d);
 
 static void lower_other(lctx *c, const ir_value *v, int out) {
   rt_instr *in;
@@ -608,7 +386,7 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->inner = ts->d[1];
     in->off = 0;
     in->n2 = tg->shape.d[0];
-    if (c->plan) in->group = dim_group(c, &c->rows[emb ? 0 : 1]);  /* a shard of the rows: ids are offset by the piece */
+    if (c->plan) in->group = lw_dim_group(c, &c->rows[emb ? 0 : 1]);  /* a shard of the rows: ids are offset by the piece */
     return;
   }
   case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: {
@@ -628,7 +406,7 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     int r = xs->rank;
     in = rt_prog_emit(c->p, RT_CAUSAL_MASK, out);
     in->nin = 1; in->in[0] = AB(c, 0);
-    in->outer = prod(xs->d, 0, r - 2); in->m = xs->d[r - 2]; in->n = xs->d[r - 1];
+    in->outer = lw_prod(xs->d, 0, r - 2); in->m = xs->d[r - 2]; in->n = xs->d[r - 1];
     in->off = 0;
     in->alpha = v->op == IR_CAUSAL_MASK ? -INFINITY : 0.0f;
     return;
@@ -649,159 +427,6 @@ static int foldable(lctx *c, const ir_value *v, double *r) {
   if ((oi->flags & OPF_BINARY) && v->op != IR_GE)
     return c->isconst[v->args[0]] && c->isconst[v->args[1]] && fold_binary(v->op, c->cval[v->args[0]], c->cval[v->args[1]], r);
   return 0;
-}
-
-/* ---- collectives and resharding ---- */
-
-static int group_of(lctx *c, uint32_t axes) {
-  if (c->group_cache[axes] >= 0) return c->group_cache[axes];
-  int ax[SH_MAXAXES], n = 0;
-  for (int i = 0; i < c->plan->mesh.n; i++) if ((axes >> i) & 1) ax[n++] = i;
-  return c->group_cache[axes] = rt_prog_group(c->p, n, ax);
-}
-
-static int dim_group(lctx *c, const sh_dim *d) {
-  if (!d->n) return -1;
-  /* a dim split over several axes: the group lists them major to minor */
-  uint32_t m = 0;
-  int inorder = 1;
-  for (int i = 0; i < d->n; i++) { m |= 1u << d->ax[i]; if (i && d->ax[i] < d->ax[i - 1]) inorder = 0; }
-  if (inorder) return group_of(c, m);
-  int ax[SH_MAXAXES];
-  for (int i = 0; i < d->n; i++) ax[i] = d->ax[i];
-  return rt_prog_group(c->p, d->n, ax);
-}
-
-static void local_shape(const sh_plan *pl, const ir_shape *global, const sh_dim *dims, ir_shape *out) {
-  *out = *global;
-  for (int i = 0; i < global->rank; i++) out->d[i] /= shard_dim_pieces(pl, &dims[i]);
-}
-
-static int same_dims(const sh_dim *a, const sh_dim *b, int rank) {
-  for (int i = 0; i < rank; i++) {
-    if (a[i].n != b[i].n) return 0;
-    for (int k = 0; k < a[i].n; k++) if (a[i].ax[k] != b[i].ax[k]) return 0;
-  }
-  return 1;
-}
-
-typedef struct step { rt_op op; int dim, dim2; uint32_t axes; } step;
-
-/* The collectives taking a value laid out as `from` (partial over `partial`,
-** to be summed) to the layout `to`; at most 3 steps a dim. */
-static int plan_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t partial, const sh_dim *to, step *st) {
-  sh_dim cur[IR_MAXRANK];
-  int n = 0;
-  for (int i = 0; i < rank; i++) cur[i] = from[i];
-  /* partial sums: reduce-scatter where the target splits a dim on that axis next, else all-reduce */
-  uint32_t ar = 0;
-  for (int a = 0; a < pl->mesh.n; a++) {
-    if (!((partial >> a) & 1)) continue;
-    int done = 0;
-    for (int i = 0; i < rank && !done; i++) {
-      int k = cur[i].n, pre = k < to[i].n;
-      for (int j = 0; j < k && pre; j++) pre = cur[i].ax[j] == to[i].ax[j];
-      if (pre && to[i].ax[k] == a) {
-        st[n++] = (step){RT_REDUCE_SCATTER, i, 0, 1u << a};
-        cur[i].ax[cur[i].n++] = (int8_t)a;
-        done = 1;
-      }
-    }
-    if (!done) ar |= 1u << a;
-  }
-  if (ar) st[n++] = (step){RT_ALL_REDUCE, 0, 0, ar};
-  /* a minor axis moving from one dim to the end of another: one all-to-all */
-  for (int i = 0; i < rank; i++) {
-    if (!cur[i].n) continue;
-    int a = cur[i].ax[cur[i].n - 1], keep = 0;
-    for (int k = 0; k < to[i].n && k < cur[i].n; k++) keep |= to[i].ax[k] == a && k == cur[i].n - 1;
-    if (keep) continue;
-    for (int j = 0; j < rank; j++) {
-      if (j == i || cur[j].n >= to[j].n || to[j].ax[cur[j].n] != a) continue;
-      int pre = 1;
-      for (int k = 0; k < cur[j].n; k++) pre &= cur[j].ax[k] == to[j].ax[k];
-      if (!pre) continue;
-      st[n++] = (step){RT_ALL_TO_ALL, j, i, 1u << a};
-      cur[i].n--;
-      cur[j].ax[cur[j].n++] = (int8_t)a;
-      break;
-    }
-  }
-  /* gather what the target does not have, minor first; then slice what it adds */
-  for (int i = 0; i < rank; i++) {
-    for (;;) {
-      int pre = cur[i].n <= to[i].n;
-      for (int k = 0; k < cur[i].n && pre; k++) pre = cur[i].ax[k] == to[i].ax[k];
-      if (pre) break;
-      st[n++] = (step){RT_ALL_GATHER, i, 0, 1u << cur[i].ax[cur[i].n - 1]};
-      cur[i].n--;
-    }
-    while (cur[i].n < to[i].n) {
-      int a = to[i].ax[cur[i].n];
-      st[n++] = (step){RT_SHARD_SLICE, i, 0, 1u << a};
-      cur[i].ax[cur[i].n++] = (int8_t)a;
-    }
-  }
-  return n;
-}
-
-/* Emit the steps from buffer `in` (local shape s); the last writes `dst` (or a new temp). */
-static int emit_steps(lctx *c, int in, ir_shape s, const step *st, int n, int dst, const char *name) {
-  int cur = in;
-  for (int k = 0; k < n; k++) {
-    ir_shape t = s;
-    int64_t P = 1;
-    for (int a = 0; a < c->plan->mesh.n; a++) if ((st[k].axes >> a) & 1) P *= c->plan->mesh.size[a];
-    if (st[k].op == RT_ALL_GATHER) t.d[st[k].dim] *= P;
-    if (st[k].op == RT_REDUCE_SCATTER || st[k].op == RT_SHARD_SLICE) t.d[st[k].dim] /= P;
-    if (st[k].op == RT_ALL_TO_ALL) { t.d[st[k].dim] /= P; t.d[st[k].dim2] *= P; }
-    int out = k == n - 1 && dst >= 0 ? dst : tmp(c, name, RT_F32, t.rank, t.d);
-    rt_instr *x = rt_prog_emit(c->p, (rt_op)st[k].op, out);
-    x->nin = 1;
-    x->in[0] = cur;
-    x->group = group_of(c, st[k].axes);
-    int d0 = st[k].op == RT_ALL_TO_ALL ? 0 : st[k].dim;
-    x->outer = prod(s.d, 0, d0);
-    x->n = s.d[d0];
-    x->inner = prod(s.d, d0 + 1, s.rank);
-    x->rank = (uint8_t)s.rank;
-    for (int i = 0; i < s.rank; i++) x->shape[i] = s.d[i];
-    x->split_dim = (int8_t)st[k].dim;
-    x->concat_dim = (int8_t)st[k].dim2;
-    if (st[k].op == RT_ALL_REDUCE) { x->outer = 1; x->n = ir_nelem(&s); x->inner = 1; }
-    cur = out;
-    s = t;
-  }
-  return cur;
-}
-
-static const sh_dim *final_dims(lctx *c, int v) {
-  const ir_value *x = V(c, v);
-  if (x->carry >= 0) return c->plan->lay[x->carry].dim;   /* a new value takes its leaf's layout */
-  return c->plan->lay[v].dim;
-}
-
-/* Operand k of op v in the layout `want`. */
-static int operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
-  if (c->src[id] != id) {             /* a scalar broadcast read in place: its source, as it is */
-    int s = c->src[id];
-    *shape = V(c, s)->shape;
-    return B(c, s);
-  }
-  const ir_value *x = V(c, id);
-  int b = B(c, id);
-  if (!c->plan || c->isconst[id]) { *shape = x->shape; return b; }
-  const sh_dim *have = final_dims(c, id);
-  local_shape(c->plan, &x->shape, want, shape);
-  if (same_dims(have, want, x->shape.rank)) return b;
-  step st[3 * IR_MAXRANK + 2];
-  ir_shape hs;
-  local_shape(c->plan, &x->shape, have, &hs);
-  int n = plan_steps(c->plan, x->shape.rank, have, 0, want, st);
-  int first = c->p->ninstrs;
-  int r = emit_steps(c, b, hs, st, n, -1, x->name);
-  for (int k = first; k < c->p->ninstrs; k++) c->p->instrs[k].src = id;   /* reports name the value moved */
-  return r;
 }
 
 static void lower_op(lctx *c, const ir_value *v, int out) {
@@ -825,13 +450,13 @@ static rt_bufkind kind_of(const ir_value *v) { return v->is_output ? RT_BUF_OUTP
 /* The buffer of value i in its final layout, with where its piece sits. */
 static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
   ir_shape ls = v->shape;
-  const sh_dim *dims = c->plan ? final_dims(c, v->id) : NULL;
-  if (dims) local_shape(c->plan, &v->shape, dims, &ls);
+  const sh_dim *dims = c->plan ? lw_final_dims(c, v->id) : NULL;
+  if (dims) lw_local_shape(c->plan, &v->shape, dims, &ls);
   int b = rt_prog_buf(c->p, v->name, rtype(v->dtype), ls.rank, ls.d, kind);
   rt_buf *rb = &c->p->bufs[b];
   for (int i = 0; i < v->shape.rank; i++) {
     rb->global_shape[i] = v->shape.d[i];
-    rb->dim_group[i] = dims ? dim_group(c, &dims[i]) : -1;
+    rb->dim_group[i] = dims ? lw_dim_group(c, &dims[i]) : -1;
   }
   return b;
 }
@@ -888,12 +513,12 @@ static void lower_value(lctx *c, const ir_value *v) {
       c->aid[k] = s;
       if (c->skip[s]) { c->abuf[k] = LAZY; c->ash[k] = V(c, s)->shape; continue; }   /* folded into this op */
       /* only elementwise ops fold literals away; others read them before they are emitted */
-      c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : B(c, s);
+      c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : lw_buf(c, s);
       c->ash[k] = V(c, s)->shape;
       continue;
     }
     shard_required(c->plan, &o, k, want, a->shape.rank);
-    c->abuf[k] = operand_in(c, a->id, want, &c->ash[k]);
+    c->abuf[k] = lw_operand_in(c, a->id, want, &c->ash[k]);
   }
   if (!c->plan) {
     c->osh = v->shape;
@@ -907,19 +532,19 @@ static void lower_value(lctx *c, const ir_value *v) {
   shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
   if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
-  local_shape(c->plan, &v->shape, comp, &c->osh);
+  lw_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;
   if (shard_keeps_partial(c->plan, v->id)) partial = 0;       /* its users take the partial sum */
-  const sh_dim *fin = final_dims(c, v->id);
+  const sh_dim *fin = lw_final_dims(c, v->id);
   step st[3 * IR_MAXRANK + 2];
-  int n = plan_steps(c->plan, v->shape.rank, comp, partial, fin, st);
+  int n = lw_plan_steps(c->plan, v->shape.rank, comp, partial, fin, st);
   if (!n && v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }
   int out = value_buf(c, v, kind_of(v));
   c->buf[v->id] = out;
   if (!n) { if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
-  int t = tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
+  int t = lw_tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
   if (c->axpy[v->id] >= 0) lower_axpy(c, v, t); else lower_op(c, v, t);
-  emit_steps(c, t, c->osh, st, n, out, v->name);
+  lw_emit_steps(c, t, c->osh, st, n, out, v->name);
 }
 
 static int elementwise_op(const ir_value *v) {
@@ -951,10 +576,10 @@ static void plan_folds(lctx *c) {
       int fits = 1;
       if (c->plan) {    /* the same layout all along, and nothing pending to sum */
         const sh_plan *p = c->plan;
-        fits = same_dims(p->lay[i].dim, p->lay[x].dim, v->shape.rank) && !p->lay[i].partial && !p->lay[x].partial;   /* made whole, not summed later */
+        fits = lw_same_dims(p->lay[i].dim, p->lay[x].dim, v->shape.rank) && !p->lay[i].partial && !p->lay[x].partial;   /* made whole, not summed later */
       }
       if (fits && xv->nusers == 1 && !xv->is_output && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1) &&
-          (!c->plan || (same_dims(c->plan->lay[x].dim, c->plan->lay[xa].dim, v->shape.rank) && !shard_keeps_partial(c->plan, xa)))) {
+          (!c->plan || (lw_same_dims(c->plan->lay[x].dim, c->plan->lay[xa].dim, v->shape.rank) && !shard_keeps_partial(c->plan, xa)))) {
         c->chain[i] = x;      /* x's scaling happens inside v's */
         c->skip[x] = 1;
       }
@@ -968,7 +593,7 @@ static void plan_folds(lctx *c) {
       if (!ir_shape_eq(&gv->shape, &v->shape) || !ir_shape_eq(&g->vals[v->args[0]]->shape, &v->shape)) continue;
       if (c->plan) {    /* only where g is laid out as the product is and neither is a pending sum */
         const sh_plan *p = c->plan;
-        if (!same_dims(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) ||
+        if (!lw_same_dims(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) ||
             shard_keeps_partial(p, m->id) || shard_keeps_partial(p, gv->id) || (p->lay[m->id].partial & ~p->lay[gv->id].partial)) continue;
       }
       c->axpy[i] = m->id;

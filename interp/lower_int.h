@@ -1,0 +1,71 @@
+/*
+** lower_int.h: what the parts of the lowering share (lower.c: values and
+** ops; lower_gemm.c: contractions as GEMMs; lower_reshard.c: collectives
+** between layouts). One context per lowering; nothing here is global.
+*/
+#ifndef interp_lower_int_h
+#define interp_lower_int_h
+
+#include "interp/lower.h"
+#include "interp/ops.h"
+#include "interp/shard.h"
+
+typedef struct lctx {
+  const ir_graph *g;
+  const sh_plan *plan;  /* NULL: one device */
+  rt_prog *p;
+  diag *d;
+  int *buf;             /* value -> buffer (its final layout) */
+  char *isconst;        /* value folds to a literal */
+  double *cval;
+  int failed;
+  /* the op being lowered: operands as it reads them, its result as it computes it */
+  int abuf[SH_MAXOPS];
+  ir_shape ash[SH_MAXOPS];
+  ir_shape osh;
+  int aid[SH_MAXOPS];   /* the operands' value ids */
+  sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
+  int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
+  int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
+  int *chain;           /* an affine value -> the affine value it reads, folded into it, or -1 */
+  char *skip;           /* values folded into their single user */
+  int group_cache[1 << SH_MAXAXES];
+} lctx;
+
+#define AS(c, k) (&(c)->ash[k])
+#define AB(c, k) lw_operand(c, k)
+#define OS(c) (&(c)->osh)
+#define LAZY (-2)      /* a literal operand: made into a buffer only if an instruction reads it */
+
+
+static inline const ir_value *V(lctx *c, int id) { return c->g->vals[id]; }
+static inline rt_dtype rtype(ir_dtype t) { return t == IR_I32 ? RT_I32 : RT_F32; }
+static inline int64_t lw_prod(const int64_t *d, int a, int b) {
+  int64_t n = 1;
+  for (int i = a; i < b; i++) n *= d[i];
+  return n;
+}
+
+typedef struct step { rt_op op; int dim, dim2; uint32_t axes; } step;
+
+/* lower.c */
+int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);
+int  lw_buf(lctx *c, int id);                  /* v's buffer, a literal made on first need */
+int  lw_operand(lctx *c, int k);               /* operand k of the op being lowered */
+int  lw_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t);
+void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name);
+
+/* lower_gemm.c */
+void lower_contract(lctx *c, const ir_value *v, int out);
+
+/* lower_reshard.c */
+int  lw_group(lctx *c, uint32_t axes);
+int  lw_dim_group(lctx *c, const sh_dim *d);
+void lw_local_shape(const sh_plan *pl, const ir_shape *global, const sh_dim *dims, ir_shape *out);
+int  lw_same_dims(const sh_dim *a, const sh_dim *b, int rank);
+int  lw_plan_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t partial, const sh_dim *to, step *st);
+int  lw_emit_steps(lctx *c, int in, ir_shape s, const step *st, int n, int dst, const char *name);
+const sh_dim *lw_final_dims(lctx *c, int v);
+int  lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape);
+
+#endif
