@@ -13,7 +13,9 @@
 #include "runtime/safet.h"
 #include "util/json.h"
 
+#include <errno.h>
 #include <math.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -247,6 +249,17 @@ static void print_profile(const runner *r, long steps, int json_out) {
   }
 }
 
+/* Can a file be created beside `path`? (rank 0 writes --save) */
+static int save_folder_bad(const char *path, char *err, size_t errlen) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path ? slash - path : 1), path);
+  if (access(dir, W_OK) == 0) return 0;
+  errbuf(err, errlen, "--save %.200s: cannot write in the folder '%.200s' (%s)", path, dir, strerror(errno));
+  return 1;
+}
+
 static int is_state(const ir_value *v) { return v->kind == IR_PARAM || v->kind == IR_STATE; }
 
 static int save_state(runner *r, const char *path, char *err, size_t errlen) {
@@ -366,8 +379,9 @@ int cli_run(const cli_opts *o) {
   }
   r.e = rt_exec_new(&r.p, rt_backend_cpu(), r.comm);
   if (o->profile) rt_exec_profile(r.e);
-  if ((o->params && !(params = st_open(o->params, err, sizeof err))) || (o->data && !(data = st_open(o->data, err, sizeof err))) ||
-      bind_leaves(&r, params, data, err, sizeof err) < 0)
+  if (o->save && r.rank == 0 && save_folder_bad(o->save, err, sizeof err)) status = -1;   /* before hours of training, not after */
+  if (status == 0 && ((o->params && !(params = st_open(o->params, err, sizeof err))) || (o->data && !(data = st_open(o->data, err, sizeof err))) ||
+      bind_leaves(&r, params, data, err, sizeof err) < 0))
     status = -1;
   if (distributed) { if (rt_mpi_agree(mpi, status, err, agreed, sizeof agreed) < 0) goto fail_agreed; }
   else if (status < 0) { snprintf(agreed, sizeof agreed, "%s", err); goto fail_agreed; }
