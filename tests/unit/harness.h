@@ -11,6 +11,7 @@
 #include <criterion/parameterized.h>
 #include <criterion/logging.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,23 @@ typedef struct hx {
   rt_exec *e;
   int lowered;
 } hx;
+
+/* A file under the source tree, read whole (malloc'd; the test frees it). */
+static inline char *hx_slurp(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", SRCDIR, rel);
+  FILE *f = fopen(path, "rb");
+  cr_assert(f, "cannot open %s", path);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  for (size_t k; (k = fread(buf + n, 1, cap - n - 1, f)) > 0; ) {
+    n += k;
+    if (n + 1 == cap) buf = realloc(buf, cap *= 2);
+  }
+  fclose(f);
+  buf[n] = 0;
+  return buf;
+}
 
 /* Parse and build; NULL-safe failure reports the diagnostics. */
 static inline int hx_build(hx *h, const char *text) {

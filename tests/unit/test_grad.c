@@ -143,14 +143,10 @@ Test(grad, reshape_and_division_by_param) {
 }
 
 Test(grad, small_gpt_whole_model) {
-  FILE *f = fopen(SRCDIR "/examples/gpt2_small.cir", "rb");
-  cr_assert(f);
-  static char src[1 << 16];
-  size_t n = fread(src, 1, sizeof src - 1, f);
-  fclose(f);
-  src[n] = 0;
+  char *src = hx_slurp("examples/gpt2_small.cir");
   /* wider inits make every path matter (attention is not uniform) */
   fd_check_std(src, 4, 1e-2, 3e-2, 0.3);
+  free(src);
 }
 Test(grad, shared_input_two_users) {
   fd_check(M("param x : f32[16] = uniform(-2, 2)\n input cot : f32[16]\n out = add(tanh(x), sigmoid(x))"), 16, 1e-3, 2e-2);

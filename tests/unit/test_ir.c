@@ -93,15 +93,6 @@ Test(ir, attributes_are_normalized) {
   hx_free(&h);
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  cr_assert(f, "cannot open %s", path);
-  static char buf[1 << 20];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  return strdup(buf);
-}
 
 /* print(build(text)) parses back to a graph that prints the same, value for value */
 static void round_trip(const char *text, const char *train) {
@@ -144,18 +135,16 @@ static void round_trip(const char *text, const char *train) {
 Test(ir, round_trip_examples) {
   const char *ex[] = {"mlp.cir", "mlp_small.cir", "gpt2_small.cir", "gpt2.cir"};
   for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, ex[i]);
-    char *t = slurp(path);
+    char rel[256];
+    snprintf(rel, sizeof rel, "examples/%s", ex[i]);
+    char *t = hx_slurp(rel);
     round_trip(t, NULL);
     free(t);
   }
 }
 
 Test(ir, round_trip_training_step_ops) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/examples/gpt2_small.cir", SRCDIR);
-  char *t = slurp(path);
+  char *t = hx_slurp("examples/gpt2_small.cir");
   /* states print as params; the backward ops (internal ops included) must parse back */
   hx a;
   cr_assert(hx_build(&a, t) == 0);

@@ -14,17 +14,6 @@ static uint64_t rng = 88172645463325252ull;
 static int n_ok, n_failed;     /* both must happen, or the mutations test nothing */
 static uint64_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
 
-static char *slurp(const char *rel) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", SRCDIR, rel);
-  FILE *f = fopen(path, "rb");
-  cr_assert(f, "cannot open %s", path);
-  static char buf[1 << 16];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  return strdup(buf);
-}
 
 static const char *pieces[] = {
   "0", "1", "-1", "3", "7", "4096", "99999999999", "1e9", "0.5", "[", "]", "(", ")", "{", "}", ",", "=",
@@ -123,7 +112,7 @@ static void pipeline(const char *model, const char *tactics, const char *train) 
 Test(pipeline_fuzz, mutated_models, .timeout = 240) {
   const char *files[] = {"examples/mlp_small.cir", "examples/gpt2_small.cir", "tests/data/chain.cir"};
   for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++) {
-    char *text = slurp(files[fi]);
+    char *text = hx_slurp(files[fi]);
     for (int i = 0; i < 150; i++) {
       char *s = mutate(text);
       pipeline(s, NULL, i % 2 ? "adam(lr = 1e-3)" : NULL);
@@ -137,9 +126,9 @@ Test(pipeline_fuzz, mutated_models, .timeout = 240) {
 
 Test(pipeline_fuzz, mutated_tactics, .timeout = 240) {
   const char *tacs[] = {"examples/gpt2_small.tac", "examples/gpt2_small_bp_mp_z2.tac", "examples/gpt2_small_bp.tac"};
-  char *model = slurp("examples/gpt2_small.cir");
+  char *model = hx_slurp("examples/gpt2_small.cir");
   for (size_t ti = 0; ti < sizeof tacs / sizeof *tacs; ti++) {
-    char *text = slurp(tacs[ti]);
+    char *text = hx_slurp(tacs[ti]);
     for (int i = 0; i < 60; i++) {
       char *s = mutate(text);
       pipeline(model, s, "adam(lr = 1e-3)");

@@ -333,13 +333,9 @@ static int param_uses(const ir_graph *g) {
 #define LAYERS 2   /* gpt2_small */
 
 static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
-  char path[512], text[2048];
-  snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, tac);
-  FILE *f = fopen(path, "rb");
-  cr_assert(f);
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = 0;
+  char rel[256];
+  snprintf(rel, sizeof rel, "examples/%s", tac);
+  char *text = hx_slurp(rel);
   setup s;
   cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", s.d.text);
   int P = nparams(s.g);
@@ -352,6 +348,7 @@ static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
   cr_expect_eq(s.counts[RT_REDUCE_SCATTER], rs, "%s: reduce_scatter", tac);
   cr_expect_eq(s.counts[RT_ALL_TO_ALL], a2a, "%s: all_to_all", tac);
   unload(&s);
+  free(text);
 }
 
 Test(counts, batch_parallel) { counts("gpt2_small_bp.tac", -1, 0, 0, 0); }                 /* one per gradient + the loss */
