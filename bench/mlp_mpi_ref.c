@@ -55,8 +55,11 @@ static void check(int rc, const char *what)
 	}
 }
 
+static size_t allocated; /* bytes of every buffer: the reference's memory per rank */
+
 static float *falloc(size_t n)
 {
+	allocated += n * sizeof(float);
 	float *p = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
 	if (!p)
 		die("out of memory");
@@ -254,8 +257,8 @@ int main(int argc, char **argv)
 		       " %.2f ms/step (min %.2f, max %.2f); loss %.9f -> %.9f\n",
 		       mp ? "megatron" : "data-parallel", nranks, openblas_get_num_threads(), steps, warmup,
 		       med * 1e3, t[0] * 1e3, t[steps - 1] * 1e3, losses[0], losses[total - 1]);
-		printf("result: mode=%s ranks=%d ms=%.3f loss0=%.9f loss_last=%.9f\n", mode, nranks, med * 1e3,
-		       losses[0], losses[total - 1]);
+		printf("result: mode=%s ranks=%d ms=%.3f loss0=%.9f loss_last=%.9f bytes=%zu\n", mode, nranks, med * 1e3,
+		       losses[0], losses[total - 1], allocated);
 	}
 	free(times), free(losses);
 	free(x), free(w1), free(w2), free(z), free(h), free(y), free(dh), free(dx), free(dw);

@@ -220,8 +220,8 @@ fi
 first_loss() { sed -n 's/.*"losses"[[:space:]]*:[[:space:]]*\[[[:space:]]*\([^],]*\).*/\1/p' "$1" 2>/dev/null | head -n 1; }
 # Tactic files, first that works: the examples' own, then bench/mlp_step_bp.tac for data
 # parallelism (the stdlib "batch" tactic splits inputs, and mlp_step.cir's x is a param).
-outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s\n' "strategy" "carve tactics" "carve step" "hand-written" "ratio" "target" "" \
-	"carve peak/rank"
+outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s %16s\n' "strategy" "carve tactics" "carve step" "hand-written" "ratio" "target" "" \
+	"carve peak/rank" "hand-written mem"
 carve_losses=""
 for v in mp dp; do
 	if [ $v = mp ]; then
@@ -280,7 +280,9 @@ for v in mp dp; do
 			fi
 		fi
 	fi
-	outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s\n' "$name" "${used##*/}" "$c_txt" "$r_txt" "$ratio" "$tgt" "$res" "$peak"
+	rb=$(result_num bytes < "$LOG/mpi_ref.$v.txt")
+	rmem=$( [ -n "$rb" ] && printf '%.1f MiB' "$(calc '%.2f' "$rb / 1048576")" || echo "-")
+	outf '   %-14s %-18s %11s %13s %7s %8s %6s %15s %16s\n' "$name" "${used##*/}" "$c_txt" "$r_txt" "$ratio" "$tgt" "$res" "$peak" "$rmem"
 done
 [ -n "${mpi_fail:-}" ] && printf '%s' "$mpi_fail" >> "$OUT.body"
 l_mp=$(result_num loss0 < "$LOG/mpi_ref.mp.txt") l_dp=$(result_num loss0 < "$LOG/mpi_ref.dp.txt")

@@ -602,6 +602,35 @@ static void plan_folds(lctx *c) {
   }
 }
 
+/* A parameter's update written over the parameter itself: where the
+** elementwise instruction computing new.w is the last to read w, it writes
+** into w's buffer, and the step needs neither a second copy of w nor a
+** carry. (Hand-written trainers update in place; so does carve.) */
+static void update_in_place(lctx *c) {
+  rt_prog *p = c->p;
+  int changed = 0;
+  for (int bw = 0; bw < p->nbufs; bw++) {
+    int bo = p->bufs[bw].carry_from;
+    if (bo < 0) continue;
+    int writer = -1, writes = 0;
+    for (int i = 0; i < p->ninstrs; i++) if (p->instrs[i].out == bo) { writer = i; writes++; }
+    if (writes != 1) continue;
+    rt_instr *w = &p->instrs[writer];
+    if (w->op != RT_EW || p->bufs[bw].last_use != writer || p->bufs[bw].nelem != p->bufs[bo].nelem) continue;
+    int reads_w = 0;
+    for (int k = 0; k < w->nin; k++) reads_w |= w->in[k] == bw;
+    if (!reads_w) continue;
+    w->out = bw;
+    for (int i = writer + 1; i < p->ninstrs; i++)
+      for (int k = 0; k < RT_MAXIN; k++) if (p->instrs[i].in[k] == bo) p->instrs[i].in[k] = bw;
+    p->bufs[bw].carry_from = -1;
+    p->bufs[bo].kind = RT_BUF_TEMP;       /* never written now */
+    for (int v = 0; v < c->g->nvals; v++) if (c->buf[v] == bo) c->buf[v] = bw;
+    changed = 1;
+  }
+  if (changed) rt_prog_finish(p);
+}
+
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
   rt_prog_init(p);
   lctx c = {g, plan, p, d};
@@ -653,6 +682,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
       if (v->carry >= 0 && c.buf[i] >= 0 && c.buf[v->carry] >= 0) p->bufs[c.buf[v->carry]].carry_from = c.buf[i];
     }
     rt_prog_finish(p);
+    update_in_place(&c);
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");
   }

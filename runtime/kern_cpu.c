@@ -289,6 +289,17 @@ static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float 
   for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
 }
 
+/* out over one of its inputs (an update in place): each piece goes through a
+** small buffer, so the loops keep their no-overlap promise */
+static void ew_inplace(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
+  _Alignas(64) float chunk[1024];
+  for (i64 i = 0; i < n; i += 1024) {
+    i64 k = n - i < 1024 ? n - i : 1024;
+    ew_run(fn, k, chunk, va ? a + i : a, va, b && vb ? b + i : b, vb, al, be);
+    memcpy(o + i, chunk, (size_t)k * sizeof *o);
+  }
+}
+
 static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
   if (ar < 1 || ar > 2) return errbuf(err, errlen, "unknown elementwise function %d", fn);
@@ -332,7 +343,8 @@ static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size
     const float *pa = a + oa, *pb = b ? b + ob : NULL;
     if (ta) { for (i64 j = 0; j < L; j++) ta[j] = pa[j * sa]; pa = ta; }
     if (tb) { for (i64 j = 0; j < L; j++) tb[j] = pb[j * sb]; pb = tb; }
-    if (rows == 1) ew_par(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
+    if (rows == 1 && (o == pa || o == pb)) ew_inplace(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
+    else if (rows == 1) ew_par(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
     else ew_run(fn, L, o + row * L, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
     for (int d = r - 2; d >= 0; d--) {
       idx[d]++;
