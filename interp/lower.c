@@ -492,6 +492,14 @@ static void lower_axpy(lctx *c, const ir_value *v, int out) {
   in->alpha = (float)(v->op == IR_SUB ? -k : k);
 }
 
+static void lower_axpby(lctx *c, int out, const double *k) {
+  const ir_shape *ss[2] = {AS(c, 0), AS(c, 1)};
+  int bs[2] = {AB(c, 0), AB(c, 1)};
+  rt_instr *in = ew(c, out, OS(c), RT_AXPBY, bs, ss, 2);
+  in->alpha = (float)k[0];
+  in->beta = (float)k[1];
+}
+
 static void lower_value(lctx *c, const ir_value *v) {
   int args[SH_MAXOPS];
   for (int k = 0; k < v->nargs; k++) args[k] = v->args[k];
@@ -499,6 +507,14 @@ static void lower_value(lctx *c, const ir_value *v) {
     const ir_value *m = V(c, c->axpy[v->id]);
     args[1] = c->isconst[m->args[0]] ? m->args[1] : m->args[0];
   }
+  double ab_k[2] = {0, 0};
+  if (c->axpby[v->id])                 /* read a and b where the two folded muls would be */
+    for (int k = 0; k < 2; k++) {
+      const ir_value *m = V(c, v->args[k]);
+      int lit = c->isconst[c->src[m->args[0]]] ? 0 : 1;
+      args[k] = m->args[1 - lit];
+      ab_k[k] = c->cval[c->src[m->args[lit]]];
+    }
   sh_oplayout o;
   sh_dim want[IR_MAXRANK];
   if (c->plan) shard_oplayout(c->plan, v->id, &o);
@@ -525,7 +541,7 @@ static void lower_value(lctx *c, const ir_value *v) {
     if (v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }   /* same bytes, no copy */
     int out = value_buf(c, v, kind_of(v));
     c->buf[v->id] = out;
-    if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out);
+    if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out);
     return;
   }
   sh_dim comp[IR_MAXRANK];
@@ -541,15 +557,42 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (!n && v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }
   int out = value_buf(c, v, kind_of(v));
   c->buf[v->id] = out;
-  if (!n) { if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
+  if (!n) { if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
   int t = lw_tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
-  if (c->axpy[v->id] >= 0) lower_axpy(c, v, t); else lower_op(c, v, t);
+  if (c->axpby[v->id]) lower_axpby(c, t, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, t); else lower_op(c, v, t);
   lw_emit_steps(c, t, c->osh, st, n, out, v->name);
 }
 
 static int elementwise_op(const ir_value *v) {
   return (ir_opinfo_of(v->op)->flags & (OPF_UNARY | OPF_BINARY)) || v->op == IR_RELU_GRAD ||
          v->op == IR_GELU_GRAD || v->op == IR_GELU_TANH_GRAD || v->op == IR_SILU_GRAD;
+}
+
+/* mul(x, literal) with one user, in the same layout as that user: foldable. */
+static int scaled(lctx *c, const ir_value *v, int m, int *x, double *k) {
+  const ir_value *mv = V(c, m);
+  if (mv->op != IR_MUL || mv->nusers != 1 || mv->is_output || c->skip[m]) return 0;
+  int lit = c->isconst[c->src[mv->args[0]]] ? 0 : c->isconst[c->src[mv->args[1]]] ? 1 : -1;
+  if (lit < 0 || c->isconst[c->src[mv->args[1 - lit]]]) return 0;
+  *x = mv->args[1 - lit];
+  *k = c->cval[c->src[mv->args[lit]]];
+  if (!ir_shape_eq(&V(c, *x)->shape, &v->shape)) return 0;
+  if (c->plan) {
+    const sh_plan *p = c->plan;
+    if (!lw_same_dims(p->lay[*x].dim, p->lay[m].dim, v->shape.rank) || !lw_same_dims(p->lay[m].dim, p->lay[v->id].dim, v->shape.rank) ||
+        p->lay[m].partial || shard_keeps_partial(p, *x) || p->lay[v->id].partial) return 0;
+  }
+  return 1;
+}
+
+/* add(mul(a, k1), mul(b, k2)): one pass, alpha a + beta b (Adam's moments) */
+static int fold_axpby(lctx *c, const ir_value *v) {
+  int a, b;
+  double k1, k2;
+  if (v->args[0] == v->args[1] || !scaled(c, v, v->args[0], &a, &k1) || !scaled(c, v, v->args[1], &b, &k2)) return 0;
+  c->axpby[v->id] = 1;
+  c->skip[v->args[0]] = c->skip[v->args[1]] = 1;
+  return 1;
 }
 
 /* Which values need no instruction of their own: broadcasts of one number
@@ -584,6 +627,7 @@ static void plan_folds(lctx *c) {
         c->skip[x] = 1;
       }
     }
+    if (v->op == IR_ADD && fold_axpby(c, v)) continue;
     if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
       const ir_value *m = g->vals[v->args[1]];
       if (m->op != IR_MUL || m->nusers != 1 || m->is_output || m->id == v->args[0]) continue;
@@ -646,6 +690,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   c.src = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   c.axpy = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   c.chain = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.axpby = xcalloc((size_t)n + 1, 1);
   c.skip = xcalloc((size_t)n + 1, 1);
   for (int i = 0; i < n; i++) c.buf[i] = -1;
   for (int i = 0; i < n; i++) {         /* literals first: folds need them */
@@ -691,6 +736,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   free(c.src);
   free(c.axpy);
   free(c.chain);
+  free(c.axpby);
   free(c.skip);
   if (c.failed) { free(c.buf); return -1; }
   r->buf_of = c.buf;

@@ -28,6 +28,7 @@ typedef struct lctx {
   int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
   int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
   int *chain;           /* an affine value -> the affine value it reads, folded into it, or -1 */
+  char *axpby;          /* an add of two scaled values done in one pass */
   char *skip;           /* values folded into their single user */
   int group_cache[1 << SH_MAXAXES];
 } lctx;

@@ -242,6 +242,7 @@ INLINE void ew_span(int fn, i64 n, float *restrict o, const float *restrict a, i
   case RT_GELU_TANH_GRAD: FOR8(n, o[k] = gelu_tanh_grad_f(X, Y)); break;
   case RT_SILU_GRAD: FOR8(n, o[k] = silu_grad_f(X, Y)); break;
   case RT_AXPY:  FOR8(n, o[k] = X + al * Y); break;
+  case RT_AXPBY: FOR8(n, o[k] = al * X + be * Y); break;
   case RT_ADAM_DENOM: FOR8(n, o[k] = sqrtf(X) * al + be); break;
   default: break;
   }

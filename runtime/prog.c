@@ -24,7 +24,7 @@ static const char *const ewfn_names[] = {
   "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "relu", "gelu", "gelu_tanh",
   "sigmoid", "silu", "affine",
   "add", "sub", "mul", "div", "max", "min", "ge",
-  "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad", "axpy",
+  "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad", "axpy", "axpby",
   "adam_denom",
 };
 _Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_EWFN: ewfn_names");
@@ -191,6 +191,7 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     }
     if (ins->fn == RT_AFFINE || ins->fn == RT_ADAM_DENOM) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
     if (ins->fn == RT_AXPY) fprintf(f, "; alpha %g", ins->alpha);
+    if (ins->fn == RT_AXPBY) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
     fputc(']', f);
     break;
   }

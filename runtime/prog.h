@@ -81,6 +81,7 @@ typedef enum rt_ewfn {
   RT_GELU_TANH_GRAD,
   RT_SILU_GRAD,
   RT_AXPY,          /* in0 + alpha * in1 (an SGD update in one pass) */
+  RT_AXPBY,         /* alpha * in0 + beta * in1 (Adam's moments in one pass) */
   /* ternary: in0, in1, in2 */
   RT_ADAM_DENOM,    /* sqrt(in0) * alpha + beta; kept binary-free for clarity */
   RT_NEWFN

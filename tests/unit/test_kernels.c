@@ -109,6 +109,7 @@ static double ref_ew(int fn, double x, double y, double al, double be) {
     return y * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x));
   case RT_SILU_GRAD: return y * (s + x * s * (1 - s));
   case RT_AXPY: return x + al * y;
+  case RT_AXPBY: return al * x + be * y;
   case RT_ADAM_DENOM: return sqrt(x) * al + be;
   }
   return NAN;
