@@ -257,39 +257,6 @@ HOT static void ew_run(int fn, i64 n, float *o, const float *a, int va, const fl
   else ew_span(fn, n, o, a, 0, b, 0, al, be);
 }
 
-/* Large elementwise runs use as many threads as BLAS does, so that the
-** kernels between the GEMMs keep pace with them ("one BLAS thread" means
-** one thread for everything). Each thread takes a contiguous piece. */
-typedef struct ewjob { int fn; i64 n; float *o; const float *a; int va; const float *b; int vb; float al, be; } ewjob;
-
-static void *ew_thread(void *x) {
-  ewjob *j = x;
-  ew_run(j->fn, j->n, j->o, j->a, j->va, j->b, j->vb, j->al, j->be);
-  return NULL;
-}
-
-static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
-  int t = n >= ((i64)1 << 18) ? openblas_get_num_threads() : 1;
-  if (t > 8) t = 8;
-  if (t <= 1) { ew_run(fn, n, o, a, va, b, vb, al, be); return; }
-  pthread_t th[8];
-  ewjob jobs[8];
-  i64 piece = ((n + t - 1) / t + 15) & ~(i64)15;
-  int started = 0;
-  for (int i = 0; i < t; i++) {
-    i64 lo = (i64)i * piece, hi = lo + piece < n ? lo + piece : n;
-    if (lo >= hi) break;
-    jobs[i] = (ewjob){fn, hi - lo, o + lo, va ? a + lo : a, va, b && vb ? b + lo : b, vb, al, be};
-    if (i == 0 || pthread_create(&th[i], NULL, ew_thread, &jobs[i]) != 0) {
-      if (i > 0) ew_thread(&jobs[i]);     /* no thread to be had: do it here */
-      continue;
-    }
-    started |= 1 << i;
-  }
-  ew_thread(&jobs[0]);
-  for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
-}
-
 /* out over one of its inputs (an update in place): each piece goes through a
 ** small buffer, so the loops keep their no-overlap promise */
 static void ew_inplace(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
@@ -299,6 +266,56 @@ static void ew_inplace(int fn, i64 n, float *o, const float *a, int va, const fl
     ew_run(fn, k, chunk, va ? a + i : a, va, b && vb ? b + i : b, vb, al, be);
     memcpy(o + i, chunk, (size_t)k * sizeof *o);
   }
+}
+
+/* Large runs of transcendentals use as many threads as BLAS does, so that
+** the kernels between the GEMMs keep pace with them ("one BLAS thread"
+** means one thread for everything). Each thread takes a contiguous piece. */
+typedef struct ewjob { int fn; i64 n; float *o; const float *a; int va; const float *b; int vb; float al, be; int inplace; } ewjob;
+
+static void *ew_thread(void *x) {
+  ewjob *j = x;
+  if (j->inplace) ew_inplace(j->fn, j->n, j->o, j->a, j->va, j->b, j->vb, j->al, j->be);
+  else ew_run(j->fn, j->n, j->o, j->a, j->va, j->b, j->vb, j->al, j->be);
+  return NULL;
+}
+
+/* Transcendentals are worth more threads; sums and products are bound by
+** memory bandwidth, which one core already fills. */
+static int heavy(int fn) {
+  switch (fn) {
+  case RT_EXP: case RT_LOG: case RT_SQRT: case RT_RSQRT: case RT_TANH: case RT_GELU: case RT_GELU_TANH:
+  case RT_SIGMOID: case RT_SILU: case RT_GELU_GRAD: case RT_GELU_TANH_GRAD: case RT_SILU_GRAD: case RT_ADAM_DENOM:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
+  int inplace = o == a || (b && o == b);
+  int t = n >= ((i64)1 << 18) && heavy(fn) ? openblas_get_num_threads() : 1;
+  if (t > 8) t = 8;
+  if (t <= 1) {
+    if (inplace) ew_inplace(fn, n, o, a, va, b, vb, al, be); else ew_run(fn, n, o, a, va, b, vb, al, be);
+    return;
+  }
+  pthread_t th[8];
+  ewjob jobs[8];
+  i64 piece = ((n + t - 1) / t + 15) & ~(i64)15;
+  int started = 0;
+  for (int i = 0; i < t; i++) {
+    i64 lo = (i64)i * piece, hi = lo + piece < n ? lo + piece : n;
+    if (lo >= hi) break;
+    jobs[i] = (ewjob){fn, hi - lo, o + lo, va ? a + lo : a, va, b && vb ? b + lo : b, vb, al, be, inplace};
+    if (i == 0 || pthread_create(&th[i], NULL, ew_thread, &jobs[i]) != 0) {
+      if (i > 0) ew_thread(&jobs[i]);     /* no thread to be had: do it here */
+      continue;
+    }
+    started |= 1 << i;
+  }
+  ew_thread(&jobs[0]);
+  for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
 }
 
 static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
@@ -344,8 +361,7 @@ static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size
     const float *pa = a + oa, *pb = b ? b + ob : NULL;
     if (ta) { for (i64 j = 0; j < L; j++) ta[j] = pa[j * sa]; pa = ta; }
     if (tb) { for (i64 j = 0; j < L; j++) tb[j] = pb[j * sb]; pb = tb; }
-    if (rows == 1 && (o == pa || o == pb)) ew_inplace(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
-    else if (rows == 1) ew_par(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
+    if (rows == 1) ew_par(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);   /* in place too */
     else ew_run(fn, L, o + row * L, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
     for (int d = r - 2; d >= 0; d--) {
       idx[d]++;
