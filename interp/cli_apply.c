@@ -151,7 +151,13 @@ int cli_apply(const cli_opts *o) {
       printf("%-34s %-6s %-20s %-24s %-20s %s\n", x->name, kind_name(x), ir_shape_str(&a, &x->shape), shard_str(p, v, &a),
              ir_shape_str(&a, &ls), kp ? shard_axes_str(p, p->lay[v].partial, &a) : "");
     }
-    printf("\nconflicts: %d\n", p->ncon);
+    int from_tactics = 0;
+    for (int i = 0; i < p->ncon; i++) from_tactics += p->con[i].from_tactic;
+    printf("\nconflicts: %d", p->ncon);
+    if (p->ncon)
+      printf(" (%d refused tactic statement%s; %d place%s where propagation stopped and the lowering reshards)",
+             from_tactics, from_tactics == 1 ? "" : "s", p->ncon - from_tactics, p->ncon - from_tactics == 1 ? "" : "s");
+    printf("\n");
     for (int i = 0; i < p->ncon; i++) {
       const sh_conflict *k = &p->con[i];
       printf("  %s: %s (tactic '%s'%s)\n", diag_where(&a, k->at), k->message, k->tactic, k->from_tactic ? "" : ", propagation");
