@@ -154,6 +154,7 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
 
 void rt_exec_profile(rt_exec *e) {
   if (!e->seconds) e->seconds = xcalloc((size_t)e->p->ninstrs + 1, sizeof(double));
+  else memset(e->seconds, 0, sizeof(double) * (size_t)e->p->ninstrs);   /* restart */
 }
 
 const double *rt_exec_seconds(const rt_exec *e) { return e->seconds; }

@@ -30,8 +30,8 @@ void    *rt_exec_data(rt_exec *e, int buf);
 int      rt_exec_run(rt_exec *e, char *err, size_t errlen);
 /* After a training step: every input with carry_from takes that output's data. */
 void     rt_exec_carry(rt_exec *e);
-/* Time every instruction from now on; rt_exec_seconds gives the sums per
-** instruction over all runs (NULL when not profiling). */
+/* Time every instruction from now on (called again: from zero again);
+** rt_exec_seconds gives the sums per instruction (NULL when not profiling). */
 void     rt_exec_profile(rt_exec *e);
 const double *rt_exec_seconds(const rt_exec *e);
 /* Peak bytes of live buffers seen so far (inputs included). */
