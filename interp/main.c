@@ -145,6 +145,10 @@ int main(int argc, char **argv) {
     if (o.nfiles == c->maxfiles) return usage_error(c->name, "unexpected argument '%s'", a);
     o.files[o.nfiles++] = a;
   }
-  if (o.nfiles < c->minfiles) return usage_error(c->name, "%s needs a model file", c->name);
+  if (o.nfiles < c->minfiles) {
+    static const char *need[] = {"a model file", "a model file and a tactic file", "a model file, a tactic file and a value name"};
+    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, need[c->minfiles - 1], c->usage, c->name);
+    return 2;
+  }
   return c->run(&o);
 }

@@ -17,7 +17,7 @@
 #define CARVE_STDLIB_DIR "stdlib-tactics"
 #endif
 
-typedef struct binding { const char *key; const tac_value *val; } binding;
+typedef struct binding { const char *key; const tac_value *val; const tac_file *file; } binding;   /* file: where the value is written */
 
 typedef struct tctx {
   const ir_graph *g;
@@ -188,9 +188,14 @@ static int resolve(tctx *c, const char *name, uint32_t off, resolved *r) {
 
 /* ---- statements ---- */
 
-static const tac_value *lookup(const binding *b, int n, const char *key) {
-  for (int i = n - 1; i >= 0; i--) if (!strcmp(b[i].key, key)) return b[i].val;
+static const binding *find_binding(const binding *b, int n, const char *key) {
+  for (int i = n - 1; i >= 0; i--) if (!strcmp(b[i].key, key)) return &b[i];
   return NULL;
+}
+
+static const tac_value *lookup(const binding *b, int n, const char *key) {
+  const binding *x = find_binding(b, n, key);
+  return x ? x->val : NULL;
 }
 
 static const char *axis_list(const sh_plan *p, arena *a) {
@@ -210,7 +215,12 @@ static int axis_of(tctx *c, const tac_file *f, const char *name, uint32_t off, c
   }
   int a = shard_axis(c->p, nm);
   if (a < 0) {
-    if (v) return diag_error(c->d, at(f, off), "unknown axis '%s' (from '%s'); the mesh has %s", nm, name, axis_list(c->p, c->mem));
+    if (v) {   /* the value was written where the tactic was given its arguments: point there */
+      const binding *bd = find_binding(b, nb, name);
+      diag_error(c->d, at(bd->file, v->off), "unknown axis '%s' given as '%s'; the mesh has %s", nm, name, axis_list(c->p, c->mem));
+      diag_note(c->d, at(f, off), "'%s' is used here", name);
+      return -1;
+    }
     return diag_error(c->d, at(f, off), "unknown axis '%s'; the mesh has %s", nm, axis_list(c->p, c->mem));
   }
   return a;
@@ -291,14 +301,14 @@ static int bind_args(tctx *c, const resolved *r, binding *b, int *nb) {
   const tac_decl *blk = r->block;
   *nb = 0;
   for (int i = 0; blk && blk->kind == TAC_TACTIC && i < blk->nargs && *nb < 16; i++)
-    if (blk->args[i].has_val) b[(*nb)++] = (binding){blk->args[i].key ? blk->args[i].key : "", &blk->args[i].val};
+    if (blk->args[i].has_val) b[(*nb)++] = (binding){blk->args[i].key ? blk->args[i].key : "", &blk->args[i].val, r->file};
   if (r->use) {
     for (int i = 0; i < r->use->nargs && *nb < 32; i++) {
       const tac_arg *a = &r->use->args[i];
       int known = r->builtin != NULL;
       for (int j = 0; blk && j < blk->nargs; j++) if (blk->args[j].key && !strcmp(blk->args[j].key, a->key)) known = 1;
       if (!known) return diag_error(c->d, at(c->f, a->off), "tactic '%s' takes no argument '%s'", blk ? blk->name : r->builtin, a->key);
-      b[(*nb)++] = (binding){a->key, &a->val};
+      b[(*nb)++] = (binding){a->key, &a->val, c->f};
     }
   }
   return 0;

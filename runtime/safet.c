@@ -322,7 +322,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   uint64_t hlen = 0;
   for (int b = 7; b >= 0; b--) hlen = hlen << 8 | f->map[b];
   if (hlen > size - 8) {
-    errbuf(err, errlen, "%s: header length %" PRIu64 " exceeds the file size (%zu bytes)", path, hlen, size);
+    errbuf(err, errlen, "%s: header length %" PRIu64 " exceeds the file size (%zu bytes); is it a safetensors file?", path, hlen, size);
     return open_fail(f);
   }
   if (hlen > ST_MAX_HEADER) {

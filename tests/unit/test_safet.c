@@ -274,7 +274,7 @@ Test(safet, file_level_errors) {
   fwrite(l8, 1, 8, f);
   fwrite("{}", 1, 2, f);
   fclose(f);
-  cr_assert_str_eq(open_error(p), "long.safetensors: header length 4096 exceeds the file size (10 bytes)");
+  cr_assert_str_eq(open_error(p), "long.safetensors: header length 4096 exceeds the file size (10 bytes); is it a safetensors file?");
   /* a header over 100 MiB (a sparse file) */
   p = path_of("huge.safetensors");
   int fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0644);
