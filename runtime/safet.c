@@ -39,7 +39,7 @@ struct st_file {
 
 static const struct { const char *name; st_dtype dt; int size; } dtypes[] = {
   {"F32", ST_F32, 4}, {"I32", ST_I32, 4}, {"BF16", ST_BF16, 2}, {"F16", ST_F16, 2},
-  {"F64", ST_OTHER, 8}, {"I64", ST_OTHER, 8}, {"U64", ST_OTHER, 8}, {"U32", ST_OTHER, 4},
+  {"F64", ST_F64, 8}, {"I64", ST_I64, 8}, {"U64", ST_OTHER, 8}, {"U32", ST_OTHER, 4},
   {"I16", ST_OTHER, 2}, {"U16", ST_OTHER, 2}, {"I8", ST_OTHER, 1}, {"U8", ST_OTHER, 1},
   {"BOOL", ST_OTHER, 1}, {"F8_E4M3", ST_OTHER, 1}, {"F8_E5M2", ST_OTHER, 1},
 };
@@ -505,11 +505,12 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
   }
   const char *dn = f->dtname[t - f->t];
   if (t->dtype == ST_OTHER)
-    return errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16 and I32", f->path, name, dn);
-  if (want == RT_I32 && t->dtype != ST_I32)
-    return errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants I32", f->path, name, dn);
-  if (want == RT_F32 && t->dtype == ST_I32)
-    return errbuf(err, errlen, "%s: tensor '%s' is I32 but the model wants F32 (or BF16, F16)", f->path, name);
+    return errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32 and I64", f->path, name, dn);
+  int is_int = t->dtype == ST_I32 || t->dtype == ST_I64;
+  if (want == RT_I32 && !is_int)
+    return errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants I32 (or I64)", f->path, name, dn);
+  if (want == RT_F32 && is_int)
+    return errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants F32 (or BF16, F16, F64)", f->path, name, dn);
   int64_t gstr[RT_MAXRANK], acc = 1, rows = 1, L = rank ? local[rank - 1] : 1;
   for (int d = rank - 1; d >= 0; d--) {
     if (off[d] < 0 || local[d] < 0 || off[d] + local[d] > global_shape[d])
@@ -519,7 +520,7 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
   }
   for (int d = 0; d < rank - 1; d++) rows *= local[d];
   if (rows <= 0 || L <= 0) return 0;
-  size_t es = t->dtype == ST_BF16 || t->dtype == ST_F16 ? 2 : 4;
+  size_t es = t->dtype == ST_BF16 || t->dtype == ST_F16 ? 2 : t->dtype == ST_F64 || t->dtype == ST_I64 ? 8 : 4;
   int64_t idx[RT_MAXRANK] = {0};
   for (int64_t r = 0; r < rows; r++) {
     int64_t g = 0;
@@ -527,6 +528,18 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
     const unsigned char *src = t->data + (size_t)g * es;
     if (es == 4) {
       memcpy((char *)dst + (size_t)(r * L) * 4, src, (size_t)L * 4);
+    } else if (t->dtype == ST_F64) {
+      float *o = (float *)dst + r * L;
+      for (int64_t k = 0; k < L; k++) { double x; memcpy(&x, src + 8 * k, 8); o[k] = (float)x; }
+    } else if (t->dtype == ST_I64) {
+      int32_t *o = (int32_t *)dst + r * L;
+      for (int64_t k = 0; k < L; k++) {
+        int64_t x;
+        memcpy(&x, src + 8 * k, 8);
+        if (x < INT32_MIN || x > INT32_MAX)
+          return errbuf(err, errlen, "%s: tensor '%s' (I64) holds %" PRId64 ", which does not fit the model's I32", f->path, name, x);
+        o[k] = (int32_t)x;
+      }
     } else {
       float *o = (float *)dst + r * L;
       for (int64_t k = 0; k < L; k++) {

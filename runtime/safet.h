@@ -3,7 +3,8 @@
 ** endian header length, a JSON header naming each tensor's dtype, shape
 ** and data_offsets, then the raw data). Full tensors are keyed by name;
 ** a device reads only its slice. F32 and I32 are read as they are;
-** BF16 and F16 are converted to F32. Every failure is a message naming
+** BF16, F16 and F64 are converted to F32, and I64 (PyTorch's ids) to I32
+** when every value fits. Every failure is a message naming
 ** the file and the tensor.
 */
 #ifndef runtime_safet_h
@@ -13,7 +14,7 @@
 #include <stdint.h>
 #include "runtime/prog.h"
 
-typedef enum st_dtype { ST_F32, ST_I32, ST_BF16, ST_F16, ST_OTHER } st_dtype;
+typedef enum st_dtype { ST_F32, ST_I32, ST_BF16, ST_F16, ST_F64, ST_I64, ST_OTHER } st_dtype;
 
 typedef struct st_tensor {
   const char *name;

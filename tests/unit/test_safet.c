@@ -297,7 +297,7 @@ Test(safet, metadata_escapes_and_unsupported_dtypes) {
                            "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"a \\\"quoted\\\" \\u00e9\"},"
                            "\"caf\\u00e9 \\ud83d\\ude00\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],"
                            "\"extra\":{\"k\":[1,2.5e3,true,null]}},"
-                           "\"d\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[8,24]}}   ",
+                           "\"d\":{\"dtype\":\"U16\",\"shape\":[8],\"data_offsets\":[8,24]}}   ",
                            data, sizeof data);
   st_file *f = st_open(p, err, sizeof err);
   cr_assert_not_null(f, "%s", err);
@@ -305,9 +305,43 @@ Test(safet, metadata_escapes_and_unsupported_dtypes) {
   cr_assert_not_null(st_find(f, "caf\xc3\xa9 \xf0\x9f\x98\x80"));
   cr_assert_eq(st_find(f, "d")->dtype, ST_OTHER);
   double buf[2];
-  int64_t sh[1] = {2}, z[1] = {0};
+  int64_t sh[1] = {8}, z[1] = {0};
   cr_assert_eq(st_read_block(f, "d", RT_F32, 1, sh, z, sh, buf, err, sizeof err), -1);
-  cr_assert(strstr(err, "meta.safetensors: tensor 'd' is F64; carve reads F32, BF16, F16 and I32"), "%s", err);
+  cr_assert(strstr(err, "meta.safetensors: tensor 'd' is U16; carve reads F32, BF16, F16, F64, I32 and I64"), "%s", err);
+  st_close(f);
+}
+
+/* PyTorch's defaults: ids as I64 (torch.long) and float64 tensors are read,
+   converted; an id that does not fit I32 is refused by name */
+Test(safet, pytorch_int64_and_float64) {
+  int64_t ids[4] = {3, 0, 50256, 7};
+  double w[3] = {0.5, -1.25, 1e-3};
+  unsigned char data[56];
+  memcpy(data, ids, 32);
+  memcpy(data + 32, w, 24);
+  const char *p = raw_file("torch.safetensors",
+                           "{\"ids\":{\"dtype\":\"I64\",\"shape\":[2,2],\"data_offsets\":[0,32]},"
+                           "\"w\":{\"dtype\":\"F64\",\"shape\":[3],\"data_offsets\":[32,56]}}",
+                           data, sizeof data);
+  st_file *f = st_open(p, err, sizeof err);
+  cr_assert_not_null(f, "%s", err);
+  int32_t got[4];
+  int64_t s2[2] = {2, 2}, z2[2] = {0, 0}, s1[1] = {3}, z1[1] = {0};
+  cr_assert_eq(st_read_block(f, "ids", RT_I32, 2, s2, z2, s2, got, err, sizeof err), 0, "%s", err);
+  for (int i = 0; i < 4; i++) cr_assert_eq(got[i], (int32_t)ids[i]);
+  float wf[3];
+  cr_assert_eq(st_read_block(f, "w", RT_F32, 1, s1, z1, s1, wf, err, sizeof err), 0, "%s", err);
+  for (int i = 0; i < 3; i++) cr_assert_float_eq(wf[i], (float)w[i], 0);
+  cr_assert_eq(st_read_block(f, "w", RT_I32, 1, s1, z1, s1, got, err, sizeof err), -1);
+  cr_assert(strstr(err, "tensor 'w' is F64 but the model wants I32 (or I64)"), "%s", err);
+  st_close(f);
+  ids[2] = (int64_t)1 << 40;
+  memcpy(data, ids, 32);
+  p = raw_file("big.safetensors", "{\"ids\":{\"dtype\":\"I64\",\"shape\":[2,2],\"data_offsets\":[0,32]}}", data, 32);
+  f = st_open(p, err, sizeof err);
+  cr_assert_not_null(f, "%s", err);
+  cr_assert_eq(st_read_block(f, "ids", RT_I32, 2, s2, z2, s2, got, err, sizeof err), -1);
+  cr_assert(strstr(err, "tensor 'ids' (I64) holds 1099511627776, which does not fit the model's I32"), "%s", err);
   st_close(f);
 }
 
