@@ -141,15 +141,8 @@ static void rule_matmul(gctx *c, int u, int dy) {
 ** A seen in B or C, then broadcast along the labels summed away. */
 static void rule_einsum(gctx *c, int u, int dy) {
   ir_value *y = V(c, u);
-  const char *spec = y->attr.spec;
-  char part[3][16] = {{0}};
-  int k = 0, n = 0;
-  for (const char *p = spec; *p; p++) {
-    if (*p == ' ') continue;
-    if (*p == ',') { k = 1; n = 0; continue; }
-    if (*p == '-') { k = 2; n = 0; p++; continue; }
-    part[k][n++] = *p;
-  }
+  char part[3][IR_MAXRANK + 1];
+  ir_contraction_labels(c->g, y, part);
   for (int side = 0; side < 2; side++) {
     ir_value *x = V(c, y->args[side]);
     if (!c->needs[x->id]) continue;

@@ -150,6 +150,10 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d);
 ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
                 const int *args, int nargs, const ir_attrs *attr, loc at);
 
+/* The labels of a matmul or einsum value's operands and result: l[0], l[1],
+** l[2] (matmul as "..MK,..KN->..MN", batch dims right-aligned). */
+void ir_contraction_labels(const ir_graph *g, const ir_value *v, char l[3][IR_MAXRANK + 1]);
+
 /* Text that parses back to the same IR (carve check --print). */
 char *ir_print(const ir_graph *g, arena *out);
 

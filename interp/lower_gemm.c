@@ -159,25 +159,9 @@ static void mk_operand(operand *o, int buf, const char *labels, const ir_shape *
 
 void lower_contract(lctx *c, const ir_value *v, int out) {
   const ir_shape *as = AS(c, 0), *bs = AS(c, 1);
-  char la[16] = {0}, lb[16] = {0}, lc[16] = {0};
-  if (v->op == IR_EINSUM) {
-    int k = 0, n = 0;
-    for (const char *p = v->attr.spec; *p; p++) {
-      if (*p == ' ') continue;
-      if (*p == ',') { k = 1; n = 0; continue; }
-      if (*p == '-') { k = 2; n = 0; p++; continue; }
-      (k == 0 ? la : k == 1 ? lb : lc)[n++] = *p;
-    }
-  } else {
-    /* matmul: batch dims right-aligned; a broadcast size-1 dim is dropped anyway */
-    int ro = v->shape.rank, ra = as->rank, rb = bs->rank;
-    for (int i = 0; i < ro - 2; i++) lc[i] = (char)('a' + i);
-    lc[ro - 2] = 'M'; lc[ro - 1] = 'N';
-    for (int i = 0; i < ra - 2; i++) la[i] = (char)('a' + ro - ra + i);
-    la[ra - 2] = 'M'; la[ra - 1] = 'K';
-    for (int i = 0; i < rb - 2; i++) lb[i] = (char)('a' + ro - rb + i);
-    lb[rb - 2] = 'K'; lb[rb - 1] = 'N';
-  }
+  char l[3][IR_MAXRANK + 1];
+  ir_contraction_labels(c->g, v, l);
+  const char *la = l[0], *lb = l[1], *lc = l[2];
   operand A, Bo, C;
   mk_operand(&A, AB(c, 0), la, as);
   mk_operand(&Bo, AB(c, 1), lb, bs);

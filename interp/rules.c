@@ -56,33 +56,10 @@ static void same_dims(sh_rule *r, const ir_graph *g, const ir_value *v, unsigned
       for (int i = 0; i < R; i++) r->map[k][i] = r->map[RES][i];
 }
 
-static int labels_of(const char *spec, char out[3][IR_MAXRANK + 1]) {
-  memset(out, 0, 3 * (IR_MAXRANK + 1));
-  int k = 0, n = 0;
-  for (const char *p = spec; *p; p++) {
-    if (*p == ' ') continue;
-    if (*p == ',') { k = 1; n = 0; continue; }
-    if (*p == '-') { k = 2; n = 0; p++; continue; }
-    if (n < IR_MAXRANK) out[k][n++] = *p;
-  }
-  return 0;
-}
-
 /* einsum and matmul: one factor per label; contracted labels are F_CONTRACT */
 static void contraction(sh_rule *r, const ir_graph *g, const ir_value *v) {
   char l[3][IR_MAXRANK + 1];
-  if (v->op == IR_EINSUM) labels_of(v->attr.spec, l);
-  else {
-    memset(l, 0, sizeof l);
-    const ir_shape *a = shape_of(g, v, 0), *b = shape_of(g, v, 1);
-    int ro = v->shape.rank;
-    for (int i = 0; i < ro - 2; i++) l[2][i] = (char)('a' + i);
-    l[2][ro - 2] = 'M'; l[2][ro - 1] = 'N';
-    for (int i = 0; i < a->rank - 2; i++) l[0][i] = (char)('a' + ro - a->rank + i);
-    l[0][a->rank - 2] = 'M'; l[0][a->rank - 1] = 'K';
-    for (int i = 0; i < b->rank - 2; i++) l[1][i] = (char)('a' + ro - b->rank + i);
-    l[1][b->rank - 2] = 'K'; l[1][b->rank - 1] = 'N';
-  }
+  ir_contraction_labels(g, v, l);
   int fac[128];
   for (int i = 0; i < 128; i++) fac[i] = -1;
   for (int k = 0; k < 3; k++) {

@@ -58,8 +58,7 @@ static int float_operands(ctx *c, ir_dtype *out) {
   return 0;
 }
 
-int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *out);
-int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *out) {
+static int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *out) {
   int r = a->rank > b->rank ? a->rank : b->rank;
   out->rank = r;
   for (int i = 0; i < r; i++) {
@@ -99,8 +98,7 @@ typedef struct espec {
   char l[3][IR_MAXRANK];
 } espec;
 
-int ir_einsum_parse(const char *spec, espec *e, char *err, size_t errlen);
-int ir_einsum_parse(const char *spec, espec *e, char *err, size_t errlen) {
+static int ir_einsum_parse(const char *spec, espec *e, char *err, size_t errlen) {
   memset(e, 0, sizeof *e);
   int part = 0;
   const char *p = spec;
@@ -134,6 +132,28 @@ int ir_einsum_parse(const char *spec, espec *e, char *err, size_t errlen) {
 bad:
   snprintf(err, errlen, "spec \"%s\" is not of the form \"ab,bc->ac\" (two operands)", spec);
   return -1;
+}
+
+void ir_contraction_labels(const ir_graph *g, const ir_value *v, char l[3][IR_MAXRANK + 1]) {
+  memset(l, 0, 3 * (IR_MAXRANK + 1));
+  if (v->op == IR_EINSUM) {          /* the spec, checked by infer_einsum */
+    int k = 0, n = 0;
+    for (const char *p = v->attr.spec; *p; p++) {
+      if (*p == ' ') continue;
+      if (*p == ',') { k = 1; n = 0; continue; }
+      if (*p == '-') { k = 2; n = 0; p++; continue; }
+      if (n < IR_MAXRANK) l[k][n++] = *p;
+    }
+    return;
+  }
+  /* matmul: batch dims right-aligned, then M K times K N */
+  int ro = v->shape.rank, ra = g->vals[v->args[0]]->shape.rank, rb = g->vals[v->args[1]]->shape.rank;
+  for (int i = 0; i < ro - 2; i++) l[2][i] = (char)('a' + i);
+  l[2][ro - 2] = 'M'; l[2][ro - 1] = 'N';
+  for (int i = 0; i < ra - 2; i++) l[0][i] = (char)('a' + ro - ra + i);
+  l[0][ra - 2] = 'M'; l[0][ra - 1] = 'K';
+  for (int i = 0; i < rb - 2; i++) l[1][i] = (char)('a' + ro - rb + i);
+  l[1][rb - 2] = 'K'; l[1][rb - 1] = 'N';
 }
 
 static int infer_einsum(ctx *c) {

@@ -321,7 +321,6 @@ void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
   uint32_t used = 0;
   for (int k = 0; k < v->nargs; k++)
     if (p->keep[v->args[k]]) used |= p->lay[v->args[k]].partial;
-  o->through = used;
   for (int phase = 0; phase < 3; phase++)
     for (int f = 0; f < r->nf; f++) {
       if (r->kind[f] == F_WHOLE) continue;

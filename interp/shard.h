@@ -123,7 +123,6 @@ typedef struct sh_oplayout {
   sh_rule r;
   sh_dim fac[SH_MAXF];            /* the axes each factor is split over while computing */
   uint32_t contract;              /* axes of the contracting factors: the result's partial sum */
-  uint32_t through;               /* partial axes that operands pass through (linear ops) */
 } sh_oplayout;
 
 /* Decide the computation layout of op v: operands' splits first, the
