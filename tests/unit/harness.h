@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/build.h"
-#include "interp/grad.h"
-#include "interp/lower.h"
+#include "interp/front/build.h"
+#include "interp/train/train.h"
+#include "interp/lower/lower.h"
 #include "lang/cir.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"

@@ -7,8 +7,8 @@
 ** (relative error of the whole tensor, ||a - b|| / ||b||).
 */
 #include "harness.h"
-#include "interp/feed.h"
-#include "interp/tactic.h"
+#include "interp/drive/feed.h"
+#include "interp/tactic/tactic.h"
 #include "runtime/comm_local.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 ** Mutations are deterministic: the same inputs every run.
 */
 #include "harness.h"
-#include "interp/tactic.h"
+#include "interp/tactic/tactic.h"
 
 #include <stdio.h>
 

@@ -7,7 +7,7 @@
 ** reduce-scatters and all-gathers).
 */
 #include "harness.h"
-#include "interp/tactic.h"
+#include "interp/tactic/tactic.h"
 
 #include <stdio.h>
 

@@ -13,7 +13,7 @@
 #define interp_shard_h
 
 #include <stdint.h>
-#include "interp/ir.h"
+#include "interp/ir/ir.h"
 
 #define SH_MAXAXES 8
 

@@ -4,8 +4,8 @@
 ** constants are printed inline; optional attributes always appear in
 ** their normalized form (dims non-negative, defaults spelled out).
 */
-#include "interp/ir.h"
-#include "interp/ops.h"
+#include "interp/ir/ir.h"
+#include "interp/ir/ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>

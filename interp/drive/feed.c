@@ -1,7 +1,7 @@
 /*
 ** feed.c: default values of leaves, and where a device's piece sits.
 */
-#include "interp/feed.h"
+#include "interp/drive/feed.h"
 
 /* i32 inputs: ids within the smallest table or class count they index */
 static int64_t id_range(const ir_graph *g, const ir_value *v) {

@@ -4,8 +4,8 @@
 ** dims counted from the end, default reduction dims filled in), so the
 ** passes after this see one canonical form.
 */
-#include "interp/ir.h"
-#include "interp/ops.h"
+#include "interp/ir/ir.h"
+#include "interp/ir/ops.h"
 
 #include <stdio.h>
 #include <string.h>

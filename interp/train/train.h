@@ -6,7 +6,7 @@
 #ifndef interp_grad_h
 #define interp_grad_h
 
-#include "interp/ir.h"
+#include "interp/ir/ir.h"
 
 typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM } train_kind;
 

@@ -4,7 +4,7 @@
 #ifndef interp_build_h
 #define interp_build_h
 
-#include "interp/ir.h"
+#include "interp/ir/ir.h"
 #include "lang/cir.h"
 
 /* Pick the model named `model` (or the only one when NULL), expand repeat

@@ -4,7 +4,7 @@
 ** splits that axis next), a minor axis moved between dims by one
 ** all-to-all, axes gathered minor first, new axes sliced locally.
 */
-#include "interp/lower_int.h"
+#include "interp/lower/lower_int.h"
 
 #include <string.h>
 

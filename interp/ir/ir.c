@@ -1,7 +1,7 @@
 /*
 ** ir.c: graph construction, the name index, and small shape helpers.
 */
-#include "interp/ir.h"
+#include "interp/ir/ir.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
 #ifndef interp_lower_int_h
 #define interp_lower_int_h
 
-#include "interp/lower.h"
-#include "interp/ops.h"
-#include "interp/shard.h"
+#include "interp/lower/lower.h"
+#include "interp/ir/ops.h"
+#include "interp/shard/shard.h"
 
 typedef struct lctx {
   const ir_graph *g;

@@ -7,7 +7,7 @@
 #ifndef interp_ops_h
 #define interp_ops_h
 
-#include "interp/ir.h"
+#include "interp/ir/ir.h"
 
 /*
 ** Signature: space-separated slots "name:T" with T one of

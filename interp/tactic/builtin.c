@@ -11,8 +11,8 @@
 **   embedding  the rows (vocabulary) of every embedding table.
 ** batch is a plain tactic file (stdlib-tactics/batch.tac).
 */
-#include "interp/ops.h"
-#include "interp/tactic.h"
+#include "interp/ir/ops.h"
+#include "interp/tactic/tactic.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
 ** main.c: carve's command line: parse options, dispatch to a command.
 */
-#include "interp/cli.h"
+#include "cli/cli.h"
 #include "util/diag.h"
 
 #include <errno.h>

@@ -8,8 +8,8 @@
 #ifndef interp_lower_h
 #define interp_lower_h
 
-#include "interp/ir.h"
-#include "interp/shard.h"
+#include "interp/ir/ir.h"
+#include "interp/shard/shard.h"
 #include "runtime/prog.h"
 
 typedef struct lower_result {

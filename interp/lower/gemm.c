@@ -4,7 +4,7 @@
 ** forms are used as they are (with transpose flags), others are permuted
 ** once; a result laid out N-major is made by swapping the operands.
 */
-#include "interp/lower_int.h"
+#include "interp/lower/lower_int.h"
 
 #include <string.h>
 

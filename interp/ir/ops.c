@@ -1,7 +1,7 @@
 /*
 ** ops.c: the op registry (ORDER IR_OP).
 */
-#include "interp/ops.h"
+#include "interp/ir/ops.h"
 
 #include <string.h>
 

@@ -3,10 +3,10 @@
 ** the collectives of the lowering) and carve explain (why a value is
 ** split as it is).
 */
-#include "interp/cli.h"
-#include "interp/lower.h"
-#include "interp/ops.h"
-#include "interp/session.h"
+#include "cli/cli.h"
+#include "interp/lower/lower.h"
+#include "interp/ir/ops.h"
+#include "interp/drive/session.h"
 #include "util/json.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 ** then propagation runs, then the next tactic starts, so that schedule
 ** order is priority.
 */
-#include "interp/tactic.h"
+#include "interp/tactic/tactic.h"
 
 #include <ctype.h>
 #include <fnmatch.h>

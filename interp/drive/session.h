@@ -6,9 +6,9 @@
 #ifndef interp_session_h
 #define interp_session_h
 
-#include "interp/grad.h"
-#include "interp/ir.h"
-#include "interp/tactic.h"
+#include "interp/train/train.h"
+#include "interp/ir/ir.h"
+#include "interp/tactic/tactic.h"
 #include "lang/cir.h"
 #include "lang/tac.h"
 

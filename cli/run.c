@@ -1,10 +1,10 @@
 /*
 ** cli_run.c: carve check, carve run (one process) and carve lower.
 */
-#include "interp/cli.h"
-#include "interp/feed.h"
-#include "interp/lower.h"
-#include "interp/session.h"
+#include "cli/cli.h"
+#include "interp/drive/feed.h"
+#include "interp/lower/lower.h"
+#include "interp/drive/session.h"
 #include "runtime/comm_local.h"
 #include "runtime/comm_mpi.h"
 #include "runtime/exec.h"

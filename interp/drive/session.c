@@ -1,8 +1,8 @@
 /*
 ** session.c: load, build, train.
 */
-#include "interp/session.h"
-#include "interp/build.h"
+#include "interp/drive/session.h"
+#include "interp/front/build.h"
 
 #include <string.h>
 

@@ -10,8 +10,8 @@
 ** and a sum is needed only where a value has several users (tied
 ** weights, residual streams).
 */
-#include "interp/grad.h"
-#include "interp/ops.h"
+#include "interp/train/train.h"
+#include "interp/ir/ops.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -8,8 +8,8 @@
 ** Rules are grouped by op class, one table-driven case each, not one case
 ** per strategy.
 */
-#include "interp/ops.h"
-#include "interp/shard.h"
+#include "interp/ir/ops.h"
+#include "interp/shard/shard.h"
 
 #include <string.h>
 

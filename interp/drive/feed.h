@@ -6,7 +6,7 @@
 #ifndef interp_feed_h
 #define interp_feed_h
 
-#include "interp/ir.h"
+#include "interp/ir/ir.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
 

@@ -6,7 +6,7 @@
 #ifndef interp_tactic_h
 #define interp_tactic_h
 
-#include "interp/shard.h"
+#include "interp/shard/shard.h"
 #include "lang/tac.h"
 
 typedef struct tactic_opts {

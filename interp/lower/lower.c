@@ -4,7 +4,7 @@
 ** layout it computes in (lower_reshard.c), contractions as GEMMs
 ** (lower_gemm.c), the rest here.
 */
-#include "interp/lower_int.h"
+#include "interp/lower/lower_int.h"
 
 #include <math.h>
 #include <stdio.h>

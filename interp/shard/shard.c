@@ -11,8 +11,8 @@
 ** first decision wins and schedule order is priority. Splits only grow,
 ** so the fixed point is reached.
 */
-#include "interp/shard.h"
-#include "interp/ops.h"
+#include "interp/shard/shard.h"
+#include "interp/ir/ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>

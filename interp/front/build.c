@@ -5,8 +5,8 @@
 ** ("h.add" for the add inside "h = gelu(add(...))"), so that every value
 ** a user sees in a report can be traced to its line.
 */
-#include "interp/build.h"
-#include "interp/ops.h"
+#include "interp/front/build.h"
+#include "interp/ir/ops.h"
 
 #include <ctype.h>
 #include <math.h>
