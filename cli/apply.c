@@ -133,7 +133,7 @@ int cli_apply(const cli_opts *o) {
     }
     json_end_arr(&j);
     json_end_obj(&j);
-    puts(j.p);
+    puts(sb_str(&j.out));
     json_free(&j);
   } else {
     int64_t dev = 1;

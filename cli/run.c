@@ -21,7 +21,7 @@
 #include <time.h>
 
 void cli_report(const diag *d) {
-  if (d->text) fputs(d->text, stderr);
+  fputs(diag_text(d), stderr);
 }
 
 int cli_load(session *s, const cli_opts *o) {
@@ -195,7 +195,7 @@ static float *gather_full(runner *r, int id) {
   for (int i = 0; i < rb->rank; i++) total *= rb->global_shape[i];
   size_t bytes = (size_t)rb->nelem * 4;
   float *all = NULL, *full = NULL;
-  if (r->rank == 0) { all = xmalloc(bytes * (size_t)r->nranks + 4); full = xmalloc((size_t)total * 4 + 4); }
+  if (r->rank == 0) { all = mem_alloc(bytes * (size_t)r->nranks + 4); full = mem_alloc((size_t)total * 4 + 4); }
   if (r->nranks > 1) {
     if (rt_mpi_gather(mine, bytes, all) < 0) rt_mpi_fail("gathering a tensor for --save/--check failed");
   } else if (all) memcpy(all, mine, bytes);
@@ -257,7 +257,7 @@ static int save_folder_bad(const char *path, char *err, size_t errlen) {
   if (!slash) snprintf(dir, sizeof dir, ".");
   else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path ? slash - path : 1), path);
   if (access(dir, W_OK) == 0) return 0;
-  errbuf(err, errlen, "--save %.200s: cannot write in the folder '%.200s' (%s)", path, dir, strerror(errno));
+  diag_errbuf(err, errlen, "--save %.200s: cannot write in the folder '%.200s' (%s)", path, dir, strerror(errno));
   return 1;
 }
 
@@ -265,8 +265,8 @@ static int is_state(const ir_value *v) { return v->kind == IR_PARAM || v->kind =
 
 static int save_state(runner *r, const char *path, char *err, size_t errlen) {
   const ir_graph *g = r->g;
-  st_out *outs = xcalloc((size_t)g->nvals + 1, sizeof *outs);
-  float **keep = xcalloc((size_t)g->nvals + 1, sizeof *keep);
+  st_out *outs = mem_calloc((size_t)g->nvals + 1, sizeof *outs);
+  float **keep = mem_calloc((size_t)g->nvals + 1, sizeof *keep);
   int n = 0;
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
@@ -389,8 +389,8 @@ int cli_run(const cli_opts *o) {
 
   const ir_value *out = g->vals[g->outputs[0]];
   int scalar = out->shape.rank == 0;
-  double *times = xcalloc((size_t)o->steps + 1, sizeof(double));
-  r.losses = xcalloc((size_t)o->steps + 1, sizeof(double));
+  double *times = mem_calloc((size_t)o->steps + 1, sizeof(double));
+  r.losses = mem_calloc((size_t)o->steps + 1, sizeof(double));
   for (long st = 0; st < o->steps; st++) {
     double t0 = now();
     if (rt_exec_run(r.e, err, sizeof err) < 0) {
@@ -448,7 +448,7 @@ int cli_run(const cli_opts *o) {
       json_key(&j, "ranks"); json_int(&j, r.nranks);
       if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); }
       json_end_obj(&j);
-      puts(j.p);
+      puts(sb_str(&j.out));
       json_free(&j);
     } else {
       printf("median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20), r.nranks > 1 ? " (the largest over ranks)" : "");

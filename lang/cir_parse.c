@@ -136,7 +136,7 @@ static int push_open(cir_pctx *p, int code, const cir_tok *t) {
 /* ---- the driver ---- */
 
 cir_file *cir_parse(arena *a, diag *d, const diag_src *src) {
-  cir_pctx *p = xcalloc(1, sizeof *p);
+  cir_pctx *p = mem_calloc(1, sizeof *p);
   p->a = a;
   p->cur = src->text;
   p->file = arena_alloc(a, sizeof *p->file);
@@ -146,7 +146,7 @@ cir_file *cir_parse(arena *a, diag *d, const diag_src *src) {
     return NULL;
   }
 
-  void *parser = cirParseAlloc(xmalloc, p);
+  void *parser = cirParseAlloc(mem_alloc, p);
   for (;;) {
     cir_tok t;
     int code = cir_lex(p, &t);

@@ -195,7 +195,7 @@ static int push_open(tac_pctx *p, int code, const tac_tok *t) {
 
 static tac_file *parse(arena *a, diag *d, const diag_src *src, int line_mode, int *incomplete) {
   if (incomplete) *incomplete = 0;
-  tac_pctx *p = xcalloc(1, sizeof *p);
+  tac_pctx *p = mem_calloc(1, sizeof *p);
   p->a = a;
   p->cur = src->text;
   p->file = arena_alloc(a, sizeof *p->file);
@@ -205,7 +205,7 @@ static tac_file *parse(arena *a, diag *d, const diag_src *src, int line_mode, in
     return NULL;
   }
 
-  void *parser = tacParseAlloc(xmalloc, p);
+  void *parser = tacParseAlloc(mem_alloc, p);
   if (line_mode) {
     tac_tok line = {0};
     line.s = src->text;

@@ -153,11 +153,11 @@ rt_local *rt_local_new(const rt_prog *p) {
   int n = 1;
   for (int i = 0; i < p->mesh_rank; i++) n *= (int)p->mesh[i];
   if (n > MAXDEV) return NULL;
-  rt_local *l = xcalloc(1, sizeof *l);
+  rt_local *l = mem_calloc(1, sizeof *l);
   l->p = p;
   l->ndev = n;
   l->ncolors = n;
-  l->slots = xcalloc((size_t)(p->ngroups ? p->ngroups : 1) * (size_t)n, sizeof(slot));
+  l->slots = mem_calloc((size_t)(p->ngroups ? p->ngroups : 1) * (size_t)n, sizeof(slot));
   pthread_mutex_init(&l->mu, NULL);
   pthread_cond_init(&l->cv, NULL);
   for (int i = 0; i < n; i++) l->dev[i] = (devcomm){{&l->dev[i], l_size, l_index, l_run}, l, i};

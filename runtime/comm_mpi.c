@@ -134,7 +134,7 @@ _Noreturn void rt_mpi_fail(const char *msg) {
 }
 
 int rt_mpi_agree(rt_mpi *m, int status, const char *msg, char *err, size_t errlen) {
-  if (!mpi_up()) return status ? errbuf(err, errlen, "rank 0: %s", msg ? msg : "failed") : 0;
+  if (!mpi_up()) return status ? diag_errbuf(err, errlen, "rank 0: %s", msg ? msg : "failed") : 0;
   MPI_Comm comm = m ? m->world : MPI_COMM_WORLD;
   int me = 0, first = INT_MAX, who = INT_MAX, rc;
   MPI_Comm_rank(comm, &me);
@@ -143,7 +143,7 @@ int rt_mpi_agree(rt_mpi *m, int status, const char *msg, char *err, size_t errle
   if (rc != MPI_SUCCESS) {
     char s[256];
     mpi_errstr(rc, s, sizeof s);
-    return errbuf(err, errlen, "rank %d: agreeing on errors: MPI error: %s", me, s);
+    return diag_errbuf(err, errlen, "rank %d: agreeing on errors: MPI error: %s", me, s);
   }
   if (who == INT_MAX) return 0;
   char text[1024] = "";
@@ -151,7 +151,7 @@ int rt_mpi_agree(rt_mpi *m, int status, const char *msg, char *err, size_t errle
   rc = MPI_Bcast(text, (int)sizeof text, MPI_CHAR, who, comm);
   if (rc != MPI_SUCCESS) snprintf(text, sizeof text, "failed (its message was lost)");
   text[sizeof text - 1] = 0;
-  return errbuf(err, errlen, "rank %d: %s", who, text);
+  return diag_errbuf(err, errlen, "rank %d: %s", who, text);
 }
 
 /* ---- communicators ---- */
@@ -253,11 +253,11 @@ void rt_mpi_free(rt_mpi *m) {
 
 rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   if (!mpi_up()) {
-    errbuf(err, errlen, "MPI is not running (rt_mpi_init first)");
+    diag_errbuf(err, errlen, "MPI is not running (rt_mpi_init first)");
     return NULL;
   }
   if (p->mesh_rank < 0 || p->mesh_rank > RT_MAXRANK) {
-    errbuf(err, errlen, "a mesh of %d axes", p->mesh_rank);
+    diag_errbuf(err, errlen, "a mesh of %d axes", p->mesh_rank);
     return NULL;
   }
   int64_t need = 1;
@@ -266,7 +266,7 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   for (int i = 0; i < p->mesh_rank; i++) {
     char b[32];
     if (p->mesh[i] < 1) {
-      errbuf(err, errlen, "mesh axis %s has size %" PRId64, axis_name(p, i, b, sizeof b), p->mesh[i]);
+      diag_errbuf(err, errlen, "mesh axis %s has size %" PRId64, axis_name(p, i, b, sizeof b), p->mesh[i]);
       return NULL;
     }
     need = p->mesh[i] > INT_MAX || need > INT_MAX / p->mesh[i] ? (int64_t)INT_MAX + 1 : need * p->mesh[i];
@@ -277,10 +277,10 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   int size = rt_mpi_world_size(), rank = rt_mpi_world_rank();
   if (need != size) {
     if (p->mesh_rank == 0)
-      errbuf(err, errlen, "the program has no mesh and runs on 1 rank but mpirun started %d; run it without mpirun",
+      diag_errbuf(err, errlen, "the program has no mesh and runs on 1 rank but mpirun started %d; run it without mpirun",
            size);
     else
-      errbuf(err, errlen, "the mesh %s needs %" PRId64 " ranks but mpirun started %d; run mpirun -n %" PRId64, mesh, need,
+      diag_errbuf(err, errlen, "the mesh %s needs %" PRId64 " ranks but mpirun started %d; run mpirun -n %" PRId64, mesh, need,
            size, need);
     return NULL;
   }
@@ -288,13 +288,13 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
     const rt_group *gr = &p->groups[g];
     unsigned seen = 0;
     if (gr->naxes < 0 || gr->naxes > p->mesh_rank) {
-      errbuf(err, errlen, "group %d has %d axes but the mesh has %d", g, gr->naxes, p->mesh_rank);
+      diag_errbuf(err, errlen, "group %d has %d axes but the mesh has %d", g, gr->naxes, p->mesh_rank);
       return NULL;
     }
     for (int i = 0; i < gr->naxes; i++) {
       int ax = gr->axes[i];
       if (ax < 0 || ax >= p->mesh_rank || (seen >> ax & 1u)) {
-        errbuf(err, errlen, "group %d names mesh axis %d %s", g, ax,
+        diag_errbuf(err, errlen, "group %d names mesh axis %d %s", g, ax,
              ax >= 0 && ax < p->mesh_rank ? "twice" : "which the mesh lacks");
         return NULL;
       }
@@ -305,7 +305,7 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   rt_mpi *m = calloc(1, sizeof *m);
   if (!m || !(m->groups = calloc(p->ngroups > 0 ? (size_t)p->ngroups : 1, sizeof *m->groups))) {
     free(m);
-    errbuf(err, errlen, "out of memory");
+    diag_errbuf(err, errlen, "out of memory");
     return NULL;
   }
   m->p = p;
@@ -332,7 +332,7 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(m->world, MPI_ERRORS_RETURN);
   if (rc != MPI_SUCCESS) {
     mpi_errstr(rc, s, sizeof s);
-    errbuf(err, errlen, "making the world communicator: MPI error: %s", s);
+    diag_errbuf(err, errlen, "making the world communicator: MPI error: %s", s);
     rt_mpi_free(m);
     return NULL;
   }
@@ -359,12 +359,12 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
     if (rc == MPI_SUCCESS) rc = MPI_Comm_rank(mg->comm, &got);
     if (rc != MPI_SUCCESS) {
       mpi_errstr(rc, s, sizeof s);
-      errbuf(err, errlen, "making the communicator of %s: MPI error: %s", mg->name, s);
+      diag_errbuf(err, errlen, "making the communicator of %s: MPI error: %s", mg->name, s);
       rt_mpi_free(m);
       return NULL;
     }
     if (got != mg->index) {   /* MPI_Comm_split orders by key; this cannot happen */
-      errbuf(err, errlen, "communicator of %s: rank %d sits at %d, not %d", mg->name, rank, got, mg->index);
+      diag_errbuf(err, errlen, "communicator of %s: rank %d sits at %d, not %d", mg->name, rank, got, mg->index);
       rt_mpi_free(m);
       return NULL;
     }
@@ -423,14 +423,14 @@ typedef struct coll {
 static int fail_mpi(coll *c, int rc) {
   char s[MPI_MAX_ERROR_STRING + 32];
   mpi_errstr(rc, s, sizeof s);
-  return errbuf(c->err, c->errlen, "%s over %s: MPI error: %s", c->what, c->g->name, s);
+  return diag_errbuf(c->err, c->errlen, "%s over %s: MPI error: %s", c->what, c->g->name, s);
 }
 
 #define CK(c, call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) return fail_mpi((c), rc_); } while (0)
 
 static int count_ok(coll *c, size_t n) {
   if (n <= INT_MAX) return 0;
-  return errbuf(c->err, c->errlen, "%s over %s: %zu elements are more than one MPI call can move", c->what, c->g->name, n);
+  return diag_errbuf(c->err, c->errlen, "%s over %s: %zu elements are more than one MPI call can move", c->what, c->g->name, n);
 }
 
 static void *scratch(coll *c, size_t bytes) {
@@ -439,7 +439,7 @@ static void *scratch(coll *c, size_t bytes) {
     free(m->scratch);
     m->scratch = malloc(bytes);
     m->scratch_bytes = m->scratch ? bytes : 0;
-    if (!m->scratch) errbuf(c->err, c->errlen, "%s over %s: out of memory (%zu bytes)", c->what, c->g->name, bytes);
+    if (!m->scratch) diag_errbuf(c->err, c->errlen, "%s over %s: out of memory (%zu bytes)", c->what, c->g->name, bytes);
   }
   return m->scratch;
 }
@@ -657,23 +657,23 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
   rt_mpi *m = impl;
   const rt_prog *p = m->p;
   const char *what = ins->op < RT_NOPS ? rt_op_name((rt_op)ins->op) : "?";
-  if (ins->group < 0 || ins->group >= m->ngroups) return errbuf(err, errlen, "%s: no group %d", what, ins->group);
+  if (ins->group < 0 || ins->group >= m->ngroups) return diag_errbuf(err, errlen, "%s: no group %d", what, ins->group);
   mpi_group *g = &m->groups[ins->group];
   if (ins->out < 0 || ins->out >= p->nbufs || ins->in[0] < 0 || ins->in[0] >= p->nbufs || !out || !in)
-    return errbuf(err, errlen, "%s over %s: needs one input and one output buffer", what, g->name);
+    return diag_errbuf(err, errlen, "%s over %s: needs one input and one output buffer", what, g->name);
   const rt_buf *bi = &p->bufs[ins->in[0]], *bo = &p->bufs[ins->out];
   coll c = {m, g, what, bo->dtype == RT_I32 ? MPI_INT : MPI_FLOAT, rt_dtype_size(bo->dtype), err, errlen};
   int P = g->size;
   size_t ni = (size_t)bi->nelem, no = (size_t)bo->nelem;
-  if (bi->dtype != bo->dtype) return errbuf(err, errlen, "%s over %s: in and out differ in dtype", what, g->name);
+  if (bi->dtype != bo->dtype) return diag_errbuf(err, errlen, "%s over %s: in and out differ in dtype", what, g->name);
   if (in == out && ins->op != RT_ALL_REDUCE)
-    return errbuf(err, errlen, "%s over %s: reads and writes the same buffer", what, g->name);
+    return diag_errbuf(err, errlen, "%s over %s: reads and writes the same buffer", what, g->name);
   if ((ins->op == RT_ALL_REDUCE || ins->op == RT_REDUCE_SCATTER) && bo->dtype != RT_F32)
-    return errbuf(err, errlen, "%s over %s: sums need f32 values", what, g->name);
+    return diag_errbuf(err, errlen, "%s over %s: sums need f32 values", what, g->name);
   int64_t outer = ins->outer, n = ins->n, inner = ins->inner;
   switch (ins->op) {
   case RT_ALL_REDUCE:
-    if (ni != no) return errbuf(err, errlen, "%s over %s: in has %zu elements, out %zu", what, g->name, ni, no);
+    if (ni != no) return diag_errbuf(err, errlen, "%s over %s: in has %zu elements, out %zu", what, g->name, ni, no);
     if (P == 1) {
       if (out != in) memcpy(out, in, ni * sizeof(float));
       return 0;
@@ -683,12 +683,12 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
   case RT_REDUCE_SCATTER: {
     int gather = ins->op == RT_ALL_GATHER;
     if (outer < 1 || n < 1 || inner < 1)
-      return errbuf(err, errlen, "%s over %s: view [%" PRId64 ", %" PRId64 ", %" PRId64 "]", what, g->name, outer, n, inner);
+      return diag_errbuf(err, errlen, "%s over %s: view [%" PRId64 ", %" PRId64 ", %" PRId64 "]", what, g->name, outer, n, inner);
     if (!gather && n % P)
-      return errbuf(err, errlen, "%s over %s: %" PRId64 " rows do not split into %d pieces", what, g->name, n, P);
+      return diag_errbuf(err, errlen, "%s over %s: %" PRId64 " rows do not split into %d pieces", what, g->name, n, P);
     size_t want_in = (size_t)(outer * n * inner), want_out = gather ? want_in * P : want_in / P;
     if (ni != want_in || no != want_out)
-      return errbuf(err, errlen, "%s over %s: in has %zu elements and out %zu, the view [%" PRId64 ", %" PRId64 ", %" PRId64
+      return diag_errbuf(err, errlen, "%s over %s: in has %zu elements and out %zu, the view [%" PRId64 ", %" PRId64 ", %" PRId64
                   "] over %d devices needs %zu and %zu", what, g->name, ni, no, outer, n, inner, P, want_in, want_out);
     if (P == 1) {
       memcpy(out, in, ni * c.es);
@@ -700,18 +700,18 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
     int r = ins->rank;
     if (r < 1 || r > RT_MAXRANK || ins->split_dim < 0 || ins->split_dim >= r || ins->concat_dim < 0 ||
         ins->concat_dim >= r)
-      return errbuf(err, errlen, "%s over %s: split dim %d and concat dim %d of a rank-%d value", what, g->name,
+      return diag_errbuf(err, errlen, "%s over %s: split dim %d and concat dim %d of a rank-%d value", what, g->name,
                   ins->split_dim, ins->concat_dim, r);
     size_t tot = 1;
     for (int i = 0; i < r; i++) {
-      if (ins->shape[i] < 1) return errbuf(err, errlen, "%s over %s: dim %d is %" PRId64, what, g->name, i, ins->shape[i]);
+      if (ins->shape[i] < 1) return diag_errbuf(err, errlen, "%s over %s: dim %d is %" PRId64, what, g->name, i, ins->shape[i]);
       tot *= (size_t)ins->shape[i];
     }
     if (ins->shape[ins->split_dim] % P)
-      return errbuf(err, errlen, "%s over %s: dim %d (%" PRId64 ") does not split into %d pieces", what, g->name,
+      return diag_errbuf(err, errlen, "%s over %s: dim %d (%" PRId64 ") does not split into %d pieces", what, g->name,
                   ins->split_dim, ins->shape[ins->split_dim], P);
     if (ni != tot || no != tot)
-      return errbuf(err, errlen, "%s over %s: in has %zu elements and out %zu, the shape needs %zu", what, g->name, ni, no, tot);
+      return diag_errbuf(err, errlen, "%s over %s: in has %zu elements and out %zu, the shape needs %zu", what, g->name, ni, no, tot);
     if (P == 1) {
       memcpy(out, in, ni * c.es);
       return 0;
@@ -719,6 +719,6 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
     return all_to_all(&c, ins, out, in, ni);
   }
   default:
-    return errbuf(err, errlen, "%s is not a collective", what);
+    return diag_errbuf(err, errlen, "%s is not a collective", what);
   }
 }

@@ -81,8 +81,8 @@ static size_t plan(rt_exec *e, const int32_t *last) {
   const rt_prog *p = e->p;
   int n = 0;
   for (int b = 0; b < p->nbufs; b++) n += p->bufs[b].kind == RT_BUF_TEMP && e->first_write[b] >= 0;
-  tslot *t = xmalloc((size_t)(n ? n : 1) * sizeof *t);
-  int *placed = xmalloc((size_t)(n ? n : 1) * sizeof *placed);   /* indices into t, by offset */
+  tslot *t = mem_alloc((size_t)(n ? n : 1) * sizeof *t);
+  int *placed = mem_alloc((size_t)(n ? n : 1) * sizeof *placed);   /* indices into t, by offset */
   n = 0;
   for (int b = 0; b < p->nbufs; b++)
     if (p->bufs[b].kind == RT_BUF_TEMP && e->first_write[b] >= 0)
@@ -115,15 +115,15 @@ static size_t plan(rt_exec *e, const int32_t *last) {
 /* ---- setup ---- */
 
 rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm) {
-  rt_exec *e = xcalloc(1, sizeof *e);
+  rt_exec *e = mem_calloc(1, sizeof *e);
   e->p = p;
   e->be = be;
   e->comm = comm;
   int nb = p->nbufs, ni = p->ninstrs;
-  e->data = xcalloc((size_t)nb + 1, sizeof *e->data);
-  e->offset = xcalloc((size_t)nb + 1, sizeof *e->offset);
-  e->first_write = xmalloc(((size_t)nb + 1) * sizeof *e->first_write);
-  int32_t *last = xmalloc(((size_t)nb + 1) * sizeof *last);   /* last read or write */
+  e->data = mem_calloc((size_t)nb + 1, sizeof *e->data);
+  e->offset = mem_calloc((size_t)nb + 1, sizeof *e->offset);
+  e->first_write = mem_alloc(((size_t)nb + 1) * sizeof *e->first_write);
+  int32_t *last = mem_alloc(((size_t)nb + 1) * sizeof *last);   /* last read or write */
   for (int b = 0; b < nb; b++) e->first_write[b] = last[b] = -1;
   for (int i = 0; i < ni; i++) {
     const rt_instr *ins = &p->instrs[i];
@@ -136,13 +136,13 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
     }
   }
   /* temps to drop after each instruction, as compressed rows */
-  e->free_start = xcalloc((size_t)ni + 1, sizeof *e->free_start);
+  e->free_start = mem_calloc((size_t)ni + 1, sizeof *e->free_start);
   int nfree = 0;
   for (int b = 0; b < nb; b++)
     if (p->bufs[b].kind == RT_BUF_TEMP && last[b] >= 0) { e->free_start[last[b] + 1]++; nfree++; }
   for (int i = 0; i < ni; i++) e->free_start[i + 1] += e->free_start[i];
-  e->free_list = xmalloc((size_t)(nfree ? nfree : 1) * sizeof *e->free_list);
-  int32_t *fill = xcalloc((size_t)ni + 1, sizeof *fill);
+  e->free_list = mem_alloc((size_t)(nfree ? nfree : 1) * sizeof *e->free_list);
+  int32_t *fill = mem_calloc((size_t)ni + 1, sizeof *fill);
   for (int b = 0; b < nb; b++)
     if (p->bufs[b].kind == RT_BUF_TEMP && last[b] >= 0)
       e->free_list[e->free_start[last[b]] + fill[last[b]]++] = b;
@@ -153,7 +153,7 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
 }
 
 void rt_exec_profile(rt_exec *e) {
-  if (!e->seconds) e->seconds = xcalloc((size_t)e->p->ninstrs + 1, sizeof(double));
+  if (!e->seconds) e->seconds = mem_calloc((size_t)e->p->ninstrs + 1, sizeof(double));
   else memset(e->seconds, 0, sizeof(double) * (size_t)e->p->ninstrs);   /* restart */
 }
 
@@ -183,18 +183,18 @@ static void shape_str(const rt_buf *b, char *s, size_t n) {
 
 int rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen) {
   const rt_prog *p = e->p;
-  if (buf < 0 || buf >= p->nbufs) return errbuf(err, errlen, "no buffer b%d", buf);
+  if (buf < 0 || buf >= p->nbufs) return diag_errbuf(err, errlen, "no buffer b%d", buf);
   const rt_buf *b = &p->bufs[buf];
-  if (b->kind != RT_BUF_INPUT) return errbuf(err, errlen, "buffer b%d '%s' is not an input", buf, b->name);
+  if (b->kind != RT_BUF_INPUT) return diag_errbuf(err, errlen, "buffer b%d '%s' is not an input", buf, b->name);
   size_t want = buf_size(p, buf);
   if (bytes != want) {
     char sh[160];
     shape_str(b, sh, sizeof sh);
-    return errbuf(err, errlen, "input '%s' (%s) takes %zu bytes, got %zu", b->name, sh, want, bytes);
+    return diag_errbuf(err, errlen, "input '%s' (%s) takes %zu bytes, got %zu", b->name, sh, want, bytes);
   }
   if (!e->data[buf]) {
     e->data[buf] = mem_get(e, want);
-    if (!e->data[buf]) return errbuf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
+    if (!e->data[buf]) return diag_errbuf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
   }
   if (want) memcpy(e->data[buf], data, want);
   return 0;
@@ -229,7 +229,7 @@ static const char *ins_name(const rt_instr *ins) {
 static int ins_err(const rt_prog *p, int i, char *err, size_t errlen, const char *why) {
   const rt_instr *ins = &p->instrs[i];
   const char *nm = ins->out >= 0 && ins->out < p->nbufs ? p->bufs[ins->out].name : "?";
-  return errbuf(err, errlen, "instruction %d (%s -> b%d '%s'): %s", i, ins_name(ins), ins->out, nm, why);
+  return diag_errbuf(err, errlen, "instruction %d (%s -> b%d '%s'): %s", i, ins_name(ins), ins->out, nm, why);
 }
 
 /* slot: 0..3 an input, -1 the output. need < 0: slot optional and absent is fine */
@@ -240,13 +240,13 @@ static int want(const rt_prog *p, const rt_instr *ins, int slot, int64_t need, i
   if (slot < 0) snprintf(what, sizeof what, "out");
   else snprintf(what, sizeof what, "in%d", slot);
   if (b < 0 && optional) return 0;
-  if (b < 0 || b >= p->nbufs) return errbuf(why, n, "%s names no buffer (b%d)", what, b);
+  if (b < 0 || b >= p->nbufs) return diag_errbuf(why, n, "%s names no buffer (b%d)", what, b);
   const rt_buf *bf = &p->bufs[b];
   if (bf->dtype != dt)
-    return errbuf(why, n, "%s b%d '%s' is %s, the op wants %s", what, b, bf->name,
+    return diag_errbuf(why, n, "%s b%d '%s' is %s, the op wants %s", what, b, bf->name,
                 bf->dtype == RT_I32 ? "i32" : "f32", dt == RT_I32 ? "i32" : "f32");
   if (need < 0 || (exact ? bf->nelem != need : bf->nelem < need))
-    return errbuf(why, n, "%s b%d '%s' has %" PRId64 " elements, the op %s %" PRId64, what, b, bf->name,
+    return diag_errbuf(why, n, "%s b%d '%s' has %" PRId64 " elements, the op %s %" PRId64, what, b, bf->name,
                 bf->nelem, slot < 0 ? "writes" : "reads", need);
   return 0;
 }
@@ -264,21 +264,21 @@ static int64_t span_of(int rank, const int64_t *shape, const int64_t *stride) {
 static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t n) {
   const rt_dtype F = RT_F32, I = RT_I32;
   int64_t O = ins->outer, N = ins->n, IN = ins->inner;
-  if (ins->op >= RT_NOPS) return errbuf(why, n, "unknown op %d", ins->op);
+  if (ins->op >= RT_NOPS) return diag_errbuf(why, n, "unknown op %d", ins->op);
   if (O < 0 || N < 0 || IN < 0 || ins->m < 0 || ins->k < 0 || ins->n2 < 0)
-    return errbuf(why, n, "negative size");
+    return diag_errbuf(why, n, "negative size");
   switch (ins->op) {
   case RT_FILL:      /* check_prog has checked out */
     return want(p, ins, -1, p->bufs[ins->out].nelem, 1, p->bufs[ins->out].dtype, 0, why, n);
   case RT_COPY: {
-    if (ins->out < 0 || ins->out >= p->nbufs) return errbuf(why, n, "out names no buffer");
+    if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     const rt_buf *o = &p->bufs[ins->out];
     return want(p, ins, 0, o->nelem, 1, o->dtype, 0, why, n);
   }
   case RT_EW: {
-    if (ins->rank > RT_MAXRANK) return errbuf(why, n, "rank %d", ins->rank);
+    if (ins->rank > RT_MAXRANK) return diag_errbuf(why, n, "rank %d", ins->rank);
     int ar = rt_ewfn_arity((rt_ewfn)ins->fn);
-    if (ar < 1) return errbuf(why, n, "unknown function %d", ins->fn);
+    if (ar < 1) return diag_errbuf(why, n, "unknown function %d", ins->fn);
     int64_t tot = 1;
     for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
     if (want(p, ins, -1, tot, 1, F, 0, why, n)) return -1;
@@ -287,16 +287,16 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return 0;
   }
   case RT_TRANSPOSE: {
-    if (ins->rank > RT_MAXRANK) return errbuf(why, n, "rank %d", ins->rank);
+    if (ins->rank > RT_MAXRANK) return diag_errbuf(why, n, "rank %d", ins->rank);
     int64_t tot = 1;
     for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
-    if (ins->out < 0 || ins->out >= p->nbufs) return errbuf(why, n, "out names no buffer");
+    if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     rt_dtype dt = p->bufs[ins->out].dtype;
     return want(p, ins, -1, tot, 1, dt, 0, why, n) || want(p, ins, 0, tot, 1, dt, 0, why, n);
   }
   case RT_GEMM: {
     int64_t bt = ins->batch < 1 ? 1 : ins->batch, m = ins->m, k = ins->k;
-    if (ins->stride_a < 0 || ins->stride_b < 0 || ins->stride_c < 0) return errbuf(why, n, "negative stride");
+    if (ins->stride_a < 0 || ins->stride_b < 0 || ins->stride_c < 0) return diag_errbuf(why, n, "negative stride");
     return want(p, ins, 0, (bt - 1) * ins->stride_a + m * k, 0, F, 0, why, n) ||
            want(p, ins, 1, (bt - 1) * ins->stride_b + k * N, 0, F, 0, why, n) ||
            want(p, ins, -1, (bt - 1) * ins->stride_c + m * N, 0, F, 0, why, n);
@@ -318,11 +318,11 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, N, 1, F, 1, why, n) ||
            want(p, ins, 2, O * N, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
   case RT_GATHER_ROWS:
-    if (ins->group >= p->ngroups) return errbuf(why, n, "no group %d", ins->group);
+    if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, N * IN, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, -1, O * IN, 1, F, 0, why, n);
   case RT_SCATTER_ROWS:
-    if (ins->group >= p->ngroups) return errbuf(why, n, "no group %d", ins->group);
+    if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, O, 1, I, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
            want(p, ins, -1, N * IN, 1, F, 0, why, n);
   case RT_XENT:
@@ -336,21 +336,21 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   case RT_BLOCK_COPY: {
     int64_t m = ins->m > 0 ? ins->m : N;
     if (ins->off < 0 || ins->off + N > ins->n2)
-      return errbuf(why, n, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->off, ins->off + N, ins->n2);
+      return diag_errbuf(why, n, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->off, ins->off + N, ins->n2);
     if (ins->k < 0 || ins->k + N > m)
-      return errbuf(why, n, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->k, ins->k + N, m);
+      return diag_errbuf(why, n, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->k, ins->k + N, m);
     rt_dtype dt = p->bufs[ins->out].dtype;
     return want(p, ins, 0, O * m * IN, 1, dt, 0, why, n) || want(p, ins, -1, O * ins->n2 * IN, 1, dt, 0, why, n);
   }
   case RT_SHARD_SLICE: {
-    if (ins->out < 0 || ins->out >= p->nbufs) return errbuf(why, n, "out names no buffer");
-    if (ins->group < 0 || ins->group >= p->ngroups) return errbuf(why, n, "no group %d", ins->group);
+    if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
+    if (ins->group < 0 || ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     rt_dtype dt = p->bufs[ins->out].dtype;
     return want(p, ins, 0, O * N * IN, 1, dt, 0, why, n) || want(p, ins, -1, 0, 0, dt, 0, why, n);
   }
   default:    /* collectives: the communicator checks what it sends */
-    if (ins->group < 0 || ins->group >= p->ngroups) return errbuf(why, n, "no group %d", ins->group);
-    if (ins->out < 0 || ins->out >= p->nbufs) return errbuf(why, n, "out names no buffer");
+    if (ins->group < 0 || ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
+    if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     return want(p, ins, 0, 0, 0, p->bufs[ins->out].dtype, 0, why, n);
   }
 }
@@ -374,7 +374,7 @@ static int check_prog(const rt_prog *p, char *err, size_t errlen) {
     int c = p->bufs[b].carry_from;
     if (c < 0) continue;
     if (c >= p->nbufs || buf_size(p, b) != buf_size(p, c) || p->bufs[c].kind == RT_BUF_TEMP)
-      return errbuf(err, errlen, "buffer b%d '%s' carries from b%d, which is not an output of its size", b,
+      return diag_errbuf(err, errlen, "buffer b%d '%s' carries from b%d, which is not an output of its size", b,
                   p->bufs[b].name, c);
   }
   return 0;
@@ -396,9 +396,9 @@ static int group_size(const rt_exec *e, int g) {
 static int device_index(const rt_exec *e, int g, int *q, char *why, size_t n) {
   int P = group_size(e, g);
   *q = 0;
-  if (P > 1 && !e->comm) return errbuf(why, n, "a split over %d devices needs a communicator", P);
+  if (P > 1 && !e->comm) return diag_errbuf(why, n, "a split over %d devices needs a communicator", P);
   if (P > 1) *q = e->comm->index(e->comm->impl, g);
-  if (P < 1 || *q < 0 || *q >= P) return errbuf(why, n, "device %d of %d", *q, P);
+  if (P < 1 || *q < 0 || *q >= P) return diag_errbuf(why, n, "device %d of %d", *q, P);
   return 0;
 }
 
@@ -406,11 +406,11 @@ static int shard_slice(rt_exec *e, const rt_instr *ins, void *out, const void *i
   int P = group_size(e, ins->group), q = 0;
   if (device_index(e, ins->group, &q, why, n)) return -1;
   int64_t N = ins->n, inner = ins->inner;
-  if (N % P) return errbuf(why, n, "%" PRId64 " does not split into %d pieces", N, P);
+  if (N % P) return diag_errbuf(why, n, "%" PRId64 " does not split into %d pieces", N, P);
   int64_t piece = N / P;
   size_t es = rt_dtype_size(e->p->bufs[ins->out].dtype);
   if (e->p->bufs[ins->out].nelem != ins->outer * piece * inner)
-    return errbuf(why, n, "out has %" PRId64 " elements, the slice is %" PRId64, e->p->bufs[ins->out].nelem,
+    return diag_errbuf(why, n, "out has %" PRId64 " elements, the slice is %" PRId64, e->p->bufs[ins->out].nelem,
                 ins->outer * piece * inner);
   size_t row = (size_t)(piece * inner) * es;
   for (int64_t o = 0; o < ins->outer; o++)
@@ -424,10 +424,10 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     if (check_prog(p, err, errlen)) return -1;
     e->checked = 1;
   }
-  if (e->collectives && !e->comm) return errbuf(err, errlen, "program needs collectives but runs on one device");
+  if (e->collectives && !e->comm) return diag_errbuf(err, errlen, "program needs collectives but runs on one device");
   if (!SEPARATE_TEMPS && !e->block && e->block_bytes) {
     e->block = mem_get(e, e->block_bytes);
-    if (!e->block) return errbuf(err, errlen, "out of memory for temporaries (%zu bytes)", e->block_bytes);
+    if (!e->block) return diag_errbuf(err, errlen, "out of memory for temporaries (%zu bytes)", e->block_bytes);
   }
   for (int b = 0; b < p->nbufs; b++)          /* temps left over from a failed run */
     if (p->bufs[b].kind == RT_BUF_TEMP) {
@@ -491,7 +491,7 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     if (ins->op == RT_SHARD_SLICE) rc = shard_slice(e, ins, e->data[o], in[0], why, sizeof why);
     else if (is_collective(ins->op)) rc = e->comm->run(e->comm->impl, ins, e->data[o], in[0], why, sizeof why);
     else if (e->be->kernels[ins->op]) rc = e->be->kernels[ins->op](ins, e->data[o], in, why, sizeof why);
-    else rc = errbuf(why, sizeof why, "no %s kernel for %s", e->be->name, rt_op_name((rt_op)ins->op));
+    else rc = diag_errbuf(why, sizeof why, "no %s kernel for %s", e->be->name, rt_op_name((rt_op)ins->op));
     if (e->seconds) {
       struct timespec t1;
       clock_gettime(CLOCK_MONOTONIC, &t1);

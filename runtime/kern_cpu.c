@@ -320,8 +320,8 @@ static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float 
 
 static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
-  if (ar < 1 || ar > 2) return errbuf(err, errlen, "unknown elementwise function %d", fn);
-  if (ins->rank > RT_MAXRANK) return errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
+  if (ar < 1 || ar > 2) return diag_errbuf(err, errlen, "unknown elementwise function %d", fn);
+  if (ins->rank > RT_MAXRANK) return diag_errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
   /* Drop unit dims and merge dims that every input walks contiguously:
      a plain elementwise op becomes one run, a bias add becomes rows. */
   i64 shp[RT_MAXRANK], st[2][RT_MAXRANK];
@@ -353,7 +353,7 @@ static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size
   if ((sa != 0 && sa != 1 && !ta) || (ar > 1 && sb != 0 && sb != 1 && !tb)) {
     free(ta);
     free(tb);
-    return errbuf(err, errlen, "out of memory");
+    return diag_errbuf(err, errlen, "out of memory");
   }
   i64 rows = 1, idx[RT_MAXRANK] = {0}, oa = 0, ob = 0;
   for (int d = 0; d < r - 1; d++) rows *= shp[d];
@@ -396,9 +396,9 @@ static int k_copy(const rt_instr *ins, void *out, void *const *in, char *err, si
 static int k_block_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n, m = ins->m > 0 ? ins->m : n, k0 = ins->k, n2 = ins->n2, off = ins->off, inner = ins->inner;
   if (off < 0 || n < 0 || off + n > n2)
-    return errbuf(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
+    return diag_errbuf(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
   if (k0 < 0 || k0 + n > m)
-    return errbuf(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", k0, k0 + n, m);
+    return diag_errbuf(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", k0, k0 + n, m);
   const char *src = in[0];
   char *dst = out;
   size_t row = (size_t)(n * inner) * 4;
@@ -422,7 +422,7 @@ static void transpose_2d(uint32_t *restrict o, i64 os, const uint32_t *restrict 
 
 static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int rank = ins->rank;
-  if (rank < 0 || rank > RT_MAXRANK) return errbuf(err, errlen, "bad rank %d", rank);
+  if (rank < 0 || rank > RT_MAXRANK) return diag_errbuf(err, errlen, "bad rank %d", rank);
   i64 istr[RT_MAXRANK], total = 1;
   for (int d = rank - 1; d >= 0; d--) { istr[d] = total; total *= ins->shape[d]; }
   if (total == 0) return 0;
@@ -431,7 +431,7 @@ static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *er
   int r = 0, seen = 0;
   for (int i = 0; i < rank; i++) {
     int p = ins->perm[i];
-    if (p < 0 || p >= rank || (seen >> p & 1)) return errbuf(err, errlen, "bad permutation");
+    if (p < 0 || p >= rank || (seen >> p & 1)) return diag_errbuf(err, errlen, "bad permutation");
     seen |= 1 << p;
     if (ins->shape[p] == 1) continue;
     if (r > 0 && s[r - 1] == istr[p] * ins->shape[p]) { os[r - 1] *= ins->shape[p]; s[r - 1] = istr[p]; }
@@ -458,7 +458,7 @@ static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *er
   /* otherwise transpose 2-D slabs: dim q (input-contiguous) against the last */
   int q = 0;
   while (q < r && s[q] != 1) q++;
-  if (q == r) return errbuf(err, errlen, "bad transpose strides");
+  if (q == r) return diag_errbuf(err, errlen, "bad transpose strides");
   i64 ostr[RT_MAXRANK], acc = 1;
   for (int d = r - 1; d >= 0; d--) { ostr[d] = acc; acc *= os[d]; }
   i64 idx[RT_MAXRANK] = {0}, ioff = 0, ooff = 0, slabs = total / (os[q] * os[r - 1]);
@@ -502,7 +502,7 @@ static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, si
   float *C = out;
   i64 m = ins->m, n = ins->n, kk = ins->k, batch = ins->batch < 1 ? 1 : ins->batch;
   i64 sa = ins->stride_a, sb = ins->stride_b, sc = ins->stride_c;
-  if (m < 0 || n < 0 || kk < 0) return errbuf(err, errlen, "negative GEMM size");
+  if (m < 0 || n < 0 || kk < 0) return diag_errbuf(err, errlen, "negative GEMM size");
   if (m == 0 || n == 0) return 0;
   if (kk == 0) {      /* no products: C = beta * C */
     for (i64 bt = 0; bt < batch; bt++) {
@@ -518,7 +518,7 @@ static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, si
     batch = 1;
   }
   if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
-    return errbuf(err, errlen, "GEMM of %" PRId64 "x%" PRId64 "x%" PRId64 " is too large for BLAS", m, n, kk);
+    return diag_errbuf(err, errlen, "GEMM of %" PRId64 "x%" PRId64 "x%" PRId64 " is too large for BLAS", m, n, kk);
   int lda = (int)(ins->transa ? m : kk), ldb = (int)(ins->transb ? kk : n);
   for (i64 bt = 0; bt < batch; bt++)
     cblas_sgemm(CblasRowMajor, ins->transa ? CblasTrans : CblasNoTrans, ins->transb ? CblasTrans : CblasNoTrans,
@@ -556,7 +556,7 @@ static int k_reduce(const rt_instr *ins, void *out, void *const *in, char *err, 
   const float *x = in[0];
   float *y = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
-  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return errbuf(err, errlen, "unknown reduction %d", ins->fn);
+  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return diag_errbuf(err, errlen, "unknown reduction %d", ins->fn);
   for (i64 o = 0; o < NO; o++) {
     const float *xo = x + o * NN * NI;
     float *yo = y + o * NI;
@@ -589,7 +589,7 @@ static int k_reduce_max_grad(const rt_instr *ins, void *out, void *const *in, ch
   float *dx = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
   float *mx = malloc((size_t)(NI > 0 ? NI : 1) * 2 * sizeof *mx);
-  if (!mx) return errbuf(err, errlen, "out of memory");
+  if (!mx) return diag_errbuf(err, errlen, "out of memory");
   float *cnt = mx + NI;
   for (i64 o = 0; o < NO; o++) {
     const float *xo = x + o * NN * NI;
@@ -727,7 +727,7 @@ static int k_layernorm_grad(const rt_instr *ins, void *out, void *const *in, cha
   float *gbuf = NULL;
   if (gam) {
     gbuf = malloc((size_t)(n > 0 ? n : 1) * sizeof *gbuf);
-    if (!gbuf) return errbuf(err, errlen, "out of memory");
+    if (!gbuf) return diag_errbuf(err, errlen, "out of memory");
   }
   for (i64 r = 0; r < ins->outer; r++) {
     const float *x = (const float *)in[0] + r * n, *dy = (const float *)in[2] + r * n;
@@ -754,7 +754,7 @@ static int k_gather_rows(const rt_instr *ins, void *out, void *const *in, char *
   for (i64 r = 0; r < ins->outer; r++) {
     i64 id = ids[r], row = id - ins->off;
     if (id < 0 || id >= n2)
-      return errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
+      return diag_errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
     if (row >= 0 && row < ins->n) memcpy(y + r * inner, tab + row * inner, (size_t)inner * 4);
     else memset(y + r * inner, 0, (size_t)inner * 4);
   }
@@ -774,7 +774,7 @@ static int k_scatter_rows(const rt_instr *ins, void *out, void *const *in, char 
   for (i64 r = 0; r < ins->outer; r++) {
     i64 id = ids[r], row = id - ins->off;
     if (id < 0 || id >= n2)
-      return errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
+      return diag_errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
     if (row < 0 || row >= ins->n) continue;
     acc_row(inner, t + row * inner, dy + r * inner);
   }
@@ -784,7 +784,7 @@ static int k_scatter_rows(const rt_instr *ins, void *out, void *const *in, char 
 static int check_labels(const rt_instr *ins, const int32_t *lab, char *err, size_t errlen) {
   for (i64 r = 0; r < ins->outer; r++)
     if (lab[r] < 0 || lab[r] >= ins->n)
-      return errbuf(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
+      return diag_errbuf(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
   return 0;
 }
 

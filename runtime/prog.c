@@ -258,7 +258,7 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  if (!f) arena_oom();
+  if (!f) mem_oom();
   static const char *const kind[] = {"temp", "input", "output"};
   if (p->mesh_rank > 0) {
     fputs("mesh", f);

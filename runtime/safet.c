@@ -64,7 +64,7 @@ static int jerr(jp *j, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  errbuf(j->err, j->errlen, "%s: malformed header at byte %zu: %s", j->path, j->i, msg);
+  diag_errbuf(j->err, j->errlen, "%s: malformed header at byte %zu: %s", j->path, j->i, msg);
   j->failed = 1;
   return -1;
 }
@@ -296,37 +296,37 @@ void st_close(st_file *f) {
 static st_file *open_fail(st_file *f) { st_close(f); return NULL; }
 
 st_file *st_open(const char *path, char *err, size_t errlen) {
-  st_file *f = xcalloc(1, sizeof *f);
+  st_file *f = mem_calloc(1, sizeof *f);
   arena_init(&f->mem);
   f->path = arena_strndup(&f->mem, path, strlen(path));
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) { errbuf(err, errlen, "%s: %s", path, strerror(errno)); return open_fail(f); }
+  if (fd < 0) { diag_errbuf(err, errlen, "%s: %s", path, strerror(errno)); return open_fail(f); }
   struct stat sb;
   int st = fstat(fd, &sb);
   if (st != 0 || !S_ISREG(sb.st_mode)) {
-    errbuf(err, errlen, "%s: %s", path, st != 0 ? strerror(errno) : S_ISDIR(sb.st_mode) ? "is a folder" : "not a regular file");
+    diag_errbuf(err, errlen, "%s: %s", path, st != 0 ? strerror(errno) : S_ISDIR(sb.st_mode) ? "is a folder" : "not a regular file");
     close(fd);
     return open_fail(f);
   }
   size_t size = (size_t)sb.st_size;
   if (size < 8) {
-    errbuf(err, errlen, "%s: file of %zu bytes is too short for safetensors (at least 8)", path, size);
+    diag_errbuf(err, errlen, "%s: file of %zu bytes is too short for safetensors (at least 8)", path, size);
     close(fd);
     return open_fail(f);
   }
   void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
-  if (m == MAP_FAILED) { errbuf(err, errlen, "%s: cannot map the file: %s", path, strerror(errno)); return open_fail(f); }
+  if (m == MAP_FAILED) { diag_errbuf(err, errlen, "%s: cannot map the file: %s", path, strerror(errno)); return open_fail(f); }
   f->map = m;
   f->size = size;
   uint64_t hlen = 0;
   for (int b = 7; b >= 0; b--) hlen = hlen << 8 | f->map[b];
   if (hlen > size - 8) {
-    errbuf(err, errlen, "%s: header length %" PRIu64 " exceeds the file size (%zu bytes); is it a safetensors file?", path, hlen, size);
+    diag_errbuf(err, errlen, "%s: header length %" PRIu64 " exceeds the file size (%zu bytes); is it a safetensors file?", path, hlen, size);
     return open_fail(f);
   }
   if (hlen > ST_MAX_HEADER) {
-    errbuf(err, errlen, "%s: header of %" PRIu64 " bytes is over the 100 MiB limit", path, hlen);
+    diag_errbuf(err, errlen, "%s: header of %" PRIu64 " bytes is over the 100 MiB limit", path, hlen);
     return open_fail(f);
   }
   const unsigned char *data = f->map + 8 + hlen;
@@ -334,7 +334,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
 
   jp j = {(const char *)f->map + 8, (size_t)hlen, 0, &f->mem, path, err, errlen, 0};
   int cap = 16, n = 0;
-  tinfo *ti = xmalloc((size_t)cap * sizeof *ti);
+  tinfo *ti = mem_alloc((size_t)cap * sizeof *ti);
   if (expect(&j, '{')) goto bad;
   if (peek(&j) == '}') j.i++;
   else for (;;) {
@@ -345,7 +345,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
       if (peek(&j) != '{') { jerr(&j, "__metadata__ must be an object"); goto bad; }
       if (jskip(&j, 1)) goto bad;
     } else {
-      if (n == cap) { cap *= 2; ti = xrealloc(ti, (size_t)cap * sizeof *ti); }
+      if (n == cap) { cap *= 2; ti = mem_realloc(ti, (size_t)cap * sizeof *ti); }
       tinfo *t = &ti[n++];
       memset(t, 0, sizeof *t);
       t->name = name;
@@ -364,32 +364,32 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   for (int i = 0; i < n; i++) {
     tinfo *t = &ti[i];
     int size1 = 0;
-    if (!t->dtype) { errbuf(err, errlen, "%s: tensor '%s' has no dtype", path, t->name); goto bad; }
-    if (!t->has_shape) { errbuf(err, errlen, "%s: tensor '%s' has no shape", path, t->name); goto bad; }
-    if (!t->has_off) { errbuf(err, errlen, "%s: tensor '%s' has no data_offsets", path, t->name); goto bad; }
+    if (!t->dtype) { diag_errbuf(err, errlen, "%s: tensor '%s' has no dtype", path, t->name); goto bad; }
+    if (!t->has_shape) { diag_errbuf(err, errlen, "%s: tensor '%s' has no shape", path, t->name); goto bad; }
+    if (!t->has_off) { diag_errbuf(err, errlen, "%s: tensor '%s' has no data_offsets", path, t->name); goto bad; }
     for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++)
       if (!strcmp(t->dtype, dtypes[k].name)) { t->ndt = (int)k; size1 = dtypes[k].size; }
-    if (!size1) { errbuf(err, errlen, "%s: tensor '%s' has unknown dtype '%s'", path, t->name, t->dtype); goto bad; }
+    if (!size1) { diag_errbuf(err, errlen, "%s: tensor '%s' has unknown dtype '%s'", path, t->name, t->dtype); goto bad; }
     uint64_t nb = (uint64_t)size1;
     for (int d = 0; d < t->rank; d++)
       if (__builtin_mul_overflow(nb, t->shape[d], &nb)) {
-        errbuf(err, errlen, "%s: tensor '%s' is too large", path, t->name);
+        diag_errbuf(err, errlen, "%s: tensor '%s' is too large", path, t->name);
         goto bad;
       }
     if (t->off[0] > t->off[1]) {
-      errbuf(err, errlen, "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 ") end before they begin", path,
+      diag_errbuf(err, errlen, "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 ") end before they begin", path,
            t->name, t->off[0], t->off[1]);
       goto bad;
     }
     if (t->off[1] > dsize) {
-      errbuf(err, errlen, "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 ") exceed the %zu bytes of data",
+      diag_errbuf(err, errlen, "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 ") exceed the %zu bytes of data",
            path, t->name, t->off[0], t->off[1], dsize);
       goto bad;
     }
     if (nb != t->off[1] - t->off[0]) {
       char sh[200];
       fmt_shape(sh, sizeof sh, t->rank, t->shape);
-      errbuf(err, errlen, "%s: tensor '%s': shape %s of %s takes %" PRIu64 " bytes, but data_offsets [%" PRIu64
+      diag_errbuf(err, errlen, "%s: tensor '%s': shape %s of %s takes %" PRIu64 " bytes, but data_offsets [%" PRIu64
            ", %" PRIu64 ") hold %" PRIu64, path, t->name, sh, t->dtype, nb, t->off[0], t->off[1],
            t->off[1] - t->off[0]);
       goto bad;
@@ -399,18 +399,18 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   qsort(ti, (size_t)n, sizeof *ti, cmp_name);
   for (int i = 1; i < n; i++)
     if (!strcmp(ti[i - 1].name, ti[i].name)) {
-      errbuf(err, errlen, "%s: tensor '%s' appears twice in the header", path, ti[i].name);
+      diag_errbuf(err, errlen, "%s: tensor '%s' appears twice in the header", path, ti[i].name);
       goto bad;
     }
   {
-    tinfo **by = xmalloc((size_t)(n ? n : 1) * sizeof *by);
+    tinfo **by = mem_alloc((size_t)(n ? n : 1) * sizeof *by);
     for (int i = 0; i < n; i++) by[i] = &ti[i];
     qsort(by, (size_t)n, sizeof *by, cmp_off);
     const tinfo *prev = NULL;
     for (int i = 0; i < n; i++) {
       if (by[i]->off[0] == by[i]->off[1]) continue;   /* empty tensors take no room */
       if (prev && by[i]->off[0] < prev->off[1]) {
-        errbuf(err, errlen, "%s: tensors '%s' and '%s' overlap in the data ([%" PRIu64 ", %" PRIu64 ") and [%" PRIu64
+        diag_errbuf(err, errlen, "%s: tensors '%s' and '%s' overlap in the data ([%" PRIu64 ", %" PRIu64 ") and [%" PRIu64
              ", %" PRIu64 "))", path, prev->name, by[i]->name, prev->off[0], prev->off[1], by[i]->off[0],
              by[i]->off[1]);
         free(by);
@@ -494,27 +494,27 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
                   const int64_t *global_shape, const int64_t *off, const int64_t *local,
                   void *dst, char *err, size_t errlen) {
   const st_tensor *t = st_find(f, name);
-  if (!t) return errbuf(err, errlen, "no tensor named '%s' in %s", name, f->path);
+  if (!t) return diag_errbuf(err, errlen, "no tensor named '%s' in %s", name, f->path);
   int same = t->rank == rank;
   for (int d = 0; same && d < rank; d++) same = t->shape[d] == global_shape[d];
   if (!same) {
     char a[200], b[200];
     shape_i64(a, sizeof a, t->rank, t->shape);
     shape_i64(b, sizeof b, rank, global_shape);
-    return errbuf(err, errlen, "%s: tensor '%s' has shape %s but the model wants %s", f->path, name, a, b);
+    return diag_errbuf(err, errlen, "%s: tensor '%s' has shape %s but the model wants %s", f->path, name, a, b);
   }
   const char *dn = f->dtname[t - f->t];
   if (t->dtype == ST_OTHER)
-    return errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32 and I64", f->path, name, dn);
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32 and I64", f->path, name, dn);
   int is_int = t->dtype == ST_I32 || t->dtype == ST_I64;
   if (want == RT_I32 && !is_int)
-    return errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants I32 (or I64)", f->path, name, dn);
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants I32 (or I64)", f->path, name, dn);
   if (want == RT_F32 && is_int)
-    return errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants F32 (or BF16, F16, F64)", f->path, name, dn);
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants F32 (or BF16, F16, F64)", f->path, name, dn);
   int64_t gstr[RT_MAXRANK], acc = 1, rows = 1, L = rank ? local[rank - 1] : 1;
   for (int d = rank - 1; d >= 0; d--) {
     if (off[d] < 0 || local[d] < 0 || off[d] + local[d] > global_shape[d])
-      return errbuf(err, errlen, "%s: tensor '%s': block outside the tensor along dim %d", f->path, name, d);
+      return diag_errbuf(err, errlen, "%s: tensor '%s': block outside the tensor along dim %d", f->path, name, d);
     gstr[d] = acc;
     acc *= global_shape[d];
   }
@@ -537,7 +537,7 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
         int64_t x;
         memcpy(&x, src + 8 * k, 8);
         if (x < INT32_MIN || x > INT32_MAX)
-          return errbuf(err, errlen, "%s: tensor '%s' (I64) holds %" PRId64 ", which does not fit the model's I32", f->path, name, x);
+          return diag_errbuf(err, errlen, "%s: tensor '%s' (I64) holds %" PRId64 ", which does not fit the model's I32", f->path, name, x);
         o[k] = (int32_t)x;
       }
     } else {
@@ -588,7 +588,7 @@ static int write_all(int fd, const void *p, size_t n) {
 }
 
 int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen) {
-  const st_out **by = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *by);
+  const st_out **by = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *by);
   for (int i = 0; i < n; i++) by[i] = &ts[i];
   qsort(by, (size_t)(n > 0 ? n : 0), sizeof *by, cmp_out);
   for (int i = 0; i < n; i++) {
@@ -600,7 +600,7 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
     for (int d = 0; !why && d < by[i]->rank; d++)
       if (by[i]->shape[d] < 0) why = "a negative dimension";
     if (why) {
-      errbuf(err, errlen, "%s: cannot write %s%s%s%s", path, why, by[i]->name ? " ('" : "",
+      diag_errbuf(err, errlen, "%s: cannot write %s%s%s%s", path, why, by[i]->name ? " ('" : "",
            by[i]->name ? by[i]->name : "", by[i]->name ? "')" : "");
       free(by);
       return -1;
@@ -610,7 +610,7 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
   char *hdr = NULL;
   size_t hlen = 0;
   FILE *h = open_memstream(&hdr, &hlen);
-  if (!h) arena_oom();
+  if (!h) mem_oom();
   fputc('{', h);
   uint64_t pos = 0;
   for (int i = 0; i < n; i++) {
@@ -630,16 +630,16 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
 
   /* a temporary file next to the target, renamed over it when complete */
   size_t pl = strlen(path);
-  char *tmp = xmalloc(pl + 12);
+  char *tmp = mem_alloc(pl + 12);
   memcpy(tmp, path, pl);
   memcpy(tmp + pl, ".tmp.XXXXXX", 12);
   int fd = mkstemp(tmp);
   if (fd < 0) {
     int e = errno;
     const char *slash = strrchr(path, '/');
-    if (slash) errbuf(err, errlen, "%s: cannot create a file in the folder '%.*s': %s", path,
+    if (slash) diag_errbuf(err, errlen, "%s: cannot create a file in the folder '%.*s': %s", path,
                     (int)(slash == path ? 1 : slash - path), path, strerror(e));
-    else errbuf(err, errlen, "%s: cannot create a file in the current folder: %s", path, strerror(e));
+    else diag_errbuf(err, errlen, "%s: cannot create a file in the current folder: %s", path, strerror(e));
     free(tmp);
     free(hdr);
     free(by);
@@ -661,7 +661,7 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
   if (!bad && rename(tmp, path) != 0) { bad = 1; e = errno; }
   if (bad) {
     unlink(tmp);
-    errbuf(err, errlen, "%s: cannot write: %s", path, strerror(e));
+    diag_errbuf(err, errlen, "%s: cannot write: %s", path, strerror(e));
   } else {
     /* make the rename itself durable */
     const char *slash = strrchr(path, '/');

@@ -2,6 +2,7 @@
 ** arena.c: block-chained bump allocator with an intern table.
 */
 #include "util/arena.h"
+#include "util/mem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,15 +19,6 @@ struct intern_slot { const char *s; size_t n; uint64_t h; };
 
 #define ARENA_BLOCK 65536
 
-_Noreturn void arena_oom(void) {
-  fputs("carve: error: out of memory\n", stderr);
-  exit(1);
-}
-
-void *xmalloc(size_t n) { void *p = malloc(n ? n : 1); if (!p) arena_oom(); return p; }
-void *xcalloc(size_t n, size_t m) { void *p = calloc(n ? n : 1, m ? m : 1); if (!p) arena_oom(); return p; }
-void *xrealloc(void *p, size_t n) { p = realloc(p, n ? n : 1); if (!p) arena_oom(); return p; }
-
 void arena_init(arena *a) { memset(a, 0, sizeof *a); }
 
 void arena_free(arena *a) {
@@ -42,7 +34,7 @@ void *arena_alloc(arena *a, size_t n) {
   if (!b || b->cap - b->off < n) {
     size_t cap = n > ARENA_BLOCK / 2 ? n : ARENA_BLOCK;
     b = malloc(sizeof *b + cap);
-    if (!b) arena_oom();
+    if (!b) mem_oom();
     b->cap = cap; b->off = 0;
     if (n > ARENA_BLOCK / 2 && a->head) {   /* big: keep the current block open */
       b->next = a->head->next; a->head->next = b;
@@ -94,7 +86,7 @@ static uint64_t hash_bytes(const char *s, size_t n) {
 
 static void intern_rehash(arena *a) {
   size_t ncap = a->nslots ? a->nslots * 2 : 256;
-  struct intern_slot *ns = xcalloc(ncap, sizeof *ns);
+  struct intern_slot *ns = mem_calloc(ncap, sizeof *ns);
   for (size_t i = 0; i < a->nslots; i++) {
     struct intern_slot *o = &a->slots[i];
     if (!o->s) continue;

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "util/mem.h"
 
 typedef struct arena_block arena_block;
 
@@ -34,10 +35,5 @@ const char *arena_intern_cstr(arena *a, const char *s);
 /* The interned copy if there is one, else NULL (adds nothing). */
 const char *arena_find_interned(const arena *a, const char *s, size_t n);
 
-/* Out-of-memory is the one condition we cannot report gracefully. */
-_Noreturn void arena_oom(void);
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t m);
-void *xrealloc(void *p, size_t n);
 
 #endif

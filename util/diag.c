@@ -13,18 +13,11 @@
 #define DIAG_MAX_FILE (256u << 20)   /* model and tactic files beyond this are refused */
 
 void diag_init(diag *d) { memset(d, 0, sizeof *d); }
-void diag_free(diag *d) { free(d->text); memset(d, 0, sizeof *d); }
+void diag_free(diag *d) { sb_free(&d->out); memset(d, 0, sizeof *d); }
+const char *diag_text(const diag *d) { return sb_str(&d->out); }
 void diag_clear(diag *d) { int w = d->werror; diag_free(d); d->werror = w; }
 
-void diag_append(diag *d, const char *s) {
-  size_t n = strlen(s);
-  if (d->len + n + 1 > d->cap) {
-    d->cap = (d->len + n + 1) * 2;
-    d->text = xrealloc(d->text, d->cap);
-  }
-  memcpy(d->text + d->len, s, n + 1);
-  d->len += n;
-}
+void diag_append(diag *d, const char *s) { sb_puts(&d->out, s); }
 
 void diag_linecol(const diag_src *s, uint32_t off, int *line, int *col) {
   int l = 1, c = 1;
@@ -69,16 +62,15 @@ static void append_caret(diag *d, loc at) {
 }
 
 static void vemit(diag *d, loc at, const char *kind, const char *fmt, va_list ap) {
-  char msg[1024], head[1400];
-  vsnprintf(msg, sizeof msg, fmt, ap);
   if (at.src) {
     int l, c;
     diag_linecol(at.src, at.off, &l, &c);
-    snprintf(head, sizeof head, "%s:%d:%d: %s: %s\n", at.src->name, l, c, kind, msg);
+    sb_printf(&d->out, "%s:%d:%d: %s: ", at.src->name, l, c, kind);
   } else {
-    snprintf(head, sizeof head, "carve: %s: %s\n", kind, msg);
+    sb_printf(&d->out, "carve: %s: ", kind);
   }
-  diag_append(d, head);
+  sb_vprintf(&d->out, fmt, ap);
+  sb_putc(&d->out, '\n');
   if (at.src) append_caret(d, at);
 }
 
@@ -117,7 +109,7 @@ diag_src *diag_load_file(arena *a, diag *d, const char *path) {
     return NULL;
   }
   size_t cap = 4096, len = 0;
-  char *buf = xmalloc(cap);
+  char *buf = mem_alloc(cap);
   for (;;) {
     if (len + 4096 > cap) {
       if (cap >= DIAG_MAX_FILE) {
@@ -125,7 +117,7 @@ diag_src *diag_load_file(arena *a, diag *d, const char *path) {
         diag_error(d, LOC_NONE, "'%s' is larger than %u MiB; is it really a carve file?", path, DIAG_MAX_FILE >> 20);
         return NULL;
       }
-      cap *= 2; buf = xrealloc(buf, cap);
+      cap *= 2; buf = mem_realloc(buf, cap);
     }
     size_t n = fread(buf + len, 1, cap - len, f);
     len += n;
@@ -139,7 +131,7 @@ diag_src *diag_load_file(arena *a, diag *d, const char *path) {
   return s;
 }
 
-int errbuf(char *err, size_t errlen, const char *fmt, ...) {
+int diag_errbuf(char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   if (err && errlen) vsnprintf(err, errlen, fmt, ap);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "util/arena.h"
+#include "util/strbuf.h"
 
 typedef struct diag_src {
   const char *name;      /* as given on the command line */
@@ -26,8 +27,7 @@ typedef struct loc {
 #define LOC_NONE ((loc){NULL, 0})
 
 typedef struct diag {
-  char *text;            /* every rendered message, in order (malloc'd) */
-  size_t len, cap;
+  strbuf out;            /* every rendered message, in order: diag_text(d) */
   int nerrors, nwarnings;
   int werror;            /* warnings count as errors (not --lenient where it matters) */
 } diag;
@@ -35,6 +35,8 @@ typedef struct diag {
 void diag_init(diag *d);
 void diag_free(diag *d);
 void diag_clear(diag *d);
+/* Everything rendered so far ("" when nothing). */
+const char *diag_text(const diag *d);
 
 /* Each returns -1 so that `return diag_error(...)` reads naturally. */
 int  diag_error(diag *d, loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -49,7 +51,7 @@ const char *diag_where(arena *a, loc at);
 
 /* Write a one-line reason into err (if any) and return -1: the error
 ** convention of functions that report through a caller's buffer. */
-int errbuf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int diag_errbuf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Read a whole file into the arena; on failure records a carve: error and returns NULL. */
 diag_src *diag_load_file(arena *a, diag *d, const char *path);

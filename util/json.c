@@ -10,23 +10,15 @@
 #include <string.h>
 
 void json_init(json *j) { memset(j, 0, sizeof *j); j->first[0] = 1; }
-void json_free(json *j) { free(j->p); memset(j, 0, sizeof *j); }
+void json_free(json *j) { sb_free(&j->out); memset(j, 0, sizeof *j); }
 
-static void raw(json *j, const char *s, size_t n) {
-  if (j->n + n + 1 > j->cap) {
-    j->cap = (j->n + n + 1) * 2 + 64;
-    j->p = xrealloc(j->p, j->cap);
-  }
-  memcpy(j->p + j->n, s, n);
-  j->n += n;
-  j->p[j->n] = 0;
-}
+static void raw(json *j, const char *s, size_t n) { sb_put(&j->out, s, n); }
 
 static void rawc(json *j, const char *s) { raw(j, s, strlen(s)); }
 
 /* A value is about to be written: a comma unless it is the first here or follows a key. */
 static void sep(json *j) {
-  if (j->n && j->p[j->n - 1] == ':') return;
+  if (j->out.n && j->out.p[j->out.n - 1] == ':') return;
   if (!j->first[j->depth]) rawc(j, ", ");
   j->first[j->depth] = 0;
 }

@@ -7,10 +7,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "util/strbuf.h"
 
 typedef struct json {
-  char *p;
-  size_t n, cap;
+  strbuf out;            /* the text: sb_str(&j.out) */
   int depth;
   unsigned char first[64];   /* per depth: nothing written yet at this level */
 } json;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 ir_graph *ir_graph_new(const diag_src *src, const char *name) {
-  ir_graph *g = xcalloc(1, sizeof *g);
+  ir_graph *g = mem_calloc(1, sizeof *g);
   arena_init(&g->mem);
   g->src = src;
   g->name = name ? arena_intern_cstr(&g->mem, name) : "model";
@@ -34,7 +34,7 @@ static void index_put(ir_graph *g, const char *name, int id) {
   if ((g->nvals + g->ntomb + 1) * 2 > g->nindex) {
     int n = g->nindex ? g->nindex * 2 : 1024;
     int *ix = malloc(sizeof(int) * (size_t)n);
-    if (!ix) arena_oom();
+    if (!ix) mem_oom();
     for (int i = 0; i < n; i++) ix[i] = -1;
     for (int i = 0; i < g->nindex; i++) {
       int v = g->index[i];
@@ -128,7 +128,7 @@ void ir_add_output(ir_graph *g, int id) {
 }
 
 void ir_link(ir_graph *g) {
-  int *count = xcalloc((size_t)g->nvals + 1, sizeof(int));
+  int *count = mem_calloc((size_t)g->nvals + 1, sizeof(int));
   for (int i = 0; i < g->nvals; i++) {
     ir_value *v = g->vals[i];
     for (int k = 0; k < v->nargs; k++) {

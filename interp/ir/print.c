@@ -23,7 +23,7 @@ static void put(sbuf *s, const char *fmt, ...) {
   va_end(ap);
   if (s->n + (size_t)n + 1 > s->cap) {
     s->cap = (s->n + (size_t)n + 1) * 2;
-    s->p = xrealloc(s->p, s->cap);
+    s->p = mem_realloc(s->p, s->cap);
   }
   vsnprintf(s->p + s->n, (size_t)n + 1, fmt, aq);
   va_end(aq);

@@ -684,14 +684,14 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
     p->mesh_rank = plan->mesh.n;
     for (int i = 0; i < plan->mesh.n; i++) { p->mesh[i] = plan->mesh.size[i]; p->axis_names[i] = arena_intern_cstr(&p->mem, plan->mesh.name[i]); }
   }
-  c.buf = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-  c.isconst = xcalloc((size_t)n + 1, 1);
-  c.cval = xcalloc((size_t)n + 1, sizeof(double));
-  c.src = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-  c.axpy = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-  c.chain = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
-  c.axpby = xcalloc((size_t)n + 1, 1);
-  c.skip = xcalloc((size_t)n + 1, 1);
+  c.buf = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.isconst = mem_calloc((size_t)n + 1, 1);
+  c.cval = mem_calloc((size_t)n + 1, sizeof(double));
+  c.src = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.axpy = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.chain = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.axpby = mem_calloc((size_t)n + 1, 1);
+  c.skip = mem_calloc((size_t)n + 1, 1);
   for (int i = 0; i < n; i++) c.buf[i] = -1;
   for (int i = 0; i < n; i++) {         /* literals first: folds need them */
     const ir_value *v = g->vals[i];

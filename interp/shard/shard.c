@@ -21,7 +21,7 @@
 
 
 sh_plan *shard_new(const ir_graph *g, const sh_mesh *m) {
-  sh_plan *p = xcalloc(1, sizeof *p);
+  sh_plan *p = mem_calloc(1, sizeof *p);
   arena_init(&p->mem);
   p->g = g;
   p->mesh = *m;
@@ -93,7 +93,7 @@ const char *shard_str(const sh_plan *p, int v, arena *a) {
 int shard_record(sh_plan *p, sh_decision d) {
   if (p->ndec == p->deccap) {
     p->deccap = p->deccap ? p->deccap * 2 : 256;
-    p->dec = xrealloc(p->dec, sizeof *p->dec * (size_t)p->deccap);
+    p->dec = mem_realloc(p->dec, sizeof *p->dec * (size_t)p->deccap);
   }
   p->dec[p->ndec] = d;
   return p->ndec++;
@@ -105,7 +105,7 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
     if (p->con[i].value == value && p->con[i].op == op && p->con[i].axis == axis && p->con[i].from_tactic == from_tactic) return;
   if (p->ncon == p->concap) {
     p->concap = p->concap ? p->concap * 2 : 64;
-    p->con = xrealloc(p->con, sizeof *p->con * (size_t)p->concap);
+    p->con = mem_realloc(p->con, sizeof *p->con * (size_t)p->concap);
   }
   char msg[512];
   va_list ap;
@@ -275,7 +275,7 @@ static void visit(sh_plan *p, wl *w, int u) {
 
 void shard_propagate(sh_plan *p) {
   int n = p->g->nvals;
-  wl w = {xmalloc(sizeof(int) * (size_t)(n + 1)), xcalloc((size_t)n + 1, 1), 0, 0, n + 1};
+  wl w = {mem_alloc(sizeof(int) * (size_t)(n + 1)), mem_calloc((size_t)n + 1, 1), 0, 0, n + 1};
   for (int v = 0; v < n; v++) if (p->g->vals[v]->kind == IR_OP) push(&w, v);
   while (w.head != w.tail) {
     int u = w.q[w.head];
@@ -407,9 +407,9 @@ static int keepable(const sh_plan *p, int u, uint32_t part) {
 void shard_partials(sh_plan *p) {
   const ir_graph *g = p->g;
   int n = g->nvals;
-  uint32_t *low = xcalloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
-  uint32_t *seen = xcalloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
-  char *allowed = xcalloc((size_t)n + 1, 1);
+  uint32_t *low = mem_calloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
+  uint32_t *seen = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
+  char *allowed = mem_calloc((size_t)n + 1, 1);
   for (int u = 0; u < n; u++) {
     if (g->vals[u]->kind != IR_OP) continue;
     sh_oplayout o;

@@ -28,7 +28,7 @@ const char *stdlib_names(void) { return "batch, embedding, megatron, zero"; }
 
 /* values the first output depends on: the forward program */
 static char *forward_set(const ir_graph *g) {
-  char *f = xcalloc((size_t)g->nvals + 1, 1);
+  char *f = mem_calloc((size_t)g->nvals + 1, 1);
   if (!g->nouts) return f;
   f[g->outputs[0]] = 1;
   for (int v = g->nvals - 1; v >= 0; v--) {
@@ -78,8 +78,8 @@ static int reaches_row_partner(const ir_graph *g, const char *fwd, int x, int di
 static int megatron(sh_plan *p, int axis, diag *d) {
   const ir_graph *g = p->g;
   char *fwd = forward_set(g);
-  char *done = xcalloc((size_t)g->nvals + 1, 1);
-  char *partner = xcalloc((size_t)g->nvals + 1, 1);   /* row-parallel weights: split by propagation */
+  char *done = mem_calloc((size_t)g->nvals + 1, 1);
+  char *partner = mem_calloc((size_t)g->nvals + 1, 1);   /* row-parallel weights: split by propagation */
   int n = 0;
   for (int u = 0; u < g->nvals; u++) {
     const ir_value *v = g->vals[u];
@@ -94,7 +94,7 @@ static int megatron(sh_plan *p, int axis, diag *d) {
         if (f < 0 || r.kind[f] != F_PASS) continue;
         int rd = -1;
         for (int j = 0; j < v->shape.rank; j++) if (r.map[r.nops - 1][j] == f) rd = j;
-        char *found = xcalloc((size_t)g->nvals + 1, 1);
+        char *found = mem_calloc((size_t)g->nvals + 1, 1);
         int ok = rd >= 0 && reaches_row_partner(g, fwd, u, rd, 0, found);
         if (ok) for (int q = 0; q < g->nvals; q++) partner[q] |= found[q];
         free(found);

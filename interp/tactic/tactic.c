@@ -49,7 +49,7 @@ int tactic_parse_mesh(const char *text, sh_mesh *m, diag *d) {
     if (end == s) return diag_error(d, LOC_NONE, "--mesh '%s': '%.*s' needs a size", text, (int)nl, nb);
     s = end;
     if (m->n == SH_MAXAXES) return diag_error(d, LOC_NONE, "--mesh '%s': at most %d axes", text, SH_MAXAXES);
-    char *name = xmalloc(nl + 1);
+    char *name = mem_alloc(nl + 1);
     memcpy(name, nb, nl);
     name[nl] = 0;
     for (int i = 0; i < m->n; i++)
@@ -92,7 +92,7 @@ static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
     if (a->val.kind != TAC_VINT || a->val.i < 1) return diag_error(d, at(f, a->off), "mesh axis '%s' must have a size of at least 1", a->key);
     if (__builtin_mul_overflow(total, a->val.i, &total) || total > ((int64_t)1 << 31))
       return diag_error(d, at(f, a->off), "the mesh has more than 2^31 devices");
-    char *nm = xmalloc(strlen(a->key) + 1);
+    char *nm = mem_alloc(strlen(a->key) + 1);
     strcpy(nm, a->key);
     m->name[m->n] = nm;
     m->size[m->n++] = a->val.i;

@@ -86,7 +86,7 @@ static int einsum(gctx *c, const char *name, const char *spec, int x, int y) {
 static void give(gctx *c, int to, int val) {
   if (val < 0 || !c->needs[to]) return;
   if (c->ncontrib[to] == c->expect[to]) { c->failed = 1; return; }  /* counted wrong: a bug */
-  if (!c->contrib[to]) c->contrib[to] = xcalloc((size_t)c->expect[to], sizeof(int));
+  if (!c->contrib[to]) c->contrib[to] = mem_calloc((size_t)c->expect[to], sizeof(int));
   c->contrib[to][c->ncontrib[to]++] = val;
 }
 
@@ -377,11 +377,11 @@ int grad_build(ir_graph *g, diag *d) {
                       loss->name, ir_dtype_name(loss->dtype), ir_shape_str(&g->mem, &loss->shape));
   gctx c = {g, d, g->nvals};
   int n = c.n;
-  c.needs = xcalloc((size_t)n, 1);
-  c.live = xcalloc((size_t)n, 1);
-  c.expect = xcalloc((size_t)n, sizeof(int));
-  c.contrib = xcalloc((size_t)n, sizeof(int *));
-  c.ncontrib = xcalloc((size_t)n, sizeof(int));
+  c.needs = mem_calloc((size_t)n, 1);
+  c.live = mem_calloc((size_t)n, 1);
+  c.expect = mem_calloc((size_t)n, sizeof(int));
+  c.contrib = mem_calloc((size_t)n, sizeof(int *));
+  c.ncontrib = mem_calloc((size_t)n, sizeof(int));
   int nparams = 0;
   for (int i = 0; i < n; i++) {
     ir_value *v = g->vals[i];
@@ -494,7 +494,7 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
   int loss = g->outputs[0];
   int nparams = 0;
   for (int i = 0; i < c.n; i++) nparams += g->vals[i]->kind == IR_PARAM;
-  int *params = xcalloc((size_t)nparams + 1, sizeof(int));
+  int *params = mem_calloc((size_t)nparams + 1, sizeof(int));
   nparams = 0;
   for (int i = 0; i < c.n; i++)
     if (g->vals[i]->kind == IR_PARAM && ir_lookup(g, NM("grad.%s", g->vals[i]->name))) params[nparams++] = i;

@@ -79,7 +79,7 @@ static inline void hx_output(hx *h, const char *name) {
 static inline void hx_lower(hx *h) {
   ir_link(h->g);
   int rc = lower_program(h->g, NULL, &h->p, &h->lr, &h->d);
-  cr_assert(rc == 0, "lowering failed: %s", h->d.text ? h->d.text : "");
+  cr_assert(rc == 0, "lowering failed: %s", diag_text(&h->d) ? diag_text(&h->d) : "");
   h->lowered = 1;
   h->e = rt_exec_new(&h->p, rt_backend_cpu(), NULL);
 }

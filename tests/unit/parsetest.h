@@ -27,10 +27,10 @@
 static inline const char *pt_first_line(const diag *d) {
   static char line[1200];
   line[0] = 0;
-  if (d->text) {
-    size_t n = strcspn(d->text, "\n");
+  if (diag_text(d)) {
+    size_t n = strcspn(diag_text(d), "\n");
     if (n >= sizeof line) n = sizeof line - 1;
-    memcpy(line, d->text, n);
+    memcpy(line, diag_text(d), n);
     line[n] = 0;
   }
   return line;
@@ -43,23 +43,23 @@ static inline const char *pt_first_line(const diag *d) {
 static inline void pt_error_case(const void *tree, const diag *d, const char *file,
                                  const char *text, const char *first, const char *note) {
   if (!first[0]) {
-    cr_assert_not_null(tree, "%s\nunexpected error:\n%s", text, d->text ? d->text : "");
+    cr_assert_not_null(tree, "%s\nunexpected error:\n%s", text, diag_text(d) ? diag_text(d) : "");
     return;
   }
   cr_assert_null(tree, "parsed, but wanted: %s", first);
-  cr_assert_eq(d->nerrors, 1, "one error only:\n%s", d->text);
+  cr_assert_eq(d->nerrors, 1, "one error only:\n%s", diag_text(d));
   char want[300];
   snprintf(want, sizeof want, "%s:%s", file, first);
   cr_assert(strncmp(pt_first_line(d), want, strlen(want)) == 0,
             "for %s\nwanted: %s\ngot:    %s", text, want, pt_first_line(d));
   /* the message is followed by the source line and a caret */
-  cr_assert_not_null(strstr(d->text, "^\n"));
-  const char *found = strstr(d->text, ": note: ");
+  cr_assert_not_null(strstr(diag_text(d), "^\n"));
+  const char *found = strstr(diag_text(d), ": note: ");
   if (note[0]) {
     snprintf(want, sizeof want, "%s:%s", file, note);
-    cr_assert_not_null(strstr(d->text, want), "wanted note %s in:\n%s", want, d->text);
+    cr_assert_not_null(strstr(diag_text(d), want), "wanted note %s in:\n%s", want, diag_text(d));
   } else {
-    cr_assert_null(found, "no note wanted:\n%s", d->text);
+    cr_assert_null(found, "no note wanted:\n%s", diag_text(d));
   }
 }
 
@@ -196,9 +196,9 @@ static inline int pt_error_corpus(const char *ext, pt_parse_fn *parse, int one_e
       const void *f = parse(&a, &d, diag_src_string(&a, de->d_name, text, len));
       cr_assert_null(f, "%s parsed without error", de->d_name);
       if (one_error) cr_assert_eq(d.nerrors, 1);
-      size_t fl = strcspn(d.text, "\n");
+      size_t fl = strcspn(diag_text(&d), "\n");
       char line[1200];
-      snprintf(line, sizeof line, "%.*s", (int)(fl < 1000 ? fl : 1000), d.text);
+      snprintf(line, sizeof line, "%.*s", (int)(fl < 1000 ? fl : 1000), diag_text(&d));
       cr_assert_not_null(strstr(line, expect), "%s\nwanted: %s\ngot:    %s", de->d_name, expect, line);
       diag_free(&d);
       arena_free(&a);

@@ -31,7 +31,7 @@ static cir_file *parse(const char *text) {
 /* Parse text that must be valid. */
 static cir_file *ok(const char *text) {
   cir_file *f = parse(text);
-  cr_assert_not_null(f, "parse failed:\n%s", D.text ? D.text : "(no message)");
+  cr_assert_not_null(f, "parse failed:\n%s", diag_text(&D) ? diag_text(&D) : "(no message)");
   cr_assert_eq(D.nerrors, 0);
   return f;
 }
@@ -422,7 +422,7 @@ Test(cir, nesting_up_to_the_limit) {
   const char *units[][2] = {{"f(", ")"}, {"[", "]"}, {"f(a, k = ", ")"}, {"[1, ", "]"}};
   for (int u = 0; u < 4; u++) {
     char *s = pt_repeat("model m { x = ", units[u][0], 255, "1", units[u][1], " }");
-    cr_assert_not_null(parse(s), "%s", D.text);
+    cr_assert_not_null(parse(s), "%s", diag_text(&D));
     free(s);
     s = pt_repeat("model m { x = ", units[u][0], 256, "1", units[u][1], " }");
     cr_assert_null(parse(s));
@@ -432,7 +432,7 @@ Test(cir, nesting_up_to_the_limit) {
   char *s = pt_repeat("model m {\n", "repeat i in 0..2 {\n", 255, "x = 1\n", "}\n", "}\n");
   cir_file *f = parse(s);
   free(s);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   cr_assert_eq(f->models[0]->stmts[0]->kind, CIR_REPEAT);
 }
 
@@ -446,7 +446,7 @@ static void parse_garbage(const char *buf, size_t n) {
   cir_file *f = cir_parse(&a, &d, diag_src_string(&a, "g.cir", buf, n));
   if (!f) {
     cr_assert_eq(d.nerrors, 1);
-    cr_assert(strncmp(d.text, "g.cir:", 6) == 0, "%s", d.text);
+    cr_assert(strncmp(diag_text(&d), "g.cir:", 6) == 0, "%s", diag_text(&d));
   } else {
     cr_assert_eq(d.nerrors, 0);
     cr_assert_gt(f->nmodels, 0);

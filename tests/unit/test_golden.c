@@ -65,8 +65,8 @@ ParameterizedTest(gcase *c, golden, op) {
   decl(src, sizeof src, st_find(f, name), "cot", scalar_out);
   snprintf(src + strlen(src), sizeof src - strlen(src), "  out = %s\n  loss = sum(mul(out, cot))\n  return loss\n}\n", c->expr);
   hx h;
-  cr_assert(hx_build(&h, src) == 0, "%s\n%s", src, h.d.text ? h.d.text : "");
-  cr_assert(grad_build(h.g, &h.d) == 0, "%s", h.d.text ? h.d.text : "");
+  cr_assert(hx_build(&h, src) == 0, "%s\n%s", src, diag_text(&h.d) ? diag_text(&h.d) : "");
+  cr_assert(grad_build(h.g, &h.d) == 0, "%s", diag_text(&h.d) ? diag_text(&h.d) : "");
   hx_output(&h, "out");
   for (int k = 0; k < nin; k++) {
     snprintf(name, sizeof name, "in%d", k);
@@ -105,7 +105,7 @@ Test(golden, adam_three_steps) {
   cr_assert(hx_build(&h, "model a {\n param p : f32[4, 3]\n input g : f32[4, 3]\n loss = sum(mul(p, g))\n return loss\n}\n") == 0);
   train_spec t;
   cr_assert(train_parse("adam(lr = 1e-2)", &t, &h.d) == 0);
-  cr_assert(train_build(h.g, &t, &h.d) == 0, "%s", h.d.text ? h.d.text : "");
+  cr_assert(train_build(h.g, &t, &h.d) == 0, "%s", diag_text(&h.d) ? diag_text(&h.d) : "");
   hx_lower(&h);
   hx_set(&h, "p", st_find(f, "adam.p0")->data);
   hx_init_rest(&h, 1);

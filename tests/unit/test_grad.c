@@ -12,10 +12,10 @@
 ** be as large as the values themselves. */
 static void fd_check_std(const char *src, int samples, double h, double tol, double std) {
   hx hh, *x = &hh;
-  cr_assert(hx_build(x, src) == 0, "%s", x->d.text ? x->d.text : "");
+  cr_assert(hx_build(x, src) == 0, "%s", diag_text(&x->d) ? diag_text(&x->d) : "");
   for (int i = 0; i < x->g->nvals; i++)
     if (x->g->vals[i]->kind == IR_PARAM && x->g->vals[i]->init.kind == INIT_NORMAL) x->g->vals[i]->init.a = std;
-  cr_assert(grad_build(x->g, &x->d) == 0, "%s", x->d.text ? x->d.text : "");
+  cr_assert(grad_build(x->g, &x->d) == 0, "%s", diag_text(&x->d) ? diag_text(&x->d) : "");
   int nv = x->g->nvals;
   for (int i = 0; i < nv; i++)
     if (x->g->vals[i]->kind == IR_PARAM) {

@@ -57,8 +57,8 @@ ParameterizedTest(bad *b, ir, shape_errors) {
   hx h;
   int rc = hx_build(&h, src);
   cr_assert(rc < 0, "accepted:\n%s", src);
-  cr_assert(h.d.text && strstr(h.d.text, b->expect), "for:\n%s\nwanted '%s' in:\n%s", src, b->expect, h.d.text ? h.d.text : "(nothing)");
-  cr_assert(!strncmp(h.d.text, "test.cir:", 9), "the first line must be located: %s", h.d.text);
+  cr_assert(diag_text(&h.d) && strstr(diag_text(&h.d), b->expect), "for:\n%s\nwanted '%s' in:\n%s", src, b->expect, diag_text(&h.d) ? diag_text(&h.d) : "(nothing)");
+  cr_assert(!strncmp(diag_text(&h.d), "test.cir:", 9), "the first line must be located: %s", diag_text(&h.d));
   hx_free(&h);
 }
 
@@ -66,7 +66,7 @@ Test(ir, repeat_expands_templates_and_names_nested_calls) {
   hx h;
   cr_assert(hx_build(&h, "model m {\n input x0 : f32[4, 8]\n repeat i in 0..3 {\n param w{i} : f32[8, 8]\n"
                          "  x{i+1} = tanh(add(matmul(x{i}, w{i}), 1))\n }\n loss = sum(x3)\n return loss\n}\n") == 0,
-            "%s", h.d.text);
+            "%s", diag_text(&h.d));
   cr_assert(ir_lookup(h.g, "w2") && ir_lookup(h.g, "x3"));
   cr_assert(!ir_lookup(h.g, "w3"));
   ir_value *m = ir_lookup(h.g, "x2.matmul");
@@ -97,16 +97,16 @@ Test(ir, attributes_are_normalized) {
 /* print(build(text)) parses back to a graph that prints the same, value for value */
 static void round_trip(const char *text, const char *train) {
   hx a, b;
-  cr_assert(hx_build(&a, text) == 0, "%s", a.d.text);
+  cr_assert(hx_build(&a, text) == 0, "%s", diag_text(&a.d));
   if (train) {
     train_spec t;
     cr_assert(train_parse(train, &t, &a.d) == 0);
-    cr_assert(train_build(a.g, &t, &a.d) == 0, "%s", a.d.text);
+    cr_assert(train_build(a.g, &t, &a.d) == 0, "%s", diag_text(&a.d));
   }
   arena m;
   arena_init(&m);
   char *p1 = ir_print(a.g, &m);
-  cr_assert(hx_build(&b, p1) == 0, "printed text does not parse back:\n%s", b.d.text);
+  cr_assert(hx_build(&b, p1) == 0, "printed text does not parse back:\n%s", diag_text(&b.d));
   char *p2 = ir_print(b.g, &m);
   cr_assert_str_eq(p1, p2);
   int nops = 0;
@@ -148,12 +148,12 @@ Test(ir, round_trip_training_step_ops) {
   /* states print as params; the backward ops (internal ops included) must parse back */
   hx a;
   cr_assert(hx_build(&a, t) == 0);
-  cr_assert(grad_build(a.g, &a.d) == 0, "%s", a.d.text);
+  cr_assert(grad_build(a.g, &a.d) == 0, "%s", diag_text(&a.d));
   arena m;
   arena_init(&m);
   char *p1 = ir_print(a.g, &m);
   hx b;
-  cr_assert(hx_build(&b, p1) == 0, "%s", b.d.text);
+  cr_assert(hx_build(&b, p1) == 0, "%s", diag_text(&b.d));
   cr_assert_str_eq(p1, ir_print(b.g, &m));
   arena_free(&m);
   hx_free(&a);
@@ -166,7 +166,7 @@ Test(ir, adam_step_names) {
   cr_assert(hx_build(&h, "model m {\n param w : f32[4, 4]\n input x : f32[2, 4]\n loss = sum(matmul(x, w))\n return loss\n}\n") == 0);
   train_spec t;
   cr_assert(train_parse("adam(lr = 1e-3, beta2 = 0.99)", &t, &h.d) == 0);
-  cr_assert(train_build(h.g, &t, &h.d) == 0, "%s", h.d.text);
+  cr_assert(train_build(h.g, &t, &h.d) == 0, "%s", diag_text(&h.d));
   const char *names[] = {"grad.w", "adam.m.w", "adam.v.w", "new.w", "new.adam.m.w", "new.adam.v.w", "adam.step", "new.adam.step"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) cr_assert(ir_lookup(h.g, names[i]), "missing %s", names[i]);
   cr_assert_eq(ir_lookup(h.g, "grad.w")->role, ROLE_GRAD);
@@ -195,7 +195,7 @@ Test(ir, train_errors) {
     int rc = train_parse(cases[i].train, &t, &h.d);
     if (rc == 0) rc = train_build(h.g, &t, &h.d);
     cr_assert(rc < 0, "case %zu accepted", i);
-    cr_assert(strstr(h.d.text, cases[i].expect), "wanted '%s' in: %s", cases[i].expect, h.d.text);
+    cr_assert(strstr(diag_text(&h.d), cases[i].expect), "wanted '%s' in: %s", cases[i].expect, diag_text(&h.d));
     hx_free(&h);
   }
 }
@@ -204,7 +204,7 @@ Test(ir, model_selection) {
   hx h;
   const char *two = "model a {\n input x : f32[2]\n return x\n}\nmodel b {\n input x : f32[3]\n return x\n}\n";
   cr_assert(hx_build(&h, two) < 0);
-  cr_assert(strstr(h.d.text, "has 2 models (a, b); pick one with --model NAME"), "%s", h.d.text);
+  cr_assert(strstr(diag_text(&h.d), "has 2 models (a, b); pick one with --model NAME"), "%s", diag_text(&h.d));
   hx_free(&h);
   arena m;
   arena_init(&m);
@@ -216,7 +216,7 @@ Test(ir, model_selection) {
   cr_assert(g && ir_lookup(g, "x")->shape.d[0] == 3);
   ir_graph_free(g);
   cr_assert_null(build_model(f, "c", &d));
-  cr_assert(strstr(d.text, "has no model 'c' (it has: a, b)"));
+  cr_assert(strstr(diag_text(&d), "has no model 'c' (it has: a, b)"));
   diag_free(&d);
   arena_free(&m);
 }

@@ -35,7 +35,7 @@ static tac_file *parse_line(const char *text, int *incomplete) {
 /* Parse text that must be valid. */
 static tac_file *ok(const char *text) {
   tac_file *f = parse(text);
-  cr_assert_not_null(f, "parse failed:\n%s", D.text ? D.text : "(no message)");
+  cr_assert_not_null(f, "parse failed:\n%s", diag_text(&D) ? diag_text(&D) : "(no message)");
   cr_assert_eq(D.nerrors, 0);
   return f;
 }
@@ -453,7 +453,7 @@ Test(tac, line_bare_statement) {
   int inc = -1;
   const char *T = "shard param \"wte\" dim 0 on model";
   tac_file *f = parse_line(T, &inc);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   cr_assert_eq(inc, 0);
   cr_assert_eq(f->ndecls, 1);
   tac_decl *d = &f->decls[0];
@@ -475,7 +475,7 @@ Test(tac, line_mixed) {
   int inc = -1;
   tac_file *f = parse_line("mesh a = 2 replicate values on a shard params dim last on a "
                            "tactic t { replicate inputs on a } shard grads dim 1 on a", &inc);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   cr_assert_eq(inc, 0);
   cr_assert_eq(f->ndecls, 4);
   cr_assert_eq(f->decls[0].kind, TAC_MESH);
@@ -487,7 +487,7 @@ Test(tac, line_mixed) {
   cr_assert_eq(f->decls[3].stmts[0].sel, TAC_SEL_GRAD);
   /* a whole file is a line, too; an empty line is nothing */
   f = parse_line(design_text, &inc);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   cr_assert_eq(f->ndecls, 8);
   f = parse_line("", &inc);
   cr_assert(f && f->ndecls == 0 && inc == 0);
@@ -534,7 +534,7 @@ ParameterizedTest(line_case *c, tac, line_incomplete) {
   tac_file *f = parse_line(c->text, &inc);
   cr_assert_null(f, "%s parsed", c->text);
   cr_assert_eq(D.nerrors, 1);
-  cr_assert_eq(inc, c->incomplete, "%s: incomplete=%d\n%s", c->text, inc, D.text);
+  cr_assert_eq(inc, c->incomplete, "%s: incomplete=%d\n%s", c->text, inc, diag_text(&D));
   char want[200];
   snprintf(want, sizeof want, "t.tac:%s", c->first);
   cr_assert(strncmp(first_line(), want, strlen(want)) == 0,
@@ -665,7 +665,7 @@ Test(tac, embedded_nul) {
   f = tac_parse(&A, &D, src_of(text2, sizeof text2 - 1));
   cr_assert_null(f);
   cr_assert_eq(D.nerrors, 2);
-  cr_assert_not_null(strstr(D.text, "t.tac:1:7: error: unexpected character '\\x00' in string"));
+  cr_assert_not_null(strstr(diag_text(&D), "t.tac:1:7: error: unexpected character '\\x00' in string"));
 }
 
 /* ---- bounded nesting ---- */
@@ -696,7 +696,7 @@ Test(tac, nesting_up_to_the_limit) {
   for (int u = 0; u < 3; u++) {
     char *s = pt_repeat("use \"x\" (a = ", nest_units[u][0], 255, "1", nest_units[u][1], ")");
     tac_file *f = parse(s);
-    cr_assert_not_null(f, "%s", D.text);
+    cr_assert_not_null(f, "%s", diag_text(&D));
     free(s);
     tac_value *v = &f->decls[0].args[0].val;
     int depth = 0;
@@ -751,12 +751,12 @@ static void parse_garbage(const char *buf, size_t n) {
     int inc = -1;
     tac_file *f = line ? tac_parse_line(&a, &d, src, &inc) : tac_parse(&a, &d, src);
     if (!f) {
-      cr_assert_eq(d.nerrors, 1, "%s", d.text);
-      cr_assert(strncmp(d.text, "g.tac:", 6) == 0, "%s", d.text);
+      cr_assert_eq(d.nerrors, 1, "%s", diag_text(&d));
+      cr_assert(strncmp(diag_text(&d), "g.tac:", 6) == 0, "%s", diag_text(&d));
       if (line) cr_assert(inc == 0 || inc == 1);
     } else {
       cr_assert_eq(d.nerrors, 0);
-      cr_assert_null(d.text);
+      cr_assert_str_empty(diag_text(&d));
       cr_assert_geq(f->ndecls, 0);
       if (line) cr_assert_eq(inc, 0);
     }

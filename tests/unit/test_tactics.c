@@ -99,7 +99,7 @@ ParameterizedTest(rcase *c, rules, factor_kinds) {
   char src[400];
   snprintf(src, sizeof src, "model m {\n %s\n return %s\n}\n", c->body, c->value);
   hx h;
-  cr_assert(hx_build(&h, src) == 0, "%s", h.d.text);
+  cr_assert(hx_build(&h, src) == 0, "%s", diag_text(&h.d));
   ir_value *v = ir_lookup(h.g, c->value);
   sh_rule r;
   cr_assert(shard_rule(h.g, v, &r) == 0);
@@ -135,7 +135,7 @@ Test(rules, shared_factors_link_the_dims) {
 
 Test(propagation, forward_from_an_input) {
   setup s;
-  cr_assert(load(&s, CHAIN, NULL, "mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, "mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "h"), "[b, -]");
   cr_assert_str_eq(layout(&s, "y"), "[b, -]");
   cr_assert_str_eq(layout(&s, "s"), "[b]");
@@ -146,7 +146,7 @@ Test(propagation, forward_from_an_input) {
 
 Test(propagation, backward_from_an_output) {
   setup s;
-  cr_assert(load(&s, CHAIN, NULL, "mesh b = 2\ntactic t { shard value \"s\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, "mesh b = 2\ntactic t { shard value \"s\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "y"), "[b, -]");
   cr_assert_str_eq(layout(&s, "h.matmul"), "[b, -]");
   cr_assert_str_eq(layout(&s, "x"), "[b, -]", "back through matmul to its operand");
@@ -155,7 +155,7 @@ Test(propagation, backward_from_an_output) {
 
 Test(propagation, contraction_splits_the_partner_and_leaves_a_partial_sum) {
   setup s;
-  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard param \"w\" dim 0 on m }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard param \"w\" dim 0 on m }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "x"), "[-, m]", "the contracted dim of x follows w's");
   cr_assert_str_eq(layout(&s, "h.matmul"), "[-, -]");
   cr_assert(s.p->lay[ir_lookup(s.g, "h.matmul")->id].partial == 1u, "a partial sum over m");
@@ -165,7 +165,7 @@ Test(propagation, contraction_splits_the_partner_and_leaves_a_partial_sum) {
 
 Test(propagation, whole_dims_stop_it) {
   setup s;
-  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard value \"h\" dim 1 on m }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard value \"h\" dim 1 on m }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "y"), "[-, -]", "softmax needs its dim whole");
   cr_assert_str_eq(layout(&s, "w"), "[-, m]", "backward it goes on");
   unload(&s);
@@ -173,7 +173,7 @@ Test(propagation, whole_dims_stop_it) {
 
 Test(propagation, refinement_nests_axes) {
   setup s;
-  cr_assert(load(&s, CHAIN, NULL, "mesh a = 2, b = 2\ntactic t { shard input \"x\" dim 0 on a\n shard input \"x\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, "mesh a = 2, b = 2\ntactic t { shard input \"x\" dim 0 on a\n shard input \"x\" dim 0 on b }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "x"), "[a+b, -]");
   cr_assert_str_eq(layout(&s, "y"), "[a+b, -]");
   unload(&s);
@@ -187,7 +187,7 @@ Test(conflicts, first_tactic_wins_and_both_are_named) {
                     "tactic rows { shard param \"w\" dim 0 on m }\n"
                     "tactic cols { shard param \"w\" dim 1 on m }\n"
                     "schedule rows, cols\n";
-  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "w"), "[m, -]", "the first decision stands");
   cr_assert_eq(s.p->ncon, 1);
   sh_conflict *k = &s.p->con[0];
@@ -215,8 +215,8 @@ Test(conflicts, strict_makes_them_errors) {
   tac_file *tf = tac_parse(&m, &d, diag_src_string(&m, "t.tac", tac, strlen(tac)));
   tactic_opts o = {.strict = 1};
   cr_assert_null(tactic_apply(g, tf, &o, &m, &d));
-  cr_assert(strstr(d.text, "t.tac:3:15: error: conflict (--strict)"), "%s", d.text);
-  cr_assert(strstr(d.text, "t.tac:2:15: note: the decision that won, by tactic 'rows'"), "%s", d.text);
+  cr_assert(strstr(diag_text(&d), "t.tac:3:15: error: conflict (--strict)"), "%s", diag_text(&d));
+  cr_assert(strstr(diag_text(&d), "t.tac:2:15: note: the decision that won, by tactic 'rows'"), "%s", diag_text(&d));
   ir_graph_free(g);
   diag_free(&d);
   arena_free(&m);
@@ -225,7 +225,7 @@ Test(conflicts, strict_makes_them_errors) {
 Test(conflicts, replicate_forbids_and_propagation_stops) {
   setup s;
   const char *tac = "mesh b = 2\ntactic keep { replicate value \"y\" on b }\ntactic bp { shard input \"x\" dim 0 on b }\nschedule keep, bp\n";
-  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "h"), "[b, -]");
   cr_assert_str_eq(layout(&s, "y"), "[-, -]", "kept whole");
   int found = 0;
@@ -240,7 +240,7 @@ Test(conflicts, indivisible_split_is_an_error) {
   setup s;
   int rc = load(&s, CHAIN, NULL, "mesh b = 3\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", NULL);
   cr_assert(rc < 0);
-  cr_assert(strstr(s.d.text, "t.tac:2:12: error: cannot split dim 0 of 'x' (size 8) into 3 pieces on 'b': it is not divisible"), "%s", s.d.text);
+  cr_assert(strstr(diag_text(&s.d), "t.tac:2:12: error: cannot split dim 0 of 'x' (size 8) into 3 pieces on 'b': it is not divisible"), "%s", diag_text(&s.d));
   unload(&s);
 }
 
@@ -266,7 +266,7 @@ ParameterizedTestParameters(conflicts, located_errors) { return cr_make_param_ar
 ParameterizedTest(terr *c, conflicts, located_errors) {
   setup s;
   cr_assert(load(&s, CHAIN, NULL, c->tac, NULL) < 0, "accepted: %s", c->tac);
-  cr_assert(s.d.text && strstr(s.d.text, c->expect), "wanted '%s' in:\n%s", c->expect, s.d.text);
+  cr_assert(diag_text(&s.d) && strstr(diag_text(&s.d), c->expect), "wanted '%s' in:\n%s", c->expect, diag_text(&s.d));
   unload(&s);
 }
 
@@ -275,7 +275,7 @@ ParameterizedTest(terr *c, conflicts, located_errors) {
 Test(collectives, all_to_all_moves_a_split) {
   setup s;
   const char *tac = "mesh b = 2\ntactic t {\n shard input \"x\" dim 0 on b\n replicate value \"h\" dim 0 on b\n shard value \"h\" dim 1 on b\n}\nschedule t\n";
-  cr_assert(load(&s, "model m {\n input x : f32[8, 4]\n h = exp(x)\n y = tanh(h)\n return y\n}\n", NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, "model m {\n input x : f32[8, 4]\n h = exp(x)\n y = tanh(h)\n return y\n}\n", NULL, tac, NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "x"), "[b, -]");
   cr_assert_str_eq(layout(&s, "h"), "[-, b]");
   cr_assert_eq(s.counts[RT_ALL_TO_ALL], 1);
@@ -287,7 +287,7 @@ Test(collectives, reduce_scatter_fuses_reduce_and_split) {
   setup s;
   /* w's rows split the contraction (a partial sum); then the result is wanted split by rows */
   const char *tac = "mesh m = 2\ntactic t1 { shard param \"w\" dim 0 on m }\ntactic t2 { shard value \"h.matmul\" dim 0 on m }\nschedule t1, t2\n";
-  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", s.d.text);
+  cr_assert(load(&s, CHAIN, NULL, tac, NULL) == 0, "%s", diag_text(&s.d));
   cr_assert_eq(s.counts[RT_REDUCE_SCATTER], 1);
   cr_assert_eq(s.counts[RT_ALL_REDUCE], 0);
   unload(&s);
@@ -299,7 +299,7 @@ Test(counts, megatron_through_reshapes) {
   setup s;
   char path[512];
   snprintf(path, sizeof path, "../tests/data/attn_reshape.cir");
-  cr_assert(load(&s, NULL, path, text, "adam(lr = 1e-3)") == 0, "%s", s.d.text);
+  cr_assert(load(&s, NULL, path, text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
   cr_assert_str_eq(layout(&s, "wq"), "[-, model]");
   cr_assert_str_eq(layout(&s, "wo"), "[model, -]", "the output projection is the row-parallel partner");
   cr_assert_eq(s.p->ncon, 0);
@@ -337,7 +337,7 @@ static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
   snprintf(rel, sizeof rel, "examples/%s", tac);
   char *text = hx_slurp(rel);
   setup s;
-  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", s.d.text);
+  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
   int P = nparams(s.g);
   cr_assert_eq(P, 4 + 13 * LAYERS);
   if (ar < 0) ar = -ar == 1 ? P + 1 : -ar == 2 ? P + 1 + 4 * LAYERS : 0;
