@@ -5,7 +5,7 @@
 #include "interp/drive/feed.h"
 #include "interp/lower/lower.h"
 #include "interp/drive/session.h"
-#include "runtime/comm_local.h"
+#include "runtime/mesh.h"
 #include "runtime/comm_mpi.h"
 #include "runtime/exec.h"
 #include "runtime/mpi_util.h"
@@ -75,8 +75,7 @@ int cli_lower(const cli_opts *o) {
   }
   arena a;
   arena_init(&a);
-  int ndev = 1, rank = o->rank < 0 ? 0 : o->rank;
-  for (int i = 0; i < p.mesh_rank; i++) ndev *= (int)p.mesh[i];
+  int ndev = rt_mesh_devices(&p), rank = o->rank < 0 ? 0 : o->rank;
   if (rank >= ndev) {
     fprintf(stderr, "carve: error: --rank %d is outside the mesh of %d device%s (0..%d)\n", rank, ndev, ndev == 1 ? "" : "s", ndev - 1);
     arena_free(&a); lower_result_free(&lr); rt_prog_free(&p); session_free(&s);
@@ -86,20 +85,15 @@ int cli_lower(const cli_opts *o) {
     /* every rank runs these instructions; what differs is which piece of each
        tensor it holds, and so where its slices and offsets fall */
     printf("rank %d of %d, mesh coordinates:", rank, ndev);
-    int64_t stride = ndev;
-    for (int i = 0; i < p.mesh_rank; i++) {
-      stride /= p.mesh[i];
-      printf(" %s=%lld", p.axis_names[i], (long long)((rank / stride) % p.mesh[i]));
-    }
+    for (int i = 0; i < p.mesh_rank; i++) printf(" %s=%d", p.axis_names[i], rt_mesh_coord(&p, rank, i));
     printf("\n(every rank runs the same instructions on its own pieces)\n\nthis rank's pieces of the inputs and parameters:\n");
     for (int b = 0; b < p.nbufs; b++) {
       const rt_buf *rb = &p.bufs[b];
       if (rb->kind != RT_BUF_INPUT) continue;
       printf("  %-28s", rb->name);
-      for (int i = 0; i < rb->rank; i++) {
-        int64_t off = rb->dim_group[i] >= 0 ? (int64_t)rt_mesh_index(&p, rank, rb->dim_group[i]) * rb->shape[i] : 0;
-        printf("%s%lld:%lld", i ? ", " : "[", (long long)off, (long long)(off + rb->shape[i]));
-      }
+      int64_t off[RT_MAXRANK];
+      rt_mesh_block(&p, rank, b, off);
+      for (int i = 0; i < rb->rank; i++) printf("%s%lld:%lld", i ? ", " : "[", (long long)off[i], (long long)(off[i] + rb->shape[i]));
       ir_shape gs = {rb->rank, {0}};
       for (int i = 0; i < rb->rank; i++) gs.d[i] = rb->global_shape[i];
       printf("%s of %s\n", rb->rank ? "]" : "[]", ir_shape_str(&a, &gs));
@@ -202,8 +196,7 @@ static float *gather_full(runner *r, int id) {
   if (r->rank == 0) {
     for (int q = 0; q < r->nranks; q++) {
       int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
-      for (int i = 0; i < rb->rank; i++)
-        off[i] = rb->dim_group[i] >= 0 ? (int64_t)rt_mesh_index(&r->p, q, rb->dim_group[i]) * rb->shape[i] : 0;
+      rt_mesh_block(&r->p, q, b, off);
       const float *src = all + (size_t)q * (size_t)rb->nelem;
       for (int64_t k = 0; k < rb->nelem; k++) {
         int64_t rem = k, gidx = 0;

@@ -4,6 +4,7 @@
 ** others wait, so inputs stay alive and nothing is copied twice.
 */
 #include "runtime/comm_local.h"
+#include "runtime/mesh.h"
 #include "util/arena.h"
 
 #include <pthread.h>
@@ -32,36 +33,6 @@ struct rt_local {
   int ncolors;
   devcomm dev[MAXDEV];
 };
-
-static int coord(const rt_prog *p, int device, int axis) {
-  int64_t stride = 1;
-  for (int i = axis + 1; i < p->mesh_rank; i++) stride *= p->mesh[i];
-  return (int)((device / stride) % p->mesh[axis]);
-}
-
-int rt_mesh_index(const rt_prog *p, int device, int group) {
-  const rt_group *g = &p->groups[group];
-  int idx = 0;
-  for (int i = 0; i < g->naxes; i++) idx = idx * (int)p->mesh[g->axes[i]] + coord(p, device, g->axes[i]);
-  return idx;
-}
-
-int rt_mesh_color(const rt_prog *p, int device, int group) {
-  const rt_group *g = &p->groups[group];
-  int col = 0;
-  for (int a = 0; a < p->mesh_rank; a++) {
-    int in = 0;
-    for (int i = 0; i < g->naxes; i++) in |= g->axes[i] == a;
-    if (!in) col = col * (int)p->mesh[a] + coord(p, device, a);
-  }
-  return col;
-}
-
-int rt_mesh_group_size(const rt_prog *p, int group) {
-  int n = 1;
-  for (int i = 0; i < p->groups[group].naxes; i++) n *= (int)p->mesh[p->groups[group].axes[i]];
-  return n;
-}
 
 static int l_size(void *impl, int group) { devcomm *d = impl; return rt_mesh_group_size(d->l->p, group); }
 static int l_index(void *impl, int group) { devcomm *d = impl; return rt_mesh_index(d->l->p, d->device, group); }
@@ -150,8 +121,7 @@ static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, cha
 }
 
 rt_local *rt_local_new(const rt_prog *p) {
-  int n = 1;
-  for (int i = 0; i < p->mesh_rank; i++) n *= (int)p->mesh[i];
+  int n = rt_mesh_devices(p);
   if (n > MAXDEV) return NULL;
   rt_local *l = mem_calloc(1, sizeof *l);
   l->p = p;

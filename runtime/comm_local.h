@@ -19,12 +19,4 @@ const rt_comm *rt_local_comm(rt_local *l, int device);
 /* Run fn on one thread per device; 0 when every call returned 0. */
 int       rt_local_run(rt_local *l, int (*fn)(int device, void *arg), void *arg);
 
-/* Coordinates and group indices, shared with the MPI communicator's rules:
-** devices are numbered row-major over the mesh (axis 0 major); a device's
-** index in a group is its coordinates on the group's axes, linearized in
-** the group's order; its "color" is the rest of its coordinates. */
-int rt_mesh_index(const rt_prog *p, int device, int group);
-int rt_mesh_color(const rt_prog *p, int device, int group);
-int rt_mesh_group_size(const rt_prog *p, int group);
-
 #endif

@@ -45,6 +45,7 @@
 */
 #include "util/diag.h"
 #include "runtime/comm_mpi.h"
+#include "runtime/mesh.h"
 
 #include <mpi.h>
 
@@ -321,11 +322,7 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   m->comm.size = comm_size;
   m->comm.index = comm_index;
   m->comm.run = mpi_run;
-  int64_t below = 1;      /* product of the sizes of the axes after i */
-  for (int i = p->mesh_rank - 1; i >= 0; i--) {
-    m->coord[i] = (int)((rank / below) % p->mesh[i]);
-    below *= p->mesh[i];
-  }
+  for (int i = 0; i < p->mesh_rank; i++) m->coord[i] = rt_mesh_coord(p, rank, i);
 
   char s[256];
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->world);
@@ -339,22 +336,13 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen) {
   for (int g = 0; g < m->ngroups; g++) {
     const rt_group *gr = &p->groups[g];
     mpi_group *mg = &m->groups[g];
-    unsigned in = 0;
-    int64_t index = 0, color = 0, P = 1;
-    for (int i = 0; i < gr->naxes; i++) {
-      int ax = gr->axes[i];
-      in |= 1u << ax;
-      index = index * p->mesh[ax] + m->coord[ax];
-      P *= p->mesh[ax];
-    }
-    for (int ax = 0; ax < p->mesh_rank; ax++)
-      if (!(in >> ax & 1u)) color = color * p->mesh[ax] + m->coord[ax];
+    int index = rt_mesh_index(p, rank, g), color = rt_mesh_color(p, rank, g), P = rt_mesh_group_size(p, g);
     group_name(p, gr, mg->name, sizeof mg->name);
-    mg->size = (int)P;
-    mg->index = (int)index;
+    mg->size = P;
+    mg->index = index;
     if (P == 1) continue;
     int got = -1;
-    rc = MPI_Comm_split(m->world, (int)color, (int)index, &mg->comm);
+    rc = MPI_Comm_split(m->world, color, index, &mg->comm);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(mg->comm, MPI_ERRORS_RETURN);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_rank(mg->comm, &got);
     if (rc != MPI_SUCCESS) {
