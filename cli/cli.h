@@ -1,13 +1,14 @@
 /*
 ** cli.h: the command line. main.c parses options into cli_opts and
-** dispatches; each command lives in a cli_*.c file and returns the exit
+** dispatches; each command lives in a file of its own (cli/check.c ...) and returns the exit
 ** code (0 ok, 1 user error, 2 bad usage). Messages go to stderr only
 ** here, at the top.
 */
-#ifndef interp_cli_h
-#define interp_cli_h
+#ifndef cli_cli_h
+#define cli_cli_h
 
 #include <stdio.h>
+#include "interp/drive/session.h"
 
 typedef struct cli_opts {
   const char *cmd;
@@ -26,10 +27,10 @@ int cli_run(const cli_opts *o);
 int cli_lower(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
-struct diag;
-void cli_report(const struct diag *d);
+void cli_report(const diag *d);
+/* The session options of a command's files and flags. */
+void cli_session_opts(const cli_opts *o, session_opts *so);
 /* Load the model (and tactic file) of a command; -1 after reporting. */
-struct session;
-int cli_load(struct session *s, const cli_opts *o);
+int cli_load(session *s, const cli_opts *o);
 
 #endif

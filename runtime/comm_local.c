@@ -6,6 +6,7 @@
 #include "runtime/comm_local.h"
 #include "runtime/mesh.h"
 #include "util/arena.h"
+#include "util/diag.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -18,11 +19,14 @@ typedef struct slot {
   int arrived;
   unsigned gen;
   const float *in[MAXDEV];
+  void *arg[MAXDEV];          /* the world's rendezvous: what each device brought */
   float *out[MAXDEV];
   const rt_instr *ins[MAXDEV];
 } slot;
 
 typedef struct devcomm { rt_comm c; rt_local *l; int device; } devcomm;
+
+typedef struct devworld { rt_world w; rt_local *l; } devworld;
 
 struct rt_local {
   const rt_prog *p;
@@ -32,6 +36,8 @@ struct rt_local {
   slot *slots;            /* [group][color] */
   int ncolors;
   devcomm dev[MAXDEV];
+  devworld world[MAXDEV];
+  slot all;               /* the whole world's rendezvous */
 };
 
 static int l_size(void *impl, int group) { devcomm *d = impl; return rt_mesh_group_size(d->l->p, group); }
@@ -120,6 +126,98 @@ static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, cha
   return 0;
 }
 
+/* ---- the world: every device meets; the last to arrive does the work ---- */
+
+typedef void (*meetfn)(rt_local *l, void **arg);
+
+static void meet(rt_local *l, int device, void *arg, meetfn fn) {
+  slot *s = &l->all;
+  pthread_mutex_lock(&l->mu);
+  s->arg[device] = arg;
+  if (++s->arrived == l->ndev) {
+    fn(l, s->arg);
+    s->arrived = 0;
+    s->gen++;
+    pthread_cond_broadcast(&l->cv);
+  } else {
+    unsigned gen = s->gen;
+    while (s->gen == gen) pthread_cond_wait(&l->cv, &l->mu);
+  }
+  pthread_mutex_unlock(&l->mu);
+}
+
+typedef struct agree_arg { int status; const char *msg; char *err; size_t errlen; int rc; } agree_arg;
+
+static void do_agree(rt_local *l, void **arg) {
+  int who = -1;
+  for (int i = 0; i < l->ndev && who < 0; i++) if (((agree_arg *)arg[i])->status) who = i;
+  for (int i = 0; i < l->ndev; i++) {
+    agree_arg *a = arg[i];
+    a->rc = 0;
+    if (who >= 0) {
+      const char *m = ((agree_arg *)arg[who])->msg;
+      a->rc = diag_errbuf(a->err, a->errlen, "rank %d: %s", who, m && m[0] ? m : "failed");
+    }
+  }
+}
+
+static int w_agree(void *impl, int status, const char *msg, char *err, size_t errlen) {
+  devworld *w = impl;
+  agree_arg a = {status, msg, err, errlen, 0};
+  meet(w->l, w->w.rank, &a, do_agree);
+  return a.rc;
+}
+
+typedef struct max_arg { double *x; int n; } max_arg;
+
+static void do_max(rt_local *l, void **arg) {
+  max_arg *a0 = arg[0];
+  for (int k = 0; k < a0->n; k++) {
+    double m = a0->x[k];
+    for (int i = 1; i < l->ndev; i++) if (((max_arg *)arg[i])->x[k] > m) m = ((max_arg *)arg[i])->x[k];
+    for (int i = 0; i < l->ndev; i++) ((max_arg *)arg[i])->x[k] = m;
+  }
+}
+
+static int w_max(void *impl, double *x, int n) {
+  devworld *w = impl;
+  max_arg a = {x, n};
+  meet(w->l, w->w.rank, &a, do_max);
+  return 0;
+}
+
+typedef struct move_arg { const void *src; void *dst; size_t bytes; } move_arg;
+
+static void do_gather(rt_local *l, void **arg) {
+  char *all = ((move_arg *)arg[0])->dst;
+  for (int i = 0; i < l->ndev; i++) {
+    move_arg *a = arg[i];
+    if (all && a->bytes) memcpy(all + (size_t)i * a->bytes, a->src, a->bytes);
+  }
+}
+
+static int w_gather(void *impl, const void *local, size_t bytes, void *all) {
+  devworld *w = impl;
+  move_arg a = {local, all, bytes};
+  meet(w->l, w->w.rank, &a, do_gather);
+  return 0;
+}
+
+static void do_bcast(rt_local *l, void **arg) {
+  const move_arg *a0 = arg[0];
+  for (int i = 1; i < l->ndev; i++) {
+    move_arg *a = arg[i];
+    if (a->bytes) memcpy(a->dst, a0->src, a->bytes);
+  }
+}
+
+static int w_bcast(void *impl, void *buf, size_t n) {
+  devworld *w = impl;
+  move_arg a = {buf, buf, n};
+  meet(w->l, w->w.rank, &a, do_bcast);
+  return 0;
+}
+
 rt_local *rt_local_new(const rt_prog *p) {
   int n = rt_mesh_devices(p);
   if (n > MAXDEV) return NULL;
@@ -130,7 +228,10 @@ rt_local *rt_local_new(const rt_prog *p) {
   l->slots = mem_calloc((size_t)(p->ngroups ? p->ngroups : 1) * (size_t)n, sizeof(slot));
   pthread_mutex_init(&l->mu, NULL);
   pthread_cond_init(&l->cv, NULL);
-  for (int i = 0; i < n; i++) l->dev[i] = (devcomm){{&l->dev[i], l_size, l_index, l_run}, l, i};
+  for (int i = 0; i < n; i++) {
+    l->dev[i] = (devcomm){{&l->dev[i], l_size, l_index, l_run}, l, i};
+    l->world[i] = (devworld){{&l->world[i], i, n, w_agree, w_max, w_gather, w_bcast}, l};
+  }
   return l;
 }
 
@@ -144,6 +245,7 @@ void rt_local_free(rt_local *l) {
 
 int rt_local_devices(const rt_local *l) { return l->ndev; }
 const rt_comm *rt_local_comm(rt_local *l, int device) { return &l->dev[device].c; }
+const rt_world *rt_local_world(rt_local *l, int device) { return &l->world[device].w; }
 
 typedef struct targ { int (*fn)(int, void *); void *arg; int device, rc; } targ;
 

@@ -205,6 +205,16 @@ void *rt_exec_data(rt_exec *e, int buf) {
   return e->data[buf];
 }
 
+int rt_exec_get(rt_exec *e, int buf, void *dst, size_t bytes, char *err, size_t errlen) {
+  const rt_prog *p = e->p;
+  if (buf < 0 || buf >= p->nbufs) return diag_errbuf(err, errlen, "no buffer b%d", buf);
+  if (!e->data[buf]) return diag_errbuf(err, errlen, "buffer b%d '%s' holds no value", buf, p->bufs[buf].name);
+  if (bytes != buf_size(p, buf))
+    return diag_errbuf(err, errlen, "buffer b%d '%s' has %zu bytes, not %zu", buf, p->bufs[buf].name, buf_size(p, buf), bytes);
+  if (bytes) memcpy(dst, e->data[buf], bytes);
+  return 0;
+}
+
 size_t rt_exec_peak(const rt_exec *e) { return e->peak; }
 
 void rt_exec_carry(rt_exec *e) {

@@ -26,6 +26,9 @@ void     rt_exec_free(rt_exec *e);
 int      rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen);
 /* Direct access to a bound input or a kept output after a run (NULL if absent). */
 void    *rt_exec_data(rt_exec *e, int buf);
+/* Copy a buffer's value out (bytes must be its size): how drivers read
+** losses and pieces of tensors, whatever memory the backend uses. */
+int      rt_exec_get(rt_exec *e, int buf, void *dst, size_t bytes, char *err, size_t errlen);
 /* One run of the program. 0 or -1 with a message naming the instruction. */
 int      rt_exec_run(rt_exec *e, char *err, size_t errlen);
 /* After a training step: every input with carry_from takes that output's data. */

@@ -2,6 +2,7 @@
 ** mpi_util.c: whole-world helpers over MPI_COMM_WORLD.
 */
 #include "runtime/mpi_util.h"
+#include "runtime/comm_mpi.h"
 
 #include <limits.h>
 #include <mpi.h>
@@ -37,3 +38,15 @@ int rt_mpi_bcast(void *buf, size_t n) {
 }
 
 void rt_mpi_barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
+
+static int w_agree(void *impl, int status, const char *msg, char *err, size_t errlen) {
+  return rt_mpi_agree(NULL, status, msg, err, errlen);
+}
+static int w_max(void *impl, double *x, int n) { return rt_mpi_max(x, n); }
+static int w_gather(void *impl, const void *local, size_t bytes, void *all) { return rt_mpi_gather(local, bytes, all); }
+static int w_bcast(void *impl, void *buf, size_t n) { return rt_mpi_bcast(buf, n); }
+
+rt_world rt_mpi_world(void) {
+  rt_world w = {NULL, rt_mpi_world_rank(), rt_mpi_world_size(), w_agree, w_max, w_gather, w_bcast};
+  return w;
+}

@@ -7,6 +7,7 @@
 #define runtime_mpi_util_h
 
 #include <stddef.h>
+#include "runtime/world.h"
 
 /* x[i] = max over ranks of x[i], on every rank. */
 int rt_mpi_max(double *x, int n);
@@ -15,5 +16,8 @@ int rt_mpi_gather(const void *local, size_t bytes, void *all);
 /* Rank 0's n bytes to every rank. */
 int rt_mpi_bcast(void *buf, size_t n);
 void rt_mpi_barrier(void);
+
+/* The world of every rank (MPI_COMM_WORLD); call after rt_mpi_init. */
+rt_world rt_mpi_world(void);
 
 #endif

@@ -31,11 +31,3 @@ void feed_init(const ir_graph *g, const ir_value *v, rt_init *in) {
     in->b = (double)id_range(g, v);
   }
 }
-
-void feed_block(const rt_prog *p, int b, const rt_comm *comm, int64_t *off) {
-  const rt_buf *rb = &p->bufs[b];
-  for (int i = 0; i < rb->rank; i++) {
-    int grp = rb->dim_group[i];
-    off[i] = grp >= 0 && comm ? (int64_t)comm->index(comm->impl, grp) * rb->shape[i] : 0;
-  }
-}

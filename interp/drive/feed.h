@@ -12,7 +12,4 @@
 
 void feed_init(const ir_graph *g, const ir_value *v, rt_init *out);
 
-/* Where this device's piece of buffer b sits in the full tensor. */
-void feed_block(const rt_prog *p, int b, const rt_comm *comm, int64_t *off);
-
 #endif

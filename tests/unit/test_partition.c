@@ -10,6 +10,7 @@
 #include "interp/drive/feed.h"
 #include "interp/tactic/tactic.h"
 #include "runtime/comm_local.h"
+#include "runtime/mesh.h"
 
 #include <stdio.h>
 
@@ -36,7 +37,7 @@ static int device(int dev, void *arg) {
     if ((v->kind != IR_INPUT && v->kind != IR_PARAM && v->kind != IR_STATE) || b < 0) continue;
     const rt_buf *rb = &r->p->bufs[b];
     int64_t off[RT_MAXRANK];
-    feed_block(r->p, b, comm, off);
+    rt_mesh_block(r->p, dev, b, off);
     rt_init in;
     feed_init(r->g, v, &in);
     void *tmp = calloc((size_t)rb->nelem + 1, 4);
@@ -58,7 +59,7 @@ static int device(int dev, void *arg) {
     if ((v->kind != IR_PARAM && v->kind != IR_STATE) || b < 0) continue;
     const rt_buf *rb = &r->p->bufs[b];
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK] = {0};
-    feed_block(r->p, b, comm, off);
+    rt_mesh_block(r->p, dev, b, off);
     const float *src = rt_exec_data(e, b);
     for (int64_t k = 0; k < rb->nelem; k++) {
       int64_t rem = k, g = 0;

@@ -1,0 +1,53 @@
+/*
+** lower.c: carve lower: one device's program as text.
+*/
+#include "cli/cli.h"
+#include "interp/drive/session.h"
+#include "interp/lower/lower.h"
+#include "runtime/mesh.h"
+
+int cli_lower(const cli_opts *o) {
+  session s;
+  if (cli_load(&s, o) < 0) return 1;
+  rt_prog p;
+  lower_result lr;
+  if (lower_program(s.g, s.plan, &p, &lr, &s.diag) < 0) {
+    cli_report(&s.diag);
+    session_free(&s);
+    return 1;
+  }
+  int ndev = rt_mesh_devices(&p), rank = o->rank < 0 ? 0 : o->rank, rc = 0;
+  arena a;
+  arena_init(&a);
+  if (rank >= ndev) {
+    fprintf(stderr, "carve: error: --rank %d is outside the mesh of %d device%s (0..%d)\n", rank, ndev, ndev == 1 ? "" : "s", ndev - 1);
+    rc = 1;
+    goto out;
+  }
+  if (p.mesh_rank) {
+    /* every rank runs these instructions; what differs is which piece of each
+       tensor it holds, and so where its slices and offsets fall */
+    printf("rank %d of %d, mesh coordinates:", rank, ndev);
+    for (int i = 0; i < p.mesh_rank; i++) printf(" %s=%d", p.axis_names[i], rt_mesh_coord(&p, rank, i));
+    printf("\n(every rank runs the same instructions on its own pieces)\n\nthis rank's pieces of the inputs and parameters:\n");
+    for (int b = 0; b < p.nbufs; b++) {
+      const rt_buf *rb = &p.bufs[b];
+      if (rb->kind != RT_BUF_INPUT) continue;
+      int64_t off[RT_MAXRANK];
+      rt_mesh_block(&p, rank, b, off);
+      printf("  %-28s", rb->name);
+      for (int i = 0; i < rb->rank; i++) printf("%s%lld:%lld", i ? ", " : "[", (long long)off[i], (long long)(off[i] + rb->shape[i]));
+      ir_shape gs = {rb->rank, {0}};
+      for (int i = 0; i < rb->rank; i++) gs.d[i] = rb->global_shape[i];
+      printf("%s of %s\n", rb->rank ? "]" : "[]", ir_shape_str(&a, &gs));
+    }
+    printf("\n");
+  }
+  fputs(rt_prog_dump(&p, &a), stdout);
+out:
+  arena_free(&a);
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  session_free(&s);
+  return rc;
+}

@@ -1,0 +1,232 @@
+/*
+** drive.c: one device's part of a run.
+*/
+#include "interp/drive/drive.h"
+#include "interp/drive/feed.h"
+#include "runtime/init.h"
+#include "runtime/mesh.h"
+#include "runtime/safet.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
+  memset(r, 0, sizeof *r);
+  r->g = g;
+  r->plan = plan;
+  if (lower_program(g, plan, &r->prog, &r->lr, d) < 0) return -1;
+  r->lowered = 1;
+  return 0;
+}
+
+void drive_free(drive *r) {
+  rt_exec_free(r->e);
+  if (r->lowered) { lower_result_free(&r->lr); rt_prog_free(&r->prog); }
+  memset(r, 0, sizeof *r);
+}
+
+static int is_leaf(const ir_value *v) { return v->kind == IR_INPUT || v->kind == IR_PARAM || v->kind == IR_STATE; }
+
+/* Every leaf's piece on this device: from a file, or the deterministic init. */
+static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size_t errlen) {
+  const ir_graph *g = r->g;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    int b = r->lr.buf_of[i];
+    if (!is_leaf(v) || b < 0) continue;
+    const rt_buf *rb = &r->prog.bufs[b];
+    size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return diag_errbuf(err, errlen, "out of memory for '%s' (%zu bytes)", v->name, bytes);
+    int64_t off[RT_MAXRANK];
+    rt_mesh_block(&r->prog, r->w->rank, b, off);
+    st_file *src = v->kind == IR_INPUT ? data : params;
+    int rc = 0;
+    if (v->kind == IR_PARAM && params && !st_find(params, v->name))
+      rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --params file; it must hold every parameter", v->name);
+    else if (v->kind == IR_INPUT && data && !st_find(data, v->name))
+      rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
+    else if (src && st_find(src, v->name))
+      rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, err, errlen);
+    else {
+      rt_init in;
+      feed_init(g, v, &in);
+      rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
+    }
+    if (rc == 0) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
+    free(tmp);
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_world *w,
+                const char *params, const char *data, char *err, size_t errlen) {
+  r->comm = comm;
+  r->w = w;
+  r->e = rt_exec_new(&r->prog, be, comm);
+  st_file *pf = NULL, *df = NULL;
+  int rc = 0;
+  if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;
+  if (rc == 0) rc = bind_leaves(r, pf, df, err, errlen);
+  if (pf) st_close(pf);
+  if (df) st_close(df);
+  return rc;
+}
+
+int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
+  *full = NULL;
+  int b = r->lr.buf_of[id];
+  const rt_buf *rb = &r->prog.bufs[b];
+  size_t es = rt_dtype_size(rb->dtype), bytes = (size_t)rb->nelem * es;
+  int64_t total = 1;
+  for (int i = 0; i < rb->rank; i++) total *= rb->global_shape[i];
+  char *mine = mem_alloc(bytes + 1), *all = NULL, *out = NULL;
+  int rc = rt_exec_get(r->e, b, mine, bytes, err, errlen);
+  int n = r->w->size;
+  if (r->w->rank == 0) { all = mem_alloc(bytes * (size_t)n + 1); out = mem_alloc((size_t)total * es + 1); }
+  /* every device takes part even when its own read failed: no one waits forever */
+  if (r->w->gather(r->w->impl, mine, bytes, all) < 0 && rc == 0) rc = diag_errbuf(err, errlen, "gathering '%s' failed", rb->name);
+  if (r->w->rank == 0 && rc == 0) {
+    int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
+    for (int q = 0; q < n; q++) {
+      rt_mesh_block(&r->prog, q, b, off);
+      const char *src = all + (size_t)q * bytes;
+      for (int64_t k = 0; k < rb->nelem; k++) {
+        int64_t rem = k, gi = 0;
+        for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = rem % rb->shape[i]; rem /= rb->shape[i]; }
+        for (int i = 0; i < rb->rank; i++) gi = gi * rb->global_shape[i] + off[i] + idx[i];
+        memcpy(out + (size_t)gi * es, src + (size_t)k * es, es);
+      }
+    }
+    *full = out;
+    out = NULL;
+  }
+  free(out);
+  free(all);
+  free(mine);
+  return rc;
+}
+
+int drive_step(drive *r, double *loss, char *err, size_t errlen) {
+  *loss = 0;
+  if (rt_exec_run(r->e, err, errlen) < 0) return -1;
+  const ir_value *out = r->g->vals[r->g->outputs[0]];
+  int b = r->lr.buf_of[out->id];
+  int rc = 0;
+  if (out->shape.rank == 0) {          /* a scalar output is whole on every device */
+    float x = 0;
+    rc = rt_exec_get(r->e, b, &x, sizeof x, err, errlen);
+    *loss = x;
+  } else {
+    void *full;
+    rc = drive_gather(r, out->id, &full, err, errlen);
+    if (full) for (int64_t k = 0; k < ir_nelem(&out->shape); k++) *loss += ((const float *)full)[k];
+    free(full);
+  }
+  if (rc == 0 && r->g->train) rt_exec_carry(r->e);
+  return rc;
+}
+
+static int saved(const ir_value *v) { return v->kind == IR_PARAM || v->kind == IR_STATE; }
+
+int drive_save(drive *r, const char *path, char *err, size_t errlen) {
+  const ir_graph *g = r->g;
+  st_out *outs = mem_calloc((size_t)g->nvals + 1, sizeof *outs);
+  void **keep = mem_calloc((size_t)g->nvals + 1, sizeof *keep);
+  int n = 0, rc = 0;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    if (!saved(v) || r->lr.buf_of[i] < 0) continue;
+    if (drive_gather(r, i, &keep[n], err, errlen) < 0) rc = -1;
+    outs[n] = (st_out){v->name, RT_F32, v->shape.rank, v->shape.d, keep[n]};
+    n++;
+  }
+  if (r->w->rank == 0 && rc == 0) rc = st_write(path, outs, n, err, errlen);
+  for (int i = 0; i < n; i++) free(keep[i]);
+  free(keep);
+  free(outs);
+  return rc;
+}
+
+static double rel_norm_error(const float *a, const float *b, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t k = 0; k < n; k++) {
+    double d = (double)a[k] - (double)b[k];
+    num += d * d;
+    den += (double)b[k] * (double)b[k];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void worse(double *worst, double e) { if (e > *worst || isnan(e)) *worst = isnan(e) ? INFINITY : e; }
+
+int drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
+                double *worst, char *err, size_t errlen) {
+  const ir_graph *g = r->g;
+  drive one;
+  int rc = 0;
+  *worst = 0;
+  memset(&one, 0, sizeof one);
+  if (r->w->rank == 0) {        /* the reference runs on device 0 alone */
+    diag d;
+    diag_init(&d);
+    if (drive_lower(&one, g, NULL, &d) < 0) rc = diag_errbuf(err, errlen, "lowering the one-device program failed");
+    diag_free(&d);
+    if (rc == 0) rc = drive_start(&one, rt_backend_cpu(), NULL, rt_world_single(), params, data, err, errlen);
+    for (long s = 0; s < steps && rc == 0; s++) {
+      double l1;
+      rc = drive_step(&one, &l1, err, errlen);
+      if (rc == 0) worse(worst, fabs(losses[s] - l1) / (fabs(l1) > 0 ? fabs(l1) : 1));
+    }
+  }
+  /* parameters, and a tensor output: every device's pieces, compared on device 0 */
+  int outv = g->outputs[0];
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    if ((v->kind != IR_PARAM && !(i == outv && v->shape.rank > 0)) || r->lr.buf_of[i] < 0) continue;
+    void *full;
+    char e2[256];
+    if (drive_gather(r, i, &full, e2, sizeof e2) < 0 && rc == 0) rc = diag_errbuf(err, errlen, "%s", e2);
+    if (full && rc == 0) {
+      int ob = one.lr.buf_of[i];
+      size_t bytes = (size_t)one.prog.bufs[ob].nelem * sizeof(float);
+      float *ref = mem_alloc(bytes + 1);
+      rc = rt_exec_get(one.e, ob, ref, bytes, err, errlen);
+      if (rc == 0) worse(worst, rel_norm_error(full, ref, ir_nelem(&v->shape)));
+      free(ref);
+    }
+    free(full);
+  }
+  drive_free(&one);
+  return rc;
+}
+
+static int by_time(const void *a, const void *b) {
+  double x = ((const drive_prof *)a)->seconds, y = ((const drive_prof *)b)->seconds;
+  return x > y ? -1 : x < y;
+}
+
+int drive_profile(const drive *r, long steps, drive_prof **rows, double *total) {
+  const double *sec = rt_exec_seconds(r->e);
+  *rows = NULL;
+  *total = 0;
+  if (!sec || steps < 1) return 0;
+  drive_prof *t = mem_calloc((size_t)r->prog.ninstrs + 1, sizeof *t);
+  int n = 0;
+  for (int i = 0; i < r->prog.ninstrs; i++) {
+    const rt_instr *x = &r->prog.instrs[i];
+    const char *kind = x->op == RT_EW ? rt_ewfn_name((rt_ewfn)x->fn) : rt_op_name((rt_op)x->op);
+    int k;
+    for (k = 0; k < n; k++) if (!strcmp(t[k].kind, kind)) break;
+    if (k == n) t[n++] = (drive_prof){kind, 0, 0};
+    t[k].seconds += sec[i] / (double)steps;
+    t[k].count++;
+    *total += sec[i] / (double)steps;
+  }
+  qsort(t, (size_t)n, sizeof *t, by_time);
+  *rows = t;
+  return n;
+}

@@ -1,0 +1,63 @@
+/*
+** drive.h: running a lowered program on the devices of a run. One drive
+** per device: it lowers the program for its plan, binds each leaf's piece
+** (from safetensors files or the deterministic init), runs steps, and does
+** what needs every device: bring a tensor together on device 0, save,
+** check against the one-device program. Devices meet only through the
+** rt_comm (the program's collectives) and the rt_world (the rest), so the
+** same code runs over MPI ranks, threads in one process, or one device.
+** The command line, the REPL, calibrate and the search call this.
+*/
+#ifndef interp_drive_drive_h
+#define interp_drive_drive_h
+
+#include "interp/ir/ir.h"
+#include "interp/lower/lower.h"
+#include "interp/shard/shard.h"
+#include "runtime/backend.h"
+#include "runtime/exec.h"
+#include "runtime/world.h"
+
+typedef struct drive {
+  const ir_graph *g;
+  const sh_plan *plan;      /* NULL: the unpartitioned program */
+  rt_prog prog;
+  lower_result lr;
+  int lowered;
+  rt_exec *e;
+  const rt_comm *comm;      /* NULL on one device */
+  const rt_world *w;
+} drive;
+
+/* Lower g under plan (NULL: one device). -1 with an error in d. */
+int  drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d);
+/* Make the executor and give every leaf this device's piece: from the
+** safetensors files params and data (either may be NULL), or the
+** deterministic init. Collective over w only in that every device calls it. */
+int  drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_world *w,
+                 const char *params, const char *data, char *err, size_t errlen);
+/* One execution of the program (a training step carries its new values
+** into the next). *loss is the first output: a scalar as it is, a tensor
+** as the sum of its elements put back together on device 0 (0 elsewhere).
+** Collective when the output is a tensor. */
+int  drive_step(drive *r, double *loss, char *err, size_t errlen);
+/* Value id's full tensor on device 0 (malloc'd, global shape, its dtype);
+** NULL elsewhere. Collective. */
+int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
+/* Write the parameters and optimizer state as safetensors from device 0
+** (atomically), under their own names. Collective. */
+int  drive_save(drive *r, const char *path, char *err, size_t errlen);
+/* Run the unpartitioned program on device 0 for as many steps, from the
+** same files, and compare: the largest of the losses' relative errors and
+** each parameter's (and a tensor output's) ||a - b|| / ||b||, into *worst
+** on device 0. Collective. */
+int  drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
+                 double *worst, char *err, size_t errlen);
+void drive_free(drive *r);
+
+/* Time per step by kind of instruction (elementwise ones by function),
+** largest first; the executor must have been profiling (rt_exec_profile). */
+typedef struct drive_prof { const char *kind; double seconds; int count; } drive_prof;
+int  drive_profile(const drive *r, long steps, drive_prof **rows, double *total);
+
+#endif

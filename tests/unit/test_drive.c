@@ -1,0 +1,132 @@
+/*
+** test_drive.c: the drive library runs a partitioned training step on an
+** in-process mesh (one thread a device), without the command line: every
+** device agrees on the losses, --check's comparison with the one-device
+** program finds float rounding only, and the saved file equals the one a
+** single device saves.
+*/
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/drive/drive.h"
+#include "interp/drive/session.h"
+#include "runtime/comm_local.h"
+#include "runtime/safet.h"
+
+#define STEPS 3
+
+typedef struct mesh_run {
+  const session *s;
+  const drive *first;       /* device 0's program: the mesh and groups */
+  rt_local *l;
+  double loss[8][STEPS];
+  double worst;
+  const char *save;
+  char err[8][256];
+} mesh_run;
+
+static int device(int dev, void *arg) {
+  mesh_run *m = arg;
+  drive r;
+  diag d;
+  diag_init(&d);
+  int rc = drive_lower(&r, m->s->g, m->s->plan, &d);
+  diag_free(&d);
+  if (rc == 0) rc = drive_start(&r, rt_backend_cpu(), rt_local_comm(m->l, dev), rt_local_world(m->l, dev), NULL, NULL, m->err[dev], sizeof m->err[dev]);
+  for (int s = 0; s < STEPS && rc == 0; s++) rc = drive_step(&r, &m->loss[dev][s], m->err[dev], sizeof m->err[dev]);
+  double worst = -1;
+  if (rc == 0) rc = drive_check(&r, NULL, NULL, m->loss[dev], STEPS, &worst, m->err[dev], sizeof m->err[dev]);
+  if (dev == 0) m->worst = worst;
+  if (rc == 0 && m->save) rc = drive_save(&r, m->save, m->err[dev], sizeof m->err[dev]);
+  drive_free(&r);
+  return rc;
+}
+
+static void load(session *s, const char *tac) {
+  session_init(s);
+  char model[512], tactics[512];
+  snprintf(model, sizeof model, "%s/examples/gpt2_small.cir", SRCDIR);
+  snprintf(tactics, sizeof tactics, "%s/examples/%s", SRCDIR, tac);
+  session_opts o = {model, NULL, "adam(lr = 1e-3)", tac ? tactics : NULL, {0}};
+  cr_assert(session_load(s, &o) == 0, "%s", diag_text(&s->diag));
+}
+
+/* One device through the same library: the reference losses and file. */
+static void single(double *loss, const char *save) {
+  session s;
+  load(&s, NULL);
+  drive r;
+  char err[256];
+  diag d;
+  diag_init(&d);
+  cr_assert(drive_lower(&r, s.g, NULL, &d) == 0, "%s", diag_text(&d));
+  diag_free(&d);
+  cr_assert(drive_start(&r, rt_backend_cpu(), NULL, rt_world_single(), NULL, NULL, err, sizeof err) == 0, "%s", err);
+  for (int st = 0; st < STEPS; st++) cr_assert(drive_step(&r, &loss[st], err, sizeof err) == 0, "%s", err);
+  cr_assert(drive_save(&r, save, err, sizeof err) == 0, "%s", err);
+  drive_free(&r);
+  session_free(&s);
+}
+
+static void run_mesh(const char *tac, double *one_loss, const char *one_file) {
+  session s;
+  load(&s, tac);
+  mesh_run m = {0};
+  m.s = &s;
+  drive first;
+  diag d;
+  diag_init(&d);
+  cr_assert(drive_lower(&first, s.g, s.plan, &d) == 0, "%s", diag_text(&d));
+  diag_free(&d);
+  m.l = rt_local_new(&first.prog);
+  cr_assert(m.l);
+  char path[] = "/tmp/carve_drive_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  m.save = path;
+  int ndev = rt_local_devices(m.l);
+  int rc = rt_local_run(m.l, device, &m);
+  for (int i = 0; i < ndev; i++) cr_assert(rc == 0 && !m.err[i][0], "device %d: %s", i, m.err[i]);
+  for (int st = 0; st < STEPS; st++) {
+    for (int i = 1; i < ndev; i++) cr_assert_eq(m.loss[i][st], m.loss[0][st], "devices disagree on the loss of step %d", st + 1);
+    cr_assert(fabs(m.loss[0][st] - one_loss[st]) <= 1e-5 * fabs(one_loss[st]), "step %d: %g vs one device %g", st + 1, m.loss[0][st], one_loss[st]);
+  }
+  cr_assert(m.worst >= 0 && m.worst < 1e-5, "--check's comparison: %g", m.worst);
+  /* the file saved from the mesh holds the one-device tensors */
+  char e1[256], e2[256];
+  st_file *a = st_open(path, e1, sizeof e1), *b = st_open(one_file, e2, sizeof e2);
+  cr_assert(a && b, "%s %s", e1, e2);
+  cr_assert_eq(st_count(a), st_count(b));
+  for (int i = 0; i < st_count(b); i++) {
+    const st_tensor *tb = st_at(b, i), *ta = st_find(a, tb->name);
+    cr_assert(ta && ta->nbytes == tb->nbytes, "'%s' missing or resized", tb->name);
+    const float *x = (const float *)ta->data, *y = (const float *)tb->data;
+    double num = 0, den = 0;
+    for (size_t k = 0; k < tb->nbytes / 4; k++) { num += (x[k] - y[k]) * (double)(x[k] - y[k]); den += (double)y[k] * y[k]; }
+    cr_assert(sqrt(num) <= 1e-5 * (sqrt(den) + 1e-30), "'%s' differs: %g", tb->name, sqrt(num / (den > 0 ? den : 1)));
+  }
+  st_close(a);
+  st_close(b);
+  unlink(path);
+  rt_local_free(m.l);
+  drive_free(&first);
+  session_free(&s);
+}
+
+Test(drive, partitioned_steps_on_the_in_process_mesh) {
+  double one[STEPS];
+  char path[] = "/tmp/carve_drive_one_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  single(one, path);
+  cr_assert(one[2] < one[0], "the loss falls: %g -> %g", one[0], one[2]);
+  run_mesh("gpt2_small_bp_mp.tac", one, path);      /* batch x model, Megatron */
+  run_mesh("gpt2_small.tac", one, path);            /* + ZeRO-3 + embedding split */
+  unlink(path);
+}
