@@ -31,6 +31,18 @@ _Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_E
 
 size_t rt_dtype_size(rt_dtype t) { (void)t; return 4; }   /* f32 and i32 */
 
+int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem) {
+  return (in_elems > out_elems ? in_elems : out_elems) * (int64_t)elem;
+}
+
+int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x) {
+  return rt_coll_bytes_of(p->bufs[x->in[0]].nelem, p->bufs[x->out].nelem, rt_dtype_size(p->bufs[x->out].dtype));
+}
+
+int rt_is_collective(rt_op op) {
+  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
+}
+
 const char *rt_op_name(rt_op op) {
   return (unsigned)op < RT_NOPS ? op_names[op] : "?";
 }

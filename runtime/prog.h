@@ -149,6 +149,12 @@ typedef struct rt_prog {
 } rt_prog;
 
 size_t rt_dtype_size(rt_dtype t);
+/* Bytes one device sends or receives in a collective that reads in_elems
+** and writes out_elems elements of elem bytes: the larger of the two. */
+int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem);
+/* The same for a collective instruction of p. */
+int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x);
+int rt_is_collective(rt_op op);
 const char *rt_op_name(rt_op op);
 const char *rt_ewfn_name(rt_ewfn fn);
 int rt_ewfn_arity(rt_ewfn fn);

@@ -451,7 +451,7 @@ static rt_bufkind kind_of(const ir_value *v) { return v->is_output ? RT_BUF_OUTP
 static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
   ir_shape ls = v->shape;
   const sh_dim *dims = c->plan ? lw_final_dims(c, v->id) : NULL;
-  if (dims) lw_local_shape(c->plan, &v->shape, dims, &ls);
+  if (dims) layout_local_shape(c->plan, &v->shape, dims, &ls);
   int b = rt_prog_buf(c->p, v->name, rtype(v->dtype), ls.rank, ls.d, kind);
   rt_buf *rb = &c->p->bufs[b];
   for (int i = 0; i < v->shape.rank; i++) {
@@ -548,12 +548,12 @@ static void lower_value(lctx *c, const ir_value *v) {
   shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
   if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
-  lw_local_shape(c->plan, &v->shape, comp, &c->osh);
+  layout_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;
   if (shard_keeps_partial(c->plan, v->id)) partial = 0;       /* its users take the partial sum */
   const sh_dim *fin = lw_final_dims(c, v->id);
-  step st[3 * IR_MAXRANK + 2];
-  int n = lw_plan_steps(c->plan, v->shape.rank, comp, partial, fin, st);
+  layout_step st[LAYOUT_MAXSTEPS];
+  int n = layout_steps(c->plan, v->shape.rank, comp, partial, fin, st);
   if (!n && v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }
   int out = value_buf(c, v, kind_of(v));
   c->buf[v->id] = out;
@@ -579,7 +579,7 @@ static int scaled(lctx *c, const ir_value *v, int m, int *x, double *k) {
   if (!ir_shape_eq(&V(c, *x)->shape, &v->shape)) return 0;
   if (c->plan) {
     const sh_plan *p = c->plan;
-    if (!lw_same_dims(p->lay[*x].dim, p->lay[m].dim, v->shape.rank) || !lw_same_dims(p->lay[m].dim, p->lay[v->id].dim, v->shape.rank) ||
+    if (!layout_same(p->lay[*x].dim, p->lay[m].dim, v->shape.rank) || !layout_same(p->lay[m].dim, p->lay[v->id].dim, v->shape.rank) ||
         p->lay[m].partial || shard_keeps_partial(p, *x) || p->lay[v->id].partial) return 0;
   }
   return 1;
@@ -619,10 +619,10 @@ static void plan_folds(lctx *c) {
       int fits = 1;
       if (c->plan) {    /* the same layout all along, and nothing pending to sum */
         const sh_plan *p = c->plan;
-        fits = lw_same_dims(p->lay[i].dim, p->lay[x].dim, v->shape.rank) && !p->lay[i].partial && !p->lay[x].partial;   /* made whole, not summed later */
+        fits = layout_same(p->lay[i].dim, p->lay[x].dim, v->shape.rank) && !p->lay[i].partial && !p->lay[x].partial;   /* made whole, not summed later */
       }
       if (fits && xv->nusers == 1 && !xv->is_output && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1) &&
-          (!c->plan || (lw_same_dims(c->plan->lay[x].dim, c->plan->lay[xa].dim, v->shape.rank) && !shard_keeps_partial(c->plan, xa)))) {
+          (!c->plan || (layout_same(c->plan->lay[x].dim, c->plan->lay[xa].dim, v->shape.rank) && !shard_keeps_partial(c->plan, xa)))) {
         c->chain[i] = x;      /* x's scaling happens inside v's */
         c->skip[x] = 1;
       }
@@ -637,7 +637,7 @@ static void plan_folds(lctx *c) {
       if (!ir_shape_eq(&gv->shape, &v->shape) || !ir_shape_eq(&g->vals[v->args[0]]->shape, &v->shape)) continue;
       if (c->plan) {    /* only where g is laid out as the product is and neither is a pending sum */
         const sh_plan *p = c->plan;
-        if (!lw_same_dims(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) ||
+        if (!layout_same(p->lay[gv->id].dim, p->lay[m->id].dim, v->shape.rank) ||
             shard_keeps_partial(p, m->id) || shard_keeps_partial(p, gv->id) || (p->lay[m->id].partial & ~p->lay[gv->id].partial)) continue;
       }
       c->axpy[i] = m->id;

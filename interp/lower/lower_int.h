@@ -9,6 +9,7 @@
 #include "interp/lower/lower.h"
 #include "interp/ir/ops.h"
 #include "interp/shard/shard.h"
+#include "interp/shard/layout.h"
 
 typedef struct lctx {
   const ir_graph *g;
@@ -47,7 +48,6 @@ static inline int64_t lw_prod(const int64_t *d, int a, int b) {
   return n;
 }
 
-typedef struct step { rt_op op; int dim, dim2; uint32_t axes; } step;
 
 /* lower.c */
 int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);
@@ -62,10 +62,7 @@ void lower_contract(lctx *c, const ir_value *v, int out);
 /* lower_reshard.c */
 int  lw_group(lctx *c, uint32_t axes);
 int  lw_dim_group(lctx *c, const sh_dim *d);
-void lw_local_shape(const sh_plan *pl, const ir_shape *global, const sh_dim *dims, ir_shape *out);
-int  lw_same_dims(const sh_dim *a, const sh_dim *b, int rank);
-int  lw_plan_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t partial, const sh_dim *to, step *st);
-int  lw_emit_steps(lctx *c, int in, ir_shape s, const step *st, int n, int dst, const char *name);
+int  lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name);
 const sh_dim *lw_final_dims(lctx *c, int v);
 int  lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape);
 

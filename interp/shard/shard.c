@@ -12,6 +12,7 @@
 ** so the fixed point is reached.
 */
 #include "interp/shard/shard.h"
+#include "interp/shard/layout.h"
 #include "interp/ir/ops.h"
 
 #include <stdarg.h>
@@ -60,9 +61,7 @@ int shard_uses_axis(const sh_layout *l, int rank, int axis) {
 }
 
 void shard_local(const sh_plan *p, int v, ir_shape *out) {
-  const ir_value *x = p->g->vals[v];
-  *out = x->shape;
-  for (int i = 0; i < x->shape.rank; i++) out->d[i] /= shard_dim_pieces(p, &p->lay[v].dim[i]);
+  layout_local_shape(p, &p->g->vals[v]->shape, p->lay[v].dim, out);
 }
 
 const char *shard_axes_str(const sh_plan *p, uint32_t mask, arena *a) {

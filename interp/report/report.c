@@ -1,0 +1,243 @@
+/*
+** report.c: plans as text and JSON.
+*/
+#include "interp/report/report.h"
+#include "interp/ir/ops.h"
+
+#include <string.h>
+
+const char *report_kind(const ir_value *v) {
+  switch (v->kind) {
+  case IR_INPUT: return "input";
+  case IR_PARAM: return "param";
+  case IR_STATE: return "state";
+  default: return v->role == ROLE_GRAD ? "grad" : "value";
+  }
+}
+
+const char *report_bytes(arena *a, double b) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  while (b >= 1024 && i < 5) { b /= 1024; i++; }
+  return arena_printf(a, i ? "%.1f %s" : "%.0f %s", b, unit[i]);
+}
+
+void report_mesh(strbuf *b, const sh_plan *p) {
+  int64_t dev = 1;
+  sb_puts(b, "mesh:");
+  for (int i = 0; i < p->mesh.n; i++) {
+    sb_printf(b, "%s %s=%lld", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i]);
+    dev *= p->mesh.size[i];
+  }
+  sb_printf(b, "  (%lld device%s)\n", (long long)dev, dev == 1 ? "" : "s");
+}
+
+void report_values(strbuf *b, const sh_plan *p, const char *only) {
+  const ir_graph *g = p->g;
+  arena a;
+  arena_init(&a);
+  sb_printf(b, "%-34s %-6s %-20s %-24s %-20s %s\n", "value", "kind", "shape", "sharding", "local shape", "partial");
+  for (int v = 0; v < g->nvals; v++) {
+    const ir_value *x = g->vals[v];
+    if (x->kind == IR_CONST || (only && !only[v])) continue;
+    ir_shape ls;
+    shard_local(p, v, &ls);
+    int kp = shard_keeps_partial(p, v);
+    sb_printf(b, "%-34s %-6s %-20s %-24s %-20s %s\n", x->name, report_kind(x), ir_shape_str(&a, &x->shape),
+              shard_str(p, v, &a), ir_shape_str(&a, &ls), kp ? shard_axes_str(p, p->lay[v].partial, &a) : "");
+  }
+  arena_free(&a);
+}
+
+void report_conflicts(strbuf *b, const sh_plan *p) {
+  arena a;
+  arena_init(&a);
+  int from_tactics = 0;
+  for (int i = 0; i < p->ncon; i++) from_tactics += p->con[i].from_tactic;
+  sb_printf(b, "conflicts: %d", p->ncon);
+  if (p->ncon)
+    sb_printf(b, " (%d refused tactic statement%s; %d place%s where propagation stopped and the lowering reshards)",
+              from_tactics, from_tactics == 1 ? "" : "s", p->ncon - from_tactics, p->ncon - from_tactics == 1 ? "" : "s");
+  sb_putc(b, '\n');
+  for (int i = 0; i < p->ncon; i++) {
+    const sh_conflict *k = &p->con[i];
+    sb_printf(b, "  %s: %s (tactic '%s'%s)\n", diag_where(&a, k->at), k->message, k->tactic, k->from_tactic ? "" : ", propagation");
+  }
+  arena_free(&a);
+}
+
+static void group_names(strbuf *b, const rt_prog *p, int g) {
+  sb_putc(b, '{');
+  for (int i = 0; i < p->groups[g].naxes; i++) sb_printf(b, "%s%s", i ? ", " : "", p->axis_names[p->groups[g].axes[i]]);
+  sb_putc(b, '}');
+}
+
+void report_collectives(strbuf *b, const ir_graph *g, const rt_prog *prog) {
+  arena a;
+  arena_init(&a);
+  int count[RT_NOPS] = {0};
+  int64_t bytes[RT_NOPS] = {0};
+  strbuf grp;
+  sb_init(&grp);
+  sb_puts(b, "collectives per step and device:\n");
+  for (int i = 0; i < prog->ninstrs; i++) {
+    const rt_instr *x = &prog->instrs[i];
+    if (!rt_is_collective((rt_op)x->op)) continue;
+    int64_t by = rt_coll_bytes(prog, x);
+    count[x->op]++;
+    bytes[x->op] += by;
+    sb_clear(&grp);
+    group_names(&grp, prog, x->group);
+    sb_printf(b, "  %-15s %-34s over %-16s %s\n", rt_op_name((rt_op)x->op), x->src >= 0 ? g->vals[x->src]->name : "",
+              sb_str(&grp), report_bytes(&a, (double)by));
+  }
+  sb_puts(b, "total:");
+  int any = 0;
+  for (int op = 0; op < RT_NOPS; op++)
+    if (count[op]) {
+      sb_printf(b, "%s %d %s (%s)", any ? "," : "", count[op], rt_op_name((rt_op)op), report_bytes(&a, (double)bytes[op]));
+      any = 1;
+    }
+  sb_printf(b, "%s\n", any ? "" : " no collectives");
+  sb_free(&grp);
+  arena_free(&a);
+}
+
+static void json_axes_list(json *j, const sh_plan *p, const sh_dim *d) {
+  json_arr(j);
+  for (int k = 0; k < d->n; k++) json_str(j, p->mesh.name[d->ax[k]]);
+  json_end_arr(j);
+}
+
+static void json_mask(json *j, const sh_plan *p, uint32_t m) {
+  json_arr(j);
+  for (int a = 0; a < p->mesh.n; a++) if ((m >> a) & 1) json_str(j, p->mesh.name[a]);
+  json_end_arr(j);
+}
+
+static void json_shape(json *j, const ir_shape *s) {
+  json_arr(j);
+  for (int i = 0; i < s->rank; i++) json_int(j, s->d[i]);
+  json_end_arr(j);
+}
+
+void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog) {
+  const ir_graph *g = p->g;
+  arena a;
+  arena_init(&a);
+  json_obj(j);
+  json_key(j, "mesh");
+  json_obj(j);
+  for (int i = 0; i < p->mesh.n; i++) { json_key(j, p->mesh.name[i]); json_int(j, p->mesh.size[i]); }
+  json_end_obj(j);
+  json_key(j, "values");
+  json_arr(j);
+  for (int v = 0; v < g->nvals; v++) {
+    const ir_value *x = g->vals[v];
+    if (x->kind == IR_CONST) continue;
+    ir_shape ls;
+    shard_local(p, v, &ls);
+    json_obj(j);
+    json_key(j, "name"); json_str(j, x->name);
+    json_key(j, "kind"); json_str(j, report_kind(x));
+    json_key(j, "shape"); json_shape(j, &x->shape);
+    json_key(j, "sharding"); json_arr(j); for (int i = 0; i < x->shape.rank; i++) json_axes_list(j, p, &p->lay[v].dim[i]); json_end_arr(j);
+    json_key(j, "partial"); json_mask(j, p, shard_keeps_partial(p, v) ? p->lay[v].partial : 0);
+    json_key(j, "local_shape"); json_shape(j, &ls);
+    json_end_obj(j);
+  }
+  json_end_arr(j);
+  json_key(j, "conflicts");
+  json_arr(j);
+  for (int i = 0; i < p->ncon; i++) {
+    const sh_conflict *k = &p->con[i];
+    json_obj(j);
+    json_key(j, "value"); json_str(j, g->vals[k->value]->name);
+    json_key(j, "op"); if (k->op >= 0) json_str(j, g->vals[k->op]->name); else json_null(j);
+    json_key(j, "tactic"); json_str(j, k->tactic);
+    json_key(j, "where"); json_str(j, diag_where(&a, k->at));
+    json_key(j, "kind"); json_str(j, k->from_tactic ? "tactic" : "propagation");
+    json_key(j, "message"); json_str(j, k->message);
+    json_end_obj(j);
+  }
+  json_end_arr(j);
+  json_key(j, "collectives");
+  json_arr(j);
+  for (int i = 0; i < prog->ninstrs; i++) {
+    const rt_instr *x = &prog->instrs[i];
+    if (!rt_is_collective((rt_op)x->op)) continue;
+    json_obj(j);
+    json_key(j, "kind"); json_str(j, rt_op_name((rt_op)x->op));
+    json_key(j, "value"); json_str(j, x->src >= 0 ? g->vals[x->src]->name : prog->bufs[x->out].name);
+    json_key(j, "axes"); json_arr(j);
+    for (int k = 0; k < prog->groups[x->group].naxes; k++) json_str(j, prog->axis_names[prog->groups[x->group].axes[k]]);
+    json_end_arr(j);
+    json_key(j, "bytes"); json_int(j, rt_coll_bytes(prog, x));
+    json_end_obj(j);
+  }
+  json_end_arr(j);
+  json_end_obj(j);
+  arena_free(&a);
+}
+
+/* ---- explain ---- */
+
+static void chain(strbuf *b, const sh_plan *p, int dec) {
+  const ir_graph *g = p->g;
+  arena a;
+  arena_init(&a);
+  for (int depth = 0; dec >= 0 && depth < 200; depth++) {
+    const sh_decision *d = &p->dec[dec];
+    const ir_value *v = g->vals[d->value];
+    if (d->src == SRC_TACTIC) {
+      if (d->replicate && d->dim < 0)
+        sb_printf(b, "    %s: tactic '%s' keeps '%s' whole on '%s'\n", diag_where(&a, d->at), d->tactic, v->name, p->mesh.name[d->axis]);
+      else if (d->replicate)
+        sb_printf(b, "    %s: tactic '%s' keeps dim %d of '%s' whole on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
+      else
+        sb_printf(b, "    %s: tactic '%s' split dim %d of '%s' on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
+      break;
+    }
+    const ir_value *op = g->vals[d->op];
+    sb_printf(b, "    <- dim %d of '%s' follows %s '%s' from '%s'", d->dim, v->name, ir_opinfo_of(op->op)->name, op->name, g->vals[d->from]->name);
+    if (op->at.src) sb_printf(b, " (%s)", diag_where(&a, op->at));
+    sb_putc(b, '\n');
+    dec = d->from_decision;
+  }
+  arena_free(&a);
+}
+
+void report_explain(strbuf *b, const sh_plan *p, int id) {
+  const ir_value *v = p->g->vals[id];
+  const sh_layout *l = &p->lay[id];
+  arena a;
+  arena_init(&a);
+  ir_shape ls;
+  shard_local(p, id, &ls);
+  sb_printf(b, "%s: %s%s, split %s, local %s\n", v->name, ir_dtype_name(v->dtype), ir_shape_str(&a, &v->shape),
+            shard_str(p, id, &a), ir_shape_str(&a, &ls));
+  int any = 0;
+  for (int i = 0; i < v->shape.rank; i++)
+    for (int k = 0; k < l->dim[i].n; k++) {
+      int ax = l->dim[i].ax[k];
+      sb_printf(b, "  dim %d on '%s':\n", i, p->mesh.name[ax]);
+      chain(b, p, l->why[ax]);
+      any = 1;
+    }
+  if (shard_keeps_partial(p, id))
+    sb_printf(b, "  a partial sum over %s, passed on to its users as it is (they are linear in it)\n", shard_axes_str(p, l->partial, &a));
+  else if (l->partial)
+    sb_printf(b, "  computed as a partial sum over %s and reduced where it is made\n", shard_axes_str(p, l->partial, &a));
+  if (!any) sb_puts(b, "  not split on any axis: no tactic split it and no propagation reached it\n");
+  for (int ax = 0; ax < p->mesh.n; ax++) {
+    int d = l->forbid_why[ax];
+    if (d >= 0) sb_printf(b, "  kept whole on '%s' by tactic '%s' at %s\n", p->mesh.name[ax], p->dec[d].tactic, diag_where(&a, p->dec[d].at));
+  }
+  for (int i = 0; i < p->ncon; i++) {
+    const sh_conflict *k = &p->con[i];
+    if (k->value != id) continue;
+    sb_printf(b, "  conflict: %s\n", k->message);
+    if (k->lost_to >= 0) { sb_puts(b, "    it lost to:\n"); chain(b, p, k->lost_to); }
+  }
+  arena_free(&a);
+}
