@@ -60,7 +60,8 @@ typedef enum tac_dkind {
   TAC_TACTIC,              /* tactic emb(axis = model) { statements } */
   TAC_LUA,                 /* tactic custom = lua "my_tactic.lua" (axis = model) */
   TAC_AUTO,                /* tactic found = auto (axes = [model], budget = 2000) */
-  TAC_SCHEDULE             /* schedule bp, mp, emb */
+  TAC_SCHEDULE,            /* schedule bp, mp, emb */
+  TAC_CALL                 /* a command-line value: adam(lr = 1e-3) (--train) */
 } tac_dkind;
 
 typedef struct tac_decl {
@@ -95,5 +96,13 @@ tac_file *tac_parse(arena *a, diag *d, const diag_src *src);
 /* The same parser on one REPL line: a statement or a declaration. Sets
 ** *incomplete when the input ended early (the REPL asks for more). */
 tac_file *tac_parse_line(arena *a, diag *d, const diag_src *src, int *incomplete);
+
+/* A command-line value in the tactic language, its one declaration in
+** the result: TAC_OPT_MESH reads a mesh without its keyword (--mesh
+** 'batch=4, model=2'), TAC_OPT_CALL a name with arguments (--train
+** 'adam(lr = 1e-3)'). src names the option, so errors read
+** "--train:1:17: error: ..." with a caret. */
+typedef enum tac_option { TAC_OPT_MESH, TAC_OPT_CALL } tac_option;
+tac_file *tac_parse_option(arena *a, diag *d, const diag_src *src, tac_option kind);
 
 #endif

@@ -31,6 +31,7 @@ static const char *const tok_words[] = {
   [TT_NUMBER] = "a number", [TT_STRING] = "a string", [TT_SIZE] = "a size",
   [TT_LP] = "'('", [TT_RP] = "')'", [TT_LB] = "'['", [TT_RB] = "']'", [TT_LC] = "'{'", [TT_RC] = "'}'",
   [TT_COMMA] = "','", [TT_EQ] = "'='", [TT_MINUS] = "'-'", [TT_LINE] = "the start of a line",
+  [TT_OPTMESH] = "the start of the mesh", [TT_OPTCALL] = "the start of the value",
 };
 
 static int is_keyword(int code) { return code >= TT_VERSION && code <= TT_VALUES; }
@@ -51,7 +52,8 @@ static int is_decl_keyword(int code) {
 static const char *name_role(const tac_pctx *p) {
   const syn_open *o = p->syn.depth > 0 ? &p->syn.open[p->syn.depth - 1] : NULL;
   switch (p->syn.prev) {
-  case TT_ON: case TT_MESH: return "the name of a mesh axis";
+  case TT_ON: case TT_MESH: case TT_OPTMESH: return "the name of a mesh axis";
+  case TT_OPTCALL: return "a name, as in adam(lr = 1e-3)";
   case TT_TACTIC: return "the tactic's name";
   case TT_AS: return "a name for the tactic";
   case TT_SCHEDULE: return "the name of a tactic";
@@ -86,7 +88,7 @@ static const syn_lang tac_syn = {
 ** comes next first, then separators, then whole declarations or
 ** statements, then closers. */
 static void expected_text(const tac_pctx *p, uint64_t set, char *buf, size_t cap) {
-  syn_words w = {.set = set & ~BIT(TT_LINE)};
+  syn_words w = {.set = set & ~(BIT(TT_LINE) | BIT(TT_OPTMESH) | BIT(TT_OPTCALL))};
   int decls = (w.set & DECL_START) == DECL_START, stmts = (w.set & STMT_START) == STMT_START;
   if (decls) w.set &= ~(DECL_START | BIT(TT_VERSION) | BIT(0));
   if (stmts) w.set &= ~STMT_START;
@@ -193,7 +195,8 @@ static int push_open(tac_pctx *p, int code, const tac_tok *t) {
 
 /* ---- the driver ---- */
 
-static tac_file *parse(arena *a, diag *d, const diag_src *src, int line_mode, int *incomplete) {
+/* start: 0 a file, else the token that selects another form (LINE, OPTMESH, OPTCALL) */
+static tac_file *parse(arena *a, diag *d, const diag_src *src, int start, int *incomplete) {
   if (incomplete) *incomplete = 0;
   tac_pctx *p = mem_calloc(1, sizeof *p);
   p->a = a;
@@ -206,10 +209,12 @@ static tac_file *parse(arena *a, diag *d, const diag_src *src, int line_mode, in
   }
 
   void *parser = tacParseAlloc(mem_alloc, p);
-  if (line_mode) {
+  if (start == TT_OPTMESH) p->decl = TT_MESH;    /* names after ',' are mesh axes */
+  if (start) {
     tac_tok line = {0};
     line.s = src->text;
-    tacParse(parser, TT_LINE, line);
+    tacParse(parser, start, line);
+    p->syn.prev = start;
   }
   for (;;) {
     tac_tok t;
@@ -237,5 +242,9 @@ tac_file *tac_parse(arena *a, diag *d, const diag_src *src) {
 }
 
 tac_file *tac_parse_line(arena *a, diag *d, const diag_src *src, int *incomplete) {
-  return parse(a, d, src, 1, incomplete);
+  return parse(a, d, src, TT_LINE, incomplete);
+}
+
+tac_file *tac_parse_option(arena *a, diag *d, const diag_src *src, tac_option kind) {
+  return parse(a, d, src, kind == TAC_OPT_MESH ? TT_OPTMESH : TT_OPTCALL, NULL);
 }

@@ -13,7 +13,7 @@ void session_init(session *s) {
 }
 
 int session_load(session *s, const session_opts *o) {
-  if (o->train && train_parse(o->train, &s->train, &s->diag) < 0) return -1;
+  if (o->train && train_parse(&s->mem, o->train, &s->train, &s->diag) < 0) return -1;
   s->src = diag_load_file(&s->mem, &s->diag, o->model_path);
   if (!s->src) return -1;
   s->file = cir_parse(&s->mem, &s->diag, s->src);

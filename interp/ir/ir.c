@@ -152,14 +152,6 @@ void ir_link(ir_graph *g) {
   free(count);
 }
 
-ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
-                const int *args, int nargs, const ir_attrs *attr, loc at) {
-  ir_value *v = ir_add(g, name, IR_OP, op, args, nargs, attr, at);
-  if (!v) { diag_error(d, at, "'%s' is already defined", name); return NULL; }
-  if (ir_infer(g, v, d) < 0) return NULL;
-  return v;
-}
-
 static const char *dtype_names[] = {"f32", "bf16", "f16", "i32"};
 
 const char *ir_dtype_name(ir_dtype t) { return dtype_names[t]; }

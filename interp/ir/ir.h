@@ -149,6 +149,9 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d);
 /* Build one op value: adds, infers, and returns it (NULL after an error in d). */
 ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
                 const int *args, int nargs, const ir_attrs *attr, loc at);
+/* A generated op (autodiff, optimizers) under a fresh name made from
+** prefix; attr NULL means none. Its id, or -1 after an error in d. */
+int ir_emit(ir_graph *g, diag *d, const char *prefix, ir_opkind op, const int *args, int nargs, const ir_attrs *attr);
 
 /* The labels of a matmul or einsum value's operands and result: l[0], l[1],
 ** l[2] (matmul as "..MK,..KN->..MN", batch dims right-aligned). */

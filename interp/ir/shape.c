@@ -464,3 +464,20 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d) {
     FAIL("%s: no shape rule (internal error)", c->op);
   }
 }
+
+/* ---- building checked ops ---- */
+
+ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
+                const int *args, int nargs, const ir_attrs *attr, loc at) {
+  ir_value *v = ir_add(g, name, IR_OP, op, args, nargs, attr, at);
+  if (!v) { diag_error(d, at, "'%s' is already defined", name); return NULL; }
+  if (ir_infer(g, v, d) < 0) return NULL;
+  return v;
+}
+
+int ir_emit(ir_graph *g, diag *d, const char *prefix, ir_opkind op, const int *args, int nargs, const ir_attrs *attr) {
+  ir_attrs a;
+  if (attr) a = *attr; else { memset(&a, 0, sizeof a); a.ndims = -1; }
+  ir_value *v = ir_op(g, d, ir_fresh_name(g, prefix), op, args, nargs, &a, LOC_NONE);
+  return v ? v->id : -1;
+}

@@ -32,44 +32,32 @@ static loc at(const tac_file *f, uint32_t off) { return (loc){f->src, off}; }
 
 /* ---- mesh ---- */
 
-int tactic_parse_mesh(const char *text, sh_mesh *m, diag *d) {
-  memset(m, 0, sizeof *m);
-  const char *s = text;
+static void mesh_release(sh_mesh *m) { for (int i = 0; i < m->n; i++) free((char *)m->name[i]); }
+
+/* The axes of a mesh declaration (a file's mesh line or --mesh). */
+static int mesh_of(const tac_file *f, const tac_decl *x, sh_mesh *m, diag *d) {
   int64_t total = 1;
-  for (;;) {
-    while (isspace((unsigned char)*s)) s++;
-    const char *nb = s;
-    while (isalnum((unsigned char)*s) || *s == '_') s++;
-    size_t nl = (size_t)(s - nb);
-    while (isspace((unsigned char)*s)) s++;
-    if (!nl || *s != '=') return diag_error(d, LOC_NONE, "--mesh '%s': expected NAME = SIZE, as in --mesh batch=4,model=2", text);
-    s++;
-    char *end;
-    long long size = strtoll(s, &end, 10);
-    if (end == s) return diag_error(d, LOC_NONE, "--mesh '%s': '%.*s' needs a size", text, (int)nl, nb);
-    s = end;
-    if (m->n == SH_MAXAXES) return diag_error(d, LOC_NONE, "--mesh '%s': at most %d axes", text, SH_MAXAXES);
-    char *name = mem_alloc(nl + 1);
-    memcpy(name, nb, nl);
-    name[nl] = 0;
-    for (int i = 0; i < m->n; i++)
-      if (!strcmp(m->name[i], name)) { diag_error(d, LOC_NONE, "--mesh '%s': axis '%s' is given twice", text, name); free(name); return -1; }
-    if (size < 1) { diag_error(d, LOC_NONE, "--mesh '%s': axis '%s' must have a size of at least 1", text, name); free(name); return -1; }
-    if (__builtin_mul_overflow(total, (int64_t)size, &total) || total > ((int64_t)1 << 31)) {
-      free(name);
-      return diag_error(d, LOC_NONE, "--mesh '%s': more than 2^31 devices", text);
-    }
-    m->name[m->n] = name;      /* freed by tactic_apply after interning */
-    m->size[m->n++] = size;
-    while (isspace((unsigned char)*s)) s++;
-    if (*s == ',') { s++; continue; }
-    if (*s == 0) break;
-    return diag_error(d, LOC_NONE, "--mesh '%s': unexpected '%c'", text, *s);
+  for (int i = 0; i < x->nargs; i++) {
+    const tac_arg *a = &x->args[i];
+    if (m->n == SH_MAXAXES) return diag_error(d, at(f, a->off), "at most %d mesh axes", SH_MAXAXES);
+    if (a->val.kind != TAC_VINT || a->val.i < 1) return diag_error(d, at(f, a->off), "mesh axis '%s' must have a size of at least 1", a->key);
+    if (__builtin_mul_overflow(total, a->val.i, &total) || total > ((int64_t)1 << 31))
+      return diag_error(d, at(f, a->off), "the mesh has more than 2^31 devices");
+    char *nm = mem_alloc(strlen(a->key) + 1);
+    strcpy(nm, a->key);
+    m->name[m->n] = nm;
+    m->size[m->n++] = a->val.i;
   }
+  m->at = at(f, x->off);
   return 0;
 }
 
-static void mesh_release(sh_mesh *m) { for (int i = 0; i < m->n; i++) free((char *)m->name[i]); }
+int tactic_parse_mesh(arena *a, const char *text, sh_mesh *m, diag *d) {
+  memset(m, 0, sizeof *m);
+  const diag_src *src = diag_src_string(a, "--mesh", text, strlen(text));
+  tac_file *f = tac_parse_option(a, d, src, TAC_OPT_MESH);
+  return f ? mesh_of(f, &f->decls[0], m, d) : -1;
+}
 
 static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
   const tac_decl *found = NULL;
@@ -85,20 +73,7 @@ static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
     found = x;
   }
   if (!found) return diag_error(d, (loc){f->src, 0}, "no mesh: add a line like 'mesh batch = 2, model = 2' or pass --mesh");
-  int64_t total = 1;
-  for (int i = 0; i < found->nargs; i++) {
-    const tac_arg *a = &found->args[i];
-    if (m->n == SH_MAXAXES) return diag_error(d, at(f, a->off), "at most %d mesh axes", SH_MAXAXES);
-    if (a->val.kind != TAC_VINT || a->val.i < 1) return diag_error(d, at(f, a->off), "mesh axis '%s' must have a size of at least 1", a->key);
-    if (__builtin_mul_overflow(total, a->val.i, &total) || total > ((int64_t)1 << 31))
-      return diag_error(d, at(f, a->off), "the mesh has more than 2^31 devices");
-    char *nm = mem_alloc(strlen(a->key) + 1);
-    strcpy(nm, a->key);
-    m->name[m->n] = nm;
-    m->size[m->n++] = a->val.i;
-  }
-  m->at = at(f, found->off);
-  return 0;
+  return mesh_of(f, found, m, d);
 }
 
 /* ---- tactic lookup ---- */
@@ -359,7 +334,7 @@ sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o
     return NULL;
   }
   sh_mesh m;
-  int rc = o->mesh ? tactic_parse_mesh(o->mesh, &m, d) : file_mesh(f, &m, d);
+  int rc = o->mesh ? tactic_parse_mesh(mem, o->mesh, &m, d) : file_mesh(f, &m, d);
   if (rc < 0) { mesh_release(&m); return NULL; }
   sh_plan *p = shard_new(g, &m);
   p->mesh.at = m.at;

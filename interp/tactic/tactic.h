@@ -16,8 +16,9 @@ typedef struct tactic_opts {
   const char *stdlib_dir;  /* where stdlib-tactics/ lives (NULL: the built-in default) */
 } tactic_opts;
 
-/* Parse "batch=4, model=2" into m; -1 with a carve: error. */
-int tactic_parse_mesh(const char *text, sh_mesh *m, diag *d);
+/* Read --mesh "batch=4, model=2" into m (names malloc'd until the plan
+** interns them); -1 with a located error ("--mesh:1:9: ..."). */
+int tactic_parse_mesh(arena *a, const char *text, sh_mesh *m, diag *d);
 
 /* Apply the whole file; returns the plan (NULL after an error in d). The
 ** plan's conflicts list what was refused; under strict, a conflict from a

@@ -13,7 +13,6 @@
 #include "interp/train/train.h"
 #include "interp/ir/ops.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,12 +36,9 @@ static ir_value *V(gctx *c, int id) { return c->g->vals[id]; }
 /* Add an op with a fresh name from prefix; internal errors are fatal to the step. */
 static int emit(gctx *c, const char *name, ir_opkind op, const int *args, int nargs, const ir_attrs *at) {
   if (c->failed) return -1;
-  const char *nm = ir_fresh_name(c->g, name);
-  ir_attrs a;
-  if (at) a = *at; else { memset(&a, 0, sizeof a); a.ndims = -1; }
-  ir_value *v = ir_op(c->g, c->d, nm, op, args, nargs, &a, LOC_NONE);
-  if (!v) { c->failed = 1; return -1; }
-  return v->id;
+  int v = ir_emit(c->g, c->d, name, op, args, nargs, at);
+  if (v < 0) c->failed = 1;
+  return v;
 }
 
 static int emit2(gctx *c, const char *name, ir_opkind op, int x, int y) {
@@ -420,153 +416,4 @@ int grad_build(ir_graph *g, diag *d) {
   for (int i = 0; i < n; i++) free(c.contrib[i]);
   free(c.contrib); free(c.ncontrib); free(c.expect); free(c.live); free(c.needs);
   return rc;
-}
-
-/* ---- optimizers ---- */
-
-int train_parse(const char *text, train_spec *t, diag *d) {
-  memset(t, 0, sizeof *t);
-  const char *p = text;
-  while (isspace((unsigned char)*p)) p++;
-  const char *nb = p;
-  while (isalnum((unsigned char)*p) || *p == '_') p++;
-  size_t nl = (size_t)(p - nb);
-  if (nl == 3 && !memcmp(nb, "sgd", 3)) t->kind = TRAIN_SGD;
-  else if (nl == 4 && !memcmp(nb, "adam", 4)) t->kind = TRAIN_ADAM;
-  else return diag_error(d, LOC_NONE, "--train '%s': unknown optimizer '%.*s'; use sgd(lr = 0.01) or adam(lr = 1e-3)", text, (int)nl, nb);
-  t->lr = -1;
-  t->beta1 = 0.9; t->beta2 = 0.999; t->eps = 1e-8;
-  while (isspace((unsigned char)*p)) p++;
-  if (*p == 0) return diag_error(d, LOC_NONE, "--train '%s': give the learning rate, as in %s(lr = 0.01)", text, t->kind == TRAIN_SGD ? "sgd" : "adam");
-  if (*p++ != '(') return diag_error(d, LOC_NONE, "--train '%s': expected '(' after the optimizer name", text);
-  for (;;) {
-    while (isspace((unsigned char)*p)) p++;
-    if (*p == ')') { p++; break; }
-    const char *kb = p;
-    while (isalnum((unsigned char)*p) || *p == '_') p++;
-    size_t kl = (size_t)(p - kb);
-    while (isspace((unsigned char)*p)) p++;
-    if (!kl || *p++ != '=') return diag_error(d, LOC_NONE, "--train '%s': expected key = number", text);
-    char *end;
-    double x = strtod(p, &end);
-    if (end == p || !isfinite(x)) return diag_error(d, LOC_NONE, "--train '%s': '%.*s' needs a number", text, (int)kl, kb);
-    p = end;
-    double *slot = NULL;
-#define KEY(s) (kl == strlen(s) && !memcmp(kb, s, kl))
-    if (KEY("lr")) slot = &t->lr;
-    else if (KEY("weight_decay")) slot = &t->weight_decay;
-    else if (t->kind == TRAIN_SGD && KEY("momentum")) slot = &t->momentum;
-    else if (t->kind == TRAIN_ADAM && KEY("beta1")) slot = &t->beta1;
-    else if (t->kind == TRAIN_ADAM && KEY("beta2")) slot = &t->beta2;
-    else if (t->kind == TRAIN_ADAM && KEY("eps")) slot = &t->eps;
-#undef KEY
-    if (!slot) return diag_error(d, LOC_NONE, "--train '%s': unknown setting '%.*s' (%s)", text, (int)kl, kb,
-                                 t->kind == TRAIN_SGD ? "sgd takes lr, momentum, weight_decay" : "adam takes lr, beta1, beta2, eps, weight_decay");
-    *slot = x;
-    while (isspace((unsigned char)*p)) p++;
-    if (*p == ',') { p++; continue; }
-    if (*p == ')') { p++; break; }
-    return diag_error(d, LOC_NONE, "--train '%s': expected ',' or ')'", text);
-  }
-  while (isspace((unsigned char)*p)) p++;
-  if (*p) return diag_error(d, LOC_NONE, "--train '%s': unexpected text after ')'", text);
-  if (!(t->lr > 0)) return diag_error(d, LOC_NONE, "--train '%s': lr must be given and positive", text);
-  if (t->momentum < 0 || t->momentum >= 1) return diag_error(d, LOC_NONE, "--train '%s': momentum must be in [0, 1)", text);
-  if (t->beta1 < 0 || t->beta1 >= 1 || t->beta2 < 0 || t->beta2 >= 1) return diag_error(d, LOC_NONE, "--train '%s': betas must be in [0, 1)", text);
-  if (!(t->eps > 0) || t->weight_decay < 0) return diag_error(d, LOC_NONE, "--train '%s': eps must be positive and weight_decay non-negative", text);
-  return 0;
-}
-
-static int state_leaf(ir_graph *g, const char *name, const ir_shape *s) {
-  ir_value *v = ir_add(g, name, IR_STATE, IR_LEAF, NULL, 0, NULL, LOC_NONE);
-  if (!v) return -1;
-  v->shape = *s;
-  v->dtype = IR_F32;
-  v->init = (ir_init){INIT_ZEROS, 0, 0};
-  return v->id;
-}
-
-#define NM(...) arena_printf(&g->mem, __VA_ARGS__)
-
-int train_build(ir_graph *g, const train_spec *t, diag *d) {
-  if (grad_build(g, d) < 0) return -1;
-  gctx c = {g, d, g->nvals};
-  int loss = g->outputs[0];
-  int nparams = 0;
-  for (int i = 0; i < c.n; i++) nparams += g->vals[i]->kind == IR_PARAM;
-  int *params = mem_calloc((size_t)nparams + 1, sizeof(int));
-  nparams = 0;
-  for (int i = 0; i < c.n; i++)
-    if (g->vals[i]->kind == IR_PARAM && ir_lookup(g, NM("grad.%s", g->vals[i]->name))) params[nparams++] = i;
-  g->nouts = 0;
-  g->vals[loss]->is_output = 0;
-  ir_add_output(g, loss);
-  int step = -1, bc1 = -1, bc2s = -1;
-  ir_shape scalar = {0};
-  if (t->kind == TRAIN_ADAM) {
-    /* bias corrections from the step count: 1 - beta^t = 1 - exp(t log beta) */
-    int s = state_leaf(g, "adam.step", &scalar);
-    step = emit2(&c, "new.adam.step", IR_ADD, s, ir_const(g, 1));
-    g->vals[step]->carry = s;
-    int e1 = emit2(&c, "adam.bc1.e", IR_MUL, step, ir_const(g, log(t->beta1)));
-    int p1 = emit1(&c, "adam.bc1.p", IR_EXP, e1);
-    bc1 = emit2(&c, "adam.bc1", IR_SUB, ir_const(g, 1), p1);
-    int e2 = emit2(&c, "adam.bc2.e", IR_MUL, step, ir_const(g, log(t->beta2)));
-    int p2 = emit1(&c, "adam.bc2.p", IR_EXP, e2);
-    int bc2 = emit2(&c, "adam.bc2", IR_SUB, ir_const(g, 1), p2);
-    bc2s = emit1(&c, "adam.bc2.sqrt", IR_SQRT, bc2);
-  }
-  int lr = ir_const(g, t->lr);
-  for (int k = 0; k < nparams && !c.failed; k++) {
-    ir_value *p = g->vals[params[k]];
-    const char *pn = p->name;
-    int gr = ir_lookup(g, NM("grad.%s", pn))->id, nw;
-    if (t->weight_decay > 0)
-      gr = emit2(&c, NM("wd.%s", pn), IR_ADD, gr, emit2(&c, NM("wd.%s.m", pn), IR_MUL, p->id, ir_const(g, t->weight_decay)));
-    if (t->kind == TRAIN_SGD) {
-      int upd = gr;
-      if (t->momentum > 0) {
-        int buf = state_leaf(g, NM("sgd.buf.%s", pn), &p->shape);
-        int m = emit2(&c, NM("sgd.buf.%s.m", pn), IR_MUL, buf, ir_const(g, t->momentum));
-        upd = emit2(&c, NM("new.sgd.buf.%s", pn), IR_ADD, m, gr);
-        g->vals[upd]->carry = buf;
-      }
-      int sc = emit2(&c, NM("sgd.%s.step", pn), IR_MUL, upd, lr);
-      nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, sc);
-    } else {
-      int m = state_leaf(g, NM("adam.m.%s", pn), &p->shape);
-      int v = state_leaf(g, NM("adam.v.%s", pn), &p->shape);
-      int m1 = emit2(&c, NM("adam.m.%s.a", pn), IR_MUL, m, ir_const(g, t->beta1));
-      int m2 = emit2(&c, NM("adam.m.%s.b", pn), IR_MUL, gr, ir_const(g, 1 - t->beta1));
-      int mn = emit2(&c, NM("new.adam.m.%s", pn), IR_ADD, m1, m2);
-      int g2 = emit2(&c, NM("adam.v.%s.g2", pn), IR_MUL, gr, gr);
-      int v1 = emit2(&c, NM("adam.v.%s.a", pn), IR_MUL, v, ir_const(g, t->beta2));
-      int v2 = emit2(&c, NM("adam.v.%s.b", pn), IR_MUL, g2, ir_const(g, 1 - t->beta2));
-      int vn = emit2(&c, NM("new.adam.v.%s", pn), IR_ADD, v1, v2);
-      /* torch: denom = sqrt(v) / sqrt(bc2) + eps; p -= lr / bc1 * m / denom */
-      int sq = emit1(&c, NM("adam.%s.sqrt", pn), IR_SQRT, vn);
-      int dn = emit2(&c, NM("adam.%s.dn", pn), IR_DIV, sq, bc2s);
-      int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, dn, ir_const(g, t->eps));
-      int q = emit2(&c, NM("adam.%s.q", pn), IR_DIV, mn, de);
-      int lrq = emit2(&c, NM("adam.%s.lrq", pn), IR_MUL, q, lr);
-      int st = emit2(&c, NM("adam.%s.step", pn), IR_DIV, lrq, bc1);
-      nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, st);
-      if (!c.failed) {
-        g->vals[mn]->carry = m;
-        g->vals[vn]->carry = v;
-      }
-    }
-    if (c.failed) break;
-    g->vals[nw]->carry = p->id;
-  }
-  if (!c.failed) {
-    for (int k = 0; k < nparams; k++) ir_add_output(g, ir_lookup(g, NM("new.%s", g->vals[params[k]]->name))->id);
-    for (int i = c.n; i < g->nvals; i++)
-      if (g->vals[i]->carry >= 0 && g->vals[g->vals[i]->carry]->kind == IR_STATE) ir_add_output(g, i);
-  }
-  free(params);
-  g->train = t->kind;
-  if (c.failed) return -1;
-  ir_link(g);
-  return 0;
 }

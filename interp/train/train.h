@@ -1,10 +1,11 @@
 /*
-** grad.h: training steps. Reverse-mode autodiff over the IR, then the
-** optimizer update written as IR, so that every later pass (sharding,
-** lowering, simulation) sees one program.
+** train.h: training steps. Reverse-mode autodiff over the IR (grad.c),
+** then the optimizer update written as IR (optim.c), so that every later
+** pass (sharding, lowering, simulation) sees one program; the --train
+** option read into a train_spec (options.c).
 */
-#ifndef interp_grad_h
-#define interp_grad_h
+#ifndef interp_train_h
+#define interp_train_h
 
 #include "interp/ir/ir.h"
 
@@ -18,8 +19,9 @@ typedef struct train_spec {
   double weight_decay;             /* L2 added to the gradient, as torch.optim does */
 } train_spec;
 
-/* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)": -1 with a carve: error. */
-int train_parse(const char *text, train_spec *t, diag *d);
+/* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)" (options.c): -1 with a
+** located error ("--train:1:17: error: ..."). The source text lives in a. */
+int train_parse(arena *a, const char *text, train_spec *t, diag *d);
 
 /* Append grad.P for every parameter P the loss depends on (the model must
 ** return one f32 scalar). Returns 0 or -1. */

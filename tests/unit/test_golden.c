@@ -104,7 +104,7 @@ Test(golden, adam_three_steps) {
   hx h;
   cr_assert(hx_build(&h, "model a {\n param p : f32[4, 3]\n input g : f32[4, 3]\n loss = sum(mul(p, g))\n return loss\n}\n") == 0);
   train_spec t;
-  cr_assert(train_parse("adam(lr = 1e-2)", &t, &h.d) == 0);
+  cr_assert(train_parse(&h.mem, "adam(lr = 1e-2)", &t, &h.d) == 0);
   cr_assert(train_build(h.g, &t, &h.d) == 0, "%s", diag_text(&h.d) ? diag_text(&h.d) : "");
   hx_lower(&h);
   hx_set(&h, "p", st_find(f, "adam.p0")->data);

@@ -100,7 +100,7 @@ static void round_trip(const char *text, const char *train) {
   cr_assert(hx_build(&a, text) == 0, "%s", diag_text(&a.d));
   if (train) {
     train_spec t;
-    cr_assert(train_parse(train, &t, &a.d) == 0);
+    cr_assert(train_parse(&a.mem, train, &t, &a.d) == 0);
     cr_assert(train_build(a.g, &t, &a.d) == 0, "%s", diag_text(&a.d));
   }
   arena m;
@@ -165,7 +165,7 @@ Test(ir, adam_step_names) {
   hx h;
   cr_assert(hx_build(&h, "model m {\n param w : f32[4, 4]\n input x : f32[2, 4]\n loss = sum(matmul(x, w))\n return loss\n}\n") == 0);
   train_spec t;
-  cr_assert(train_parse("adam(lr = 1e-3, beta2 = 0.99)", &t, &h.d) == 0);
+  cr_assert(train_parse(&h.mem, "adam(lr = 1e-3, beta2 = 0.99)", &t, &h.d) == 0);
   cr_assert(train_build(h.g, &t, &h.d) == 0, "%s", diag_text(&h.d));
   const char *names[] = {"grad.w", "adam.m.w", "adam.v.w", "new.w", "new.adam.m.w", "new.adam.v.w", "adam.step", "new.adam.step"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) cr_assert(ir_lookup(h.g, names[i]), "missing %s", names[i]);
@@ -183,21 +183,61 @@ Test(ir, train_errors) {
     {"model m {\n input x : f32[4]\n param w : f32[4]\n y = mul(x, w)\n return y\n}\n", "sgd(lr = 0.1)", "needs a scalar f32 loss; 'y' is f32[4]"},
     {"model m {\n input x : f32[4]\n loss = sum(x)\n return loss\n}\n", "sgd(lr = 0.1)", "has no param to train"},
     {"model m {\n input x : f32[4]\n param w : f32[4]\n loss = sum(x)\n return loss\n}\n", "sgd(lr = 0.1)", "does not depend on any param"},
-    {"model m {\n param w : f32[4]\n loss = sum(w)\n return loss\n}\n", "adagrad(lr = 1)", "unknown optimizer 'adagrad'"},
-    {"model m {\n param w : f32[4]\n loss = sum(w)\n return loss\n}\n", "adam(lr = 1, beta1 = 1.5)", "betas must be in [0, 1)"},
-    {"model m {\n param w : f32[4]\n loss = sum(w)\n return loss\n}\n", "sgd(rate = 1)", "unknown setting 'rate'"},
-    {"model m {\n param w : f32[4]\n loss = sum(w)\n return loss\n}\n", "sgd", "give the learning rate"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     hx h;
     cr_assert(hx_build(&h, cases[i].model) == 0);
     train_spec t;
-    int rc = train_parse(cases[i].train, &t, &h.d);
+    int rc = train_parse(&h.mem, cases[i].train, &t, &h.d);
     if (rc == 0) rc = train_build(h.g, &t, &h.d);
     cr_assert(rc < 0, "case %zu accepted", i);
     cr_assert(strstr(diag_text(&h.d), cases[i].expect), "wanted '%s' in: %s", cases[i].expect, diag_text(&h.d));
     hx_free(&h);
   }
+}
+
+/* --train is read by the tactic language: each mistake is one located error
+** with the option's text and a caret under the place. */
+Test(ir, train_option_errors_have_a_caret) {
+  typedef struct { const char *train, *expect; } te;
+  te cases[] = {
+    {"adam(lr = 1e-3, beta9 = 2)", "--train:1:17: error: adam has no argument beta9 (lr, beta1, beta2, eps, weight_decay)\n"
+                                   "  adam(lr = 1e-3, beta9 = 2)\n                  ^\n"},
+    {"adagrad(lr = 1)", "--train:1:1: error: unknown optimizer 'adagrad'; use sgd(lr = 0.01, momentum = 0.9) or adam(lr = 1e-3)\n"},
+    {"adam(lr = 1, beta1 = 1.5)", "--train:1:22: error: beta1 must be in [0, 1)\n  adam(lr = 1, beta1 = 1.5)\n                       ^\n"},
+    {"sgd(rate = 1)", "--train:1:5: error: sgd has no argument rate (lr, momentum, weight_decay)\n"},
+    {"sgd(lr = -1)", "--train:1:10: error: lr must be positive\n"},
+    {"sgd(lr = \"a\")", "--train:1:10: error: lr takes a number, as in sgd(lr = 0.01, momentum = 0.9)\n"},
+    {"adam(lr = 1e-3, lr = 2)", "--train:1:17: error: argument 'lr' is given twice\n"},
+    {"adam(lr = 1e-3", "--train:1:15: error: unexpected end of input, expected ')' to close the arguments\n"},
+    {"adam(lr = 0x10)", "--train:1:12: error: "},
+    {"sgd lr", "--train:1:5: error: unexpected 'lr', expected '(' or end of input\n"},
+    {"sgd(momentum = 1)", "--train:1:16: error: momentum must be in [0, 1)\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    arena a;
+    diag d;
+    arena_init(&a);
+    diag_init(&d);
+    train_spec t;
+    cr_assert(train_parse(&a, cases[i].train, &t, &d) < 0, "'%s' accepted", cases[i].train);
+    cr_assert_eq(d.nerrors, 1, "%s", diag_text(&d));
+    cr_assert(!strncmp(diag_text(&d), cases[i].expect, strlen(cases[i].expect)), "for %s wanted:\n%s\ngot:\n%s", cases[i].train, cases[i].expect, diag_text(&d));
+    diag_free(&d);
+    arena_free(&a);
+  }
+  /* torch.optim's defaults where a setting is left out */
+  arena a;
+  diag d;
+  arena_init(&a);
+  diag_init(&d);
+  train_spec t;
+  cr_assert(train_parse(&a, "adam", &t, &d) == 0, "%s", diag_text(&d));
+  cr_assert(t.kind == TRAIN_ADAM && t.lr == 1e-3 && t.beta1 == 0.9 && t.beta2 == 0.999 && t.eps == 1e-8 && t.weight_decay == 0);
+  cr_assert(train_parse(&a, "sgd(lr = 0.5, momentum = 0.9, weight_decay = 1e-4)", &t, &d) == 0, "%s", diag_text(&d));
+  cr_assert(t.kind == TRAIN_SGD && t.lr == 0.5 && t.momentum == 0.9 && t.weight_decay == 1e-4);
+  diag_free(&d);
+  arena_free(&a);
 }
 
 Test(ir, model_selection) {

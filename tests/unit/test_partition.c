@@ -133,7 +133,7 @@ ParameterizedTest(pcase *c, partition, equals_one_device) {
   ir_graph *g = build_model(f, NULL, &d);
   cr_assert(g, "%s", diag_text(&d));
   train_spec t;
-  cr_assert(train_parse(c->train, &t, &d) == 0);
+  cr_assert(train_parse(&mem, c->train, &t, &d) == 0);
   cr_assert(train_build(g, &t, &d) == 0, "%s", diag_text(&d));
   snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, c->tactic);
   const diag_src *ts = diag_load_file(&mem, &d, path);

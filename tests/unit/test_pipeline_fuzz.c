@@ -83,7 +83,7 @@ static void pipeline(const char *model, const char *tactics, const char *train) 
   cir_file *f = cir_parse(&m, &d, diag_src_string(&m, "m.cir", model, strlen(model)));
   if (f && (g = build_model(f, NULL, &d))) {
     train_spec t;
-    int trained = !train || (train_parse(train, &t, &d) == 0 && train_build(g, &t, &d) == 0);
+    int trained = !train || (train_parse(&m, train, &t, &d) == 0 && train_build(g, &t, &d) == 0);
     if (trained && tactics) {
       tac_file *tf = tac_parse(&m, &d, diag_src_string(&m, "t.tac", tactics, strlen(tactics)));
       tactic_opts o = {0};

@@ -39,7 +39,7 @@ static int load(setup *s, const char *model_text, const char *model_path, const 
   if (!s->g) return -1;
   if (train) {
     train_spec t;
-    if (train_parse(train, &t, &s->d) < 0 || train_build(s->g, &t, &s->d) < 0) return -1;
+    if (train_parse(&s->mem, train, &t, &s->d) < 0 || train_build(s->g, &t, &s->d) < 0) return -1;
   }
   const diag_src *ts = diag_src_string(&s->mem, "t.tac", tac_text, strlen(tac_text));
   tac_file *tf = tac_parse(&s->mem, &s->d, ts);
@@ -362,3 +362,40 @@ Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 
 ** gathered whole for cross_entropy (1 all-gather); the table's two gradient
 ** contributions are summed as partial sums and scattered once */
 Test(counts, zero3_and_embedding) { counts("gpt2_small.tac", 4 * LAYERS + 1 + 2, -3, -1, 0); }
+
+/* --mesh is read by the tactic grammar's mesh rule: located errors with a
+** caret, and the axes it names replace the file's. */
+Test(tactics, mesh_option) {
+  typedef struct { const char *mesh, *expect; } me;
+  me cases[] = {
+    {"batch=4 model=2", "--mesh:1:9: error: unexpected 'model', expected ',' or end of input\n  batch=4 model=2\n          ^\n"},
+    {"batch=4, model=", "--mesh:1:16: error: unexpected end of input, expected an integer\n"},
+    {"batch=0", "--mesh:1:7: error: mesh axis 'batch' must have a size of at least 1\n  batch=0\n        ^\n"},
+    {"b=2,b=2", "--mesh:1:5: error: mesh axis 'b' is listed twice\n"},
+    {"b=2,", "--mesh:1:5: error: unexpected end of input, expected the name of a mesh axis\n"},
+    {"", "--mesh:1:1: error: unexpected end of input, expected the name of a mesh axis\n"},
+    {"a=65536,b=65536", "--mesh:1:9: error: the mesh has more than 2^31 devices\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    arena a;
+    diag d;
+    arena_init(&a);
+    diag_init(&d);
+    sh_mesh m;
+    cr_assert(tactic_parse_mesh(&a, cases[i].mesh, &m, &d) < 0, "'%s' accepted", cases[i].mesh);
+    cr_assert(!strncmp(diag_text(&d), cases[i].expect, strlen(cases[i].expect)), "for '%s' wanted:\n%s\ngot:\n%s", cases[i].mesh, cases[i].expect, diag_text(&d));
+    for (int k = 0; k < m.n; k++) free((char *)m.name[k]);
+    diag_free(&d);
+    arena_free(&a);
+  }
+  arena a;
+  diag d;
+  arena_init(&a);
+  diag_init(&d);
+  sh_mesh m;
+  cr_assert(tactic_parse_mesh(&a, " batch = 64 ,model=8", &m, &d) == 0, "%s", diag_text(&d));
+  cr_assert(m.n == 2 && !strcmp(m.name[0], "batch") && m.size[0] == 64 && !strcmp(m.name[1], "model") && m.size[1] == 8);
+  for (int k = 0; k < m.n; k++) free((char *)m.name[k]);
+  diag_free(&d);
+  arena_free(&a);
+}

@@ -1,0 +1,64 @@
+/*
+** options.c: --train, read by the tactic language's value rule
+** (lang/tac_parse.c, tac_parse_option) so that every mistake is located
+** with a caret like any other error. The defaults are torch.optim's.
+*/
+#include "interp/train/train.h"
+#include "lang/tac.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct optim_info {
+  const char *name;
+  train_kind kind;
+  const char *args;        /* what it takes, for messages */
+  const char *example;
+} optim_info;
+
+static const optim_info optims[] = {
+  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay", "sgd(lr = 0.01, momentum = 0.9)"},
+  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay", "adam(lr = 1e-3)"},
+};
+
+static double *slot(train_spec *t, const char *key) {
+  if (!strcmp(key, "lr")) return &t->lr;
+  if (!strcmp(key, "weight_decay")) return &t->weight_decay;
+  if (t->kind == TRAIN_SGD && !strcmp(key, "momentum")) return &t->momentum;
+  if (t->kind == TRAIN_ADAM && !strcmp(key, "beta1")) return &t->beta1;
+  if (t->kind == TRAIN_ADAM && !strcmp(key, "beta2")) return &t->beta2;
+  if (t->kind == TRAIN_ADAM && !strcmp(key, "eps")) return &t->eps;
+  return NULL;
+}
+
+/* What the value of key must satisfy, or NULL when x is fine. */
+static const char *out_of_range(const char *key, double x) {
+  if (!strcmp(key, "lr") || !strcmp(key, "eps")) return x > 0 ? NULL : "must be positive";
+  if (!strcmp(key, "weight_decay")) return x >= 0 ? NULL : "must not be negative";
+  return x >= 0 && x < 1 ? NULL : "must be in [0, 1)";   /* momentum, betas */
+}
+
+int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
+  memset(t, 0, sizeof *t);
+  const diag_src *src = diag_src_string(a, "--train", text, strlen(text));
+  tac_file *f = tac_parse_option(a, d, src, TAC_OPT_CALL);
+  if (!f) return -1;
+  const tac_decl *c = &f->decls[0];
+  const optim_info *o = NULL;
+  for (size_t i = 0; i < sizeof optims / sizeof optims[0]; i++) if (!strcmp(optims[i].name, c->name)) o = &optims[i];
+  if (!o) return diag_error(d, (loc){src, c->name_off}, "unknown optimizer '%s'; use %s or %s", c->name, optims[0].example, optims[1].example);
+  t->kind = o->kind;
+  t->lr = 1e-3;
+  t->beta1 = 0.9; t->beta2 = 0.999; t->eps = 1e-8;
+  for (int i = 0; i < c->nargs; i++) {
+    const tac_arg *x = &c->args[i];
+    double *s = slot(t, x->key);
+    if (!s) return diag_error(d, (loc){src, x->off}, "%s has no argument %s (%s)", o->name, x->key, o->args);
+    if (x->val.kind != TAC_VINT && x->val.kind != TAC_VNUM)
+      return diag_error(d, (loc){src, x->val.off}, "%s takes a number, as in %s", x->key, o->example);
+    const char *bad = !isfinite(x->val.num) ? "must be finite" : out_of_range(x->key, x->val.num);
+    if (bad) return diag_error(d, (loc){src, x->val.off}, "%s %s", x->key, bad);
+    *s = x->val.num;
+  }
+  return 0;
+}
