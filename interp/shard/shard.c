@@ -31,6 +31,8 @@ sh_plan *shard_new(const ir_graph *g, const sh_mesh *m) {
   for (int v = 0; v < g->nvals; v++)
     for (int a = 0; a < SH_MAXAXES; a++) { p->lay[v].why[a] = -1; p->lay[v].forbid_why[a] = -1; }
   p->keep = arena_alloc(&p->mem, (size_t)g->nvals + 1);
+  p->logged = mem_calloc((size_t)g->nvals + 1, sizeof *p->logged);
+  p->epoch = 1;
   p->tactic = "";
   return p;
 }
@@ -39,6 +41,8 @@ void shard_free(sh_plan *p) {
   if (!p) return;
   free(p->dec);
   free(p->con);
+  free(p->log);
+  free(p->logged);
   arena_free(&p->mem);
   free(p);
 }
@@ -114,6 +118,40 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
   p->con[p->ncon++] = (sh_conflict){value, op, axis, from_tactic, p->tactic, p->at, arena_strndup(&p->mem, msg, strlen(msg)), lost_to};
 }
 
+/* ---- undo ---- */
+
+/* v's layout, saved in the undo log before its first change since the last mark */
+static sh_layout *edit(sh_plan *p, int v) {
+  if (p->logged[v] != p->epoch) {
+    if (p->nlog == p->logcap) {
+      p->logcap = p->logcap ? 2 * p->logcap : 256;
+      p->log = mem_realloc(p->log, sizeof *p->log * (size_t)p->logcap);
+    }
+    p->log[p->nlog++] = (sh_undo){v, p->lay[v]};
+    p->logged[v] = p->epoch;
+  }
+  return &p->lay[v];
+}
+
+sh_mark shard_mark(sh_plan *p) {
+  p->epoch++;
+  return (sh_mark){p->ndec, p->ncon, p->nlog};
+}
+
+void shard_rollback(sh_plan *p, sh_mark m) {
+  while (p->nlog > m.nlog) {
+    const sh_undo *u = &p->log[--p->nlog];
+    p->lay[u->value] = u->old;
+  }
+  if (m.ndec < p->ndec) p->ndec = m.ndec;
+  if (m.ncon < p->ncon) p->ncon = m.ncon;
+  p->epoch++;            /* what changes next is saved again */
+}
+
+void shard_unpartial(sh_plan *p) {
+  for (int v = 0; v < p->g->nvals; v++) { p->lay[v].partial = 0; p->keep[v] = 0; }
+}
+
 /* ---- actions ---- */
 
 /* Can axis be appended to dim of v? 0 yes; else a reason (and the decision it loses to). */
@@ -134,9 +172,9 @@ static const char *blocked(const sh_plan *p, int v, int dim, int axis, int *lost
 }
 
 static void put_axis(sh_plan *p, int v, int dim, int axis, int why) {
-  sh_dim *d = &p->lay[v].dim[dim];
-  d->ax[d->n++] = (int8_t)axis;
-  p->lay[v].why[axis] = why;
+  sh_layout *l = edit(p, v);
+  l->dim[dim].ax[l->dim[dim].n++] = (int8_t)axis;
+  l->why[axis] = why;
 }
 
 int shard_split(sh_plan *p, int v, int dim, int axis, diag *d) {
@@ -168,6 +206,7 @@ int shard_replicate(sh_plan *p, int v, int dim, int axis) {
     return 1;
   }
   int id = shard_record(p, (sh_decision){SRC_TACTIC, v, dim, axis, p->tactic, p->at, -1, -1, -1, 1});
+  l = edit(p, v);
   for (int i = 0; i < x->shape.rank; i++)
     if (dim < 0 || i == dim) l->forbid[i] |= 1u << axis;
   if (x->shape.rank == 0 || dim < 0) l->forbid[0] |= 1u << axis;

@@ -59,6 +59,8 @@ typedef struct sh_conflict {
   int lost_to;                    /* the decision that won (-1 if none) */
 } sh_conflict;
 
+typedef struct sh_undo { int value; sh_layout old; } sh_undo;
+
 typedef struct sh_plan {
   arena mem;
   const ir_graph *g;
@@ -69,7 +71,17 @@ typedef struct sh_plan {
   const char *tactic;             /* the tactic being applied (for provenance) */
   loc at;                         /* its current statement */
   char *keep;                     /* per value: its partial sum is passed on as it is */
+  /* undo log: a value's layout before its first change since the last mark */
+  sh_undo *log; int nlog, logcap;
+  uint32_t epoch, *logged;        /* logged[v] == epoch: already saved since the mark */
 } sh_plan;
+
+/* A point to come back to: the REPL's undo, the search's try-and-take-back.
+** Decisions and conflicts are append-only, layouts are saved before their
+** first change after the mark, so a mark costs nothing and a rollback
+** costs what changed since. Partial sums are derived: after a rollback,
+** call shard_partials again where they are wanted. */
+typedef struct sh_mark { int ndec, ncon, nlog; } sh_mark;
 
 sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
 void     shard_free(sh_plan *p);
@@ -88,10 +100,16 @@ const char *shard_axes_str(const sh_plan *p, uint32_t mask, arena *a);
 int shard_split(sh_plan *p, int v, int dim, int axis, diag *d);
 int shard_replicate(sh_plan *p, int v, int dim /* -1: every dim */, int axis);
 
+sh_mark shard_mark(sh_plan *p);
+void    shard_rollback(sh_plan *p, sh_mark m);
+
 /* Propagate every decision through the graph to a fixed point. */
 void shard_propagate(sh_plan *p);
-/* Partial sums: which axes each op's result is a partial sum over. */
+/* Partial sums: which axes each op's result is a partial sum over, and
+** which it passes on unreduced. Computed once the tactics are applied;
+** actions see none (shard_unpartial clears them before more actions). */
 void shard_partials(sh_plan *p);
+void shard_unpartial(sh_plan *p);
 
 int  shard_record(sh_plan *p, sh_decision d);
 void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, int lost_to, const char *fmt, ...)

@@ -19,14 +19,6 @@
 
 typedef struct binding { const char *key; const tac_value *val; const tac_file *file; } binding;   /* file: where the value is written */
 
-typedef struct tctx {
-  const ir_graph *g;
-  const tac_file *f;
-  const tactic_opts *o;
-  arena *mem;
-  diag *d;
-  sh_plan *p;
-} tctx;
 
 static loc at(const tac_file *f, uint32_t off) { return (loc){f->src, off}; }
 
@@ -112,7 +104,7 @@ static int file_exists(const char *p) {
   return f != NULL;
 }
 
-static int resolve_use(tctx *c, const tac_decl *u, resolved *r) {
+static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
   const char *path = u->path;
   int is_path = strchr(path, '/') || strstr(path, ".tac");
   const char *file = NULL;
@@ -147,7 +139,7 @@ static int resolve_use(tctx *c, const tac_decl *u, resolved *r) {
   return 0;
 }
 
-static int resolve(tctx *c, const char *name, uint32_t off, resolved *r) {
+static int resolve(tactic_ctx *c, const char *name, uint32_t off, resolved *r) {
   memset(r, 0, sizeof *r);
   for (int i = 0; i < c->f->ndecls; i++) {
     const tac_decl *x = &c->f->decls[i];
@@ -180,7 +172,7 @@ static const char *axis_list(const sh_plan *p, arena *a) {
   return arena_strndup(a, buf, k);
 }
 
-static int axis_of(tctx *c, const tac_file *f, const char *name, uint32_t off, const binding *b, int nb) {
+static int axis_of(tactic_ctx *c, const tac_file *f, const char *name, uint32_t off, const binding *b, int nb) {
   const tac_value *v = lookup(b, nb, name);
   const char *nm = name;
   if (v) {
@@ -215,7 +207,7 @@ static int selected(const ir_value *v, tac_sel s) {
 }
 
 /* a dim for this value, or -1 to skip it (first/last/largest: none fits) */
-static int pick_dim(tctx *c, const tac_file *f, const tac_stmt *s, int v, int axis, int *err) {
+static int pick_dim(tactic_ctx *c, const tac_file *f, const tac_stmt *s, int v, int axis, int *err) {
   const ir_value *x = c->g->vals[v];
   int r = x->shape.rank;
   *err = 0;
@@ -238,7 +230,7 @@ static int pick_dim(tctx *c, const tac_file *f, const tac_stmt *s, int v, int ax
   return best;
 }
 
-static int run_stmt(tctx *c, const tac_file *f, const tac_stmt *s, const binding *b, int nb) {
+static int run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const binding *b, int nb) {
   c->p->at = at(f, s->off);
   int axis = axis_of(c, f, s->axis, s->axis_off, b, nb);
   if (axis < 0) return -1;
@@ -272,13 +264,17 @@ static int run_stmt(tctx *c, const tac_file *f, const tac_stmt *s, const binding
   return 0;
 }
 
-static int bind_args(tctx *c, const resolved *r, binding *b, int *nb) {
+/* The tactic's defaults, then what its use gives (later bindings win). */
+static int bind_args(tactic_ctx *c, const resolved *r, binding **out, int *nb) {
   const tac_decl *blk = r->block;
+  int cap = (blk ? blk->nargs : 0) + (r->use ? r->use->nargs : 0) + 1;
+  binding *b = arena_alloc(c->mem, sizeof *b * (size_t)cap);
+  *out = b;
   *nb = 0;
-  for (int i = 0; blk && blk->kind == TAC_TACTIC && i < blk->nargs && *nb < 16; i++)
+  for (int i = 0; blk && blk->kind == TAC_TACTIC && i < blk->nargs; i++)
     if (blk->args[i].has_val) b[(*nb)++] = (binding){blk->args[i].key ? blk->args[i].key : "", &blk->args[i].val, r->file};
   if (r->use) {
-    for (int i = 0; i < r->use->nargs && *nb < 32; i++) {
+    for (int i = 0; i < r->use->nargs; i++) {
       const tac_arg *a = &r->use->args[i];
       int known = r->builtin != NULL;
       for (int j = 0; blk && j < blk->nargs; j++) if (blk->args[j].key && !strcmp(blk->args[j].key, a->key)) known = 1;
@@ -289,12 +285,12 @@ static int bind_args(tctx *c, const resolved *r, binding *b, int *nb) {
   return 0;
 }
 
-static int apply_one(tctx *c, const char *name, uint32_t off) {
+int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
   resolved r;
   if (resolve(c, name, off, &r) < 0) return -1;
-  binding b[48];
+  binding *b;
   int nb;
-  if (bind_args(c, &r, b, &nb) < 0) return -1;
+  if (bind_args(c, &r, &b, &nb) < 0) return -1;
   c->p->tactic = arena_strndup(c->mem, name, strlen(name));
   c->p->at = at(c->f, off);
   if (r.builtin) {
@@ -327,7 +323,14 @@ static int apply_one(tctx *c, const char *name, uint32_t off) {
   return 0;
 }
 
-sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d) {
+int tactic_run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const char *who) {
+  c->p->tactic = arena_strndup(c->mem, who, strlen(who));
+  if (run_stmt(c, f, s, NULL, 0) < 0) return -1;
+  shard_propagate(c->p);
+  return 0;
+}
+
+sh_plan *tactic_plan_new(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d) {
   if (f->version > TAC_LANG_VERSION) {
     diag_error(d, at(f, f->version_off), "this file needs tactic-language version %d, but this carve reads versions up to %d; upgrade carve",
                f->version, TAC_LANG_VERSION);
@@ -339,7 +342,29 @@ sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o
   sh_plan *p = shard_new(g, &m);
   p->mesh.at = m.at;
   mesh_release(&m);
-  tctx c = {g, f, o, mem, d, p};
+  return p;
+}
+
+int tactic_finish(tactic_ctx *c) {
+  sh_plan *p = c->p;
+  if (c->o->strict)
+    for (int i = 0; i < p->ncon; i++) {
+      const sh_conflict *k = &p->con[i];
+      if (!k->from_tactic) continue;
+      diag_error(c->d, k->at, "conflict (--strict): %s", k->message);
+      if (k->lost_to >= 0 && p->dec[k->lost_to].at.src)
+        diag_note(c->d, p->dec[k->lost_to].at, "the decision that won, by tactic '%s'", p->dec[k->lost_to].tactic);
+      return -1;
+    }
+  shard_partials(p);
+  return 0;
+}
+
+sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d) {
+  sh_plan *p = tactic_plan_new(g, f, o, mem, d);
+  if (!p) return NULL;
+  int rc = 0;
+  tactic_ctx c = {g, p, f, o, mem, d};
   int werror = d->werror;
   d->werror = !o->lenient;
   const tac_decl *sched = NULL;
@@ -354,20 +379,10 @@ sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o
   for (int i = 0; rc == 0 && i < sched->nnames; i++) {
     for (int j = 0; j < i; j++)
       if (!strcmp(sched->names[j], sched->names[i])) { rc = diag_error(d, at(f, sched->name_offs[i]), "'%s' is scheduled twice", sched->names[i]); break; }
-    if (rc == 0) rc = apply_one(&c, sched->names[i], sched->name_offs[i]);
+    if (rc == 0) rc = tactic_run(&c, sched->names[i], sched->name_offs[i]);
   }
   d->werror = werror;
-  if (rc == 0 && o->strict) {
-    for (int i = 0; i < p->ncon; i++) {
-      const sh_conflict *k = &p->con[i];
-      if (!k->from_tactic) continue;
-      rc = diag_error(d, k->at, "conflict (--strict): %s", k->message);
-      if (k->lost_to >= 0 && p->dec[k->lost_to].at.src)
-        diag_note(d, p->dec[k->lost_to].at, "the decision that won, by tactic '%s'", p->dec[k->lost_to].tactic);
-      break;
-    }
-  }
+  if (rc == 0) rc = tactic_finish(&c);
   if (rc < 0) { shard_free(p); return NULL; }
-  shard_partials(p);
   return p;
 }

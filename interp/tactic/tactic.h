@@ -25,6 +25,29 @@ int tactic_parse_mesh(arena *a, const char *text, sh_mesh *m, diag *d);
 ** tactic statement is an error. */
 sh_plan *tactic_apply(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d);
 
+/* ---- one step at a time (the REPL, Lua, the search) ---- */
+
+typedef struct tactic_ctx {
+  const ir_graph *g;
+  sh_plan *p;
+  const tac_file *f;       /* where tactic names are looked up (blocks, use lines) */
+  const tactic_opts *o;
+  arena *mem;              /* resolved files and names live here */
+  diag *d;
+} tactic_ctx;
+
+/* A plan with no decisions yet, on f's mesh (or o->mesh). */
+sh_plan *tactic_plan_new(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d);
+/* Apply the tactic called name in c->f (a block, a use line, a built-in),
+** then propagate. off: where the name was written, for messages. */
+int tactic_run(tactic_ctx *c, const char *name, uint32_t off);
+/* Apply one statement written in f outside any tactic, as tactic `who`,
+** then propagate. 0, or -1 with an error in c->d (a refusal is a conflict,
+** recorded in the plan, not an error). */
+int tactic_run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const char *who);
+/* After the last tactic: --strict's check, then the partial sums. */
+int tactic_finish(tactic_ctx *c);
+
 /* Built-in tactics (stdlib.c): megatron, zero, embedding. */
 typedef struct tactic_args { const char *axis; int64_t stage; } tactic_args;
 int stdlib_builtin(const char *name);                   /* 1 if name is built in */

@@ -399,3 +399,72 @@ Test(tactics, mesh_option) {
   diag_free(&d);
   arena_free(&a);
 }
+
+/* ---- snapshots: the REPL's undo and the search's try-and-take-back ---- */
+
+static int same_state(const sh_plan *a, const sh_plan *b) {
+  if (a->ndec != b->ndec || a->ncon != b->ncon) return 0;
+  for (int v = 0; v < a->g->nvals; v++)
+    if (memcmp(&a->lay[v], &b->lay[v], sizeof a->lay[v])) return 0;
+  return 1;
+}
+
+/* Apply the statements of text (REPL form) one by one to c's plan. */
+static void stmts(tactic_ctx *c, const char *text) {
+  const diag_src *src = diag_src_string(c->mem, "line", text, strlen(text));
+  int inc;
+  tac_file *f = tac_parse_line(c->mem, c->d, src, &inc);
+  cr_assert(f, "%s", diag_text(c->d));
+  for (int i = 0; i < f->ndecls; i++)
+    for (int k = 0; k < f->decls[i].nstmts; k++)
+      cr_assert(tactic_run_stmt(c, f, &f->decls[i].stmts[k], "repl") == 0, "%s", diag_text(c->d));
+}
+
+Test(tactics, snapshot_round_trip) {
+  setup s;
+  cr_assert(load(&s, NULL, "gpt2_small.cir", "mesh batch = 2, model = 2\ntactic none { replicate value \"loss\" on batch }\nschedule none\n",
+                 "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  tactic_opts o = {0};
+  /* two plans fed the same statements: one with marks and rollbacks between, one straight */
+  const diag_src *ts = diag_src_string(&s.mem, "t.tac", "mesh batch = 2, model = 2\n", 26);
+  tac_file *tf = tac_parse_line(&s.mem, &s.d, ts, &(int){0});
+  cr_assert(tf);
+  sh_plan *a = tactic_plan_new(s.g, tf, &o, &s.mem, &s.d), *b = tactic_plan_new(s.g, tf, &o, &s.mem, &s.d);
+  tactic_ctx ca = {s.g, a, tf, &o, &s.mem, &s.d}, cb = {s.g, b, tf, &o, &s.mem, &s.d};
+  const char *bp = "shard inputs dim 0 on batch\n";
+  const char *mp = "shard param \"l0.mlp.w1\" dim 1 on model\nshard param \"l1.mlp.w1\" dim 1 on model\n";
+  const char *bad = "shard param \"l0.mlp.w2\" dim 1 on model\nshard values dim first on batch\n";
+  stmts(&ca, bp);
+  stmts(&cb, bp);
+  cr_assert(same_state(a, b));
+  sh_mark m0 = shard_mark(a);
+  stmts(&ca, mp);
+  cr_assert(!same_state(a, b), "Megatron's statements changed nothing");
+  sh_mark m1 = shard_mark(a);
+  stmts(&ca, bad);                   /* conflicts and wide propagation */
+  cr_assert(a->ncon > b->ncon);
+  shard_rollback(a, m1);             /* one step back: bp + mp */
+  stmts(&cb, mp);
+  cr_assert(same_state(a, b), "undo of one step differs from never taking it");
+  shard_rollback(a, m0);             /* two steps back: bp */
+  for (int k = 0; k < 50; k++) {     /* the search's try-and-take-back leaves no trace */
+    sh_mark t = shard_mark(a);
+    stmts(&ca, k % 2 ? mp : bad);
+    shard_rollback(a, t);
+  }
+  sh_plan *c = tactic_plan_new(s.g, tf, &o, &s.mem, &s.d);
+  tactic_ctx cc = {s.g, c, tf, &o, &s.mem, &s.d};
+  stmts(&cc, bp);
+  cr_assert(same_state(a, c), "undo to any depth differs from the state it returns to");
+  /* and the state after a rollback goes on like a fresh one */
+  stmts(&ca, mp);
+  stmts(&cc, mp);
+  cr_assert(same_state(a, c));
+  shard_partials(a);
+  shard_partials(c);
+  for (int v = 0; v < s.g->nvals; v++) cr_assert_eq(shard_keeps_partial(a, v), shard_keeps_partial(c, v));
+  shard_free(a);
+  shard_free(b);
+  shard_free(c);
+  unload(&s);
+}
