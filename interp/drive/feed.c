@@ -23,6 +23,7 @@ void feed_init(const ir_graph *g, const ir_value *v, rt_init *in) {
   *in = (rt_init){RT_INIT_NORMAL, 1.0, 0, rt_init_seed(v->name)};
   if (v->kind != IR_INPUT) {
     static const rt_initkind kinds[] = {RT_INIT_NORMAL, RT_INIT_ZEROS, RT_INIT_ONES, RT_INIT_UNIFORM};  /* ORDER ir_initkind */
+    _Static_assert(sizeof kinds / sizeof kinds[0] == INIT_NKINDS, "ORDER ir_initkind: kinds");
     in->kind = kinds[v->init.kind];
     in->a = v->init.a;
     in->b = v->init.b;

@@ -2,7 +2,7 @@
 ** session.c: load, build, train.
 */
 #include "interp/drive/session.h"
-#include "interp/front/build.h"
+#include "interp/front/front.h"
 
 #include <string.h>
 
@@ -14,11 +14,7 @@ void session_init(session *s) {
 
 int session_load(session *s, const session_opts *o) {
   if (o->train && train_parse(&s->mem, o->train, &s->train, &s->diag) < 0) return -1;
-  s->src = diag_load_file(&s->mem, &s->diag, o->model_path);
-  if (!s->src) return -1;
-  s->file = cir_parse(&s->mem, &s->diag, s->src);
-  if (!s->file) return -1;
-  s->g = build_model(s->file, o->model_name, &s->diag);
+  s->g = front_read(&s->mem, &s->diag, o->model_path, o->model_name);
   if (!s->g) return -1;
   if (o->train && train_build(s->g, &s->train, &s->diag) < 0) return -1;
   if (!o->tactic_path) {

@@ -9,7 +9,6 @@
 #include "interp/train/train.h"
 #include "interp/ir/ir.h"
 #include "interp/tactic/tactic.h"
-#include "lang/cir.h"
 #include "lang/tac.h"
 
 typedef struct session_opts {
@@ -23,8 +22,6 @@ typedef struct session_opts {
 typedef struct session {
   arena mem;                /* sources and syntax trees */
   diag diag;                /* every message of the session */
-  const diag_src *src;
-  cir_file *file;
   ir_graph *g;
   train_spec train;
   tac_file *tac;

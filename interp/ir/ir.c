@@ -152,12 +152,13 @@ void ir_link(ir_graph *g) {
   free(count);
 }
 
-static const char *dtype_names[] = {"f32", "bf16", "f16", "i32"};
+static const char *dtype_names[] = {"f32", "bf16", "f16", "i32"};   /* ORDER IR_DTYPE */
+_Static_assert(sizeof dtype_names / sizeof dtype_names[0] == IR_NDTYPES, "ORDER IR_DTYPE: dtype_names");
 
 const char *ir_dtype_name(ir_dtype t) { return dtype_names[t]; }
 
 int ir_dtype_parse(const char *s, ir_dtype *t) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < IR_NDTYPES; i++)
     if (strcmp(s, dtype_names[i]) == 0) { *t = (ir_dtype)i; return 0; }
   return -1;
 }

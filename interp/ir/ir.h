@@ -15,7 +15,7 @@
 
 #define IR_MAXRANK 8
 
-typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32 } ir_dtype;
+typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32, IR_NDTYPES } ir_dtype;   /* ORDER IR_DTYPE */
 
 typedef struct ir_shape {
   int rank;
@@ -68,7 +68,7 @@ typedef enum ir_kind {
 /* What tactic selectors see (DESIGN "Selectors"). */
 typedef enum ir_role { ROLE_VALUE, ROLE_INPUT, ROLE_PARAM, ROLE_GRAD, ROLE_STATE } ir_role;
 
-typedef enum ir_initkind { INIT_NORMAL, INIT_ZEROS, INIT_ONES, INIT_UNIFORM } ir_initkind;
+typedef enum ir_initkind { INIT_NORMAL, INIT_ZEROS, INIT_ONES, INIT_UNIFORM, INIT_NKINDS } ir_initkind;   /* ORDER ir_initkind */
 
 typedef struct ir_init {
   ir_initkind kind;

@@ -10,7 +10,7 @@
 #define INT (OPF_INTERNAL | OPF_NODIFF)
 
 /* ORDER IR_OP */
-static const ir_opinfo opinfo[IR_NOPS] = {
+static const ir_opinfo opinfo[] = {
   {"(leaf)", "", OPF_NODIFF},
   {"neg", "x:v", U}, {"exp", "x:v", U}, {"log", "x:v", U}, {"sqrt", "x:v", U},
   {"rsqrt", "x:v", U}, {"tanh", "x:v", U}, {"relu", "x:v", U}, {"gelu", "x:v", U},
@@ -49,6 +49,7 @@ static const ir_opinfo opinfo[IR_NOPS] = {
   {"sum_to", "x:v shape:I", OPF_INTERNAL},
   {"pad", "x:v dim:i start:i size:i", OPF_INTERNAL},
 };
+_Static_assert(sizeof opinfo / sizeof opinfo[0] == IR_NOPS, "ORDER IR_OP: one opinfo row per op");
 
 const ir_opinfo *ir_opinfo_of(ir_opkind op) { return &opinfo[op]; }
 

@@ -94,6 +94,8 @@ static const rt_ewfn unary_fn[] = {  /* ORDER IR_OP from IR_NEG */
 static const rt_ewfn binary_fn[] = { /* ORDER IR_OP from IR_ADD */
   RT_ADD, RT_SUB, RT_MUL, RT_DIV, RT_MAX, RT_MIN
 };
+_Static_assert(sizeof unary_fn / sizeof unary_fn[0] == IR_SILU - IR_NEG + 1, "ORDER IR_OP: unary_fn");
+_Static_assert(sizeof binary_fn / sizeof binary_fn[0] == IR_MINIMUM - IR_ADD + 1, "ORDER IR_OP: binary_fn");
 
 static void lower_ew(lctx *c, const ir_value *v, int out) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);

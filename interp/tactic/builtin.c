@@ -1,5 +1,5 @@
 /*
-** stdlib.c: the shipped tactics that need to read the graph's structure:
+** builtin.c: the shipped tactics that need to read the graph's structure:
 **   megatron   finds column-parallel weights from the graph: a weight whose
 **              free dim flows, through ops that keep it split, into a
 **              contraction with another weight that sums it away (the MLP
@@ -17,14 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *builtins[] = {"megatron", "zero", "embedding"};
-
-int stdlib_builtin(const char *name) {
-  for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++) if (!strcmp(builtins[i], name)) return 1;
-  return 0;
-}
-
-const char *stdlib_names(void) { return "batch, embedding, megatron, zero"; }
 
 /* values the first output depends on: the forward program */
 static char *forward_set(const ir_graph *g) {
@@ -162,11 +154,31 @@ static int embedding(sh_plan *p, int axis, diag *d) {
   return 0;
 }
 
-int stdlib_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d) {
+typedef struct builtin { const char *name; int (*apply)(sh_plan *p, int axis, const tactic_args *a, diag *d); } builtin;
+
+static int run_megatron(sh_plan *p, int axis, const tactic_args *a, diag *d) { return megatron(p, axis, d); }
+static int run_zero(sh_plan *p, int axis, const tactic_args *a, diag *d) { return zero(p, axis, a->stage, d); }
+static int run_embedding(sh_plan *p, int axis, const tactic_args *a, diag *d) { return embedding(p, axis, d); }
+
+static const builtin builtins[] = {
+  {"embedding", run_embedding},
+  {"megatron", run_megatron},
+  {"zero", run_zero},
+};
+
+int builtin_find(const char *name) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) if (!strcmp(builtins[i].name, name)) return 1;
+  return 0;
+}
+
+void builtin_names(strbuf *b) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) sb_printf(b, "%s%s", i ? ", " : "", builtins[i].name);
+}
+
+int builtin_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d) {
   int axis = shard_axis(p, a->axis);
   if (axis < 0) return diag_error(d, p->at, "%s: unknown axis '%s'", name, a->axis);
-  if (!strcmp(name, "megatron")) return megatron(p, axis, d);
-  if (!strcmp(name, "zero")) return zero(p, axis, a->stage, d);
-  if (!strcmp(name, "embedding")) return embedding(p, axis, d);
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (!strcmp(builtins[i].name, name)) return builtins[i].apply(p, axis, a, d);
   return diag_error(d, p->at, "no built-in tactic '%s'", name);
 }

@@ -8,6 +8,7 @@
 #include "interp/tactic/tactic.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,8 @@ static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
 
 /* ---- tactic lookup ---- */
 
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 typedef struct resolved {
   const tac_file *file;          /* where the block lives (NULL: built-in) */
   const tac_decl *block;         /* TAC_TACTIC, or the LUA/AUTO declaration */
@@ -104,6 +107,33 @@ static int file_exists(const char *p) {
   return f != NULL;
 }
 
+/* "batch, embedding, megatron, zero": the stdlib folder's tactics and the built-ins, sorted. */
+static const char *stdlib_list(arena *a, const char *dir) {
+  strbuf b;
+  sb_init(&b);
+  builtin_names(&b);
+  DIR *dp = opendir(dir);
+  struct dirent *e;
+  while (dp && (e = readdir(dp))) {
+    size_t n = strlen(e->d_name);
+    if (n > 4 && !strcmp(e->d_name + n - 4, ".tac")) sb_printf(&b, ", %.*s", (int)(n - 4), e->d_name);
+  }
+  if (dp) closedir(dp);
+  /* sort the comma-separated names */
+  int cnt = 1;
+  for (const char *q = sb_str(&b); *q; q++) cnt += *q == ',';
+  char **names = arena_alloc(a, sizeof *names * (size_t)cnt);
+  char *all = arena_strndup(a, sb_str(&b), b.n);
+  int k = 0;
+  for (char *tok = strtok(all, ", "); tok; tok = strtok(NULL, ", ")) names[k++] = tok;
+  qsort(names, (size_t)k, sizeof *names, by_name);
+  sb_clear(&b);
+  for (int i = 0; i < k; i++) sb_printf(&b, "%s%s", i ? ", " : "", names[i]);
+  const char *r = arena_strndup(a, sb_str(&b), b.n);
+  sb_free(&b);
+  return r;
+}
+
 static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
   const char *path = u->path;
   int is_path = strchr(path, '/') || strstr(path, ".tac");
@@ -117,8 +147,8 @@ static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
     if (real) { dir = arena_strndup(c->mem, real, strlen(real)); free(real); }
     const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path);
     if (file_exists(cand)) file = cand;
-    else if (stdlib_builtin(path)) { r->builtin = arena_strndup(c->mem, path, strlen(path)); r->use = u; return 0; }
-    else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_names());
+    else if (builtin_find(path)) { r->builtin = arena_strndup(c->mem, path, strlen(path)); r->use = u; return 0; }
+    else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_list(c->mem, dir));
   }
   diag_src *src = diag_load_file(c->mem, c->d, file);
   if (!src) return -1;
@@ -194,6 +224,7 @@ static int axis_of(tactic_ctx *c, const tac_file *f, const char *name, uint32_t 
 }
 
 static const char *sel_word[] = {"input", "param", "grad", "state", "value"};   /* ORDER TAC_SEL */
+_Static_assert(sizeof sel_word / sizeof sel_word[0] == TAC_SEL_VALUE + 1, "ORDER TAC_SEL: sel_word");
 
 static int selected(const ir_value *v, tac_sel s) {
   switch (s) {
@@ -307,7 +338,7 @@ int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
       return diag_error(c->d, at(c->f, r.use->off), "zero needs a stage: use \"zero\" as %s (axis = ..., stage = 1, 2 or 3)", name);
     }
     c->p->at = at(c->f, r.use->off);
-    if (stdlib_apply(c->p, r.builtin, &ta, c->d) < 0) return -1;
+    if (builtin_apply(c->p, r.builtin, &ta, c->d) < 0) return -1;
   } else if (r.block->kind == TAC_LUA) {
     return diag_error(c->d, at(r.file, r.block->off), "Lua tactics ('%s') are not available yet in this version", name);
   } else if (r.block->kind == TAC_AUTO) {

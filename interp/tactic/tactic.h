@@ -8,6 +8,7 @@
 
 #include "interp/shard/shard.h"
 #include "lang/tac.h"
+#include "util/strbuf.h"
 
 typedef struct tactic_opts {
   const char *mesh;        /* --mesh text overriding the file's mesh, or NULL */
@@ -48,10 +49,10 @@ int tactic_run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const c
 /* After the last tactic: --strict's check, then the partial sums. */
 int tactic_finish(tactic_ctx *c);
 
-/* Built-in tactics (stdlib.c): megatron, zero, embedding. */
+/* Built-in tactics (builtin.c): megatron, zero, embedding. */
 typedef struct tactic_args { const char *axis; int64_t stage; } tactic_args;
-int stdlib_builtin(const char *name);                   /* 1 if name is built in */
-int stdlib_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d);
-const char *stdlib_names(void);                         /* "batch, embedding, megatron, zero" */
+int  builtin_find(const char *name);                    /* 1 if name is built in */
+int  builtin_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d);
+void builtin_names(strbuf *b);                          /* "embedding, megatron, zero" */
 
 #endif

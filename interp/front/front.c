@@ -1,0 +1,33 @@
+/*
+** front.c: which reader reads which file.
+*/
+#include "interp/front/front.h"
+#include "interp/front/build.h"
+#include "lang/cir.h"
+
+#include <string.h>
+
+static ir_graph *read_cir(arena *a, diag *d, const diag_src *src, const char *model) {
+  cir_file *f = cir_parse(a, d, src);
+  return f ? build_model(f, model, d) : NULL;
+}
+
+static const front_format formats[] = {
+  {".cir", "a model file", read_cir},
+};
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), k = strlen(tail);
+  return n >= k && !strcmp(s + n - k, tail);
+}
+
+const front_format *front_format_of(const char *path) {
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    if (ends_with(path, formats[i].ext)) return &formats[i];
+  return &formats[0];
+}
+
+ir_graph *front_read(arena *a, diag *d, const char *path, const char *model) {
+  const diag_src *src = diag_load_file(a, d, path);
+  return src ? front_format_of(path)->read(a, d, src, model) : NULL;
+}
