@@ -162,11 +162,10 @@ static void rule_einsum(gctx *c, int u, int dy) {
   }
 }
 
-static void rule(gctx *c, int u, int dy) {
+/* elementwise functions of one operand */
+static int rule_unary(gctx *c, int u, int dy) {
   ir_value *y = V(c, u);
-  int a = y->nargs > 0 ? y->args[0] : -1, b = y->nargs > 1 ? y->args[1] : -1;
-  ir_shape *sa = a >= 0 ? &V(c, a)->shape : NULL, *sb = b >= 0 ? &V(c, b)->shape : NULL;
-  ir_attrs at;
+  int a = y->args[0];
   switch (y->op) {
   case IR_NEG: give(c, a, emit1(c, bwd(c, u, "neg"), IR_NEG, dy)); break;
   case IR_EXP: give(c, a, emit2(c, bwd(c, u, "exp"), IR_MUL, dy, u)); break;
@@ -199,6 +198,18 @@ static void rule(gctx *c, int u, int dy) {
   case IR_GELU: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_GRAD, a, dy)); break;
   case IR_GELU_TANH: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_TANH_GRAD, a, dy)); break;
   case IR_SILU: give(c, a, emit2(c, bwd(c, u, "silu"), IR_SILU_GRAD, a, dy)); break;
+  default: return 0;
+  }
+  return 1;
+}
+
+/* elementwise functions of two operands (sum_to undoes broadcasting) */
+static int rule_binary(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  if (y->nargs != 2) return 0;
+  int a = y->args[0], b = y->args[1];
+  ir_shape *sa = &V(c, a)->shape, *sb = &V(c, b)->shape;
+  switch (y->op) {
   case IR_ADD:
     if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), dy, sa));
     if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), dy, sb));
@@ -232,8 +243,18 @@ static void rule(gctx *c, int u, int dy) {
     if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit2(c, bwd(c, u, "db.m"), IR_SUB, dy, da), sb));
     break;
   }
-  case IR_MATMUL: rule_matmul(c, u, dy); break;
-  case IR_EINSUM: rule_einsum(c, u, dy); break;
+  default: return 0;
+  }
+  return 1;
+}
+
+/* reductions */
+static int rule_reduce(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  int a = y->args[0];
+  ir_shape *sa = &V(c, a)->shape;
+  ir_attrs at;
+  switch (y->op) {
   case IR_SUM: case IR_MEAN: {
     int t = dy;
     if (y->op == IR_MEAN) {
@@ -253,6 +274,18 @@ static void rule(gctx *c, int u, int dy) {
     give(c, a, emit(c, bwd(c, u, "max"), IR_MAX_GRAD, args, 2, &at));
     break;
   }
+  default: return 0;
+  }
+  return 1;
+}
+
+/* softmax, log_softmax, layernorm */
+static int rule_rowwise(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  int a = y->args[0], b = y->nargs > 1 ? y->args[1] : -1;
+  ir_shape *sa = &V(c, a)->shape;
+  ir_attrs at;
+  switch (y->op) {
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: {
     memset(&at, 0, sizeof at);
     at.dim = y->attr.dim;
@@ -278,6 +311,18 @@ static void rule(gctx *c, int u, int dy) {
     if (c->needs[y->args[2]]) give(c, y->args[2], emit(c, bwd(c, u, "dbeta"), IR_SUM, &dy, 1, &rs));
     break;
   }
+  default: return 0;
+  }
+  return 1;
+}
+
+/* data movement: each moves the adjoint back */
+static int rule_move(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  int a = y->args[0];
+  ir_shape *sa = &V(c, a)->shape;
+  ir_attrs at;
+  switch (y->op) {
   case IR_RESHAPE: give(c, a, reshape_to(c, bwd(c, u, "x"), dy, sa)); break;
   case IR_TRANSPOSE: {
     memset(&at, 0, sizeof at);
@@ -315,6 +360,20 @@ static void rule(gctx *c, int u, int dy) {
     at.end = y->attr.start + sa->d[at.dim];
     give(c, a, emit(c, bwd(c, u, "x"), IR_SLICE, &dy, 1, &at));
     break;
+  default: return 0;
+  }
+  return 1;
+}
+
+/* contractions, lookups, losses, masks */
+static int rule_other(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  int a = y->nargs > 0 ? y->args[0] : -1, b = y->nargs > 1 ? y->args[1] : -1;
+  ir_shape *sa = a >= 0 ? &V(c, a)->shape : NULL;
+  ir_attrs at;
+  switch (y->op) {
+  case IR_MATMUL: rule_matmul(c, u, dy); break;
+  case IR_EINSUM: rule_einsum(c, u, dy); break;
   case IR_EMBEDDING: {
     memset(&at, 0, sizeof at);
     at.rows = sa->d[0];
@@ -328,10 +387,18 @@ static void rule(gctx *c, int u, int dy) {
     break;
   }
   case IR_CAUSAL_MASK: give(c, a, emit1(c, bwd(c, u, "x"), IR_CAUSAL_MASK_GRAD, dy)); break;
-  default:
-    diag_error(c->d, y->at, "cannot differentiate %s ('%s')", ir_opinfo_of(y->op)->name, y->name);
-    c->failed = 1;
+  default: return 0;
   }
+  return 1;
+}
+
+/* u's vector-Jacobian product: contributions to its operands' adjoints. */
+static void rule(gctx *c, int u, int dy) {
+  if (rule_unary(c, u, dy) || rule_binary(c, u, dy) || rule_reduce(c, u, dy) || rule_rowwise(c, u, dy) ||
+      rule_move(c, u, dy) || rule_other(c, u, dy)) return;
+  ir_value *y = V(c, u);
+  diag_error(c->d, y->at, "cannot differentiate %s ('%s')", ir_opinfo_of(y->op)->name, y->name);
+  c->failed = 1;
 }
 
 /* Which operands of u receive a contribution from u's rule. */
