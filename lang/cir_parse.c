@@ -155,6 +155,7 @@ cir_file *cir_parse(arena *a, diag *d, const diag_src *src) {
     if (p->syn.prev == TK_MODEL && code == TK_NAME) p->model_name = t;
     if (p->syn.prev == TK_REPEAT && code == TK_NAME) p->repeat_var = t;
     cirParse(parser, code, t);
+    if (p->bad && !p->syn.failed) cir_syntax_error(p, p->bad_code, &p->bad_tok, p->bad_expected);
     if (p->syn.failed || code == 0) break;
     syn_shifted(&p->syn, &cir_syn, code);
     p->prevtok = t;

@@ -47,6 +47,10 @@ typedef enum tac_openkind {
 
 /* The parse context: Lemon's %extra_context. All parse and error state. */
 typedef struct tac_pctx {
+  int bad;               /* the grammar met a syntax error: reported by the driver */
+  int bad_code;
+  tac_tok bad_tok;
+  uint64_t bad_expected;
   syn_ctx syn;           /* diagnostics, first error, prev tokens, open brackets */
   arena *a;
   const char *cur;       /* lexer position; syn.src->text is NUL-terminated */

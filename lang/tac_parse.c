@@ -225,6 +225,7 @@ static tac_file *parse(arena *a, diag *d, const diag_src *src, int start, int *i
     if (p->syn.prev == TT_TACTIC && code == TT_NAME) p->tactic_name = t;
     tac_gram_snapshot(parser, p);
     tacParse(parser, code, t);
+    if (p->bad && !p->syn.failed) tac_syntax_error(p, p->bad_code, &p->bad_tok, p->bad_expected);
     if (p->syn.failed || code == 0) break;
     syn_shifted(&p->syn, &tac_syn, code);
     p->prevtok = t;

@@ -11,32 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape) {
-  return rt_prog_buf(c->p, name, t, rank, shape, RT_BUF_TEMP);
-}
-
-int lw_operand(lctx *c, int k) {
-  if (c->abuf[k] == LAZY) c->abuf[k] = lw_buf(c, c->aid[k]);
-  return c->abuf[k];
-}
-
-/* The buffer holding v, materializing a literal on first need. */
-int lw_buf(lctx *c, int id) {
-  if (c->buf[id] >= 0) return c->buf[id];
-  const ir_value *v = V(c, id);
-  if (!c->isconst[id]) {
-    if (!c->failed) diag_error(c->d, v->at, "internal error: '%s' is read before it is computed", v->name);
-    c->failed = 1;
-    return -1;
-  }
-  int b = lw_tmp(c, v->name, RT_F32, v->shape.rank, v->shape.d);
-  rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
-  in->alpha = (float)c->cval[id];
-  in->src = id;
-  c->buf[id] = b;
-  return b;
-}
-
 /* ---- elementwise ---- */
 
 static void ew_strides(const int64_t *out, int rank, const ir_shape *in, int64_t *st) {
@@ -158,58 +132,6 @@ static void copy_broadcast(lctx *c, int out, const ir_shape *os, int in, const i
   rt_instr *x = ew(c, out, os, RT_AFFINE, &in, &is, 1);
   x->alpha = 1;
   x->beta = 0;
-}
-
-/* ---- transposes ---- */
-
-/* buffer `in` of shape s permuted by perm into a new temp (or `out` if >= 0) */
-int lw_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t) {
-  int64_t os[IR_MAXRANK];
-  int ident = 1;
-  for (int i = 0; i < rank; i++) { os[i] = s[perm[i]]; ident &= perm[i] == i; }
-  if (out < 0) out = lw_tmp(c, name, t, rank, os);
-  rt_instr *x = rt_prog_emit(c->p, ident ? RT_COPY : RT_TRANSPOSE, out);
-  x->in[0] = in;
-  x->nin = 1;
-  x->rank = (uint8_t)rank;
-  for (int i = 0; i < rank; i++) { x->shape[i] = s[i]; x->perm[i] = (int8_t)perm[i]; }
-  return out;
-}
-
-/* ---- reductions ---- */
-
-/* Reduce the marked dims of buffer `in` (shape s) by runs of adjacent dims,
-** innermost run first; the last step writes `out`. */
-void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name) {
-  int64_t d[IR_MAXRANK];
-  int m[IR_MAXRANK], r = s->rank;
-  for (int i = 0; i < r; i++) { d[i] = s->d[i]; m[i] = mark[i] && s->d[i] != 1; }
-  int runs = 0;
-  for (int i = 0; i < r; i++) if (m[i] && (i == 0 || !m[i - 1])) runs++;
-  if (runs == 0) {                          /* only size-1 dims: a copy */
-    rt_instr *x = rt_prog_emit(c->p, RT_EW, out);
-    x->fn = RT_AFFINE; x->nin = 1; x->in[0] = in; x->rank = 1;
-    x->shape[0] = lw_prod(d, 0, r); x->stride[0][0] = 1; x->alpha = (float)alpha; x->beta = 0;
-    return;
-  }
-  int cur = in;
-  for (int end = r; end > 0 && runs > 0; ) {
-    int e = end;
-    while (e > 0 && !m[e - 1]) e--;
-    if (e == 0) break;
-    int b0 = e;
-    while (b0 > 0 && m[b0 - 1]) b0--;
-    runs--;
-    int64_t outer = lw_prod(d, 0, b0), n = lw_prod(d, b0, e), inner = lw_prod(d, e, r);
-    int dst = runs == 0 ? out : lw_tmp(c, name, RT_F32, 1, (int64_t[]){outer * inner});
-    rt_instr *x = rt_prog_emit(c->p, RT_REDUCE, dst);
-    x->fn = (uint8_t)fn; x->nin = 1; x->in[0] = cur;
-    x->outer = outer; x->n = n; x->inner = inner;
-    x->alpha = runs == 0 ? (float)alpha : 1.0f;
-    for (int i = b0; i < e; i++) d[i] = 1;
-    cur = dst;
-    end = b0;
-  }
 }
 
 static void lower_reduce(lctx *c, const ir_value *v, int out) {

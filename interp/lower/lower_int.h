@@ -49,7 +49,7 @@ static inline int64_t lw_prod(const int64_t *d, int a, int b) {
 }
 
 
-/* lower.c */
+/* emit.c */
 int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);
 int  lw_buf(lctx *c, int id);                  /* v's buffer, a literal made on first need */
 int  lw_operand(lctx *c, int k);               /* operand k of the op being lowered */

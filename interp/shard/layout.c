@@ -3,9 +3,15 @@
 */
 #include "interp/shard/layout.h"
 
+int64_t layout_pieces(const sh_plan *p, const sh_dim *d) {
+  int64_t n = 1;
+  for (int i = 0; i < d->n; i++) n *= p->mesh.size[d->ax[i]];
+  return n;
+}
+
 void layout_local_shape(const sh_plan *pl, const ir_shape *global, const sh_dim *dims, ir_shape *out) {
   *out = *global;
-  for (int i = 0; i < global->rank; i++) out->d[i] /= shard_dim_pieces(pl, &dims[i]);
+  for (int i = 0; i < global->rank; i++) out->d[i] /= layout_pieces(pl, &dims[i]);
 }
 
 int layout_same(const sh_dim *a, const sh_dim *b, int rank) {

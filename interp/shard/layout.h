@@ -12,6 +12,8 @@
 #include "interp/shard/shard.h"
 #include "runtime/prog.h"
 
+/* Pieces a dim laid out as d is cut into: the product of its axes' sizes. */
+int64_t layout_pieces(const sh_plan *p, const sh_dim *d);
 /* Local shape of a tensor of shape global laid out as dims. */
 void layout_local_shape(const sh_plan *p, const ir_shape *global, const sh_dim *dims, ir_shape *out);
 int  layout_same(const sh_dim *a, const sh_dim *b, int rank);

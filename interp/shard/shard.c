@@ -52,11 +52,6 @@ int shard_axis(const sh_plan *p, const char *name) {
   return -1;
 }
 
-int64_t shard_dim_pieces(const sh_plan *p, const sh_dim *d) {
-  int64_t n = 1;
-  for (int i = 0; i < d->n; i++) n *= p->mesh.size[d->ax[i]];
-  return n;
-}
 
 int shard_uses_axis(const sh_layout *l, int rank, int axis) {
   for (int i = 0; i < rank; i++)
@@ -166,7 +161,7 @@ static const char *blocked(const sh_plan *p, int v, int dim, int axis, int *lost
   }
   if ((l->forbid[dim] >> axis) & 1) { *lost_to = l->forbid_why[axis]; return "is kept whole on that axis by a replicate"; }
   if (l->partial & (1u << axis)) return "is a partial sum over that axis";
-  int64_t pieces = shard_dim_pieces(p, &l->dim[dim]) * p->mesh.size[axis];
+  int64_t pieces = layout_pieces(p, &l->dim[dim]) * p->mesh.size[axis];
   if (x->shape.d[dim] % pieces) return "is not divisible";
   return NULL;
 }
@@ -182,7 +177,7 @@ int shard_split(sh_plan *p, int v, int dim, int axis, diag *d) {
   int lost;
   const char *why = blocked(p, v, dim, axis, &lost);
   if (why && !strcmp(why, "is not divisible")) {
-    int64_t pieces = shard_dim_pieces(p, &p->lay[v].dim[dim]) * p->mesh.size[axis];
+    int64_t pieces = layout_pieces(p, &p->lay[v].dim[dim]) * p->mesh.size[axis];
     return diag_error(d, p->at, "cannot split dim %d of '%s' (size %lld) into %lld pieces on '%s': it is not divisible",
                       dim, x->name, (long long)x->shape.d[dim], (long long)pieces, p->mesh.name[axis]);
   }

@@ -87,7 +87,6 @@ sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
 void     shard_free(sh_plan *p);
 
 int      shard_axis(const sh_plan *p, const char *name);            /* -1 if unknown */
-int64_t  shard_dim_pieces(const sh_plan *p, const sh_dim *d);
 int      shard_uses_axis(const sh_layout *l, int rank, int axis);   /* the dim using it, or -1 */
 /* Local shape of value v on one device. */
 void     shard_local(const sh_plan *p, int v, ir_shape *out);

@@ -13,6 +13,7 @@
 */
 #include "interp/ir/ops.h"
 #include "interp/tactic/tactic.h"
+#include "interp/shard/layout.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ static int megatron(sh_plan *p, int axis, diag *d) {
         if (ok) for (int q = 0; q < g->nvals; q++) partner[q] |= found[q];
         free(found);
         if (!ok) continue;
-        if (w->shape.d[i] % (shard_dim_pieces(p, &p->lay[w->id].dim[i]) * p->mesh.size[axis])) continue;
+        if (w->shape.d[i] % (layout_pieces(p, &p->lay[w->id].dim[i]) * p->mesh.size[axis])) continue;
         int rc = shard_split(p, w->id, i, axis, d);
         if (rc < 0) { free(fwd); free(done); free(partner); return -1; }
         done[w->id] = 1;
@@ -113,7 +114,7 @@ static int first_divisible(const sh_plan *p, int v, int axis) {
   if (shard_uses_axis(&p->lay[v], x->shape.rank, axis) >= 0) return -1;
   for (int i = 0; i < x->shape.rank; i++) {
     if ((p->lay[v].forbid[i] >> axis) & 1) continue;
-    if (x->shape.d[i] % (shard_dim_pieces(p, &p->lay[v].dim[i]) * p->mesh.size[axis]) == 0) return i;
+    if (x->shape.d[i] % (layout_pieces(p, &p->lay[v].dim[i]) * p->mesh.size[axis]) == 0) return i;
   }
   return -1;
 }
@@ -144,7 +145,7 @@ static int embedding(sh_plan *p, int axis, diag *d) {
     if (x->op != IR_EMBEDDING) continue;
     const ir_value *t = g->vals[x->args[0]];
     if (t->kind != IR_PARAM || shard_uses_axis(&p->lay[t->id], 2, axis) == 0) continue;
-    if (t->shape.d[0] % (shard_dim_pieces(p, &p->lay[t->id].dim[0]) * p->mesh.size[axis]))
+    if (t->shape.d[0] % (layout_pieces(p, &p->lay[t->id].dim[0]) * p->mesh.size[axis]))
       return diag_error(d, p->at, "embedding: the %lld rows of '%s' do not split into %lld pieces on '%s'; pad the table to a multiple (Megatron pads 50257 to 50304)",
                         (long long)t->shape.d[0], t->name, (long long)p->mesh.size[axis], p->mesh.name[axis]);
     if (shard_split(p, t->id, 0, axis, d) < 0) return -1;

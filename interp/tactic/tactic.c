@@ -6,6 +6,7 @@
 ** order is priority.
 */
 #include "interp/tactic/tactic.h"
+#include "interp/shard/layout.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -252,7 +253,7 @@ static int pick_dim(tactic_ctx *c, const tac_file *f, const tac_stmt *s, int v, 
   }
   int best = -1;
   for (int i = 0; i < r; i++) {
-    int64_t pieces = shard_dim_pieces(c->p, &c->p->lay[v].dim[i]) * c->p->mesh.size[axis];
+    int64_t pieces = layout_pieces(c->p, &c->p->lay[v].dim[i]) * c->p->mesh.size[axis];
     if (x->shape.d[i] % pieces || ((c->p->lay[v].forbid[i] >> axis) & 1)) continue;
     if (s->dim == TAC_DIM_FIRST && best < 0) best = i;
     if (s->dim == TAC_DIM_LAST) best = i;
