@@ -1,0 +1,172 @@
+/*
+** partial.c: how each op computes under the plan (the computation layout
+** that the lowering and the reports share) and which partial sums are
+** passed on unreduced.
+*/
+#include "interp/shard/shard_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
+  const ir_value *v = p->g->vals[u];
+  memset(o, 0, sizeof *o);
+  if (shard_rule(p->g, v, &o->r) < 0) return;
+  sh_rule *r = &o->r;
+  int res = r->nops - 1;
+  sh_dim from_ops[SH_MAXF], from_res[SH_MAXF];
+  int have_res[SH_MAXF] = {0};
+  memset(from_ops, 0, sizeof from_ops);
+  memset(from_res, 0, sizeof from_res);
+  for (int k = 0; k < r->nops; k++)
+    for (int i = 0; i < r->rank[k]; i++) {
+      int f = r->map[k][i];
+      if (f < 0) continue;
+      const sh_dim *d = &p->lay[sh_operand_value(v, k)].dim[i];
+      if (k == res) { from_res[f] = *d; have_res[f] = 1; }
+      else if (d->n > from_ops[f].n && sh_prefix_of(&from_ops[f], d)) from_ops[f] = *d;
+    }
+  /* Operands keep their splits (no communication for them): pass factors
+  ** first, then contracting ones; an axis goes to the first factor that
+  ** asks. Then the result's extra axes, which only slice the operands. */
+  /* operands passed on as partial sums: their axes are taken (a piece of a
+  ** partial sum is not the partial sum of a piece) */
+  uint32_t used = 0;
+  for (int k = 0; k < v->nargs; k++)
+    if (p->keep[v->args[k]]) used |= p->lay[v->args[k]].partial;
+  for (int phase = 0; phase < 3; phase++)
+    for (int f = 0; f < r->nf; f++) {
+      if (r->kind[f] == F_WHOLE) continue;
+      int pass = r->kind[f] == F_PASS;
+      if ((phase == 1) == pass) continue;
+      sh_dim *got = &o->fac[f];
+      const sh_dim *want = phase < 2 ? &from_ops[f] : &from_res[f];
+      if (phase == 2 && !(have_res[f] && got->n == from_ops[f].n && sh_prefix_of(&from_ops[f], &from_res[f]))) continue;
+      for (int j = got->n; j < want->n; j++) {
+        if ((used >> want->ax[j]) & 1) break;
+        got->ax[got->n++] = want->ax[j];
+        used |= 1u << want->ax[j];
+      }
+      if (r->kind[f] == F_CONTRACT) o->contract |= sh_axes_of(got);
+    }
+}
+
+void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims, int rank) {
+  for (int i = 0; i < rank; i++) {
+    int f = o->r.map[k][i];
+    if (f < 0) dims[i].n = 0;
+    else dims[i] = o->fac[f];
+  }
+}
+
+/* What op u does with operand k's partial sum. `seen` is what each value
+** is seen as now; `low` and `high` bound the partial sum it may end with
+** (its own contraction, and what it computes now; both only shrink).
+** 1: linear in it as things stand; 0: not now, but it might be;
+** -1: not for any outcome (a certain rejection). */
+static int accepts(const sh_plan *p, int u, int k, const uint32_t *seen, const uint32_t *low) {
+  const ir_value *v = p->g->vals[u];
+  int me = v->args[k];
+  uint32_t mine = seen[me];
+  int ok = 1, certain = 0;
+  for (int j = 0; j < v->nargs; j++) {
+    if (j == k) continue;
+    const ir_value *a = p->g->vals[v->args[j]];
+    if (a->kind == IR_CONST) continue;
+    uint32_t sx = seen[a->id];
+    switch (v->op) {
+    case IR_ADD: case IR_SUB: case IR_CONCAT:          /* partial + partial, over the same axes */
+      if (sx != mine) ok = 0;
+      if ((low[me] | low[a->id]) & ~(p->lay[me].partial & p->lay[a->id].partial)) certain = 1;
+      break;
+    case IR_MUL: case IR_MATMUL: case IR_EINSUM:        /* linear in one operand */
+      if (sx & mine) ok = 0;
+      break;
+    case IR_DIV:
+      if (k != 0) certain = 1;
+      if (sx & mine) ok = 0;
+      break;
+    default: break;
+    }
+  }
+  switch (v->op) {
+  case IR_ADD: case IR_SUB: case IR_CONCAT: case IR_MUL: case IR_MATMUL: case IR_EINSUM: case IR_DIV:
+    return certain ? -1 : ok;
+  case IR_NEG: case IR_RESHAPE: case IR_TRANSPOSE: case IR_BROADCAST: case IR_SLICE: case IR_PAD:
+  case IR_SUM_TO: case IR_SUM: case IR_MEAN: case IR_CAUSAL_MASK_GRAD:
+    return 1;
+  case IR_EMBEDDING_GRAD: return k == 1 ? 1 : -1;
+  default: return -1;
+  }
+}
+
+/* A value can be passed on as a partial sum only if nothing forces it whole. */
+static int keepable(const sh_plan *p, int u, uint32_t part) {
+  const ir_value *v = p->g->vals[u];
+  if (!part || v->is_output || v->carry >= 0 || v->role == ROLE_GRAD) return 0;   /* gradients are reduced where they are made */
+  for (int i = 0; i < v->shape.rank; i++) if (sh_axes_of(&p->lay[u].dim[i]) & part) return 0;
+  return 1;
+}
+
+/*
+** Which partial sums are passed on (partial + partial, a linear op) and which
+** are reduced where they are made: the largest consistent choice. Every op
+** starts allowed to pass its sum on. Each round recomputes, in definition
+** order, what each value carries and whether it can be passed on; then the
+** values some user cannot take, for any outcome of the others, lose the
+** right for good. When only uncertain cases are left, the first of them
+** does, and the rounds go on. Rights only shrink, so this ends.
+*/
+void shard_partials(sh_plan *p) {
+  const ir_graph *g = p->g;
+  int n = g->nvals;
+  uint32_t *low = mem_calloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
+  uint32_t *seen = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
+  char *allowed = mem_calloc((size_t)n + 1, 1);
+  for (int u = 0; u < n; u++) {
+    if (g->vals[u]->kind != IR_OP) continue;
+    sh_oplayout o;
+    shard_oplayout(p, u, &o);
+    low[u] = o.contract;
+    allowed[u] = 1;
+  }
+  for (int round = 0; round < 100000; round++) {
+    for (int u = 0; u < n; u++) {
+      const ir_value *v = g->vals[u];
+      uint32_t part = low[u];
+      for (int k = 0; k < v->nargs; k++) part |= seen[v->args[k]];
+      p->lay[u].partial = part;
+      p->keep[u] = (char)(allowed[u] && keepable(p, u, part));
+      seen[u] = p->keep[u] ? part : 0;
+    }
+    int dropped = 0, first_unsure = -1;
+    for (int u = 0; u < n; u++) {
+      if (!p->keep[u]) continue;
+      const ir_value *v = g->vals[u];
+      int verdict = 1;
+      for (int k = 0; k < v->nusers && verdict > -1; k++) {
+        const ir_value *w = g->vals[v->users[k]];
+        for (int j = 0; j < w->nargs; j++) {
+          if (w->args[j] != u) continue;
+          int a = accepts(p, w->id, j, seen, low);
+          if (a < verdict) verdict = a;
+        }
+      }
+      if (verdict < 0) { allowed[u] = 0; dropped = 1; }
+      else if (verdict == 0 && first_unsure < 0) first_unsure = u;
+    }
+    if (dropped) continue;
+    if (first_unsure < 0) break;
+    allowed[first_unsure] = 0;
+  }
+  free(low);
+  free(seen);
+  free(allowed);
+}
+
+int shard_keeps_partial(const sh_plan *p, int v) { return p->keep[v] && p->lay[v].partial; }
+
+void shard_unpartial(sh_plan *p) {
+  for (int v = 0; v < p->g->nvals; v++) { p->lay[v].partial = 0; p->keep[v] = 0; }
+}
+

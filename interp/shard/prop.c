@@ -1,0 +1,118 @@
+/*
+** prop.c: propagation. A worklist over ops. Visiting an op projects the
+** splits of its operands and result onto its factors; where every dim of
+** a factor agrees (each list a prefix of the longest), the dims that lack
+** axes are extended to the longest, one axis at a time, each extension a
+** decision that remembers the op and value it came from. Where they do
+** not agree, or an extension would reuse an axis, break a replicate or
+** split indivisibly, nothing changes and the conflict is recorded: the
+** first decision wins and schedule order is priority. Splits only grow,
+** so the fixed point is reached.
+*/
+#include "interp/shard/shard_int.h"
+#include "interp/ir/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wl { int *q; char *in; int head, tail, cap; } wl;
+
+static void push(wl *w, int v) {
+  if (w->in[v]) return;
+  w->in[v] = 1;
+  w->q[w->tail] = v;
+  w->tail = (w->tail + 1) % w->cap;
+}
+
+static void touch(const sh_plan *p, wl *w, int v) {
+  const ir_value *x = p->g->vals[v];
+  if (x->kind == IR_OP) push(w, v);
+  for (int k = 0; k < x->nusers; k++) push(w, x->users[k]);
+}
+
+/* Axes op u sums over, as its operands are split now. */
+static uint32_t contract_axes(const sh_plan *p, int u) {
+  const ir_value *v = p->g->vals[u];
+  sh_rule r;
+  if (v->kind != IR_OP || shard_rule(p->g, v, &r) < 0) return 0;
+  uint32_t m = 0;
+  for (int k = 0; k < v->nargs; k++)
+    for (int i = 0; i < r.rank[k]; i++) {
+      int f = r.map[k][i];
+      if (f < 0 || r.kind[f] != F_CONTRACT) continue;
+      const sh_dim *d = &p->lay[v->args[k]].dim[i];
+      for (int j = 0; j < d->n; j++) m |= 1u << d->ax[j];
+    }
+  return m;
+}
+
+static void visit(sh_plan *p, wl *w, int u) {
+  const ir_value *v = p->g->vals[u];
+  sh_rule r;
+  if (shard_rule(p->g, v, &r) < 0) return;
+  for (int f = 0; f < r.nf; f++) {
+    if (r.kind[f] == F_WHOLE) continue;
+    /* the longest split among the dims of f, and whether all agree */
+    const sh_dim *best = NULL;
+    int bv = -1, agree = 1;
+    for (int k = 0; k < r.nops; k++)
+      for (int i = 0; i < r.rank[k]; i++) {
+        if (r.map[k][i] != f) continue;
+        const sh_dim *d = &p->lay[sh_operand_value(v, k)].dim[i];
+        if (!best || d->n > best->n) {
+          if (best && !sh_prefix_of(best, d)) agree = 0;
+          if (d->n) { best = d; bv = sh_operand_value(v, k); }
+        } else if (!sh_prefix_of(d, best)) agree = 0;
+      }
+    if (!best || !best->n) continue;
+    if (!agree) {
+      shard_conflict(p, bv, u, best->ax[0], 0, -1, "operands of %s '%s' are split differently along one factor; propagation stops there",
+                     ir_opinfo_of(v->op)->name, v->name);
+      continue;
+    }
+    sh_dim want = *best;
+    for (int k = 0; k < r.nops; k++)
+      for (int i = 0; i < r.rank[k]; i++) {
+        if (r.map[k][i] != f) continue;
+        int x = sh_operand_value(v, k);
+        sh_dim *d = &p->lay[x].dim[i];
+        int changed = 0;
+        for (int j = d->n; j < want.n; j++) {
+          int axis = want.ax[j], lost;
+          /* a value its producer sums over an axis stays a partial sum there (reduced
+          ** once, or scattered): splitting it on that axis is not propagated */
+          if ((contract_axes(p, x) >> axis) & 1) break;
+          const char *why = sh_blocked(p, x, i, axis, &lost);
+          if (why) {
+            /* an axis this op sums over, already used elsewhere by the value: the
+            ** lowering gathers or scatters there; that is no conflict */
+            int quiet = !strcmp(why, "already uses that axis on another dim") && ((contract_axes(p, u) >> axis) & 1);
+            if (!quiet && p->g->vals[x]->kind != IR_CONST)
+              shard_conflict(p, x, u, axis, 0, lost, "'%s' dim %d not split on '%s' through %s '%s': '%s' %s",
+                             p->g->vals[x]->name, i, p->mesh.name[axis], ir_opinfo_of(v->op)->name, v->name,
+                             p->g->vals[x]->name, why);
+            break;
+          }
+          int id = shard_record(p, (sh_decision){SRC_PROP, x, i, axis, p->tactic, p->at, u, bv, p->lay[bv].why[axis], 0});
+          sh_put_axis(p, x, i, axis, id);
+          changed = 1;
+        }
+        if (changed) touch(p, w, x);
+      }
+  }
+}
+
+void shard_propagate(sh_plan *p) {
+  int n = p->g->nvals;
+  wl w = {mem_alloc(sizeof(int) * (size_t)(n + 1)), mem_calloc((size_t)n + 1, 1), 0, 0, n + 1};
+  for (int v = 0; v < n; v++) if (p->g->vals[v]->kind == IR_OP) push(&w, v);
+  while (w.head != w.tail) {
+    int u = w.q[w.head];
+    w.head = (w.head + 1) % w.cap;
+    w.in[u] = 0;
+    visit(p, &w, u);
+  }
+  free(w.q);
+  free(w.in);
+}
+
