@@ -2,7 +2,6 @@
 ** shard.c: the sharding state: layouts, decisions, conflicts, the undo
 ** log, and the two actions (split, replicate). prop.c propagates them,
 ** partial.c works out how each op computes and which sums stay partial.
-
 */
 #include "interp/shard/shard_int.h"
 #include "interp/shard/layout.h"
