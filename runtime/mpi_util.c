@@ -37,3 +37,13 @@ int rt_mpi_bcast(void *buf, size_t n) {
 }
 
 void rt_mpi_barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
+
+int rt_mpi_node_rank(int *local_rank, int *local_size) {
+  MPI_Comm node = MPI_COMM_NULL;
+  *local_rank = 0;
+  *local_size = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return -1;
+  int ok = MPI_Comm_rank(node, local_rank) == MPI_SUCCESS && MPI_Comm_size(node, local_size) == MPI_SUCCESS;
+  MPI_Comm_free(&node);
+  return ok ? 0 : -1;
+}
