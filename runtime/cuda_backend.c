@@ -344,6 +344,18 @@ static int k_gemm(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
 
 /* ---- reductions ---- */
 
+/* scratch for partial results, grown after the queued work that may use it is done */
+static int work(cuda_ctx *c, size_t bytes, char *err, size_t errlen) {
+  if (c->work_bytes >= bytes) return 0;
+  CU(c, cuStreamSynchronize, c->stream);
+  if (c->work) CU(c, cuMemFree, c->work);
+  c->work = 0;
+  c->work_bytes = 0;
+  CU(c, cuMemAlloc, &c->work, bytes);
+  c->work_bytes = bytes;
+  return 0;
+}
+
 static int k_reduce(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   CTX;
   if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return errbuf(err, errlen, "unknown reduction %d", ins->fn);
@@ -356,10 +368,28 @@ static int k_reduce(void *ctx, const rt_instr *ins, void *out, void *const *in, 
     void *args[] = {&y, &x, &outer, &n, &fn, &alpha};
     return launch(c, KF_REDUCE_ROWS, row_blocks(outer), 1, 1, row_threads(n), 1, args, err, errlen);
   }
-  i64 cols = (inner + 31) / 32;
-  unsigned gx = cols < (1 << 30) ? (unsigned)cols : 1u << 30, gy = outer < 65535 ? (unsigned)outer : 65535;
-  void *args[] = {&y, &x, &outer, &n, &inner, &fn, &alpha};
-  return launch(c, KF_REDUCE_COLS, gx, gy, 1, 32, 16, args, err, errlen);
+  /* columns in blocks of 32; rows cut into chunks (then combined in order) until
+     there are blocks enough for the device, each chunk at least 64 rows */
+  i64 cols = (inner + 31) / 32, oy = outer < 65535 ? outer : 65535, want = 4 * (i64)(c->sms > 0 ? c->sms : 16);
+  i64 chunks = (want + cols * oy - 1) / (cols * oy), most = (n + 63) / 64;
+  if (chunks > most) chunks = most;
+  if (chunks > 65535) chunks = 65535;
+  if (chunks < 1) chunks = 1;
+  i64 rows = (n + chunks - 1) / chunks;
+  if (rows < 1) rows = 1;
+  chunks = (n + rows - 1) / rows;
+  if (chunks < 1) chunks = 1;
+  CUdeviceptr part = 0;
+  if (chunks > 1) {
+    if (work(c, (size_t)(outer * chunks * inner) * sizeof(double), err, errlen)) return -1;
+    part = c->work;
+  }
+  unsigned gx = cols < (1 << 30) ? (unsigned)cols : 1u << 30;
+  void *args[] = {&y, &part, &x, &outer, &n, &inner, &fn, &alpha, &rows, &chunks};
+  if (launch(c, KF_REDUCE_COLS, gx, (unsigned)oy, (unsigned)chunks, 32, 16, args, err, errlen)) return -1;
+  if (chunks == 1) return 0;
+  void *fin[] = {&y, &part, &outer, &chunks, &inner, &fn, &alpha};
+  return launch(c, KF_REDUCE_FIN, grid(c, outer * inner, 256), 1, 1, 256, 1, fin, err, errlen);
 }
 
 static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
@@ -446,18 +476,6 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
   if (items <= 0) return 0;
   void *args[] = {&t, &ids, &dy, &outer, &n, &inner, &off, &n2, &st, &tag};
   return launch(c, KF_SCATTER, grid(c, items, 256), 1, 1, 256, 1, args, err, errlen);
-}
-
-/* per-row scratch of the cross-entropy (grown between steps, never inside a kernel's use) */
-static int work(cuda_ctx *c, size_t bytes, char *err, size_t errlen) {
-  if (c->work_bytes >= bytes) return 0;
-  CU(c, cuStreamSynchronize, c->stream);
-  if (c->work) CU(c, cuMemFree, c->work);
-  c->work = 0;
-  c->work_bytes = 0;
-  CU(c, cuMemAlloc, &c->work, bytes);
-  c->work_bytes = bytes;
-  return 0;
 }
 
 static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {

@@ -120,7 +120,7 @@ int  cuda_fail(const cuda_api *api, const char *call, CUresult rc, char *err, si
 ** order of enum cuda_fn. ORDER CUDA_FN */
 enum cuda_fn {
   KF_FILL, KF_EW_FLAT, KF_EW_ND, KF_PERMUTE, KF_TRANSPOSE_TILED, KF_ROWS, KF_SCALE,
-  KF_REDUCE_ROWS, KF_REDUCE_COLS, KF_MAX_GRAD, KF_SOFTMAX, KF_LOG_SOFTMAX, KF_SOFTMAX_GRAD,
+  KF_REDUCE_ROWS, KF_REDUCE_COLS, KF_REDUCE_FIN, KF_MAX_GRAD, KF_SOFTMAX, KF_LOG_SOFTMAX, KF_SOFTMAX_GRAD,
   KF_LOG_SOFTMAX_GRAD, KF_LAYERNORM, KF_LAYERNORM_GRAD, KF_GATHER, KF_SCATTER, KF_XENT_ROWS,
   KF_XENT_SUM, KF_XENT_GRAD, KF_CAUSAL_MASK,
   KF_N
@@ -182,7 +182,7 @@ typedef struct cuda_ctx {
   int cc_major, cc_minor, sms;
   char devname[128];
   CUdeviceptr status;                     /* one cuda_status */
-  CUdeviceptr work;                       /* per-row scratch of the cross-entropy, grown on demand */
+  CUdeviceptr work;                       /* partial results (cross-entropy rows, reduction chunks), grown on demand */
   size_t work_bytes;
   char cache_note[256];                   /* how the kernels were had (for rt_cuda_describe) */
   char describe[512];
