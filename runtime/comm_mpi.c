@@ -175,6 +175,22 @@ int rt_mpi_coord(const rt_mpi *m, int axis) {
   return m && axis >= 0 && axis < m->p->mesh_rank ? m->coord[axis] : -1;
 }
 
+const rt_prog *rt_mpi_prog(const rt_mpi *m) { return m ? m->p : NULL; }
+
+int rt_mpi_group_bcast(rt_mpi *m, int g, void *buf, size_t n, int root, char *err, size_t errlen) {
+  if (!m || g < 0 || g >= m->ngroups) return diag_errbuf(err, errlen, "no group %d", g);
+  mpi_group *mg = &m->groups[g];
+  if (mg->size == 1 || mg->comm == MPI_COMM_NULL) return 0;
+  if (n > INT_MAX || root < 0 || root >= mg->size) return diag_errbuf(err, errlen, "broadcast over %s: bad arguments", mg->name);
+  int rc = MPI_Bcast(buf, (int)n, MPI_BYTE, root, mg->comm);
+  if (rc != MPI_SUCCESS) {
+    char s[MPI_MAX_ERROR_STRING];
+    mpi_errstr(rc, s, sizeof s);
+    return diag_errbuf(err, errlen, "broadcast over %s: MPI error: %s", mg->name, s);
+  }
+  return 0;
+}
+
 static const char *axis_name(const rt_prog *p, int ax, char *buf, size_t n) {
   if (p->axis_names[ax]) return p->axis_names[ax];
   snprintf(buf, n, "axis%d", ax);

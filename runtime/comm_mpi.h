@@ -34,6 +34,10 @@ rt_mpi *rt_mpi_new(const rt_prog *p, char *err, size_t errlen);
 void rt_mpi_free(rt_mpi *m);                    /* collective too; NULL is fine */
 const rt_comm *rt_mpi_comm(rt_mpi *m);          /* for rt_exec_new */
 int rt_mpi_coord(const rt_mpi *m, int axis);    /* -1 for an axis the mesh lacks */
+const rt_prog *rt_mpi_prog(const rt_mpi *m);    /* the program m was made for */
+/* The member at index root of group g sends n bytes to the others (a group
+   of one device: nothing to do). For communicators built beside m (NCCL's). */
+int rt_mpi_group_bcast(rt_mpi *m, int g, void *buf, size_t n, int root, char *err, size_t errlen);
 
 /* Every rank passes its local status (0 ok, -1 failed, with msg). 0 when
    all are ok; else -1 on every rank, err holding the lowest failing rank's

@@ -9,6 +9,12 @@
 ** a training loop allocates nothing and touches no fresh page per step.
 ** Inputs get memory when set, outputs at their first write, and both stay.
 ** The peak is the memory really held: inputs, outputs and the block.
+**
+** Memory and kernels go through the backend's table alone, so the same
+** walk runs on the CPU and on a GPU. On a device backend the kernels are
+** queued, a run ends by waiting for them (errors found on the device are
+** reported there, naming the instruction), and collectives over a
+** communicator that takes host memory are staged through a host buffer.
 */
 #include "util/diag.h"
 #include "runtime/exec.h"
@@ -37,11 +43,9 @@ struct rt_exec {
   int checked;            /* program validated (once, at the first run) */
   int collectives;        /* the program has some */
   double *seconds;        /* per instruction, summed over runs (NULL: not profiling) */
+  size_t stage_need;      /* host bytes the largest staged collective moves (in + out) */
+  char *stage;            /* host staging for collectives on a device backend, made once */
 };
-
-static int is_collective(int op) {
-  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
-}
 
 /* Under AddressSanitizer every temporary gets an allocation of its own, so
 ** that a kernel writing past a temporary is caught rather than landing in
@@ -57,7 +61,7 @@ static size_t buf_size(const rt_prog *p, int b) {
 }
 
 static void *mem_get(rt_exec *e, size_t bytes) {
-  void *q = e->be->alloc(bytes ? bytes : 1);
+  void *q = e->be->alloc(e->be->ctx, bytes ? bytes : 1);
   if (q) {
     e->held += bytes;
     if (e->held > e->peak) e->peak = e->held;
@@ -127,7 +131,13 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
   for (int b = 0; b < nb; b++) e->first_write[b] = last[b] = -1;
   for (int i = 0; i < ni; i++) {
     const rt_instr *ins = &p->instrs[i];
-    if (is_collective(ins->op)) e->collectives = 1;
+    if (rt_is_collective((rt_op)ins->op)) {
+      e->collectives = 1;
+      size_t by = 0;
+      if (ins->out >= 0 && ins->out < nb) by += buf_size(p, ins->out);
+      if (ins->in[0] >= 0 && ins->in[0] < nb) by += buf_size(p, ins->in[0]);
+      if (by > e->stage_need) e->stage_need = by;
+    }
     for (int k = 0; k < RT_MAXIN; k++)
       if (ins->in[k] >= 0 && ins->in[k] < nb) last[ins->in[k]] = i;
     if (ins->out >= 0 && ins->out < nb) {
@@ -162,9 +172,11 @@ const double *rt_exec_seconds(const rt_exec *e) { return e->seconds; }
 void rt_exec_free(rt_exec *e) {
   if (!e) return;
   free(e->seconds);
+  free(e->stage);
+  const rt_backend *be = e->be;
   for (int b = 0; b < e->p->nbufs; b++)
-    if (e->data[b] && (SEPARATE_TEMPS || e->p->bufs[b].kind != RT_BUF_TEMP)) e->be->free(e->data[b]);
-  if (e->block) e->be->free(e->block);
+    if (e->data[b] && (SEPARATE_TEMPS || e->p->bufs[b].kind != RT_BUF_TEMP)) be->free(be->ctx, e->data[b]);
+  if (e->block) be->free(be->ctx, e->block);
   free(e->data);
   free(e->offset);
   free(e->first_write);
@@ -196,23 +208,28 @@ int rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, 
     e->data[buf] = mem_get(e, want);
     if (!e->data[buf]) return diag_errbuf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
   }
-  if (want) memcpy(e->data[buf], data, want);
+  if (want) return e->be->upload(e->be->ctx, e->data[buf], data, want, err, errlen);
   return 0;
-}
-
-void *rt_exec_data(rt_exec *e, int buf) {
-  if (buf < 0 || buf >= e->p->nbufs) return NULL;
-  return e->data[buf];
 }
 
 int rt_exec_get(rt_exec *e, int buf, void *dst, size_t bytes, char *err, size_t errlen) {
   const rt_prog *p = e->p;
   if (buf < 0 || buf >= p->nbufs) return diag_errbuf(err, errlen, "no buffer b%d", buf);
-  if (!e->data[buf]) return diag_errbuf(err, errlen, "buffer b%d '%s' holds no value", buf, p->bufs[buf].name);
-  if (bytes != buf_size(p, buf))
-    return diag_errbuf(err, errlen, "buffer b%d '%s' has %zu bytes, not %zu", buf, p->bufs[buf].name, buf_size(p, buf), bytes);
-  if (bytes) memcpy(dst, e->data[buf], bytes);
+  const rt_buf *b = &p->bufs[buf];
+  if (!e->data[buf]) return diag_errbuf(err, errlen, "buffer b%d '%s' has no value", buf, b->name);
+  size_t have = buf_size(p, buf);
+  if (bytes != have) {
+    char sh[160];
+    shape_str(b, sh, sizeof sh);
+    return diag_errbuf(err, errlen, "buffer '%s' (%s) holds %zu bytes, asked for %zu", b->name, sh, have, bytes);
+  }
+  if (have) return e->be->download(e->be->ctx, dst, e->data[buf], have, err, errlen);
   return 0;
+}
+
+void *rt_exec_data(rt_exec *e, int buf) {
+  if (buf < 0 || buf >= e->p->nbufs || e->be->device_memory) return NULL;
+  return e->data[buf];
 }
 
 size_t rt_exec_peak(const rt_exec *e) { return e->peak; }
@@ -412,20 +429,48 @@ static int device_index(const rt_exec *e, int g, int *q, char *why, size_t n) {
   return 0;
 }
 
-static int shard_slice(rt_exec *e, const rt_instr *ins, void *out, const void *in, char *why, size_t n) {
-  int P = group_size(e, ins->group), q = 0;
-  if (device_index(e, ins->group, &q, why, n)) return -1;
-  int64_t N = ins->n, inner = ins->inner;
+/* This device's piece of a shard slice, for the backend's kernel: rows
+   [off, off + n2) of in0 [outer, n, inner] (see backend.h). */
+static int shard_piece(rt_exec *e, rt_instr *fixed, char *why, size_t n) {
+  int P = group_size(e, fixed->group), q = 0;
+  if (device_index(e, fixed->group, &q, why, n)) return -1;
+  int64_t N = fixed->n, inner = fixed->inner;
   if (N % P) return diag_errbuf(why, n, "%" PRId64 " does not split into %d pieces", N, P);
   int64_t piece = N / P;
-  size_t es = rt_dtype_size(e->p->bufs[ins->out].dtype);
-  if (e->p->bufs[ins->out].nelem != ins->outer * piece * inner)
-    return diag_errbuf(why, n, "out has %" PRId64 " elements, the slice is %" PRId64, e->p->bufs[ins->out].nelem,
-                ins->outer * piece * inner);
-  size_t row = (size_t)(piece * inner) * es;
-  for (int64_t o = 0; o < ins->outer; o++)
-    memcpy((char *)out + o * row, (const char *)in + (size_t)((o * N + q * piece) * inner) * es, row);
+  if (e->p->bufs[fixed->out].nelem != fixed->outer * piece * inner)
+    return diag_errbuf(why, n, "out has %" PRId64 " elements, the slice is %" PRId64, e->p->bufs[fixed->out].nelem,
+                fixed->outer * piece * inner);
+  fixed->n2 = piece;
+  fixed->off = q * piece;
   return 0;
+}
+
+/* A collective whose communicator takes host memory, on a device backend:
+   in0 down to host memory, the collective there, out back up. The host
+   buffer is made at the first one, as large as the largest needs. */
+static int staged_collective(rt_exec *e, const rt_instr *ins, void *out, const void *in, char *why, size_t n) {
+  const rt_backend *be = e->be;
+  const rt_prog *p = e->p;
+  size_t bi = buf_size(p, ins->in[0]), bo = buf_size(p, ins->out);
+  if (!e->stage) {
+    e->stage = malloc(e->stage_need ? e->stage_need : 1);
+    if (!e->stage) return diag_errbuf(why, n, "out of host memory for staging collectives (%zu bytes)", e->stage_need);
+  }
+  char *hin = e->stage, *hout = e->stage + bi;
+  if (be->download(be->ctx, hin, in, bi, why, n)) return -1;
+  if (e->comm->run(e->comm->impl, ins, hout, hin, why, n)) return -1;
+  return be->upload(be->ctx, out, hout, bo, why, n);
+}
+
+/* An error the device found, reported by sync: name the instruction that
+   wrote the buffer it names (the last kernel to write it that can fail). */
+static int device_error(const rt_exec *e, int where, const char *msg, char *err, size_t errlen) {
+  const rt_prog *p = e->p;
+  int at = -1;
+  for (int i = 0; i < p->ninstrs; i++)
+    if (p->instrs[i].out == where && where >= 0) at = i;
+  if (at < 0) return diag_errbuf(err, errlen, "%s", msg);
+  return ins_err(p, at, err, errlen, msg);
 }
 
 int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
@@ -439,11 +484,13 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     e->block = mem_get(e, e->block_bytes);
     if (!e->block) return diag_errbuf(err, errlen, "out of memory for temporaries (%zu bytes)", e->block_bytes);
   }
+  const rt_backend *be = e->be;
   for (int b = 0; b < p->nbufs; b++)          /* temps left over from a failed run */
     if (p->bufs[b].kind == RT_BUF_TEMP) {
-      if (SEPARATE_TEMPS && e->data[b]) { e->be->free(e->data[b]); e->held -= buf_size(p, b); }
+      if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= buf_size(p, b); }
       e->data[b] = NULL;
     }
+  int devsync = be->device_memory && be->sync;   /* kernels are queued: wait at the end */
   char why[512];
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
@@ -472,8 +519,9 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     }
     /* ops that write only part of out (or add to it) start from zeros */
     if (i == e->first_write[o] &&
-        ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) || (ins->op == RT_GEMM && ins->beta != 0.0f)))
-      memset(e->data[o], 0, buf_size(p, o));
+        ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) || (ins->op == RT_GEMM && ins->beta != 0.0f)) &&
+        be->zero(be->ctx, e->data[o], buf_size(p, o), why, sizeof why))
+      return ins_err(p, i, err, errlen, why);
     rt_instr fixed;
     if (ins->nelem != p->bufs[o].nelem) {     /* rt_prog_finish not called */
       fixed = *ins;
@@ -494,28 +542,49 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
       fixed.off += (int64_t)q * fixed.n;
     }
+    if (ins->op == RT_SHARD_SLICE) {
+      if (ins != &fixed) { fixed = *ins; ins = &fixed; }
+      if (shard_piece(e, &fixed, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+    }
     int rc;
     why[0] = 0;
     struct timespec t0;
     if (e->seconds) clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (ins->op == RT_SHARD_SLICE) rc = shard_slice(e, ins, e->data[o], in[0], why, sizeof why);
-    else if (is_collective(ins->op)) rc = e->comm->run(e->comm->impl, ins, e->data[o], in[0], why, sizeof why);
-    else if (e->be->kernels[ins->op]) rc = e->be->kernels[ins->op](ins, e->data[o], in, why, sizeof why);
-    else rc = diag_errbuf(why, sizeof why, "no %s kernel for %s", e->be->name, rt_op_name((rt_op)ins->op));
+    if (rt_is_collective((rt_op)ins->op)) {
+      if (be->device_memory && !e->comm->device_aware) rc = staged_collective(e, ins, e->data[o], in[0], why, sizeof why);
+      else rc = e->comm->run(e->comm->impl, ins, e->data[o], in[0], why, sizeof why);
+    } else if (be->kernels[ins->op]) {
+      rc = be->kernels[ins->op](be->ctx, ins, e->data[o], in, why, sizeof why);
+    } else {
+      rc = diag_errbuf(why, sizeof why, "no %s kernel for %s", be->name, rt_op_name((rt_op)ins->op));
+    }
     if (e->seconds) {
+      if (!rc && devsync) {     /* the time of the work, not of queueing it */
+        int where = -1;
+        if (be->sync(be->ctx, &where, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+      }
       struct timespec t1;
       clock_gettime(CLOCK_MONOTONIC, &t1);
       e->seconds[i] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     }
     if (rc) {
       if (!why[0]) snprintf(why, sizeof why, "failed");
+      if (devsync) {            /* let queued work finish before the caller reuses memory */
+        char ignored[64];
+        int where = -1;
+        be->sync(be->ctx, &where, ignored, sizeof ignored);
+      }
       return ins_err(p, i, err, errlen, why);
     }
     for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) {
       int b = e->free_list[j];
-      if (SEPARATE_TEMPS && e->data[b]) { e->be->free(e->data[b]); e->held -= buf_size(p, b); }
+      if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= buf_size(p, b); }
       e->data[b] = NULL;
     }
+  }
+  if (devsync) {
+    int where = -1;
+    if (be->sync(be->ctx, &where, why, sizeof why)) return device_error(e, where, why, err, errlen);
   }
   return 0;
 }

@@ -46,12 +46,27 @@ typedef int64_t i64;
   } while (0)
 
 
-static void *cpu_alloc(size_t bytes) {
+static void *cpu_alloc(void *ctx, size_t bytes) {
   size_t n = (bytes + 63) & ~(size_t)63;
   return aligned_alloc(64, n ? n : 64);
 }
 
-static void cpu_free(void *p) { free(p); }
+static void cpu_free(void *ctx, void *p) { free(p); }
+
+/* host memory both ways: a copy */
+static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes, char *err, size_t errlen) {
+  if (bytes && dst != src) memcpy(dst, src, bytes);
+  return 0;
+}
+
+static int cpu_zero(void *ctx, void *p, size_t bytes, char *err, size_t errlen) {
+  if (bytes) memset(p, 0, bytes);
+  return 0;
+}
+
+void rt_backend_free(const rt_backend *be) {
+  if (be && be->release) be->release(be);
+}
 
 /* ---- sums in double ---- */
 
@@ -318,7 +333,7 @@ static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float 
   for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
 }
 
-static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
   if (ar < 1 || ar > 2) return diag_errbuf(err, errlen, "unknown elementwise function %d", fn);
   if (ins->rank > RT_MAXRANK) return diag_errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
@@ -380,20 +395,31 @@ static int k_ew(const rt_instr *ins, void *out, void *const *in, char *err, size
 
 /* ---- data movement ---- */
 
-static int k_fill(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_fill(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   float *o = out, v = ins->alpha;
   FOR8(ins->nelem, o[k] = v);
   return 0;
 }
 
-static int k_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+/* rows [off, off+n2) of in0 [outer, n, inner] (the executor has resolved the piece) */
+static int k_shard_slice(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 n = ins->n, piece = ins->n2, inner = ins->inner;
+  if (ins->off < 0 || piece < 0 || ins->off + piece > n)
+    return diag_errbuf(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->off, ins->off + piece, n);
+  size_t row = (size_t)(piece * inner) * 4;
+  for (i64 o = 0; o < ins->outer; o++)
+    memcpy((char *)out + o * row, (const char *)in[0] + (size_t)((o * n + ins->off) * inner) * 4, row);
+  return 0;
+}
+
+static int k_copy(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (out != in[0]) memcpy(out, in[0], (size_t)ins->nelem * 4);
   return 0;
 }
 
 /* rows [k, k+n) of in0 [outer, m, inner] to rows [off, off+n) of out [outer, n2, inner];
    m = 0 means m = n (the whole of in0) */
-static int k_block_copy(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_block_copy(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n, m = ins->m > 0 ? ins->m : n, k0 = ins->k, n2 = ins->n2, off = ins->off, inner = ins->inner;
   if (off < 0 || n < 0 || off + n > n2)
     return diag_errbuf(err, errlen, "block [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", off, off + n, n2);
@@ -420,7 +446,7 @@ static void transpose_2d(uint32_t *restrict o, i64 os, const uint32_t *restrict 
   }
 }
 
-static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int rank = ins->rank;
   if (rank < 0 || rank > RT_MAXRANK) return diag_errbuf(err, errlen, "bad rank %d", rank);
   i64 istr[RT_MAXRANK], total = 1;
@@ -478,7 +504,7 @@ static int k_transpose(const rt_instr *ins, void *out, void *const *in, char *er
   return 0;
 }
 
-static int k_causal_mask(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_causal_mask(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const float *x = in[0];
   float *y = out, v = ins->alpha;
   i64 m = ins->m, n = ins->n;
@@ -497,7 +523,7 @@ static int k_causal_mask(const rt_instr *ins, void *out, void *const *in, char *
 
 /* ---- GEMM ---- */
 
-static int k_gemm(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_gemm(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const float *A = in[0], *B = in[1];
   float *C = out;
   i64 m = ins->m, n = ins->n, kk = ins->k, batch = ins->batch < 1 ? 1 : ins->batch;
@@ -552,7 +578,7 @@ HOT static void colmax(const float *restrict x, i64 n, i64 inner, float *restric
   }
 }
 
-static int k_reduce(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_reduce(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const float *x = in[0];
   float *y = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
@@ -584,7 +610,7 @@ HOT static void tie_write(i64 n, const float *restrict x, const float *restrict 
   FOR8(n, dx[k] = x[k] == mx[k] ? share[k] : 0.0f);
 }
 
-static int k_reduce_max_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const float *x = in[0], *dy = in[1];
   float *dx = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
@@ -616,7 +642,7 @@ HOT static double exp_shift(const float *restrict x, float *restrict y, float m,
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-static int k_softmax(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++) {
     const float *x = (const float *)in[0] + r * n;
@@ -642,7 +668,7 @@ HOT static void shift_row(i64 n, const float *restrict x, float *restrict y, flo
   FOR8(n, y[k] = (x[k] - m) - l);
 }
 
-static int k_log_softmax(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_log_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++) {
     const float *x = (const float *)in[0] + r * n;
@@ -657,7 +683,7 @@ HOT static void smgrad_row(i64 n, const float *restrict y, const float *restrict
   FOR8(n, dx[k] = y[k] * (dy[k] - s));
 }
 
-static int k_softmax_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++) {
     const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
@@ -672,7 +698,7 @@ HOT static void lsm_grad_row(i64 n, const float *restrict y, const float *restri
   FOR8(n, dx[k] = dy[k] - exp_v(y[k]) * s);
 }
 
-static int k_log_softmax_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_log_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++) {
     const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
@@ -701,7 +727,7 @@ HOT static void ln_row(i64 n, const float *restrict x, const float *restrict g, 
   else FOR8(n, y[k] = (x[k] - mu) * rs);
 }
 
-static int k_layernorm(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_layernorm(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++) {
     const float *x = (const float *)in[0] + r * n;
@@ -721,7 +747,7 @@ HOT static void ln_grad_row(i64 n, const float *restrict x, const float *restric
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma */
-static int k_layernorm_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   i64 n = ins->n;
   const float *gam = in[1];
   float *gbuf = NULL;
@@ -746,7 +772,7 @@ static int k_layernorm_grad(const rt_instr *ins, void *out, void *const *in, cha
 
 static i64 table_rows(const rt_instr *ins) { return ins->n2 > 0 ? ins->n2 : ins->off + ins->n; }
 
-static int k_gather_rows(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_gather_rows(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const float *tab = in[0];
   const int32_t *ids = in[1];
   float *y = out;
@@ -765,7 +791,7 @@ HOT static void acc_row(i64 n, float *restrict t, const float *restrict d) {
   FOR8(n, t[k] += d[k]);
 }
 
-static int k_scatter_rows(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const int32_t *ids = in[0];
   const float *dy = in[1];
   float *t = out;
@@ -788,7 +814,7 @@ static int check_labels(const rt_instr *ins, const int32_t *lab, char *err, size
   return 0;
 }
 
-static int k_xent(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const int32_t *lab = in[1];
   i64 n = ins->n;
   if (check_labels(ins, lab, err, errlen)) return -1;
@@ -802,7 +828,7 @@ static int k_xent(const rt_instr *ins, void *out, void *const *in, char *err, si
   return 0;
 }
 
-static int k_xent_grad(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const int32_t *lab = in[1];
   i64 n = ins->n;
   if (check_labels(ins, lab, err, errlen)) return -1;
@@ -820,8 +846,15 @@ static int k_xent_grad(const rt_instr *ins, void *out, void *const *in, char *er
 
 static const rt_backend cpu = {
   .name = "cpu",
+  .ctx = NULL,
+  .device_memory = 0,
   .alloc = cpu_alloc,
   .free = cpu_free,
+  .upload = cpu_copy,
+  .download = cpu_copy,
+  .zero = cpu_zero,
+  .sync = NULL,
+  .release = NULL,
   .kernels = {   /* ORDER RT_OP */
     [RT_FILL] = k_fill,
     [RT_COPY] = k_copy,
@@ -842,7 +875,7 @@ static const rt_backend cpu = {
     [RT_XENT_GRAD] = k_xent_grad,
     [RT_CAUSAL_MASK] = k_causal_mask,
     [RT_BLOCK_COPY] = k_block_copy,
-    [RT_SHARD_SLICE] = NULL,     /* the executor: it needs the device index */
+    [RT_SHARD_SLICE] = k_shard_slice,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
 };

@@ -50,3 +50,13 @@ rt_world rt_mpi_world(void) {
   rt_world w = {NULL, rt_mpi_world_rank(), rt_mpi_world_size(), w_agree, w_max, w_gather, w_bcast};
   return w;
 }
+
+int rt_mpi_node_rank(int *local_rank, int *local_size) {
+  MPI_Comm node = MPI_COMM_NULL;
+  *local_rank = 0;
+  *local_size = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return -1;
+  int ok = MPI_Comm_rank(node, local_rank) == MPI_SUCCESS && MPI_Comm_size(node, local_size) == MPI_SUCCESS;
+  MPI_Comm_free(&node);
+  return ok ? 0 : -1;
+}

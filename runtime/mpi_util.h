@@ -16,6 +16,9 @@ int rt_mpi_gather(const void *local, size_t bytes, void *all);
 /* Rank 0's n bytes to every rank. */
 int rt_mpi_bcast(void *buf, size_t n);
 void rt_mpi_barrier(void);
+/* This rank's index among the ranks on its node and their number (collective
+   over the world): which GPU a rank takes, and whether ranks share one. */
+int rt_mpi_node_rank(int *local_rank, int *local_size);
 
 /* The world of every rank (MPI_COMM_WORLD); call after rt_mpi_init. */
 rt_world rt_mpi_world(void);

@@ -48,7 +48,7 @@ static int run(const rt_instr *ins, void *out, void *in0, void *in1, void *in2) 
   err[0] = 0;
   rt_kernel k = rt_backend_cpu()->kernels[ins->op];
   cr_assert_not_null(k, "no kernel for %s", rt_op_name((rt_op)ins->op));
-  return k(ins, out, in, err, sizeof err);
+  return k(rt_backend_cpu()->ctx, ins, out, in, err, sizeof err);
 }
 
 static void run_ok(const rt_instr *ins, void *out, void *in0, void *in1, void *in2) {
