@@ -14,10 +14,11 @@ typedef struct cli_opts {
   const char *cmd;
   const char *files[4];
   int nfiles;
-  const char *train, *mesh, *model, *params, *data, *save, *device, *out;
+  const char *train, *mesh, *model, *params, *data, *save;
+  const char *device_kind;  /* --device-kind cpu|cuda (run) */
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print, profile;
+  int json, check, strict, lenient, print, profile, tf32;
 } cli_opts;
 
 int cli_check(const cli_opts *o);

@@ -1,12 +1,35 @@
 /*
 ** main.c: carve's command line: parse options, dispatch to a command.
+** Commands and options are tables: a command names the options it takes;
+** an option says what it holds and where it goes in cli_opts.
 */
 #include "cli/cli.h"
 #include "util/diag.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+typedef enum { OPT_FLAG, OPT_TEXT, OPT_COUNT } optkind;
+
+typedef struct option {
+  const char *name;         /* without the dashes */
+  optkind kind;
+  size_t at;                /* offsetof the field in cli_opts */
+} option;
+
+#define TEXT(n, f) {n, OPT_TEXT, offsetof(cli_opts, f)}
+#define FLAG(n, f) {n, OPT_FLAG, offsetof(cli_opts, f)}
+#define COUNT(n, f) {n, OPT_COUNT, offsetof(cli_opts, f)}
+
+static const option options[] = {
+  TEXT("train", train), TEXT("mesh", mesh), TEXT("model", model), TEXT("params", params),
+  TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
+  COUNT("steps", steps), COUNT("rank", rank),
+  FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
+  FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32),
+};
 
 typedef struct command {
   const char *name;
@@ -22,15 +45,19 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile",
-   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32",
+   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]\n"
+   "          [--device-kind cpu|cuda] [--tf32]",
    "Execute the program N times (a training step with --train). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
    "optimizer state after the last step as safetensors (atomically). With a tactic\n"
    "file, run it under mpirun with one rank per device; --check also runs the\n"
-   "unpartitioned program and reports the largest relative error. --profile prints\n"
-   "the time per step of each kind of instruction."},
+   "unpartitioned program on the CPU and reports the largest relative error. --profile\n"
+   "prints the time per step of each kind of instruction. --device-kind cuda runs each\n"
+   "rank's program on a GPU (rank i of a node on GPU i mod the GPUs there; NCCL when\n"
+   "every rank has a GPU of its own, else collectives through host memory); --tf32 lets\n"
+   "GEMMs round their inputs to TF32."},
   {"apply", cli_apply, 2, 2, "train mesh model json strict lenient",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
@@ -46,9 +73,7 @@ static const command commands[] = {
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
-
-static const command all_options = {"", NULL, 0, 0,
-  "train mesh model steps params data save check json rank print strict lenient device profile", "", ""};
+#define NOPTIONS (int)(sizeof options / sizeof options[0])
 
 static const char *later[] = {"simulate", "calibrate", "auto", "repl"};
 
@@ -75,6 +100,12 @@ static int takes(const command *c, const char *opt) {
   for (const char *p = c->options; (p = strstr(p, opt)); p += n)
     if ((p == c->options || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
   return 0;
+}
+
+static const option *find_option(const char *name, size_t n) {
+  for (int i = 0; i < NOPTIONS; i++)
+    if (strlen(options[i].name) == n && !strncmp(options[i].name, name, n)) return &options[i];
+  return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -104,42 +135,29 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (a[0] == '-' && a[1] == '-') {
-      char key[32];
-      const char *val = NULL, *eq = strchr(a, '=');
+      const char *eq = strchr(a, '=');
       size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-      if (kl >= sizeof key) return usage_error(c->name, "unknown option '%s'", a);
-      memcpy(key, a + 2, kl);
-      key[kl] = 0;
-      if (!takes(c, key))
-        return usage_error(c->name, takes(&all_options, key) ? "option '%s' does not apply to this command" : "unknown option '%s'", a);
-      int flag = !strcmp(key, "json") || !strcmp(key, "check") || !strcmp(key, "strict") || !strcmp(key, "lenient") || !strcmp(key, "print") || !strcmp(key, "profile");
-      if (flag) {
+      const option *op = find_option(a + 2, kl);
+      char key[64];
+      snprintf(key, sizeof key, "%.*s", (int)(kl < 60 ? kl : 60), a + 2);
+      if (!op) return usage_error(c->name, "unknown option '%s'", a);
+      if (!takes(c, op->name)) return usage_error(c->name, "option '%s' does not apply to this command", a);
+      char *field = (char *)&o + op->at;
+      if (op->kind == OPT_FLAG) {
         if (eq) return usage_error(c->name, "option '--%s' takes no value", key);
-        if (!strcmp(key, "json")) o.json = 1;
-        else if (!strcmp(key, "check")) o.check = 1;
-        else if (!strcmp(key, "strict")) o.strict = 1;
-        else if (!strcmp(key, "lenient")) o.lenient = 1;
-        else if (!strcmp(key, "profile")) o.profile = 1;
-        else o.print = 1;
+        *(int *)field = 1;
         continue;
       }
+      const char *val;
       if (eq) val = eq + 1;
       else if (i + 1 < argc) val = argv[++i];
       else return usage_error(c->name, "option '%s' needs a value", a);
-      if (!strcmp(key, "train")) o.train = val;
-      else if (!strcmp(key, "mesh")) o.mesh = val;
-      else if (!strcmp(key, "model")) o.model = val;
-      else if (!strcmp(key, "params")) o.params = val;
-      else if (!strcmp(key, "data")) o.data = val;
-      else if (!strcmp(key, "save")) o.save = val;
-      else if (!strcmp(key, "steps") || !strcmp(key, "rank")) {
-        char *end;
-        errno = 0;
-        long x = strtol(val, &end, 10);
-        if (*val == 0 || *end || errno || x < 0 || x > 100000000)
-          return usage_error(c->name, "'%s' is not a valid count", val);
-        if (!strcmp(key, "steps")) o.steps = x; else o.rank = (int)x;
-      }
+      if (op->kind == OPT_TEXT) { *(const char **)field = val; continue; }
+      char *end;
+      errno = 0;
+      long x = strtol(val, &end, 10);
+      if (*val == 0 || *end || errno || x < 0 || x > 100000000) return usage_error(c->name, "'%s' is not a valid count", val);
+      if (op->at == offsetof(cli_opts, steps)) o.steps = x; else *(int *)field = (int)x;
       continue;
     }
     if (o.nfiles == c->maxfiles) return usage_error(c->name, "unexpected argument '%s'", a);

@@ -7,6 +7,8 @@
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
 #include "runtime/comm_mpi.h"
+#include "runtime/comm_nccl.h"
+#include "runtime/cuda.h"
 #include "runtime/mpi_util.h"
 #include "util/json.h"
 
@@ -77,6 +79,27 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
   fflush(stdout);
 }
 
+/* The backend of --device-kind: the CPU, or this rank's GPU (rank i of a
+** node on GPU i mod the GPUs there). NULL with err on failure. */
+static const rt_backend *make_backend(const cli_opts *o, int distributed, int *ngpus, int *local_size, char *err, size_t errlen) {
+  *ngpus = 0;
+  *local_size = 1;
+  if (!o->device_kind || !strcmp(o->device_kind, "cpu")) return rt_backend_cpu();
+  if (strcmp(o->device_kind, "cuda")) {
+    diag_errbuf(err, errlen, "--device-kind '%s': use cpu or cuda", o->device_kind);
+    return NULL;
+  }
+  int local_rank = 0;
+  if (distributed && rt_mpi_node_rank(&local_rank, local_size) < 0) { diag_errbuf(err, errlen, "cannot tell the ranks of this node apart"); return NULL; }
+  rt_cuda_opts co = {0};
+  co.allow_tf32 = o->tf32;
+  *ngpus = rt_cuda_device_count(&co, err, errlen);
+  if (*ngpus < 0) return NULL;
+  if (*ngpus == 0) { diag_errbuf(err, errlen, "--device-kind cuda: the CUDA driver sees no GPU"); return NULL; }
+  co.device = local_rank % *ngpus;
+  return rt_backend_cuda_new(&co, err, errlen);
+}
+
 int cli_run(const cli_opts *o) {
   if (o->steps < 0) {
     fprintf(stderr, "carve: error: run needs --steps N (how many times to execute the program)\n");
@@ -112,6 +135,8 @@ int cli_run(const cli_opts *o) {
     return 1;
   }
   rt_mpi *mpi = NULL;
+  rt_nccl *nccl = NULL;
+  const rt_backend *be = NULL;
   double *losses = mem_calloc((size_t)o->steps + 1, sizeof(double));
   double *times = mem_calloc((size_t)o->steps + 1, sizeof(double));
   int status = 0;
@@ -119,8 +144,27 @@ int cli_run(const cli_opts *o) {
     mpi = rt_mpi_new(&r.prog, err, sizeof err);
     if (world.agree(world.impl, mpi ? 0 : -1, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   }
+  if (o->tf32 && (!o->device_kind || strcmp(o->device_kind, "cuda"))) {
+    if (world.rank == 0) fprintf(stderr, "carve: error: --tf32 applies to --device-kind cuda only\n");
+    rc = 2;
+    goto done;
+  }
+  int ngpus, local_size;
+  be = make_backend(o, distributed, &ngpus, &local_size, err, sizeof err);
+  if (world.agree(world.impl, be ? 0 : -1, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  const rt_comm *comm = mpi ? rt_mpi_comm(mpi) : NULL;
+  if (mpi && ngpus > 0) {
+    /* NCCL when every rank has a GPU of its own, else through host memory */
+    double share[1] = {(double)local_size / (double)ngpus};
+    world.max(world.impl, share, 1);
+    if (share[0] <= 1) {
+      nccl = rt_nccl_new(mpi, be, err, sizeof err);
+      if (nccl) comm = rt_nccl_comm(nccl);
+      else if (world.rank == 0) fprintf(stderr, "carve: note: NCCL is not used (%s); collectives go through host memory\n", err);
+    }
+  }
   if (o->save && world.rank == 0 && save_folder_bad(o->save, err, sizeof err)) status = -1;   /* before hours of training, not after */
-  if (status == 0) status = drive_start(&r, rt_backend_cpu(), mpi ? rt_mpi_comm(mpi) : NULL, &world, o->params, o->data, err, sizeof err);
+  if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   if (o->profile) rt_exec_profile(r.e);
 
@@ -165,8 +209,10 @@ done:
   free(times);
   rt_exec_free(r.e);
   r.e = NULL;
+  rt_nccl_free(nccl);
   if (mpi) rt_mpi_free(mpi);
   drive_free(&r);
+  rt_backend_free(be);
   session_free(&s);
   if (distributed) rt_mpi_finalize();
   return rc;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static int one_agree(void *impl, int status, const char *msg, char *err, size_t errlen) {
-  return status ? diag_errbuf(err, errlen, "rank 0: %s", msg && msg[0] ? msg : "failed") : 0;
+  return status ? diag_errbuf(err, errlen, "%s", msg && msg[0] ? msg : "failed") : 0;
 }
 static int one_max(void *impl, double *x, int n) { return 0; }
 static int one_gather(void *impl, const void *local, size_t bytes, void *all) {
