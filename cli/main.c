@@ -53,11 +53,11 @@ static const command commands[] = {
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
    "optimizer state after the last step as safetensors (atomically). With a tactic\n"
    "file, run it under mpirun with one rank per device; --check also runs the\n"
-   "unpartitioned program on the CPU and reports the largest relative error. --profile\n"
-   "prints the time per step of each kind of instruction. --device-kind cuda runs each\n"
-   "rank's program on a GPU (rank i of a node on GPU i mod the GPUs there; NCCL when\n"
-   "every rank has a GPU of its own, else collectives through host memory); --tf32 lets\n"
-   "GEMMs round their inputs to TF32."},
+   "unpartitioned program on rank 0 (on the same kind of device) and reports the\n"
+   "largest relative error. --profile prints the time per step of each kind of\n"
+   "instruction. --device-kind cuda runs each rank's program on a GPU (rank i of a\n"
+   "node on GPU i mod the GPUs there; NCCL when every rank has a GPU of its own, else\n"
+   "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32."},
   {"apply", cli_apply, 2, 2, "train mesh model json strict lenient",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"

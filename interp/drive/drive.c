@@ -64,6 +64,7 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
 
 int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_world *w,
                 const char *params, const char *data, char *err, size_t errlen) {
+  r->be = be;
   r->comm = comm;
   r->w = w;
   r->e = rt_exec_new(&r->prog, be, comm);
@@ -175,7 +176,7 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
     diag_init(&d);
     if (drive_lower(&one, g, NULL, &d) < 0) rc = diag_errbuf(err, errlen, "lowering the one-device program failed");
     diag_free(&d);
-    if (rc == 0) rc = drive_start(&one, rt_backend_cpu(), NULL, rt_world_single(), params, data, err, errlen);
+    if (rc == 0) rc = drive_start(&one, r->be, NULL, rt_world_single(), params, data, err, errlen);
     for (long s = 0; s < steps && rc == 0; s++) {
       double l1;
       rc = drive_step(&one, &l1, err, errlen);

@@ -25,6 +25,7 @@ typedef struct drive {
   lower_result lr;
   int lowered;
   rt_exec *e;
+  const rt_backend *be;     /* where it runs (the reference of --check runs there too) */
   const rt_comm *comm;      /* NULL on one device */
   const rt_world *w;
 } drive;
@@ -47,8 +48,9 @@ int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
 /* Write the parameters and optimizer state as safetensors from device 0
 ** (atomically), under their own names. Collective. */
 int  drive_save(drive *r, const char *path, char *err, size_t errlen);
-/* Run the unpartitioned program on device 0 for as many steps, from the
-** same files, and compare: the largest of the losses' relative errors and
+/* Run the unpartitioned program on device 0 (on the same kind of backend,
+** so that what differs is the partitioning, not the kernels) for as many
+** steps, from the same files, and compare: the largest of the losses' relative errors and
 ** each parameter's (and a tensor output's) ||a - b|| / ||b||, into *worst
 ** on device 0. Collective. */
 int  drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,

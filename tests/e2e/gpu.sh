@@ -32,14 +32,14 @@ under "${e:-1}" 1e-5 && ok || bad "cuda losses differ from the CPU's: $e"
 under "$(rel "$tmp/g2.json" "$tmp/c2.json")" 1e-5 && ok || bad "mlp_small sgd on cuda"
 "$CARVE" run "$ex/gpt2_small.cir" --steps 1 --json > "$tmp/c3.json" && "$CARVE" run "$ex/gpt2_small.cir" --steps 1 --json --device-kind cuda > "$tmp/g3.json" &&
 under "$(rel "$tmp/g3.json" "$tmp/c3.json")" 1e-5 && ok || bad "forward gpt2_small on cuda"
-# 2. ranks sharing the GPU, collectives through host memory, checked against one (CPU) device
+# 2. ranks sharing the GPU, collectives through host memory, checked against one device (the GPU)
 run_mpi() { mpirun --allow-run-as-root --oversubscribe -n "$@"; }
 for spec in "4 gpt2_small_bp_mp.tac" "2 gpt2_small_mp.tac --mesh model=2" "4 gpt2_small.tac"; do
   set -- $spec
   n=$1; shift
   out=$(run_mpi "$n" "$CARVE" run "$ex/gpt2_small.cir" "$ex/$@" --train 'adam(lr = 1e-3)' --steps 3 --check --json --device-kind cuda 2>"$tmp/err")
   e=$(python3 -c "import json, sys; print(json.loads(sys.argv[1])['max_rel_error'])" "$out" 2>/dev/null)
-  echo "$n ranks on one GPU, $*: max_rel_error against one CPU device $e"
+  echo "$n ranks on one GPU, $*: max_rel_error against one device $e"
   under "${e:-1}" 1e-5 && ok || bad "$n ranks sharing the GPU ($*): $out $(head -3 "$tmp/err")"
 done
 # 3. profile and a device-side error
