@@ -19,10 +19,11 @@ for k, v in [("layers", 12), ("d", 768), ("heads", 12), ("mlp", 3072), ("vocab",
     ap.add_argument("--" + k, type=int, default=v)
 ap.add_argument("--device", default="cpu")
 ap.add_argument("--lr", type=float, default=1e-4)
+ap.add_argument("--tf32", action="store_true")
 a = ap.parse_args()
 if a.threads:
     torch.set_num_threads(a.threads)
-torch.backends.cuda.matmul.allow_tf32 = False      # full fp32, as carve without --tf32
+torch.backends.cuda.matmul.allow_tf32 = a.tf32      # full fp32 unless --tf32, as carve
 dev = torch.device(a.device)
 torch.manual_seed(0)
 hk = a.d // a.heads
