@@ -81,7 +81,7 @@ typedef enum mlir_akind {
   MLIR_A_DENSE,    /* dense<lit> (one item: a number, bool, hex string or nested LIST/GROUP; none for dense<>) */
   MLIR_A_DENSE_RESOURCE, /* dense_resource<__elided__> (text: the handle) */
   MLIR_A_ARRAY,    /* array<i64: 1, 256> (type: the element type; items) */
-  MLIR_A_RANGE,    /* 0:33 or 4:8:2 of a slice (two or three INT items) */
+  MLIR_A_RANGE,    /* 0:33 or 4:8:2 of a slice; 0.1:128 of a quantized type (two or three items) */
   MLIR_A_CROSS,    /* [0] x [1] of dot_general's dims (items: lhs, rhs) */
   MLIR_A_ARROW,    /* (a, b) -> c: a function_type, a sharding rule (items: the ins; out) */
   MLIR_A_SEQ       /* terms side by side: comparison_direction EQ; %x init: %c (items, ':' keys) */

@@ -129,7 +129,9 @@ void mlir_alias_add(mlir_pctx *p, mlir_tok name, mlir_loc *l, mlir_attr *a, mlir
 void *mlirParseAlloc(void *(*mallocProc)(size_t), mlir_pctx *p);
 void  mlirParse(void *parser, int code, mlir_tok tok);
 void  mlirParseFree(void *parser, void (*freeProc)(void *));
-/* Bit set of the token codes the parser would accept now (after an error). */
+/* Whether the parser would accept the token code now (before it is parsed). */
+int mlir_gram_accepts(void *parser, int code);
+/* Bit set of the token codes the parser would accept now. */
 uint64_t mlir_gram_expected(void *parser);
 
 #endif

@@ -112,12 +112,12 @@ static void expected_text(const mlir_pctx *p, uint64_t set, char *buf, size_t ca
     syn_word(&w, "an operation", STMT_START);
     w.set &= ~(BIT(TK_HASHID) | BIT(TK_BANGID) | BIT(TK_MODULE));   /* top level: also aliases, modules */
   }
+  if ((w.set & (BIT(TK_BARE) | BIT(TK_STRING))) == (BIT(TK_BARE) | BIT(TK_STRING)) && !(w.set & BIT(TK_INT)))
+    syn_word(&w, "an op name such as stablehlo.add or \"mhlo.add\"", BIT(TK_BARE) | BIT(TK_STRING));
   if (!syn_group(&w, ATTR_START, "an attribute"))
     syn_group(&w, PIECE_START, "an operand or attribute");
   syn_group(&w, TYPE_START, "a type");
   syn_group(&w, NUM_START, "a number");
-  if ((w.set & BIT(TK_BARE)) && (prev == TK_EQ || prev == TK_STRING || prev == TK_COMMA || prev == TK_LA))
-    w.set |= 0;     /* plain "a name" reads well enough */
   /* separators before openers and closers: "',' or ')'" reads better than "')' or ','" */
   static const int order[] = {
     TK_COMMA, TK_EQ, TK_COLON, TK_ARROW, TK_CROSS, TK_LP, TK_LB, TK_LC, TK_LA, TK_RP, TK_RB, TK_RC, TK_RA,
@@ -583,27 +583,84 @@ static size_t ptr_hash(const void *q, size_t mask) {
   return (size_t)(x >> 20) & mask;
 }
 
+/* Aliases by name: an open-addressing table of alias index + 1 (0: empty). */
+typedef struct alias_table { int *slot; size_t mask; } alias_table;
+
+static int alias_index(const mlir_file *f, const alias_table *t, const char *name) {
+  size_t h = ptr_hash(name, t->mask);
+  while (t->slot[h] && f->aliases[t->slot[h] - 1].name != name) h = (h + 1) & t->mask;
+  return t->slot[h] - 1;
+}
+
+/* The aliases l refers to (not following them), onto the edge list of an alias. */
+typedef struct intv { int *v; int n, cap; } intv;
+
+static void alias_refs(mlir_pctx *p, const alias_table *t, const mlir_loc *l, intv *edges) {
+  if (!l) return;
+  if (l->kind == MLIR_L_ALIAS) {
+    MLIR_PUSH(p->a, edges->v, edges->n, edges->cap, alias_index(p->file, t, l->text));
+    return;
+  }
+  alias_refs(p, t, l->child, edges);
+  alias_refs(p, t, l->caller, edges);
+  for (int i = 0; i < l->nlocs; i++) alias_refs(p, t, l->locs[i], edges);
+}
+
+/* #a = loc(#b), #b = loc(fused[#a]): definitions that refer to themselves
+** would send whoever follows them round for ever. A depth-first search of
+** the aliases, with its own stack (chains can be long). */
+static int alias_cycles(mlir_pctx *p, const alias_table *t) {
+  mlir_file *f = p->file;
+  int n = f->naliases;
+  intv *edges = arena_alloc(p->a, (size_t)(n + 1) * sizeof *edges);
+  for (int i = 0; i < n; i++) alias_refs(p, t, f->aliases[i].loc, &edges[i]);
+  char *color = arena_alloc(p->a, (size_t)n + 1);           /* 0 new, 1 on the path, 2 done */
+  int *stack = arena_alloc(p->a, (size_t)(n + 1) * sizeof *stack);
+  int *next = arena_alloc(p->a, (size_t)(n + 1) * sizeof *next);
+  for (int r = 0; r < n; r++) {
+    if (color[r]) continue;
+    int sp = 0;
+    stack[sp++] = r;
+    color[r] = 1;
+    while (sp > 0) {
+      int v = stack[sp - 1];
+      if (next[v] == edges[v].n) {
+        color[v] = 2;
+        sp--;
+        continue;
+      }
+      int w = edges[v].v[next[v]++];
+      if (color[w] == 1)
+        return mlir_error(p, f->aliases[w].off, "location alias '%s' refers to itself", f->aliases[w].name);
+      if (!color[w]) {
+        color[w] = 1;
+        stack[sp++] = w;
+      }
+    }
+  }
+  return 0;
+}
+
 static int resolve_aliases(mlir_pctx *p) {
   mlir_file *f = p->file;
   size_t cap = 16;
   while (cap < 2 * (size_t)f->naliases) cap *= 2;
-  int *slot = arena_alloc(p->a, cap * sizeof *slot);     /* alias index + 1; 0 is empty */
+  alias_table t = {arena_alloc(p->a, cap * sizeof *t.slot), cap - 1};
   for (int i = 0; i < f->naliases; i++) {
-    size_t h = ptr_hash(f->aliases[i].name, cap - 1);
-    while (slot[h] && f->aliases[slot[h] - 1].name != f->aliases[i].name) h = (h + 1) & (cap - 1);
-    if (slot[h]) {
+    size_t h = ptr_hash(f->aliases[i].name, t.mask);
+    while (t.slot[h] && f->aliases[t.slot[h] - 1].name != f->aliases[i].name) h = (h + 1) & t.mask;
+    if (t.slot[h]) {
       mlir_error(p, f->aliases[i].off, "alias '%s' is defined twice", f->aliases[i].name);
-      diag_note(p->syn.d, (loc){p->syn.src, f->aliases[slot[h] - 1].off}, "first defined here");
+      diag_note(p->syn.d, (loc){p->syn.src, f->aliases[t.slot[h] - 1].off}, "first defined here");
       return -1;
     }
-    slot[h] = i + 1;
+    t.slot[h] = i + 1;
   }
   for (int i = 0; i < p->aliaslocs.n; i++) {
     mlir_loc *l = p->aliaslocs.v[i];
-    size_t h = ptr_hash(l->text, cap - 1);
-    while (slot[h] && f->aliases[slot[h] - 1].name != l->text) h = (h + 1) & (cap - 1);
-    if (!slot[h]) return mlir_error(p, l->off, "undefined location alias '%s'", l->text);
-    const mlir_alias *al = &f->aliases[slot[h] - 1];
+    int k = alias_index(f, &t, l->text);
+    if (k < 0) return mlir_error(p, l->off, "undefined location alias '%s'", l->text);
+    const mlir_alias *al = &f->aliases[k];
     if (!al->loc) {
       mlir_error(p, l->off, "'%s' is not a location", l->text);
       diag_note(p->syn.d, (loc){p->syn.src, al->off}, "defined here");
@@ -611,15 +668,7 @@ static int resolve_aliases(mlir_pctx *p) {
     }
     l->child = al->loc;
   }
-  /* #a = loc(#b), #b = loc(#a): a chain of plain aliases that never ends */
-  for (int i = 0; i < f->naliases; i++) {
-    const mlir_loc *l = f->aliases[i].loc;
-    for (int steps = 0; l && l->kind == MLIR_L_ALIAS; steps++, l = l->child) {
-      if (steps > f->naliases)
-        return mlir_error(p, f->aliases[i].off, "location alias '%s' refers to itself", f->aliases[i].name);
-    }
-  }
-  return 0;
+  return alias_cycles(p, &t);
 }
 
 /* ---- the driver ---- */
@@ -648,6 +697,10 @@ mlir_file *mlir_parse(arena *a, diag *d, const diag_src *src) {
     if ((syn_is_opener(&mlir_syn, code) || is_angle_opener(code)) && push_open(p, code, &t) < 0) break;
     p->tok = t;
     p->code = code;
+    if (!mlir_gram_accepts(parser, code)) {    /* say so from the state before the token */
+      mlir_syntax_error(p, code, &t, mlir_gram_expected(parser));
+      break;
+    }
     mlirParse(parser, code, t);
     if (p->syn.failed || code == 0) break;
     if (code == TK_RA && p->syn.depth > 0 && p->syn.open[p->syn.depth - 1].ch == '<') p->syn.depth--;
@@ -668,31 +721,34 @@ mlir_file *mlir_parse(arena *a, diag *d, const diag_src *src) {
 
 /* ---- reading the tree ---- */
 
-/* The first FILE location (want_file) or the first NAME under l, within budget visits. */
-static const mlir_loc *loc_find(const mlir_loc *l, int want_file, int *budget) {
-  if (!l || --*budget < 0) return NULL;
+/* The first FILE location (want_file) or the first NAME under l. Aliases
+** are followed in a loop (chains can be long); the recursion through fused
+** and callsite is bounded in depth, and the whole walk in visits (aliases
+** may share definitions, which could otherwise cost exponential time). */
+static const mlir_loc *loc_find(const mlir_loc *l, int want_file, int depth, long *budget) {
+  while (l && l->kind == MLIR_L_ALIAS && --*budget >= 0) l = l->child;
+  if (!l || --*budget < 0 || depth > 1000) return NULL;
   const mlir_loc *r = NULL;
   switch (l->kind) {
   case MLIR_L_FILE: return want_file ? l : NULL;
-  case MLIR_L_NAME: return want_file ? loc_find(l->child, 1, budget) : l;
-  case MLIR_L_ALIAS: return loc_find(l->child, want_file, budget);
+  case MLIR_L_NAME: return want_file ? loc_find(l->child, 1, depth + 1, budget) : l;
   case MLIR_L_CALLSITE:
-    r = loc_find(l->child, want_file, budget);
-    return r ? r : loc_find(l->caller, want_file, budget);
+    r = loc_find(l->child, want_file, depth + 1, budget);
+    return r ? r : loc_find(l->caller, want_file, depth + 1, budget);
   case MLIR_L_FUSED:
-    for (int i = 0; i < l->nlocs && !r; i++) r = loc_find(l->locs[i], want_file, budget);
+    for (int i = 0; i < l->nlocs && !r; i++) r = loc_find(l->locs[i], want_file, depth + 1, budget);
     return r;
-  case MLIR_L_UNKNOWN: return NULL;
+  case MLIR_L_UNKNOWN: case MLIR_L_ALIAS: return NULL;
   }
   return NULL;
 }
 
 const char *mlir_loc_text(arena *a, const mlir_loc *l) {
-  int budget = 4096;
-  const mlir_loc *r = loc_find(l, 1, &budget);
+  long budget = 1L << 20;
+  const mlir_loc *r = loc_find(l, 1, 0, &budget);
   if (r) return arena_printf(a, "%s:%lld:%lld", r->text, (long long)r->line, (long long)r->col);
-  budget = 4096;
-  r = loc_find(l, 0, &budget);
+  budget = 1L << 20;
+  r = loc_find(l, 0, 0, &budget);
   return r ? r->text : NULL;
 }
 
