@@ -22,8 +22,8 @@
 typedef struct mlir_tok {
   uint32_t off;          /* byte offset of the first character */
   uint32_t len;          /* length in the source */
-  const char *s;         /* src->text + off; STRING: the decoded contents (arena) */
-  uint32_t slen;         /* STRING: bytes of the decoded contents */
+  const char *s;         /* src->text + off; STRING, @"quoted": the decoded contents (arena); SYMBOL: past the '@' */
+  uint32_t slen;         /* STRING, SYMBOL: bytes of s; VALUE: bytes of the name before any #N */
   int64_t i;             /* INT; HEX (the 64 bits); VALUE: #N or -1 */
   double f;              /* INT, HEX and FLOAT */
   int64_t *dims;         /* DIMS: the dims (MLIR_DYN for '?'); NULL with rank -1: unranked */
@@ -115,8 +115,6 @@ mlir_item *mlir_items_end(mlir_pctx *p, const mlir_itemv *v);
 mlir_attr *mlir_new_attr(mlir_pctx *p, mlir_akind k, uint32_t off, uint32_t end);
 /* A pretty op is complete: gather its operands, check it has a type if it has operands. */
 void mlir_pretty_done(mlir_pctx *p, mlir_op *op);
-/* Gather a generic op's operands. */
-void mlir_collect_values(mlir_pctx *p, mlir_op *op);
 /* dense<...>'s literal must be numbers, booleans, lists of them or a hex string. */
 void mlir_check_dense(mlir_pctx *p, const mlir_attr *lit);
 /* A statement at module level (m) or at the top (m == NULL: the implicit

@@ -440,6 +440,8 @@ static mlir_func *generic_func(mlir_pctx *p, mlir_op *op) {
   if (vis && vis->val->kind == MLIR_A_STRING) f->visibility = arena_intern(p->a, vis->val->text, vis->val->len);
   f->loc = op->loc;
   f->body = op->nregions ? op->regions[0] : NULL;
+  if (f->body && f->body->nblocks == 1 && !f->body->blocks[0]->label && f->body->blocks[0]->nops == 0)
+    f->body = NULL;          /* ({}): a declaration, whose region has no block */
   if (f->body) {
     mlir_block *entry = f->body->blocks[0];
     if (entry->nargs != nins) {
