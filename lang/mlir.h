@@ -82,7 +82,8 @@ typedef enum mlir_akind {
   MLIR_A_DENSE_RESOURCE, /* dense_resource<__elided__> (text: the handle) */
   MLIR_A_ARRAY,    /* array<i64: 1, 256> (type: the element type; items) */
   MLIR_A_RANGE,    /* 0:33 or 4:8:2 of a slice; 0.1:128 of a quantized type (two or three items) */
-  MLIR_A_CROSS,    /* [0] x [1] of dot_general's dims (items: lhs, rhs) */
+  MLIR_A_CROSS,    /* [0] x [1] of dot_general's dims (items: lhs, rhs); convolution's
+                   ** [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f] (out: the result's) */
   MLIR_A_ARROW,    /* (a, b) -> c: a function_type, a sharding rule (items: the ins; out) */
   MLIR_A_SEQ       /* terms side by side: comparison_direction EQ; %x init: %c (items, ':' keys) */
 } mlir_akind;
@@ -105,7 +106,7 @@ struct mlir_attr {
   int is_hex;            /* INT written 0x...: i holds all 64 bits (read them as (uint64_t)i) */
   int nitems;
   mlir_item *items;
-  mlir_attr *out;        /* ARROW: what follows '->' */
+  mlir_attr *out;        /* ARROW, CROSS: what follows '->' */
   mlir_type *type;       /* TYPE; ARRAY: element type; a typed literal (1 : i32, dense<..> : tensor<..>): its type */
 };
 

@@ -236,7 +236,10 @@ static void rattr(rbuf *b, const mlir_attr *a) {
   case MLIR_A_DENSE_RESOURCE: rput(b, "dense_resource<"); rput(b, a->text); rput(b, ">"); break;
   case MLIR_A_ARRAY: rput(b, "array<"); rtype(b, a->type); ritems(b, a, ": ", ">"); break;
   case MLIR_A_RANGE: ritems(b, a, "range(", ")"); break;
-  case MLIR_A_CROSS: ritems(b, a, "cross(", ")"); break;
+  case MLIR_A_CROSS:
+    ritems(b, a, "cross(", ")");
+    if (a->out) { rput(b, " -> "); rattr(b, a->out); }
+    break;
   case MLIR_A_ARROW: ritems(b, a, "(", ") -> "); rattr(b, a->out); break;
   case MLIR_A_SEQ: ritems(b, a, "seq(", ")"); break;
   }
@@ -850,6 +853,13 @@ static pretty_case pretty_cases[] = {
    "(tensor<2x2xf32>, tensor<f32>) -> tensor<2x3xf32>", "stablehlo.pad",
    "%18 | %24 | low=[0, 0] | high=[0, 1] | interior=[0, 0]", "%18, %24",
    "(tensor<2x2xf32>, tensor<f32>) -> (tensor<2x3xf32>)"},
+  {"%c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+   "window = {stride = [1, 1], pad = [[0, 0], [1, 1]], rhs_dilate = [1, 1]} "
+   "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+   "(tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32>", "stablehlo.convolution",
+   "(%arg0, %arg1) | dim_numbers=cross([b, 0, 1, f], [0, 1, i, o]) -> [b, 0, 1, f] | "
+   "window={stride=[1, 1], pad=[[0, 0], [1, 1]], rhs_dilate=[1, 1]}", "%arg0, %arg1",
+   "(tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> (tensor<1x8x8x4xf32>)"},
   {"%r = \"stablehlo.gather\"(%arg0, %9) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], "
    "collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, 256>}> "
    ": (tensor<1968x256xf32>, tensor<33x79x1xi32>) -> tensor<33x79x256xf32>",
