@@ -74,6 +74,10 @@ typedef enum mlir_openkind {
 
 /* The parse context: Lemon's %extra_context. All parse and error state. */
 typedef struct mlir_pctx {
+  int bad;               /* the grammar met a syntax error: reported by the driver */
+  int bad_code;
+  mlir_tok bad_tok;
+  uint64_t bad_expected;
   syn_ctx syn;           /* diagnostics, first error, prev tokens, open brackets */
   arena *a;
   const char *cur;       /* lexer position; syn.src->text is NUL-terminated */

@@ -33,7 +33,7 @@ static mlir_file *parse(const char *text) { return parse_n(text, strlen(text)); 
 /* Parse text that must be valid. */
 static mlir_file *ok(const char *text) {
   mlir_file *f = parse(text);
-  cr_assert_not_null(f, "parse failed:\n%s\n%s", text, D.text ? D.text : "(no message)");
+  cr_assert_not_null(f, "parse failed:\n%s\n%s", text, diag_text(&D));
   cr_assert_eq(D.nerrors, 0);
   return f;
 }
@@ -319,14 +319,14 @@ static const diag_src *load_real(const char *rel) {
   if (stat(path, &st) != 0)
     cr_skip_test("%s is absent: the shared/ folder beside the checkout holds the real model files", path);
   const diag_src *s = diag_load_file(&A, &D, path);
-  cr_assert_not_null(s, "%s", D.text);
+  cr_assert_not_null(s, "%s", diag_text(&D));
   return s;
 }
 
 static mlir_file *parse_real(const char *rel) {
   const diag_src *s = load_real(rel);
   mlir_file *f = mlir_parse(&A, &D, s);
-  cr_assert_not_null(f, "%s:\n%s", rel, D.text);
+  cr_assert_not_null(f, "%s:\n%s", rel, diag_text(&D));
   cr_assert_eq(D.nerrors, 0);
   return f;
 }
@@ -1467,7 +1467,7 @@ Test(mlir, error_corpus) {
     arena_init(&a);
     diag_init(&d);
     diag_src *whole = diag_load_file(&a, &d, path);
-    cr_assert_not_null(whole, "%s", d.text);
+    cr_assert_not_null(whole, "%s", diag_text(&d));
     const diag_src *src = diag_src_string(&a, de->d_name, whole->text, whole->len);   /* named as carve would */
     const char *k = "// expect: ";
     cr_assert(strncmp(src->text, k, strlen(k)) == 0, "%s: the first line must be '// expect: ...'", de->d_name);
@@ -1481,7 +1481,7 @@ Test(mlir, error_corpus) {
     cr_assert_null(f, "%s parsed without error", de->d_name);
     cr_assert_eq(d.nerrors, 1, "%s: %d errors", de->d_name, d.nerrors);
     cr_assert_str_eq(pt_first_line(&d), want, "%s\nwanted: %s\ngot:    %s", de->d_name, want, pt_first_line(&d));
-    cr_assert_not_null(strstr(d.text, "^\n"));
+    cr_assert_not_null(strstr(diag_text(&d), "^\n"));
     diag_free(&d);
     arena_free(&a);
     n++;
@@ -1503,7 +1503,7 @@ Test(mlir, alias_cycles) {
   n += (size_t)sprintf(s + n, "#l20000 = loc(\"end.py\":1:2)\n");
   mlir_file *f = parse_n(s, n);
   free(s);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   cr_assert_str_eq(mlir_loc_text(&A, f->aliases[0].loc), "end.py:1:2");
 }
 
@@ -1552,7 +1552,7 @@ Test(mlir, nesting_up_to_the_limit) {
   const char *units[][2] = {{"[", "]"}, {"(", ")"}, {"<", ">"}, {"{b = ", "}"}, {"[1, ", "]"}};
   for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
     char *s = pt_repeat("module attributes {a = ", units[u][0], 255, "1", units[u][1], "} {}");
-    cr_assert_not_null(parse(s), "%zu: %s", u, D.text);
+    cr_assert_not_null(parse(s), "%zu: %s", u, diag_text(&D));
     free(s);
     s = pt_repeat("module attributes {a = ", units[u][0], 256, "1", units[u][1], "} {}");
     cr_assert_null(parse(s));
@@ -1563,7 +1563,7 @@ Test(mlir, nesting_up_to_the_limit) {
   char *s = pt_repeat("func.func @f() {\n", "\"x\"() ({\n", 127, "", "}) : () -> ()\n", "}\n");
   mlir_file *f = parse(s);
   free(s);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   counts c = count_file(f);
   cr_assert_eq(c.total, 127);
 }
@@ -1578,7 +1578,7 @@ Test(mlir, ten_megabytes) {
   for (size_t i = 0; i < big; i++) s[n++] = "0123456789ABCDEF"[i % 16];
   n += (size_t)sprintf(s + n, "\"> : tensor<%zuxf32>\n  return %%c : tensor<%zuxf32>\n}\n", big / 8, big / 8);
   mlir_file *f = parse_n(s, n);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   const mlir_attr *d = first_op(f)->items[0].val;
   cr_assert_eq(d->kind, MLIR_A_DENSE);
   cr_assert_eq(d->items[0].val->len, big + 2);
@@ -1614,7 +1614,7 @@ static size_t parse_bert_times(int k, double *seconds, int *ops) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   mlir_file *f = mlir_parse(&a, &D, src);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  cr_assert_not_null(f, "%s", D.text);
+  cr_assert_not_null(f, "%s", diag_text(&D));
   cr_assert_eq(f->nmodules, k);
   *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   *ops = count_file(f).total;
@@ -1647,10 +1647,10 @@ static void parse_garbage(const char *buf, size_t n) {
   diag_init(&d);
   mlir_file *f = mlir_parse(&a, &d, diag_src_string(&a, "g.mlir", buf, n));
   if (!f) {
-    cr_assert_eq(d.nerrors, 1, "%s", d.text);
+    cr_assert_eq(d.nerrors, 1, "%s", diag_text(&d));
     int line, col, k = 0;
-    cr_assert(sscanf(d.text, "g.mlir:%d:%d: error: %n", &line, &col, &k) == 2 && k > 0, "%s", d.text);
-    cr_assert_not_null(strstr(d.text, "^\n"));
+    cr_assert(sscanf(diag_text(&d), "g.mlir:%d:%d: error: %n", &line, &col, &k) == 2 && k > 0, "%s", diag_text(&d));
+    cr_assert_not_null(strstr(diag_text(&d), "^\n"));
   } else {
     cr_assert_eq(d.nerrors, 0);
     cr_assert_gt(f->nmodules, 0);
