@@ -65,21 +65,24 @@ void rt_prog_init(rt_prog *p) {
 }
 
 void rt_prog_free(rt_prog *p) {
+  free(p->bufs);
+  free(p->instrs);
+  free(p->groups);
   arena_free(&p->mem);
   memset(p, 0, sizeof *p);
 }
 
-/* The arrays keep no capacity field: capacity is a function of the count
-   (16, then doubling), so growth happens when the count reaches it. */
-static void *grow_for(arena *a, void *arr, int count, size_t elem) {
-  if (count == 0) return arena_grow(a, NULL, 0, 16, elem);
-  if (count >= 16 && (count & (count - 1)) == 0)
-    return arena_grow(a, arr, (size_t)count, (size_t)count * 2, elem);
+/* The arrays (heap memory, so that growing frees the old copy) keep no
+   capacity field: capacity is a function of the count (16, then
+   doubling), so growth happens when the count reaches it. */
+static void *grow_for(void *arr, int count, size_t elem) {
+  if (count == 0) return mem_alloc(16 * elem);
+  if (count >= 16 && (count & (count - 1)) == 0) return mem_realloc(arr, (size_t)count * 2 * elem);
   return arr;
 }
 
 int rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_t *shape, rt_bufkind kind) {
-  p->bufs = grow_for(&p->mem, p->bufs, p->nbufs, sizeof *p->bufs);
+  p->bufs = grow_for(p->bufs, p->nbufs, sizeof *p->bufs);
   int id = p->nbufs++;
   rt_buf *b = &p->bufs[id];
   memset(b, 0, sizeof *b);
@@ -101,7 +104,7 @@ int rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_
 }
 
 rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out) {
-  p->instrs = grow_for(&p->mem, p->instrs, p->ninstrs, sizeof *p->instrs);
+  p->instrs = grow_for(p->instrs, p->ninstrs, sizeof *p->instrs);
   rt_instr *ins = &p->instrs[p->ninstrs++];
   memset(ins, 0, sizeof *ins);
   ins->op = (uint8_t)op;
@@ -118,7 +121,7 @@ int rt_prog_group(rt_prog *p, int naxes, const int *axes) {
   for (int g = 0; g < p->ngroups; g++)     /* the same axes: the same group */
     if (p->groups[g].naxes == naxes && (naxes == 0 || !memcmp(p->groups[g].axes, axes, naxes * sizeof *axes)))
       return g;
-  p->groups = grow_for(&p->mem, p->groups, p->ngroups, sizeof *p->groups);
+  p->groups = grow_for(p->groups, p->ngroups, sizeof *p->groups);
   rt_group *gr = &p->groups[p->ngroups];
   memset(gr, 0, sizeof *gr);
   gr->naxes = naxes;

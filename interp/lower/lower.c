@@ -576,27 +576,38 @@ static void plan_folds(lctx *c) {
 ** carry. (Hand-written trainers update in place; so does carve.) */
 static void update_in_place(lctx *c) {
   rt_prog *p = c->p;
+  int nb = p->nbufs;
+  int *writer = mem_alloc(sizeof(int) * (size_t)(nb + 1)), *writes = mem_calloc((size_t)nb + 1, sizeof(int));
+  int *to = mem_alloc(sizeof(int) * (size_t)(nb + 1));   /* a buffer's writes now land in another, or -1 */
+  for (int b = 0; b < nb; b++) { writer[b] = -1; to[b] = -1; }
+  for (int i = 0; i < p->ninstrs; i++) { writer[p->instrs[i].out] = i; writes[p->instrs[i].out]++; }
   int changed = 0;
-  for (int bw = 0; bw < p->nbufs; bw++) {
+  for (int bw = 0; bw < nb; bw++) {
     int bo = p->bufs[bw].carry_from;
-    if (bo < 0) continue;
-    int writer = -1, writes = 0;
-    for (int i = 0; i < p->ninstrs; i++) if (p->instrs[i].out == bo) { writer = i; writes++; }
-    if (writes != 1) continue;
-    rt_instr *w = &p->instrs[writer];
-    if (w->op != RT_EW || p->bufs[bw].last_use != writer || p->bufs[bw].nelem != p->bufs[bo].nelem) continue;
+    if (bo < 0 || writes[bo] != 1) continue;
+    rt_instr *w = &p->instrs[writer[bo]];
+    if (w->op != RT_EW || p->bufs[bw].last_use != writer[bo] || p->bufs[bw].nelem != p->bufs[bo].nelem) continue;
     int reads_w = 0;
     for (int k = 0; k < w->nin; k++) reads_w |= w->in[k] == bw;
     if (!reads_w) continue;
     w->out = bw;
-    for (int i = writer + 1; i < p->ninstrs; i++)
-      for (int k = 0; k < RT_MAXIN; k++) if (p->instrs[i].in[k] == bo) p->instrs[i].in[k] = bw;
+    to[bo] = bw;
     p->bufs[bw].carry_from = -1;
     p->bufs[bo].kind = RT_BUF_TEMP;       /* never written now */
-    for (int v = 0; v < c->g->nvals; v++) if (c->buf[v] == bo) c->buf[v] = bw;
     changed = 1;
   }
-  if (changed) rt_prog_finish(p);
+  if (changed) {
+    for (int i = 0; i < p->ninstrs; i++)   /* later readers of new.w read w */
+      for (int k = 0; k < RT_MAXIN; k++) {
+        int b = p->instrs[i].in[k];
+        if (b >= 0 && to[b] >= 0) p->instrs[i].in[k] = to[b];
+      }
+    for (int v = 0; v < c->g->nvals; v++) if (c->buf[v] >= 0 && to[c->buf[v]] >= 0) c->buf[v] = to[c->buf[v]];
+    rt_prog_finish(p);
+  }
+  free(writer);
+  free(writes);
+  free(to);
 }
 
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
