@@ -18,6 +18,7 @@
 */
 #include "util/diag.h"
 #include "runtime/exec.h"
+#include "runtime/plan.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -33,8 +34,7 @@ struct rt_exec {
   const rt_backend *be;
   const rt_comm *comm;
   void **data;            /* per buffer; NULL until written or set, and after a temp's last read */
-  size_t *offset;         /* per temp: its place in the block */
-  int32_t *first_write;   /* per buffer: first instruction writing it (-1: none) */
+  rt_memplan plan;        /* where each temporary lives in the block (plan.h) */
   int32_t *free_start;    /* CSR: temps that die after instruction i */
   int32_t *free_list;
   unsigned char *block;   /* every temporary, as planned */
@@ -69,53 +69,6 @@ static void *mem_get(rt_exec *e, size_t bytes) {
   return q;
 }
 
-/* ---- the plan ---- */
-
-typedef struct tslot { int32_t b, start, end; size_t size, off; } tslot;
-
-static int by_size(const void *x, const void *y) {
-  const tslot *a = x, *b = y;
-  if (a->size != b->size) return a->size > b->size ? -1 : 1;
-  return a->start < b->start ? -1 : a->start > b->start;
-}
-
-/* Greedy placement, largest first: each temp goes to the lowest offset
-   that no temp already placed and alive at the same time covers. */
-static size_t plan(rt_exec *e, const int32_t *last) {
-  const rt_prog *p = e->p;
-  int n = 0;
-  for (int b = 0; b < p->nbufs; b++) n += p->bufs[b].kind == RT_BUF_TEMP && e->first_write[b] >= 0;
-  tslot *t = mem_alloc((size_t)(n ? n : 1) * sizeof *t);
-  int *placed = mem_alloc((size_t)(n ? n : 1) * sizeof *placed);   /* indices into t, by offset */
-  n = 0;
-  for (int b = 0; b < p->nbufs; b++)
-    if (p->bufs[b].kind == RT_BUF_TEMP && e->first_write[b] >= 0)
-      t[n++] = (tslot){b, e->first_write[b], last[b], (buf_size(p, b) + 63) & ~(size_t)63, 0};
-  qsort(t, (size_t)n, sizeof *t, by_size);
-  size_t top = 0;
-  int np = 0;
-  for (int i = 0; i < n; i++) {
-    size_t off = 0;
-    int at = np;
-    for (int j = 0; j < np; j++) {
-      const tslot *q = &t[placed[j]];
-      if (q->end < t[i].start || q->start > t[i].end) continue;    /* never alive together */
-      if (off + t[i].size <= q->off) break;                          /* fits in the gap before q */
-      if (q->off + q->size > off) off = q->off + q->size;
-    }
-    t[i].off = off;
-    while (at > 0 && t[placed[at - 1]].off > off) at--;
-    memmove(placed + at + 1, placed + at, (size_t)(np - at) * sizeof *placed);
-    placed[at] = i;
-    np++;
-    if (off + t[i].size > top) top = off + t[i].size;
-    e->offset[t[i].b] = off;
-  }
-  free(placed);
-  free(t);
-  return top;
-}
-
 /* ---- setup ---- */
 
 rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm) {
@@ -125,10 +78,8 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
   e->comm = comm;
   int nb = p->nbufs, ni = p->ninstrs;
   e->data = mem_calloc((size_t)nb + 1, sizeof *e->data);
-  e->offset = mem_calloc((size_t)nb + 1, sizeof *e->offset);
-  e->first_write = mem_alloc(((size_t)nb + 1) * sizeof *e->first_write);
-  int32_t *last = mem_alloc(((size_t)nb + 1) * sizeof *last);   /* last read or write */
-  for (int b = 0; b < nb; b++) e->first_write[b] = last[b] = -1;
+  rt_memplan_make(p, &e->plan);
+  const int32_t *last = e->plan.last_use;
   for (int i = 0; i < ni; i++) {
     const rt_instr *ins = &p->instrs[i];
     if (rt_is_collective((rt_op)ins->op)) {
@@ -137,12 +88,6 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
       if (ins->out >= 0 && ins->out < nb) by += buf_size(p, ins->out);
       if (ins->in[0] >= 0 && ins->in[0] < nb) by += buf_size(p, ins->in[0]);
       if (by > e->stage_need) e->stage_need = by;
-    }
-    for (int k = 0; k < RT_MAXIN; k++)
-      if (ins->in[k] >= 0 && ins->in[k] < nb) last[ins->in[k]] = i;
-    if (ins->out >= 0 && ins->out < nb) {
-      if (e->first_write[ins->out] < 0) e->first_write[ins->out] = i;
-      last[ins->out] = i;
     }
   }
   /* temps to drop after each instruction, as compressed rows */
@@ -157,8 +102,7 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
     if (p->bufs[b].kind == RT_BUF_TEMP && last[b] >= 0)
       e->free_list[e->free_start[last[b]] + fill[last[b]]++] = b;
   free(fill);
-  e->block_bytes = plan(e, last);
-  free(last);
+  e->block_bytes = e->plan.block;
   return e;
 }
 
@@ -178,8 +122,7 @@ void rt_exec_free(rt_exec *e) {
     if (e->data[b] && (SEPARATE_TEMPS || e->p->bufs[b].kind != RT_BUF_TEMP)) be->free(be->ctx, e->data[b]);
   if (e->block) be->free(be->ctx, e->block);
   free(e->data);
-  free(e->offset);
-  free(e->first_write);
+  rt_memplan_free(&e->plan);
   free(e->free_start);
   free(e->free_list);
   free(e);
@@ -508,7 +451,7 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     if (!e->data[o]) {
       size_t by = buf_size(p, o);
       if (p->bufs[o].kind == RT_BUF_TEMP && !SEPARATE_TEMPS) {
-        e->data[o] = e->block + e->offset[o];
+        e->data[o] = e->block + e->plan.offset[o];
       } else {
         e->data[o] = mem_get(e, by);
         if (!e->data[o]) {
@@ -518,7 +461,7 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       }
     }
     /* ops that write only part of out (or add to it) start from zeros */
-    if (i == e->first_write[o] &&
+    if (i == e->plan.first_write[o] &&
         ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) || (ins->op == RT_GEMM && ins->beta != 0.0f)) &&
         be->zero(be->ctx, e->data[o], buf_size(p, o), why, sizeof why))
       return ins_err(p, i, err, errlen, why);
