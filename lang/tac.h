@@ -12,14 +12,15 @@
 #include "util/diag.h"
 
 /* A value in an argument list: use "batch" as bp (axis = batch, stage = 3). */
-typedef enum tac_vkind { TAC_VNAME, TAC_VINT, TAC_VNUM, TAC_VSTR, TAC_VSIZE, TAC_VLIST } tac_vkind;
+typedef enum tac_vkind { TAC_VNAME, TAC_VINT, TAC_VNUM, TAC_VSTR, TAC_VSIZE, TAC_VLIST, TAC_VRANGE } tac_vkind;
 
 typedef struct tac_value tac_value;
 struct tac_value {
   tac_vkind kind;
   uint32_t off;
   const char *text;        /* NAME, STR (contents) */
-  int64_t i;               /* INT; SIZE in bytes (16GiB, 512MiB, 100KB, 1TB ...) */
+  int64_t i;               /* INT; SIZE in bytes (16GiB, 512MiB, 100KB, 1TB ...); RANGE: its first */
+  int64_t hi;              /* RANGE: its last (lo..hi, both included) */
   double num;              /* NUM (and INT as a double) */
   tac_value *items;        /* LIST */
   int nitems;
@@ -100,9 +101,10 @@ tac_file *tac_parse_line(arena *a, diag *d, const diag_src *src, int *incomplete
 /* A command-line value in the tactic language, its one declaration in
 ** the result: TAC_OPT_MESH reads a mesh without its keyword (--mesh
 ** 'batch=4, model=2'), TAC_OPT_CALL a name with arguments (--train
-** 'adam(lr = 1e-3)'). src names the option, so errors read
+'adam(lr = 1e-3)'), TAC_OPT_ARGS arguments alone (--links 'batch = inter',
+** --sweep 'batch = 1..64, model = [1, 2, 4]'). src names the option, so errors read
 ** "--train:1:17: error: ..." with a caret. */
-typedef enum tac_option { TAC_OPT_MESH, TAC_OPT_CALL } tac_option;
+typedef enum tac_option { TAC_OPT_MESH, TAC_OPT_CALL, TAC_OPT_ARGS } tac_option;
 tac_file *tac_parse_option(arena *a, diag *d, const diag_src *src, tac_option kind);
 
 #endif

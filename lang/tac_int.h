@@ -59,6 +59,7 @@ typedef struct tac_pctx {
   int bare_open;         /* the last decl collects bare statements (line mode) */
   int barecap;
   tac_tok prevtok;       /* the last token */
+  int start;             /* the token that selected the form: 0 (a file), TT_LINE, TT_OPT* */
   int decl;              /* keyword of the latest top-level declaration */
   tac_tok tactic_name;   /* the latest name after 'tactic' */
   /* Parser states before the current token, to tell what was expected

@@ -182,6 +182,8 @@ int tac_lex(tac_pctx *p, tac_tok *t) {
       name        { code = glob ? TT_GLOB : TT_NAME; goto done; }
 
       digit+                      { t->len = (uint32_t)(YYCURSOR - start); code = lex_int(p, t); goto out; }
+      digit+ / ".."               { t->len = (uint32_t)(YYCURSOR - start); code = lex_int(p, t); goto out; }
+      ".."                        { code = TT_DOTDOT; goto done; }
       digit+ "." digit* exp?      { t->len = (uint32_t)(YYCURSOR - start); code = lex_number(p, t); goto out; }
       digit+ exp                  { t->len = (uint32_t)(YYCURSOR - start); code = lex_number(p, t); goto out; }
       /* after the number rules: on a tie (1e5) the number wins */

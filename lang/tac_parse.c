@@ -32,6 +32,7 @@ static const char *const tok_words[] = {
   [TT_LP] = "'('", [TT_RP] = "')'", [TT_LB] = "'['", [TT_RB] = "']'", [TT_LC] = "'{'", [TT_RC] = "'}'",
   [TT_COMMA] = "','", [TT_EQ] = "'='", [TT_MINUS] = "'-'", [TT_LINE] = "the start of a line",
   [TT_OPTMESH] = "the start of the mesh", [TT_OPTCALL] = "the start of the value",
+  [TT_OPTARGS] = "the start of the arguments", [TT_DOTDOT] = "'..'",
 };
 
 static int is_keyword(int code) { return code >= TT_VERSION && code <= TT_VALUES; }
@@ -54,6 +55,7 @@ static const char *name_role(const tac_pctx *p) {
   switch (p->syn.prev) {
   case TT_ON: case TT_MESH: case TT_OPTMESH: return "the name of a mesh axis";
   case TT_OPTCALL: return "a name, as in adam(lr = 1e-3)";
+  case TT_OPTARGS: return "an argument name";
   case TT_TACTIC: return "the tactic's name";
   case TT_AS: return "a name for the tactic";
   case TT_SCHEDULE: return "the name of a tactic";
@@ -88,7 +90,8 @@ static const syn_lang tac_syn = {
 ** comes next first, then separators, then whole declarations or
 ** statements, then closers. */
 static void expected_text(const tac_pctx *p, uint64_t set, char *buf, size_t cap) {
-  syn_words w = {.set = set & ~(BIT(TT_LINE) | BIT(TT_OPTMESH) | BIT(TT_OPTCALL))};
+  syn_words w = {.set = set & ~(BIT(TT_LINE) | BIT(TT_OPTMESH) | BIT(TT_OPTCALL) | BIT(TT_OPTARGS))};
+  if (p->start != TT_OPTARGS) w.set &= ~BIT(TT_DOTDOT);      /* ranges are for --sweep */
   int decls = (w.set & DECL_START) == DECL_START, stmts = (w.set & STMT_START) == STMT_START;
   if (decls) w.set &= ~(DECL_START | BIT(TT_VERSION) | BIT(0));
   if (stmts) w.set &= ~STMT_START;
@@ -106,7 +109,7 @@ static void expected_text(const tac_pctx *p, uint64_t set, char *buf, size_t cap
   if ((w.set & BIT(TT_STRING)) && p->syn.prev == TT_LUA)
     syn_word(&w, "the script's path, as a string", BIT(TT_STRING));
   static const int first[] = {
-    TT_COMMA, TT_EQ, TT_AS, TT_DIM, TT_ON, TT_LUA, TT_AUTO, TT_LP, TT_LB, TT_LC,
+    TT_COMMA, TT_EQ, TT_DOTDOT, TT_AS, TT_DIM, TT_ON, TT_LUA, TT_AUTO, TT_LP, TT_LB, TT_LC,
     TT_VERSION, TT_MESH, TT_USE, TT_TACTIC, TT_SCHEDULE, TT_SHARD, TT_REPLICATE,
     TT_FIRST, TT_LAST, TT_LARGEST, TT_INPUT, TT_PARAM, TT_GRAD, TT_STATE, TT_VALUE,
     TT_INPUTS, TT_PARAMS, TT_GRADS, TT_STATES, TT_VALUES,
@@ -209,6 +212,7 @@ static tac_file *parse(arena *a, diag *d, const diag_src *src, int start, int *i
   }
 
   void *parser = tacParseAlloc(mem_alloc, p);
+  p->start = start;
   if (start == TT_OPTMESH) p->decl = TT_MESH;    /* names after ',' are mesh axes */
   if (start) {
     tac_tok line = {0};
@@ -247,5 +251,5 @@ tac_file *tac_parse_line(arena *a, diag *d, const diag_src *src, int *incomplete
 }
 
 tac_file *tac_parse_option(arena *a, diag *d, const diag_src *src, tac_option kind) {
-  return parse(a, d, src, kind == TAC_OPT_MESH ? TT_OPTMESH : TT_OPTCALL, NULL);
+  return parse(a, d, src, kind == TAC_OPT_MESH ? TT_OPTMESH : kind == TAC_OPT_CALL ? TT_OPTCALL : TT_OPTARGS, NULL);
 }

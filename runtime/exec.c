@@ -130,7 +130,7 @@ void rt_exec_free(rt_exec *e) {
 
 
 static void shape_str(const rt_buf *b, char *s, size_t n) {
-  int w = snprintf(s, n, "%s[", b->dtype == RT_I32 ? "i32" : "f32");
+  int w = snprintf(s, n, "%s[", rt_dtype_name(b->dtype));
   for (int d = 0; d < b->rank && w > 0 && (size_t)w < n; d++)
     w += snprintf(s + w, n - w, "%s%" PRId64, d ? "," : "", b->shape[d]);
   if (w > 0 && (size_t)w < n) snprintf(s + w, n - w, "]");
@@ -214,7 +214,7 @@ static int want(const rt_prog *p, const rt_instr *ins, int slot, int64_t need, i
   const rt_buf *bf = &p->bufs[b];
   if (bf->dtype != dt)
     return diag_errbuf(why, n, "%s b%d '%s' is %s, the op wants %s", what, b, bf->name,
-                bf->dtype == RT_I32 ? "i32" : "f32", dt == RT_I32 ? "i32" : "f32");
+                rt_dtype_name(bf->dtype), rt_dtype_name(dt));
   if (need < 0 || (exact ? bf->nelem != need : bf->nelem < need))
     return diag_errbuf(why, n, "%s b%d '%s' has %" PRId64 " elements, the op %s %" PRId64, what, b, bf->name,
                 bf->nelem, slot < 0 ? "writes" : "reads", need);
@@ -327,6 +327,10 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
 
 static int check_prog(const rt_prog *p, char *err, size_t errlen) {
   char why[256];
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].dtype != RT_F32 && p->bufs[b].dtype != RT_I32)
+      return diag_errbuf(err, errlen, "buffer b%d '%s' is %s: carve runs f32 and i32 programs (bf16 and f16 ones are costed by carve simulate)",
+                         b, p->bufs[b].name, rt_dtype_name(p->bufs[b].dtype));
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
     if (ins->out < 0 || ins->out >= p->nbufs) {

@@ -29,7 +29,13 @@ static const char *const ewfn_names[] = {
 };
 _Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_EWFN: ewfn_names");
 
-size_t rt_dtype_size(rt_dtype t) { (void)t; return 4; }   /* f32 and i32 */
+static const struct { const char *name; size_t size; } dtypes[] = {   /* ORDER RT_DTYPE */
+  {"f32", 4}, {"i32", 4}, {"bf16", 2}, {"f16", 2},
+};
+_Static_assert(sizeof dtypes / sizeof dtypes[0] == RT_NDTYPES, "ORDER RT_DTYPE: dtypes");
+
+size_t rt_dtype_size(rt_dtype t) { return (unsigned)t < RT_NDTYPES ? dtypes[t].size : 4; }
+const char *rt_dtype_name(rt_dtype t) { return (unsigned)t < RT_NDTYPES ? dtypes[t].name : "?"; }
 
 int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem) {
   return (in_elems > out_elems ? in_elems : out_elems) * (int64_t)elem;
@@ -284,7 +290,7 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
   fprintf(f, "buffers (%d):\n", p->nbufs);
   for (int b = 0; b < p->nbufs; b++) {
     const rt_buf *bf = &p->bufs[b];
-    fprintf(f, "  b%d %s %s[", b, bf->name, bf->dtype == RT_I32 ? "i32" : "f32");
+    fprintf(f, "  b%d %s %s[", b, bf->name, rt_dtype_name(bf->dtype));
     put_dims(f, bf->rank, bf->shape, ",");
     fprintf(f, "] %s", (unsigned)bf->kind < 3 ? kind[bf->kind] : "?");
     int sharded = 0;

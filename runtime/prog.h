@@ -16,7 +16,9 @@
 #define RT_MAXRANK 8
 #define RT_MAXIN 4
 
-typedef enum rt_dtype { RT_F32, RT_I32 } rt_dtype;
+/* f32 and i32 run; bf16 and f16 programs are lowered (the simulator costs
+** them at their own sizes) but not yet run. ORDER RT_DTYPE */
+typedef enum rt_dtype { RT_F32, RT_I32, RT_BF16, RT_F16, RT_NDTYPES } rt_dtype;
 
 /* grep "ORDER RT_OP" if you change this */
 typedef enum rt_op {
@@ -149,6 +151,7 @@ typedef struct rt_prog {
 } rt_prog;
 
 size_t rt_dtype_size(rt_dtype t);
+const char *rt_dtype_name(rt_dtype t);   /* "f32" */
 /* Bytes one device sends or receives in a collective that reads in_elems
 ** and writes out_elems elements of elem bytes: the larger of the two. */
 int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem);

@@ -16,6 +16,12 @@ int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
   memset(r, 0, sizeof *r);
   r->g = g;
   r->plan = plan;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    if (v->kind != IR_CONST && (v->dtype == IR_BF16 || v->dtype == IR_F16))
+      return diag_error(d, v->at, "'%s' is %s: carve runs f32 and i32 programs; bf16 and f16 are costed by 'carve simulate' (use f32 types to run)",
+                        v->name, ir_dtype_name(v->dtype));
+  }
   if (lower_program(g, plan, &r->prog, &r->lr, d) < 0) return -1;
   r->lowered = 1;
   return 0;

@@ -23,7 +23,7 @@ int lw_buf(lctx *c, int id) {
     c->failed = 1;
     return -1;
   }
-  int b = lw_tmp(c, v->name, RT_F32, v->shape.rank, v->shape.d);
+  int b = lw_tmp(c, v->name, rtype(v->dtype), v->shape.rank, v->shape.d);
   rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
   in->alpha = (float)c->cval[id];
   in->src = id;
@@ -72,7 +72,7 @@ void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, doub
     while (b0 > 0 && m[b0 - 1]) b0--;
     runs--;
     int64_t outer = lw_prod(d, 0, b0), n = lw_prod(d, b0, e), inner = lw_prod(d, e, r);
-    int dst = runs == 0 ? out : lw_tmp(c, name, RT_F32, 1, (int64_t[]){outer * inner});
+    int dst = runs == 0 ? out : lw_tmp(c, name, c->dt, 1, (int64_t[]){outer * inner});
     rt_instr *x = rt_prog_emit(c->p, RT_REDUCE, dst);
     x->fn = (uint8_t)fn; x->nin = 1; x->in[0] = cur;
     x->outer = outer; x->n = n; x->inner = inner;

@@ -32,7 +32,7 @@ static int arrange(lctx *c, operand *o, const char *want, int n, const char *nam
     same &= perm[i] == i;
   }
   if (same) return o->buf;
-  return lw_transpose(c, o->buf, o->d, o->n, perm, -1, name, RT_F32);
+  return lw_transpose(c, o->buf, o->d, o->n, perm, -1, name, c->dt);
 }
 
 /* Does o read as seq1 ++ seq2 (each in that order)? */
@@ -118,7 +118,7 @@ static void gemm(lctx *c, operand *A, operand *Bo, operand *C, int out, const ch
   for (int i = 0; i < nm; i++) { rs[w] = m[i]; rd[w++] = label_size(C, m[i]); }
   for (int i = 0; i < nn; i++) { rs[w] = n[i]; rd[w++] = label_size(C, n[i]); }
   int direct = memcmp(rs, C->l, (size_t)C->n) == 0;
-  int dst = direct ? out : lw_tmp(c, name, RT_F32, w ? w : 1, w ? rd : (int64_t[]){1});
+  int dst = direct ? out : lw_tmp(c, name, c->dt, w ? w : 1, w ? rd : (int64_t[]){1});
   rt_instr *x = rt_prog_emit(c->p, RT_GEMM, dst);
   x->nin = 2; x->in[0] = abuf; x->in[1] = bbuf;
   x->batch = batch; x->m = M; x->n = N; x->k = K;
@@ -131,7 +131,7 @@ static void gemm(lctx *c, operand *A, operand *Bo, operand *C, int out, const ch
     memcpy(R.d, rd, sizeof(int64_t) * (size_t)w);
     int perm[IR_MAXRANK];
     for (int i = 0; i < C->n; i++) for (int j = 0; j < w; j++) if (R.l[j] == C->l[i]) perm[i] = j;
-    lw_transpose(c, dst, R.d, w, perm, out, name, RT_F32);
+    lw_transpose(c, dst, R.d, w, perm, out, name, c->dt);
   }
 }
 
@@ -145,7 +145,7 @@ static void presum(lctx *c, operand *o, const operand *other, const operand *res
   for (int i = 0; i < o->n; i++) s.d[i] = o->d[i];
   operand r = {0};
   for (int i = 0; i < o->n; i++) if (!mark[i]) { r.l[r.n] = o->l[i]; r.d[r.n++] = o->d[i]; }
-  r.buf = lw_tmp(c, name, RT_F32, r.n ? r.n : 1, r.n ? r.d : (int64_t[]){1});
+  r.buf = lw_tmp(c, name, c->dt, r.n ? r.n : 1, r.n ? r.d : (int64_t[]){1});
   lw_reduce(c, o->buf, &s, mark, RT_RSUM, 1.0, r.buf, name);
   *o = r;
 }

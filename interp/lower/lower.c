@@ -173,14 +173,14 @@ static void lower_max_grad(lctx *c, const ir_value *v, int out) {
   int64_t outer = ir_nelem(xs) / (n ? n : 1);
   int xb = AB(c, 0), dy = AB(c, 1);
   /* the reduced dims may sit anywhere: work with them last, which leaves dy's layout as it is */
-  int xt = ident ? xb : lw_transpose(c, xb, xs->d, r, perm, -1, v->name, RT_F32);
+  int xt = ident ? xb : lw_transpose(c, xb, xs->d, r, perm, -1, v->name, c->dt);
   int64_t ts[IR_MAXRANK];
   for (int i = 0; i < r; i++) ts[i] = xs->d[perm[i]];
-  int dst = ident ? out : lw_tmp(c, v->name, RT_F32, r, ts);
+  int dst = ident ? out : lw_tmp(c, v->name, c->dt, r, ts);
   rt_instr *in = rt_prog_emit(c->p, RT_REDUCE_MAX_GRAD, dst);
   in->nin = 2; in->in[0] = xt; in->in[1] = dy;
   in->outer = outer; in->n = n; in->inner = 1;
-  if (!ident) lw_transpose(c, dst, ts, r, inv, out, v->name, RT_F32);
+  if (!ident) lw_transpose(c, dst, ts, r, inv, out, v->name, c->dt);
 }
 
 /* ---- row-wise ops along one dim ---- */
@@ -199,14 +199,14 @@ static void frame(const ir_shape *s, int dim, rowframe *f) {
 }
 
 static int to_rows(lctx *c, const rowframe *f, int buf, const ir_shape *s, const char *name) {
-  return f->ident ? buf : lw_transpose(c, buf, s->d, s->rank, f->perm, -1, name, RT_F32);
+  return f->ident ? buf : lw_transpose(c, buf, s->d, s->rank, f->perm, -1, name, c->dt);
 }
 
 static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   const ir_shape *xs = AS(c, 0);
   rowframe f;
   frame(xs, v->attr.dim, &f);
-  int dst = f.ident ? out : lw_tmp(c, v->name, RT_F32, f.r, f.ts);
+  int dst = f.ident ? out : lw_tmp(c, v->name, c->dt, f.r, f.ts);
   rt_op op;
   int ins[3] = {-1, -1, -1};
   switch (v->op) {
@@ -236,7 +236,7 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   in->nin = 3;
   in->outer = f.outer; in->n = f.n; in->inner = 1;
   in->alpha = (float)v->attr.eps;
-  if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, RT_F32);
+  if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, c->dt);
 }
 
 /* ---- data movement ---- */
@@ -425,6 +425,7 @@ static void lower_axpby(lctx *c, int out, const double *k) {
 }
 
 static void lower_value(lctx *c, const ir_value *v) {
+  c->dt = rtype(v->dtype);
   int args[SH_MAXOPS];
   for (int k = 0; k < v->nargs; k++) args[k] = v->args[k];
   if (c->axpy[v->id] >= 0) {          /* read g where the folded mul would be */
@@ -484,7 +485,7 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (!n) { if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
   int t = lw_tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
   if (c->axpby[v->id]) lower_axpby(c, t, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, t); else lower_op(c, v, t);
-  lw_emit_steps(c, t, c->osh, st, n, out, v->name);
+  lw_emit_steps(c, t, c->osh, st, n, out, v->name, c->dt);
 }
 
 static int elementwise_op(const ir_value *v) {
@@ -640,11 +641,6 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
     if (v->kind == IR_CONST || c.skip[i] || c.src[i] != i) continue;
     if (v->kind != IR_OP) { c.buf[i] = value_buf(&c, v, RT_BUF_INPUT); continue; }
     if (c.isconst[i]) continue;
-    if (v->dtype == IR_BF16 || v->dtype == IR_F16) {
-      diag_error(d, v->at, "'%s' is %s: bf16 and f16 are simulated only; carve runs f32 (use f32 types to run)", v->name, ir_dtype_name(v->dtype));
-      c.failed = 1;
-      break;
-    }
     int first = p->ninstrs;
     lower_value(&c, v);
     for (int k = first; k < p->ninstrs; k++) if (p->instrs[k].src < 0) p->instrs[k].src = i;

@@ -26,6 +26,7 @@ typedef struct lctx {
   ir_shape osh;
   int aid[SH_MAXOPS];   /* the operands' value ids */
   sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
+  rt_dtype dt;          /* the dtype of the value being lowered: its temporaries' */
   int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
   int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
   int *chain;           /* an affine value -> the affine value it reads, folded into it, or -1 */
@@ -41,7 +42,9 @@ typedef struct lctx {
 
 
 static inline const ir_value *V(lctx *c, int id) { return c->g->vals[id]; }
-static inline rt_dtype rtype(ir_dtype t) { return t == IR_I32 ? RT_I32 : RT_F32; }
+static inline rt_dtype rtype(ir_dtype t) {
+  return t == IR_I32 ? RT_I32 : t == IR_BF16 ? RT_BF16 : t == IR_F16 ? RT_F16 : RT_F32;
+}
 static inline int64_t lw_prod(const int64_t *d, int a, int b) {
   int64_t n = 1;
   for (int i = a; i < b; i++) n *= d[i];
@@ -62,7 +65,7 @@ void lower_contract(lctx *c, const ir_value *v, int out);
 /* lower_reshard.c */
 int  lw_group(lctx *c, uint32_t axes);
 int  lw_dim_group(lctx *c, const sh_dim *d);
-int  lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name);
+int  lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name, rt_dtype t);
 const sh_dim *lw_final_dims(lctx *c, int v);
 int  lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape);
 

@@ -30,12 +30,12 @@ int lw_dim_group(lctx *c, const sh_dim *d) {
 }
 
 /* Emit the steps from buffer `in` (local shape s); the last writes `dst` (or a new temp). */
-int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name) {
+int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name, rt_dtype dt) {
   int cur = in;
   for (int k = 0; k < n; k++) {
     ir_shape t;
     layout_step_shape(c->plan, &st[k], &s, &t);
-    int out = k == n - 1 && dst >= 0 ? dst : lw_tmp(c, name, RT_F32, t.rank, t.d);
+    int out = k == n - 1 && dst >= 0 ? dst : lw_tmp(c, name, dt, t.rank, t.d);
     rt_instr *x = rt_prog_emit(c->p, (rt_op)st[k].op, out);
     x->nin = 1;
     x->in[0] = cur;
@@ -79,7 +79,7 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   layout_local_shape(c->plan, &x->shape, have, &hs);
   int n = layout_steps(c->plan, x->shape.rank, have, 0, want, st);
   int first = c->p->ninstrs;
-  int r = lw_emit_steps(c, b, hs, st, n, -1, x->name);
+  int r = lw_emit_steps(c, b, hs, st, n, -1, x->name, rtype(x->dtype));
   for (int k = first; k < c->p->ninstrs; k++) c->p->instrs[k].src = id;   /* reports name the value moved */
   return r;
 }

@@ -1,0 +1,252 @@
+/*
+** sim.c: memory and time of one device's program on a profile.
+*/
+#include "interp/sim/sim.h"
+#include "interp/shard/layout.h"
+#include "lang/tac.h"
+#include "runtime/mesh.h"
+#include "runtime/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- links ---- */
+
+int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, const char *spec, sim_opts *o) {
+  for (int i = 0; i < RT_MAXRANK; i++) o->link_of_axis[i] = -1;
+  if (prof->nlinks) {                /* from the minor axis: a node's worth on the first link */
+    int64_t devices = 1;
+    for (int i = p->mesh_rank - 1; i >= 0; i--) {
+      devices *= p->mesh[i];
+      o->link_of_axis[i] = !prof->node || devices <= prof->node ? 0 : prof->nlinks - 1;
+    }
+  }
+  if (!spec) return 0;
+  const diag_src *src = diag_src_string(a, "--links", spec, strlen(spec));
+  tac_file *f = tac_parse_option(a, d, src, TAC_OPT_ARGS);
+  if (!f) return -1;
+  const tac_decl *x = &f->decls[0];
+  for (int k = 0; k < x->nargs; k++) {
+    const tac_arg *g = &x->args[k];
+    int axis = -1;
+    for (int i = 0; i < p->mesh_rank; i++) if (p->axis_names[i] && !strcmp(p->axis_names[i], g->key)) axis = i;
+    if (axis < 0) {
+      strbuf b;
+      sb_init(&b);
+      for (int i = 0; i < p->mesh_rank; i++) sb_printf(&b, "%s%s", i ? ", " : "", p->axis_names[i]);
+      diag_error(d, (loc){src, g->off}, "no mesh axis '%s' (the mesh has %s)", g->key, p->mesh_rank ? sb_str(&b) : "none: one device");
+      sb_free(&b);
+      return -1;
+    }
+    if (g->val.kind != TAC_VNAME) return diag_error(d, (loc){src, g->val.off}, "'%s' takes the name of a link of the profile", g->key);
+    int link = -1;
+    for (int i = 0; i < prof->nlinks; i++) if (!strcmp(prof->links[i].name, g->val.text)) link = i;
+    if (link < 0) {
+      strbuf b;
+      sb_init(&b);
+      for (int i = 0; i < prof->nlinks; i++) sb_printf(&b, "%s%s", i ? ", " : "", prof->links[i].name);
+      diag_error(d, (loc){src, g->val.off}, "profile '%s' has no link '%s' (it has %s)", prof->name, g->val.text, prof->nlinks ? sb_str(&b) : "none");
+      sb_free(&b);
+      return -1;
+    }
+    o->link_of_axis[axis] = link;
+  }
+  return 0;
+}
+
+/* ---- time ---- */
+
+static double buf_bytes(const rt_prog *p, int b) {
+  return b >= 0 ? (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype) : 0;
+}
+
+static sim_dt dt_of(rt_dtype t) { return t == RT_F32 ? SIM_F32 : SIM_F32; }
+
+/* The link a group runs on: the slowest of its axes' links. */
+static int group_link(const rt_prog *p, int group, const sim_opts *o, double *bw, double *lat, int kind) {
+  const rt_group *g = &p->groups[group];
+  *bw = INFINITY;
+  *lat = 0;
+  for (int i = 0; i < g->naxes; i++) {
+    int li = o->link_of_axis[g->axes[i]];
+    if (li < 0) return -1;
+    const sim_link *k = &o->prof->links[li];
+    double b = k->kind_bandwidth[kind] > 0 ? k->kind_bandwidth[kind] : k->bandwidth;
+    double l = k->kind_latency[kind] > 0 ? k->kind_latency[kind] : k->latency;
+    if (b < *bw) *bw = b;
+    if (l > *lat) *lat = l;
+  }
+  return 0;
+}
+
+static double collective_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
+  int n = rt_mesh_group_size(p, x->group), kind = x->op - RT_ALL_REDUCE;
+  if (n <= 1) return 0;
+  double bw, lat, full;
+  if (group_link(p, x->group, o, &bw, &lat, kind) < 0) return NAN;
+  switch (x->op) {                  /* the bytes of the whole, as the ring algorithms count them */
+  case RT_ALL_GATHER: full = buf_bytes(p, x->out); break;
+  case RT_ALL_REDUCE: full = buf_bytes(p, x->out); break;
+  default: full = buf_bytes(p, x->in[0]); break;
+  }
+  double steps = n - 1, share = (double)(n - 1) / n;
+  if (x->op == RT_ALL_REDUCE) { steps *= 2; share *= 2; }   /* reduce-scatter, then all-gather */
+  return steps * lat + share * full / bw;
+}
+
+double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
+  const rt_instr *x = &p->instrs[i];
+  const sim_profile *pr = o->prof;
+  if (rt_is_collective((rt_op)x->op)) return pr->launch + collective_seconds(p, x, o);
+  double out = (double)p->bufs[x->out].nelem, in0 = x->in[0] >= 0 ? (double)p->bufs[x->in[0]].nelem : 0;
+  if (x->op == RT_GEMM) {
+    double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
+    sim_dt dt = dt_of(p->bufs[x->out].dtype);
+    if (dt == SIM_F32 && o->tf32 && pr->flops[SIM_TF32] > 0) dt = SIM_TF32;
+    double peak = pr->flops[dt] > 0 ? pr->flops[dt] : pr->flops[SIM_F32];
+    return pr->launch + flops / (peak * sim_gemm_efficiency(pr, flops));
+  }
+  double cost = x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op];
+  double elems = out > in0 ? out : in0;
+  if (cost > 0) return pr->launch + elems * cost;
+  double bytes = buf_bytes(p, x->out);
+  for (int k = 0; k < RT_MAXIN; k++) bytes += buf_bytes(p, x->in[k]);
+  return pr->launch + bytes / pr->bandwidth;
+}
+
+/* ---- memory ---- */
+
+static double local_bytes(const sh_plan *plan, const ir_value *v) {
+  ir_shape s = v->shape;
+  if (plan) shard_local(plan, v->id, &s);
+  return (double)ir_nelem(&s) * (double)ir_dtype_size(v->dtype);
+}
+
+enum { CAT_ACT, CAT_GRAD, CAT_COLL };
+
+static void memory(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, sim_memory *m) {
+  memset(m, 0, sizeof *m);
+  int nb = p->nbufs;
+  int *val = mem_alloc(sizeof(int) * (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++) val[b] = -1;
+  for (int v = 0; v < g->nvals && v < lr->nvals; v++)
+    if (lr->buf_of[v] >= 0 && (val[lr->buf_of[v]] < 0 || g->vals[v]->kind != IR_OP)) val[lr->buf_of[v]] = v;
+  for (int b = 0; b < nb; b++) {
+    if (p->bufs[b].kind == RT_BUF_TEMP) continue;
+    double by = buf_bytes(p, b);
+    if (p->bufs[b].kind == RT_BUF_OUTPUT) { m->outputs += by; continue; }
+    const ir_value *v = val[b] >= 0 ? g->vals[val[b]] : NULL;
+    if (v && v->kind == IR_PARAM) m->params += by;
+    else if (v && v->kind == IR_STATE) m->optimizer += by;
+    else m->inputs += by;
+  }
+  for (int v = 0; v < g->nvals; v++) if (g->vals[v]->role == ROLE_GRAD) m->grads += local_bytes(plan, g->vals[v]);
+  rt_memplan mp;
+  rt_memplan_make(p, &mp);
+  m->block = (double)mp.block;
+  m->peak_at = mp.peak_at;
+  m->peak = m->params + m->optimizer + m->inputs + m->outputs + m->block;
+  if (mp.peak_at >= 0) {
+    char *coll = mem_calloc((size_t)nb + 1, 1);
+    for (int i = 0; i < p->ninstrs; i++) {
+      const rt_instr *x = &p->instrs[i];
+      if (rt_is_collective((rt_op)x->op) || x->op == RT_SHARD_SLICE) coll[x->out] = 1;
+    }
+    for (int b = 0; b < nb; b++) {
+      if (p->bufs[b].kind != RT_BUF_TEMP || mp.first_write[b] < 0 || mp.first_write[b] > mp.peak_at || mp.last_use[b] < mp.peak_at) continue;
+      double by = (double)rt_memplan_size(p, b);
+      if (val[b] >= 0 && g->vals[val[b]]->role == ROLE_GRAD) m->grads_live += by;
+      else if (coll[b] && val[b] < 0) m->collective += by;
+      else m->activations += by;
+    }
+    free(coll);
+  }
+  rt_memplan_free(&mp);
+  free(val);
+}
+
+/* ---- the whole program ---- */
+
+static int by_seconds(const void *a, const void *b) {
+  double x = ((const sim_kind *)a)->seconds, y = ((const sim_kind *)b)->seconds;
+  return x > y ? -1 : x < y;
+}
+
+int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, const sim_opts *o, sim_result *r, diag *d) {
+  memset(r, 0, sizeof *r);
+  memory(g, plan, p, lr, &r->mem);
+  int ni = p->ninstrs;
+  r->seconds = mem_calloc((size_t)ni + 1, sizeof *r->seconds);
+  r->kinds = mem_calloc((size_t)ni + 1, sizeof *r->kinds);
+  double *ready = mem_calloc((size_t)p->nbufs + 1, sizeof *ready);
+  double comp_free = 0, comm_free = 0, end = 0;
+  for (int i = 0; i < ni; i++) {
+    const rt_instr *x = &p->instrs[i];
+    double t = sim_instr_seconds(p, i, o);
+    if (isnan(t)) {
+      free(ready);
+      sim_result_free(r);
+      const rt_group *gr = &p->groups[x->group];
+      return diag_error(d, LOC_NONE, "the %s of '%s' runs over axis '%s', which no link of profile '%s' serves; map it with --links %s=LINK",
+                        rt_op_name((rt_op)x->op), p->bufs[x->out].name, p->axis_names[gr->axes[0]], o->prof->name, p->axis_names[gr->axes[0]]);
+    }
+    r->seconds[i] = t;
+    int coll = rt_is_collective((rt_op)x->op);
+    if (coll) {
+      int q = x->op - RT_ALL_REDUCE;
+      r->communication += t;
+      r->coll_seconds[q] += t;
+      r->coll_bytes[q] += (double)rt_coll_bytes(p, x);
+      r->coll_count[q]++;
+    } else {
+      r->compute += t;
+      if (x->op == RT_GEMM) r->flops += 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
+    }
+    /* the overlapped schedule: compute in order on one stream, collectives in order on another */
+    double start = coll ? comm_free : comp_free;
+    for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && ready[x->in[k]] > start) start = ready[x->in[k]];
+    double fin = start + t;
+    if (coll) comm_free = fin; else comp_free = fin;
+    ready[x->out] = fin;
+    if (fin > end) end = fin;
+    const char *kind = x->op == RT_EW ? rt_ewfn_name((rt_ewfn)x->fn) : rt_op_name((rt_op)x->op);
+    int k;
+    for (k = 0; k < r->nkinds; k++) if (r->kinds[k].name == kind) break;
+    if (k == r->nkinds) r->kinds[r->nkinds++] = (sim_kind){kind, 0, 0};
+    r->kinds[k].seconds += t;
+    r->kinds[k].count++;
+    /* the slowest few, slowest first */
+    int at;
+    if (r->ntop < SIM_TOP) at = r->ntop++;
+    else if (t > r->seconds[r->top[SIM_TOP - 1]]) at = SIM_TOP - 1;
+    else continue;
+    r->top[at] = i;
+    for (; at > 0 && r->seconds[r->top[at - 1]] < t; at--) { int s = r->top[at - 1]; r->top[at - 1] = r->top[at]; r->top[at] = s; }
+  }
+  free(ready);
+  r->total = o->overlap ? end : r->compute + r->communication;
+  qsort(r->kinds, (size_t)r->nkinds, sizeof *r->kinds, by_seconds);
+  return 0;
+}
+
+void sim_result_free(sim_result *r) {
+  free(r->seconds);
+  free(r->kinds);
+  r->seconds = NULL;
+  r->kinds = NULL;
+}
+
+int sim_plan(const ir_graph *g, const sh_plan *plan, const sim_profile *prof, const char *links, int overlap, int tf32,
+             arena *a, sim_result *r, diag *d) {
+  rt_prog p;
+  lower_result lr;
+  memset(r, 0, sizeof *r);
+  if (lower_program(g, plan, &p, &lr, d) < 0) return -1;
+  sim_opts o = {prof, overlap, tf32, {0}};
+  int rc = sim_map_links(a, d, prof, &p, links, &o);
+  if (rc == 0) rc = sim_run(g, plan, &p, &lr, &o, r, d);
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  return rc;
+}

@@ -1,0 +1,76 @@
+/*
+** sim.h: the simulator. It costs one device's lowered program (every
+** device runs the same instructions on pieces of the same shapes) on a
+** device profile: memory from the runtime's own liveness plan, time per
+** instruction (GEMMs by FLOPs at the profile's peak times an efficiency
+** that depends on their size, the rest by bytes moved at memory bandwidth
+** or a measured cost per element, collectives by an alpha-beta model of
+** their algorithm on the link their mesh axes map to), summed in program
+** order or, with overlap, with collectives running beside independent
+** compute.
+*/
+#ifndef interp_sim_sim_h
+#define interp_sim_sim_h
+
+#include "interp/ir/ir.h"
+#include "interp/lower/lower.h"
+#include "interp/shard/shard.h"
+#include "interp/sim/profile.h"
+
+typedef struct sim_opts {
+  const sim_profile *prof;
+  int overlap;                   /* collectives overlap independent compute */
+  int tf32;                      /* f32 GEMMs at the TF32 peak */
+  int link_of_axis[RT_MAXRANK];  /* mesh axis -> index into prof->links (-1: none) */
+} sim_opts;
+
+/* Memory, bytes per device. params, optimizer, inputs, outputs: always
+** held; grads: every parameter gradient as laid out (its closed form);
+** activations and collective buffers: temporaries of each kind alive at
+** the plan's fullest instruction; peak: what the runtime holds at its
+** peak (leaves, outputs, and the planned block of temporaries). */
+typedef struct sim_memory {
+  double params, optimizer, inputs, outputs, grads;
+  double activations, collective, grads_live;    /* alive at the fullest instruction */
+  double block, peak;
+  int peak_at;                   /* that instruction (-1: none) */
+} sim_memory;
+
+#define SIM_TOP 10
+
+typedef struct sim_kind { const char *name; double seconds; int count; } sim_kind;
+
+typedef struct sim_result {
+  sim_memory mem;
+  double compute, communication, total;   /* seconds; total < their sum only with overlap */
+  double flops;                           /* of the GEMMs on one device */
+  double coll_seconds[SIM_NCOLL], coll_bytes[SIM_NCOLL];
+  int coll_count[SIM_NCOLL];
+  sim_kind *kinds;                        /* by kind of instruction, largest first (malloc'd) */
+  int nkinds;
+  int top[SIM_TOP];                       /* the slowest instructions, slowest first */
+  int ntop;
+  double *seconds;                        /* per instruction (malloc'd) */
+} sim_result;
+
+/* Map mesh axes to links: each axis named in spec ("batch=inter,
+** model=intra", may be NULL) to that link; the others from the minor end:
+** while the devices so far fit in a node (profile 'node'), the first link,
+** else the last. -1 with a located error (--links:1:7: ...). */
+int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, const char *spec, sim_opts *o);
+
+/* Cost program p (lowered from g under plan, NULL for one device; lr maps
+** values to its buffers). -1 with
+** an error in d (a collective whose axes have no link). */
+int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, const sim_opts *o, sim_result *r, diag *d);
+void sim_result_free(sim_result *r);
+
+/* Lower g under plan (NULL: one device), map its axes to links (spec as
+** for sim_map_links) and cost it. The program is lowered afresh each call. */
+int sim_plan(const ir_graph *g, const sh_plan *plan, const sim_profile *prof, const char *links, int overlap, int tf32,
+             arena *a, sim_result *r, diag *d);
+
+/* Seconds of one instruction on the profile (its collective's link from o). */
+double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o);
+
+#endif
