@@ -16,9 +16,11 @@ typedef struct cli_opts {
   int nfiles;
   const char *train, *mesh, *model, *params, *data, *save;
   const char *device_kind;  /* --device-kind cpu|cuda (run) */
+  const char *device, *links, *compare, *sweep;   /* simulate */
+  const char *out;          /* -o */
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print, profile, tf32;
+  int json, check, strict, lenient, print, profile, tf32, overlap;
 } cli_opts;
 
 int cli_check(const cli_opts *o);
@@ -26,6 +28,8 @@ int cli_apply(const cli_opts *o);
 int cli_explain(const cli_opts *o);
 int cli_run(const cli_opts *o);
 int cli_lower(const cli_opts *o);
+int cli_simulate(const cli_opts *o);
+int cli_calibrate(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);

@@ -26,9 +26,11 @@ typedef struct option {
 static const option options[] = {
   TEXT("train", train), TEXT("mesh", mesh), TEXT("model", model), TEXT("params", params),
   TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
+  TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
+  TEXT("out", out),
   COUNT("steps", steps), COUNT("rank", rank),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
-  FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32),
+  FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap),
 };
 
 typedef struct command {
@@ -67,6 +69,27 @@ static const command commands[] = {
    "carve explain MODEL.cir TACTICS.tac VALUE [--train OPT]",
    "Why VALUE has its sharding: the chain of decisions from a tactic statement through\n"
    "the ops propagation went through, what kept it whole, and its conflicts."},
+  {"simulate", cli_simulate, 1, 2, "train mesh model json strict lenient device links compare sweep overlap tf32",
+   "carve simulate MODEL.cir [TACTICS.tac] [--device NAME|FILE] [--links AXIS=LINK,..] [--compare OTHER.tac]\n"
+   "          [--sweep AXIS=LO..HI,..] [--overlap] [--tf32] [--json] [--strict]",
+   "Predict one device's memory (params, gradients, optimizer state, activations,\n"
+   "collective buffers, peak) and step time (compute, each collective, the slowest\n"
+   "instructions) on a device profile: profiles/NAME.profile (a100-40g, a100-80g,\n"
+   "h100-sxm (the default), h200, tpu-v4, tpu-v5p), 'local' (what 'carve calibrate'\n"
+   "measured here) or a file. Mesh axes map to the profile's links from the minor end (a\n"
+   "node's worth on the first link) unless --links says otherwise. --compare shows two\n"
+   "plans side by side; --sweep lists every mesh shape of the ranges (powers of two) or\n"
+   "lists with its peak memory and step time, and names the fastest that fits. --overlap\n"
+   "lets collectives run beside independent compute. Over the device's memory: a\n"
+   "warning, an error with --strict."},
+  {"calibrate", cli_calibrate, 0, 0, "out",
+   "carve calibrate [-o FILE]",
+   "Measure this machine into a device profile (under a minute): GEMM throughput at\n"
+   "sizes 32..2048, memory bandwidth, the executor's cost per instruction, each\n"
+   "kernel's cost per element at two sizes, and under mpirun each collective's latency\n"
+   "and bandwidth between the ranks (every rank measures at once). Writes FILE, or\n"
+   "~/.config/carve/local.profile, which 'carve simulate --device local' reads. Set\n"
+   "OPENBLAS_NUM_THREADS as the runs to predict will have it."},
   {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
    "Print the per-device program: buffers and one instruction a line."},
@@ -75,7 +98,7 @@ static const command commands[] = {
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"simulate", "calibrate", "auto", "repl"};
+static const char *later[] = {"auto", "repl"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);
@@ -134,6 +157,7 @@ int main(int argc, char **argv) {
       printf("usage: %s\n\n%s\n", c->usage, c->help);
       return 0;
     }
+    if (!strcmp(a, "-o")) a = "--out";      /* the one short option */
     if (a[0] == '-' && a[1] == '-') {
       const char *eq = strchr(a, '=');
       size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
@@ -164,8 +188,8 @@ int main(int argc, char **argv) {
     o.files[o.nfiles++] = a;
   }
   if (o.nfiles < c->minfiles) {
-    static const char *need[] = {"a model file", "a model file and a tactic file", "a model file, a tactic file and a value name"};
-    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, need[c->minfiles - 1], c->usage, c->name);
+    static const char *need[] = {"", "a model file", "a model file and a tactic file", "a model file, a tactic file and a value name"};
+    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, need[c->minfiles], c->usage, c->name);
     return 2;
   }
   return c->run(&o);

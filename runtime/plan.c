@@ -73,9 +73,21 @@ static int by_size(const void *x, const void *y) {
 
 typedef struct placed { size_t off, size; } placed;
 
-static int by_offset(const void *x, const void *y) {
-  size_t a = ((const placed *)x)->off, b = ((const placed *)y)->off;
-  return a < b ? -1 : a > b;
+/* Sort by offset: least significant byte first, one counting pass a byte,
+** skipping bytes that are the same in every key (offsets are multiples of
+** RT_PLAN_ALIGN). Linear in n, where a comparison sort of the thousands of
+** neighbours of a long-lived temporary was most of the planning time. */
+static void sort_by_offset(placed *a, placed *tmp, int n) {
+  size_t all_or = 0, all_and = ~(size_t)0;
+  for (int i = 0; i < n; i++) { all_or |= a[i].off; all_and &= a[i].off; }
+  for (int shift = 0; shift < (int)(8 * sizeof(size_t)); shift += 8) {
+    if ((((all_or ^ all_and) >> shift) & 0xff) == 0) continue;     /* the same byte everywhere */
+    int count[257] = {0};
+    for (int i = 0; i < n; i++) count[((a[i].off >> shift) & 0xff) + 1]++;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (int i = 0; i < n; i++) tmp[count[(a[i].off >> shift) & 0xff]++] = a[i];
+    memcpy(a, tmp, sizeof *a * (size_t)n);
+  }
 }
 
 size_t rt_memplan_size(const rt_prog *p, int b) {
@@ -113,15 +125,19 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
   tree_init(&alive, ni);
   tree_init(&starts, ni);
   ivec near = {0};
-  placed *pl = NULL;
+  placed *pl = NULL, *scratch = NULL;
   int plcap = 0;
   for (int i = 0; i < n; i++) {
     near.n = 0;
     stab(&alive, t[i].start, &near);
     if (t[i].start < t[i].end) in_range(&starts, t[i].start + 1, t[i].end, &near);
-    if (near.n > plcap) { plcap = near.n * 2; pl = mem_realloc(pl, sizeof *pl * (size_t)plcap); }
+    if (near.n > plcap) {
+      plcap = near.n * 2;
+      pl = mem_realloc(pl, sizeof *pl * (size_t)plcap);
+      scratch = mem_realloc(scratch, sizeof *scratch * (size_t)plcap);
+    }
     for (int k = 0; k < near.n; k++) pl[k] = (placed){t[near.v[k]].off, t[near.v[k]].size};
-    qsort(pl, (size_t)near.n, sizeof *pl, by_offset);
+    sort_by_offset(pl, scratch, near.n);
     size_t off = 0;
     for (int k = 0; k < near.n; k++) {
       if (off + t[i].size <= pl[k].off) break;          /* fits in the gap before it */
@@ -135,6 +151,7 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
   }
   free(near.v);
   free(pl);
+  free(scratch);
   tree_free(&alive);
   tree_free(&starts);
   /* the most bytes alive at once: a sweep over the instructions */

@@ -45,6 +45,22 @@ int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x) {
   return rt_coll_bytes_of(p->bufs[x->in[0]].nelem, p->bufs[x->out].nelem, rt_dtype_size(p->bufs[x->out].dtype));
 }
 
+double rt_instr_elems(const rt_prog *p, const rt_instr *x) {
+  double out = (double)p->bufs[x->out].nelem, in0 = x->in[0] >= 0 ? (double)p->bufs[x->in[0]].nelem : 0;
+  if (x->op == RT_GATHER_ROWS) return out;
+  if (x->op == RT_SCATTER_ROWS) return out + (x->in[1] >= 0 ? (double)p->bufs[x->in[1]].nelem : 0);   /* zeroed, then added to */
+  return out > in0 ? out : in0;
+}
+
+double rt_instr_rows(const rt_instr *x) {
+  switch (x->op) {
+  case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
+  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD:
+    return (double)x->outer;
+  default: return 0;
+  }
+}
+
 int rt_is_collective(rt_op op) {
   return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
 }

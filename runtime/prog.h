@@ -158,6 +158,13 @@ int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem);
 /* The same for a collective instruction of p. */
 int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x);
 int rt_is_collective(rt_op op);
+/* The elements an instruction works through, as costs count them: the
+** rows it moves for gather/scatter, else the larger of its output and its
+** first input. */
+double rt_instr_elems(const rt_prog *p, const rt_instr *x);
+/* The rows of a row-wise instruction (softmax, layernorm, cross-entropy
+** and their gradients), else 0. */
+double rt_instr_rows(const rt_instr *x);
 const char *rt_op_name(rt_op op);
 const char *rt_ewfn_name(rt_ewfn fn);
 int rt_ewfn_arity(rt_ewfn fn);

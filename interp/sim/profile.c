@@ -16,7 +16,7 @@ _Static_assert(sizeof dt_names / sizeof dt_names[0] == SIM_NDT, "ORDER sim_dt: d
 
 const char *sim_dt_name(sim_dt t) { return (unsigned)t < SIM_NDT ? dt_names[t] : "?"; }
 
-static const char *const keys = "device, memory, bandwidth, flops, gemm, launch, kernel, node, link";
+static const char *const keys = "device, memory, bandwidth, flops, gemm, launch, kernel, kernel_sizes, node, link";
 
 typedef struct rctx { diag *d; const diag_src *src; sim_profile *p; } rctx;
 
@@ -66,17 +66,32 @@ static int read_gemm(rctx *c, const prof_line *l) {
   return 0;
 }
 
+/* kernel NAME FIXED SMALL LARGE: seconds, then seconds per element at the two kernel_sizes */
 static int read_kernel(rctx *c, const prof_line *l) {
   sim_profile *p = c->p;
-  for (int i = 0; i < l->nitems; i++) {
-    const prof_item *it = &l->items[i];
-    if (!it->key) return diag_error(c->d, at(c, it->off), "kernel takes name = seconds per element, as in 'kernel gelu = 1.2ns'");
-    double *slot = NULL;
-    for (int k = 0; k < RT_NOPS && !slot; k++) if (k != RT_EW && !strcmp(it->key, rt_op_name((rt_op)k))) slot = &p->op_cost[k];
-    for (int k = 0; k < RT_NEWFN && !slot; k++) if (!strcmp(it->key, rt_ewfn_name((rt_ewfn)k))) slot = &p->ew_cost[k];
-    if (!slot) return diag_error(c->d, at(c, it->key_off), "no kernel '%s' (the names of 'carve run --profile')", it->key);
-    if (number_item(c, it, slot) < 0) return -1;
+  if (l->nitems < 4 || l->nitems > 5 || l->items[0].key || l->items[0].kind != PROF_WORD)
+    return diag_error(c->d, at(c, l->off), "kernel takes a name, a fixed cost, the seconds per element at the two kernel_sizes "
+                      "and, for row-wise kernels, a cost per row, as in 'kernel gelu 150ns 0.4ns 1.2ns'");
+  const char *name = l->items[0].text;
+  double *slot = NULL;
+  for (int k = 0; k < RT_NOPS && !slot; k++) if (k != RT_EW && !strcmp(name, rt_op_name((rt_op)k))) slot = p->op_cost[k];
+  for (int k = 0; k < RT_NEWFN && !slot; k++) if (!strcmp(name, rt_ewfn_name((rt_ewfn)k))) slot = p->ew_cost[k];
+  if (!slot) return diag_error(c->d, at(c, l->items[0].off), "no kernel '%s' (the names 'carve run --profile' prints)", name);
+  for (int k = 0; k + 1 < l->nitems; k++) {
+    if (l->items[k + 1].key) return diag_error(c->d, at(c, l->items[k + 1].key_off), "kernel takes plain numbers after its name");
+    if (number_item(c, &l->items[k + 1], &slot[k]) < 0) return -1;
   }
+  if (!(slot[1] > 0 && slot[2] > 0)) return diag_error(c->d, at(c, l->items[1].off), "a kernel's costs per element must be positive");
+  return 0;
+}
+
+static int read_sizes(rctx *c, const prof_line *l) {
+  sim_profile *p = c->p;
+  if (l->nitems != 2 || l->items[0].kind != PROF_NUM || l->items[1].kind != PROF_NUM || l->items[0].key || l->items[1].key ||
+      !(l->items[0].num >= 1) || !(l->items[1].num > l->items[0].num))
+    return diag_error(c->d, at(c, l->off), "kernel_sizes takes two element counts, the second larger, as in 'kernel_sizes 65536 4194304'");
+  p->kernel_small = l->items[0].num;
+  p->kernel_large = l->items[1].num;
   return 0;
 }
 
@@ -152,6 +167,7 @@ int sim_profile_parse(arena *a, diag *d, const diag_src *src, sim_profile *p) {
     } else if (!strcmp(l->key, "flops")) rc = read_flops(&c, l);
     else if (!strcmp(l->key, "gemm")) rc = read_gemm(&c, l);
     else if (!strcmp(l->key, "kernel")) rc = read_kernel(&c, l);
+    else if (!strcmp(l->key, "kernel_sizes")) rc = read_sizes(&c, l);
     else if (!strcmp(l->key, "link")) rc = read_link(&c, l);
     else rc = diag_error(d, at(&c, l->off), "unknown key '%s' (a profile has %s)", l->key, keys);
     if (rc < 0) return -1;
@@ -160,6 +176,10 @@ int sim_profile_parse(arena *a, diag *d, const diag_src *src, sim_profile *p) {
   if (!p->memory) return diag_error(d, top, "the profile gives no memory: add a line like 'memory 80GB'");
   if (!p->bandwidth) return diag_error(d, top, "the profile gives no memory bandwidth: add a line like 'bandwidth 3.35e12'");
   if (!p->flops[SIM_F32]) return diag_error(d, top, "the profile gives no f32 peak: add a line like 'flops f32 = 67e12'");
+  int kernels = 0;
+  for (int k = 0; k < RT_NOPS; k++) kernels |= p->op_cost[k][1] > 0;
+  for (int k = 0; k < RT_NEWFN; k++) kernels |= p->ew_cost[k][1] > 0;
+  if (kernels && !p->kernel_large) return diag_error(d, top, "kernel lines need a 'kernel_sizes SMALL LARGE' line saying where they were measured");
   return 0;
 }
 
@@ -211,12 +231,15 @@ void sim_profile_write(strbuf *b, const sim_profile *p, const char *header) {
   sb_putc(b, '\n');
   for (int i = 0; i < p->ngemm; i++) sb_printf(b, "gemm       %.6g %.4f\n", p->gemm_flops[i], p->gemm_eff[i]);
   sb_printf(b, "launch     %.6g\n", p->launch);
-  int any = 0;
+  if (p->kernel_large > 0) sb_printf(b, "kernel_sizes %.0f %.0f\n", p->kernel_small, p->kernel_large);
   for (int k = 0; k < RT_NOPS; k++)
-    if (p->op_cost[k] > 0) { sb_printf(b, "%s %s = %.4g", any ? "" : "kernel    ", rt_op_name((rt_op)k), p->op_cost[k]); any = 1; }
+    if (p->op_cost[k][1] > 0) {
+      sb_printf(b, "kernel     %-18s %.4g %.4g %.4g", rt_op_name((rt_op)k), p->op_cost[k][0], p->op_cost[k][1], p->op_cost[k][2]);
+      if (p->op_cost[k][3] > 0) sb_printf(b, " %.4g", p->op_cost[k][3]);
+      sb_putc(b, '\n');
+    }
   for (int k = 0; k < RT_NEWFN; k++)
-    if (p->ew_cost[k] > 0) { sb_printf(b, "%s %s = %.4g", any ? "" : "kernel    ", rt_ewfn_name((rt_ewfn)k), p->ew_cost[k]); any = 1; }
-  if (any) sb_putc(b, '\n');
+    if (p->ew_cost[k][1] > 0) sb_printf(b, "kernel     %-18s %.4g %.4g %.4g\n", rt_ewfn_name((rt_ewfn)k), p->ew_cost[k][0], p->ew_cost[k][1], p->ew_cost[k][2]);
   if (p->node) sb_printf(b, "node       %d\n", p->node);
   for (int i = 0; i < p->nlinks; i++) {
     const sim_link *k = &p->links[i];
@@ -238,6 +261,18 @@ double sim_gemm_efficiency(const sim_profile *p, double flops) {
   while (p->gemm_flops[i] < flops) i++;
   double x0 = log(p->gemm_flops[i - 1]), x1 = log(p->gemm_flops[i]), t = (log(flops) - x0) / (x1 - x0);
   return p->gemm_eff[i - 1] + t * (p->gemm_eff[i] - p->gemm_eff[i - 1]);
+}
+
+double sim_kernel_seconds(const sim_profile *p, const double cost[4], double elems, double rows) {
+  if (!(cost[1] > 0)) return 0;
+  double per;
+  if (elems <= p->kernel_small) per = cost[1];
+  else if (elems >= p->kernel_large) per = cost[2];
+  else {
+    double t = (log(elems) - log(p->kernel_small)) / (log(p->kernel_large) - log(p->kernel_small));
+    per = cost[1] + t * (cost[2] - cost[1]);
+  }
+  return cost[0] + elems * per + rows * cost[3];
 }
 
 const sim_link *sim_link_named(const sim_profile *p, const char *name) {

@@ -10,7 +10,9 @@
 **   flops      f32 = 67e12  tf32 = 494.7e12  bf16 = 989.4e12  f16 = 989.4e12
 **   gemm       1e6 = 0.05  1e9 = 0.5  1e12 = 0.8   # fraction of peak by a GEMM's FLOPs
 **   launch     4us                           # fixed cost of one instruction
-**   kernel     gelu = 1.2ns  softmax = 3ns   # per element (else bytes / bandwidth)
+**   kernel     gelu 150ns 0.4ns 1.2ns      # fixed, then per element at the two kernel_sizes (else bytes / bandwidth)
+**   kernel     softmax 0 0.8ns 0.9ns 20ns  # row-wise kernels add a cost per row
+**   kernel_sizes 65536 4194304
 **   node       8                             # devices a fast link joins
 **   link       intra  bandwidth = 450e9  latency = 3us   all_reduce.bandwidth = ...
 **   link       inter  bandwidth = 50e9   latency = 10us
@@ -47,8 +49,12 @@ typedef struct sim_profile {
   double launch;                 /* seconds of fixed cost per instruction */
   int ngemm;                     /* GEMM efficiency by FLOPs, increasing x */
   double gemm_flops[SIM_MAXPOINTS], gemm_eff[SIM_MAXPOINTS];
-  double op_cost[RT_NOPS];       /* seconds per element by instruction (0: by bytes) */
-  double ew_cost[RT_NEWFN];      /* seconds per element by elementwise function */
+  /* by instruction and by elementwise function (0: by bytes at the
+  ** bandwidth): a fixed cost in seconds, seconds per element at
+  ** kernel_small and kernel_large elements (interpolated in log(elements)
+  ** between them), and for row-wise kernels seconds per row */
+  double op_cost[RT_NOPS][4], ew_cost[RT_NEWFN][4];
+  double kernel_small, kernel_large;
   int node;                      /* devices one fast link joins (0: all) */
   sim_link links[SIM_MAXLINKS];
   int nlinks;
@@ -70,6 +76,8 @@ const char *sim_profile_local_path(arena *a);
 
 /* GEMM efficiency at this many FLOPs: interpolated in log(FLOPs). */
 double sim_gemm_efficiency(const sim_profile *p, double flops);
+/* Seconds of a kernel over elems elements in rows rows (0: not measured). */
+double sim_kernel_seconds(const sim_profile *p, const double cost[4], double elems, double rows);
 /* The link named name, or NULL. */
 const sim_link *sim_link_named(const sim_profile *p, const char *name);
 

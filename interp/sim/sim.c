@@ -99,17 +99,16 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
   if (rt_is_collective((rt_op)x->op)) return pr->launch + collective_seconds(p, x, o);
-  double out = (double)p->bufs[x->out].nelem, in0 = x->in[0] >= 0 ? (double)p->bufs[x->in[0]].nelem : 0;
   if (x->op == RT_GEMM) {
     double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
     sim_dt dt = dt_of(p->bufs[x->out].dtype);
     if (dt == SIM_F32 && o->tf32 && pr->flops[SIM_TF32] > 0) dt = SIM_TF32;
     double peak = pr->flops[dt] > 0 ? pr->flops[dt] : pr->flops[SIM_F32];
-    return pr->launch + flops / (peak * sim_gemm_efficiency(pr, flops));
+    /* a batch runs as separate GEMMs: each at the efficiency of its size */
+    return pr->launch + flops / (peak * sim_gemm_efficiency(pr, flops / (double)(x->batch > 1 ? x->batch : 1)));
   }
-  double cost = x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op];
-  double elems = out > in0 ? out : in0;
-  if (cost > 0) return pr->launch + elems * cost;
+  double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
+  if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);
   for (int k = 0; k < RT_MAXIN; k++) bytes += buf_bytes(p, x->in[k]);
   return pr->launch + bytes / pr->bandwidth;
