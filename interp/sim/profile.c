@@ -24,6 +24,8 @@ static loc at(rctx *c, uint32_t off) { return (loc){c->src, off}; }
 
 /* the one number of a line such as 'memory 80GB' */
 static int one_number(rctx *c, const prof_line *l, double *x, double lo) {
+  if (l->nitems > 1)
+    return diag_error(c->d, at(c, l->items[1].off), "'%s' takes one number (a unit goes right after its number, as in 80GB)", l->key);
   if (l->nitems != 1 || l->items[0].key || l->items[0].kind != PROF_NUM)
     return diag_error(c->d, at(c, l->off), "'%s' takes one number, as in '%s %s'", l->key, l->key,
                       !strcmp(l->key, "memory") ? "80GB" : !strcmp(l->key, "launch") ? "4us" : !strcmp(l->key, "node") ? "8" : "3.35e12");

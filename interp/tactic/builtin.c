@@ -73,7 +73,7 @@ static int megatron(sh_plan *p, int axis, diag *d) {
   char *fwd = forward_set(g);
   char *done = mem_calloc((size_t)g->nvals + 1, 1);
   char *partner = mem_calloc((size_t)g->nvals + 1, 1);   /* row-parallel weights: split by propagation */
-  int n = 0;
+  int n = 0, undivided = -1, undivided_dim = 0;
   for (int u = 0; u < g->nvals; u++) {
     const ir_value *v = g->vals[u];
     if (!fwd[u] || !is_contraction(v)) continue;
@@ -92,7 +92,10 @@ static int megatron(sh_plan *p, int axis, diag *d) {
         if (ok) for (int q = 0; q < g->nvals; q++) partner[q] |= found[q];
         free(found);
         if (!ok) continue;
-        if (w->shape.d[i] % (layout_pieces(p, &p->lay[w->id].dim[i]) * p->mesh.size[axis])) continue;
+        if (w->shape.d[i] % (layout_pieces(p, &p->lay[w->id].dim[i]) * p->mesh.size[axis])) {
+          if (undivided < 0) { undivided = w->id; undivided_dim = i; }
+          continue;
+        }
         int rc = shard_split(p, w->id, i, axis, d);
         if (rc < 0) { free(fwd); free(done); free(partner); return -1; }
         done[w->id] = 1;
@@ -104,6 +107,11 @@ static int megatron(sh_plan *p, int axis, diag *d) {
   free(fwd);
   free(done);
   free(partner);
+  if (!n && undivided >= 0) {
+    const ir_value *w = g->vals[undivided];
+    return diag_warning(d, p->at, "megatron: the column-parallel weights are not divisible into %lld pieces on '%s' (dim %d of '%s' has %lld)",
+                        (long long)p->mesh.size[axis], p->mesh.name[axis], undivided_dim, w->name, (long long)w->shape.d[undivided_dim]);
+  }
   if (!n) return diag_warning(d, p->at, "megatron: no column-parallel weight found (no weight whose output is summed away by a second weight)");
   return 0;
 }

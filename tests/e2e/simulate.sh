@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# carve simulate and carve calibrate from the command line: the JSON
+# contract, --compare, --sweep, the errors, memory over capacity, and a
+# calibrated profile read back.
+set -u
+ex="$SRCDIR/examples"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() { timeout 300 "$@" > "$tmp/out" 2> "$tmp/err"; }
+T="--train adam(lr=1e-3)"
+
+run "$CARVE" simulate "$ex/gpt2.cir" "$ex/gpt2.tac" $T --device h100-sxm --json
+[ $? -eq 0 ] && python3 - "$tmp/out" <<'PY' && ok || bad "simulate --json contract: $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+m, t = j["memory"], j["time"]
+for k in ("params", "grads", "optimizer", "activations", "peak"): assert m[k] >= 0, k
+for k in ("compute", "communication", "total"): assert t[k] > 0, k
+assert abs(t["total"] - t["compute"] - t["communication"]) < 1e-9 * t["total"]
+assert m["peak"] > m["params"] + m["optimizer"]
+PY
+run "$CARVE" simulate "$ex/gpt2_small.cir" $T
+[ $? -eq 0 ] && grep -q "on 1 device of h100-sxm" "$tmp/out" && grep -q "^step time" "$tmp/out" && ok || bad "one device: $(head -3 "$tmp/out") $(cat "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" $T --compare "$ex/gpt2_small_bp_mp_z3.tac" --device a100-80g
+[ $? -eq 0 ] && grep -q "^reduce_scatter" "$tmp/out" && grep -qE "^(A|B) is faster|equally fast" "$tmp/out" && ok || bad "--compare: $(cat "$tmp/out" "$tmp/err")"
+# a sweep: every shape, those that do not divide said so, the fastest named
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --sweep 'batch=1..8, model=[1, 3, 4]' --device h100-sxm
+[ $? -eq 0 ] && [ "$(grep -cE '^batch=' "$tmp/out")" -eq 12 ] && grep -q "^batch=2,model=3 .*not divisible" "$tmp/out" && grep -q "^fastest that fits: batch=" "$tmp/out" && ok || bad "--sweep: $(cat "$tmp/out" "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --sweep 'batch=1..4' --json
+[ $? -eq 0 ] && python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert len(j['meshes'])==3 and j['fastest']" "$tmp/out" && ok || bad "--sweep --json: $(cat "$tmp/out")"
+# errors: one located line, exit 1 (2 for usage)
+run "$CARVE" simulate "$ex/gpt2_small.cir" --device h900
+[ $? -eq 1 ] && grep -q "no device profile 'h900' (in .*h100-sxm" "$tmp/err" && ok || bad "unknown device: $(cat "$tmp/err")"
+printf 'memory 80GB\nbandwidth 1e12\nflops f32 = 1e12\nlink fast bandwidth = 1e9 latncy = 1us\n' > "$tmp/bad.profile"
+run "$CARVE" simulate "$ex/gpt2_small.cir" --device "$tmp/bad.profile"
+[ $? -eq 1 ] && grep -q "bad.profile:4:27: error: link has no setting 'latncy'" "$tmp/err" && ok || bad "broken profile: $(cat "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --links 'batch=intra, modle=inter'
+[ $? -eq 1 ] && grep -q "^--links:1:14: error: no mesh axis 'modle' (the mesh has batch, model)" "$tmp/err" && ok || bad "--links: $(cat "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" --sweep 'batch=1..4'
+[ $? -eq 2 ] && grep -q "needs a tactic file" "$tmp/err" && ok || bad "--sweep without tactics: $(cat "$tmp/err")"
+# memory over capacity: a warning naming what fills it; an error under --strict
+printf 'device "tiny"\nmemory 1MB\nbandwidth 1e12\nflops f32 = 1e12\n' > "$tmp/tiny.profile"
+run "$CARVE" simulate "$ex/gpt2_small.cir" $T --device "$tmp/tiny.profile"
+[ $? -eq 0 ] && grep -q "carve: warning: gpt2_small needs .* a device, more than the 976.6 KiB of tiny (largest: " "$tmp/err" && ok || bad "over capacity: $(cat "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" $T --device "$tmp/tiny.profile" --strict
+[ $? -eq 1 ] && grep -q "carve: error: gpt2_small needs" "$tmp/err" && ok || bad "over capacity --strict: $(cat "$tmp/err")"
+# calibrate, then the profile is read back; under mpirun the link is measured too
+OPENBLAS_NUM_THREADS=1 run "$CARVE" calibrate -o "$tmp/here.profile"
+[ $? -eq 0 ] && grep -q "^flops " "$tmp/here.profile" && grep -q "^kernel  *softmax " "$tmp/here.profile" && ok || bad "calibrate: $(cat "$tmp/out" "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" $T --device "$tmp/here.profile" --json
+[ $? -eq 0 ] && ok || bad "simulate on the calibrated profile: $(cat "$tmp/err")"
+OPENBLAS_NUM_THREADS=1 run mpirun --oversubscribe -n 2 "$CARVE" calibrate -o "$tmp/two.profile"
+[ $? -eq 0 ] && grep -q "^link  *intra bandwidth = " "$tmp/two.profile" && grep -q "all_to_all.bandwidth" "$tmp/two.profile" && ok || bad "calibrate on 2 ranks: $(cat "$tmp/out" "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" $T --mesh batch=2 --device "$tmp/two.profile"
+[ $? -eq 0 ] && grep -q "batch=2 (intra)" "$tmp/out" && ok || bad "simulate on the 2-rank profile: $(cat "$tmp/out" "$tmp/err")"
+echo "simulate: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
