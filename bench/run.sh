@@ -9,6 +9,7 @@
 #   issue 4: the MLP step on 2 MPI ranks, Megatron and data parallel, carve
 #            (examples/mlp_mp.tac, examples/mlp_bp.tac) vs bench/mlp_mpi_ref.c.
 #   issue 3: carve apply (BP + MP + ZeRO-3) on GPT-3-shaped steps of 12..96 layers.
+#   issue 8: carve simulate on calibrated profiles against carve run.
 # Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
 # bench/bin/). Runtime: about 2 minutes on a 2-core machine.
 set -u
@@ -323,6 +324,43 @@ print("   %6s  %10d   %6.3f s   %8.2f ms          %6d       %6d          %6d" % 
 PY
 done
 out "   target: 96 layers in under 0.5 s, time growing linearly with the number of values"
+out ""
+
+# ---- 5. the simulator against measurement ----
+progress "simulator: calibrating this machine (1 rank, then 2), predicting, measuring"
+out "5. carve simulate against carve run on this machine (issue 8)"
+out "   Profiles measured by 'carve calibrate' in this run: 1 rank and, under mpirun, 2 ranks, 1 BLAS"
+out "   thread each. Measured: carve run --json (median step over the steps after the first, peak memory"
+out "   of the busiest rank). Predicted: carve simulate --json on the profile of as many ranks."
+out ""
+out "   program                                   ranks   step measured  predicted   ratio    peak measured  predicted   ratio"
+export OPENBLAS_NUM_THREADS=1
+"$CARVE" calibrate -o "$LOG/cal1.profile" > "$LOG/cal1.out" 2>&1 || out "   calibrate (1 rank) failed: $(first_error "$LOG/cal1.out")"
+$MPIRUN "$CARVE" calibrate -o "$LOG/cal2.profile" > "$LOG/cal2.out" 2>&1 || out "   calibrate (2 ranks) failed: $(first_error "$LOG/cal2.out")"
+worst_t=0 worst_m=0
+predict() {  # predict ID NAME RANKS MODEL TACTICS TRAIN STEPS
+	id=$1 name=$2 n=$3 model=$4 tac=$5 train=$6 steps=$7
+	if [ "$n" = 1 ]; then
+		"$CARVE" run "$model" --train "$train" --steps "$steps" --json > "$LOG/pred_$id.run" 2> "$LOG/pred_$id.err"
+		"$CARVE" simulate "$model" --train "$train" --device "$LOG/cal1.profile" --json > "$LOG/pred_$id.sim" 2>> "$LOG/pred_$id.err"
+	else
+		$MPIRUN "$CARVE" run "$model" $tac --train "$train" --steps "$steps" --json > "$LOG/pred_$id.run" 2> "$LOG/pred_$id.err"
+		"$CARVE" simulate "$model" $tac --train "$train" --device "$LOG/cal2.profile" --json > "$LOG/pred_$id.sim" 2>> "$LOG/pred_$id.err"
+	fi
+	python3 - "$LOG/pred_$id.run" "$LOG/pred_$id.sim" "$name" "$n" >> "$OUT.body" <<'PY' || out "   $name: failed: $(first_error "$LOG/pred_$id.err")"
+import json, sys
+r, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+rt, st, rm, sm = r["step_time"], s["time"]["total"], r["peak_memory"], s["memory"]["peak"]
+print("   %-42s %4s   %9.2f ms %9.2f ms  %6.3f    %9.2f MiB %9.2f MiB  %6.3f" % (sys.argv[3], sys.argv[4], 1e3 * rt, 1e3 * st, st / rt, rm / 2**20, sm / 2**20, sm / rm))
+PY
+}
+predict mlp1 "MLP step (bench/mlp_step.cir), SGD" 1 "$MLP" - 'sgd(lr = 0.01)' "$MLP_STEPS"
+predict gpt1 "small GPT (examples/gpt2_small.cir), Adam" 1 "$GPT" - 'adam(lr = 1e-3)' "$GPT_STEPS"
+predict mlp_mp "MLP step, Megatron (examples/mlp_mp.tac)" 2 "$MLP" "$SRCDIR/examples/mlp_mp.tac" 'sgd(lr = 0.01)' "$MLP_STEPS"
+predict mlp_bp "MLP step, batch (bench/mlp_step_bp.tac)" 2 "$MLP" "$SRCDIR/bench/mlp_step_bp.tac" 'sgd(lr = 0.01)' "$MLP_STEPS"
+predict gpt_mp "small GPT, batch + Megatron, mesh 1x2" 2 "$GPT" "$SRCDIR/examples/gpt2_small_bp_mp.tac --mesh batch=1,model=2" 'adam(lr = 1e-3)' "$GPT_STEPS"
+unset OPENBLAS_NUM_THREADS
+out "   targets: step time within 10% (ratio 0.90..1.10), peak memory within 5% (0.95..1.05)"
 out ""
 
 # ---- appendix: the GEMMs one by one ----

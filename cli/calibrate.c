@@ -84,7 +84,7 @@ int cli_calibrate(const cli_opts *o) {
     return 1;
   }
   cal_ctx ctx = {NULL, world.rank, isatty(2), 0};
-  cal_opts co = {&world, distributed ? comm_for : NULL, &ctx, 0.05, progress};
+  cal_opts co = {&world, distributed ? comm_for : NULL, &ctx, 0.03, progress};
   sim_profile prof;
   memset(&prof, 0, sizeof prof);
   rc = sim_calibrate(&co, &prof, err, sizeof err);

@@ -34,13 +34,18 @@ static int timed(const cal_opts *o, const rt_prog *p, const rt_comm *comm, doubl
   if (rc == 0) rc = rt_exec_run(e, err, errlen);       /* warm: memory, pages, caches */
   double once[1] = {now() - t0};
   o->w->max(o->w->impl, once, 1);
-  double want = o->seconds > 0 ? o->seconds : 0.05;
+  double want = o->seconds > 0 ? o->seconds : 0.03;
   long reps = once[0] > 0 ? (long)ceil(want / once[0]) : 1000;
   if (reps < 2) reps = 2;
   if (reps > 20000) reps = 20000;
-  t0 = now();
-  for (long r = 0; r < reps && rc == 0; r++) rc = rt_exec_run(e, err, errlen);
-  double t[1] = {(now() - t0) / (double)reps};
+  /* the best of three batches: a burst of other work spoils one, not all */
+  double t[1] = {INFINITY};
+  for (int batch = 0; batch < 3 && rc == 0; batch++) {
+    t0 = now();
+    for (long r = 0; r < reps && rc == 0; r++) rc = rt_exec_run(e, err, errlen);
+    double per = (now() - t0) / (double)reps;
+    if (per < t[0]) t[0] = per;
+  }
   o->w->max(o->w->impl, t, 1);
   *sec = t[0];
   rt_exec_free(e);
