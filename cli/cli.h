@@ -30,6 +30,7 @@ int cli_run(const cli_opts *o);
 int cli_lower(const cli_opts *o);
 int cli_simulate(const cli_opts *o);
 int cli_calibrate(const cli_opts *o);
+int cli_repl(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);

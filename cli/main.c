@@ -90,6 +90,15 @@ static const command commands[] = {
    "and bandwidth between the ranks (every rank measures at once). Writes FILE, or\n"
    "~/.config/carve/local.profile, which 'carve simulate --device local' reads. Set\n"
    "OPENBLAS_NUM_THREADS as the runs to predict will have it."},
+  {"repl", cli_repl, 0, 2, "train mesh model device",
+   "carve repl [MODEL.cir [TACTICS.tac]] [--train OPT] [--mesh ..] [--device PROFILE]",
+   "Explore shardings a line at a time: tactic statements and declarations apply at once\n"
+   "with propagation and print what they split; 'show', 'explain', 'conflicts',\n"
+   "'collectives' and 'cost' report on the state; 'undo' goes back any number of steps;\n"
+   "'save FILE.tac' writes a tactic file that loads back to the same state. 'help' lists\n"
+   "the commands. History in ~/.carve_history, Tab completes commands, value names (a\n"
+   "glob lists its matches) and axes. Lines piped on stdin are read without a prompt;\n"
+   "the exit status is 1 when a line ended in an error."},
   {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
    "Print the per-device program: buffers and one instruction a line."},
@@ -98,7 +107,7 @@ static const command commands[] = {
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"auto", "repl"};
+static const char *later[] = {"auto"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);

@@ -1,0 +1,201 @@
+/*
+** test_repl.c: the REPL's sessions driven a line at a time: statements
+** apply with propagation, errors never end a session, a statement can go
+** on over lines, undo goes back to exactly the state of any earlier step,
+** and a saved tactic file loads back to exactly the state it was saved
+** from; completion offers commands, values (by prefix or glob) and axes.
+*/
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/drive/session.h"
+#include "interp/repl/repl.h"
+
+static char model[512];
+
+static repl *start(const char *mesh, strbuf *out) {
+  snprintf(model, sizeof model, "%s/examples/gpt2_small.cir", SRCDIR);
+  repl_opts o = {model, NULL, "adam(lr = 1e-3)", NULL, mesh, NULL, SRCDIR "/profiles"};
+  sb_init(out);
+  repl *r = repl_new(&o, out);
+  cr_assert(strstr(sb_str(out), "model 'gpt2_small'"), "%s", sb_str(out));
+  return r;
+}
+
+/* feed lines; returns what they printed */
+static const char *feed(repl *r, strbuf *out, const char *lines) {
+  sb_clear(out);
+  char *copy = strdup(lines), *save = NULL;
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) repl_line(r, l, out);
+  free(copy);
+  return sb_str(out);
+}
+
+/* The layouts of every value, as text: what two equal states share. */
+static char *state(const sh_plan *p) {
+  strbuf b;
+  sb_init(&b);
+  for (int v = 0; v < p->g->nvals; v++) {
+    const sh_layout *l = &p->lay[v];
+    sb_printf(&b, "%d:", v);
+    for (int d = 0; d < IR_MAXRANK; d++) {
+      sb_printf(&b, "[%x", l->forbid[d]);
+      for (int k = 0; k < l->dim[d].n; k++) sb_printf(&b, ",%d", l->dim[d].ax[k]);
+      sb_putc(&b, ']');
+    }
+    sb_putc(&b, '\n');
+  }
+  sb_printf(&b, "conflicts %d\n", p->ncon);
+  for (int i = 0; i < p->ncon; i++) sb_printf(&b, "%s\n", p->con[i].message);
+  char *s = strdup(sb_str(&b));
+  sb_free(&b);
+  return s;
+}
+
+Test(repl, statements_apply_and_errors_do_not_end_the_session) {
+  strbuf out;
+  repl *r = start("batch = 2, model = 2", &out);
+  const char *o = feed(r, &out, "shard param \"l0.mlp.w1\" dim 1 on model\n");
+  cr_assert(strstr(o, "l0.mlp.w1                    [-, model]"), "%s", o);
+  cr_assert(strstr(o, "l0.mlp.w2                    [model, -]"), "propagation shows at once: %s", o);
+  o = feed(r, &out, "shard param \"nope\" dim 0 on model\nshow nothing\nfrobnicate\nmesh batch = 4\n");
+  cr_assert(strstr(o, "(repl line 2):1:13: error: no param matches 'nope'"), "%s", o);
+  cr_assert(strstr(o, "carve: error: no value named 'nothing'"), "%s", o);
+  cr_assert(strstr(o, "(repl line 4):1:1: error: unexpected 'frobnicate'"), "%s", o);
+  cr_assert(strstr(o, "error: the mesh is fixed once there is a plan"), "%s", o);
+  cr_assert_eq(repl_errors(r), 4);
+  o = feed(r, &out, "show l0.mlp.w2\nexplain l0.mlp.w2\nconflicts\ncollectives\ncost\nschedule\nvalues l0.mlp.b*\nhelp\n");
+  cr_assert(strstr(o, "l0.mlp.w2: f32[256, 64], split [model, -], local [128, 64]"), "%s", o);
+  cr_assert(strstr(o, "tactic 'repl1' split dim 1 of 'l0.mlp.w1' on 'model'"), "%s", o);
+  cr_assert(strstr(o, "total: 2 all_reduce"), "%s", o);
+  cr_assert(strstr(o, "on h100-sxm: step "), "%s", o);
+  cr_assert(strstr(o, "  1  repl1: shard param \"l0.mlp.w1\" dim 1 on model"), "%s", o);
+  cr_assert(strstr(o, "l0.mlp.b1 ") && strstr(o, "l0.mlp.b2 ") && !strstr(o, "l0.mlp.w1 "), "%s", o);
+  cr_assert_eq(repl_errors(r), 4, "reports are no errors");
+  cr_assert_eq(repl_line(r, "quit", &out), REPL_QUIT);
+  repl_free(r);
+  sb_free(&out);
+}
+
+Test(repl, a_statement_goes_on_over_lines) {
+  strbuf out;
+  repl *r = start("batch = 2, model = 2", &out);
+  sb_clear(&out);
+  cr_assert_eq(repl_line(r, "use \"zero\" as z3 (axis = batch,", &out), REPL_MORE);
+  cr_assert_str_eq(repl_prompt(r), "   ... ");
+  cr_assert_eq(repl_line(r, "                  stage = 3)", &out), REPL_DONE);
+  cr_assert_str_eq(repl_prompt(r), "carve> ");
+  cr_assert(strstr(sb_str(&out), "wte                          [batch, -]"), "%s", sb_str(&out));
+  repl_free(r);
+  sb_free(&out);
+}
+
+Test(repl, undo_to_any_depth) {
+  strbuf out;
+  repl *r = start("batch = 2, model = 2", &out);
+  const char *steps[] = {
+    "shard inputs dim 0 on batch",
+    "use \"megatron\" as mp (axis = model)",
+    "replicate value \"logits\" on model",
+    "use \"zero\" as z2 (axis = batch, stage = 2)",
+  };
+  char *before[5];
+  before[0] = state(repl_plan(r));
+  for (int i = 0; i < 4; i++) {
+    feed(r, &out, steps[i]);
+    cr_assert_eq(repl_errors(r), 0, "%s", sb_str(&out));
+    before[i + 1] = state(repl_plan(r));
+    cr_assert(strcmp(before[i + 1], before[i]), "step %d changed nothing", i);
+  }
+  for (int i = 4; i > 0; i--) {
+    feed(r, &out, "undo");
+    char *now = state(repl_plan(r));
+    cr_assert_str_eq(now, before[i - 1], "undo to step %d differs", i - 1);
+    free(now);
+  }
+  cr_assert(strstr(feed(r, &out, "undo"), "nothing to undo"));
+  for (int i = 0; i < 4; i++) feed(r, &out, steps[i]);        /* and forward again, the same way */
+  char *again = state(repl_plan(r));
+  cr_assert_str_eq(again, before[4]);
+  feed(r, &out, "reset");
+  char *reset = state(repl_plan(r));
+  cr_assert_str_eq(reset, before[0]);
+  for (int i = 0; i < 5; i++) free(before[i]);
+  free(again);
+  free(reset);
+  repl_free(r);
+  sb_free(&out);
+}
+
+/* save, then load the file into a fresh session: the same state */
+static void save_load(const char *lines) {
+  strbuf out;
+  repl *r = start("batch = 2, model = 2", &out);
+  feed(r, &out, lines);
+  cr_assert_eq(repl_errors(r), 0, "%s", sb_str(&out));
+  char path[] = "/tmp/carve_repl_XXXXXX.tac";
+  int fd = mkstemps(path, 4);
+  cr_assert(fd >= 0);
+  close(fd);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "save %s", path);
+  cr_assert(strstr(feed(r, &out, cmd), "saved "), "%s", sb_str(&out));
+  char *saved = state(repl_plan(r));
+  /* the file, applied as any tactic file is */
+  session s;
+  session_init(&s);
+  session_opts o = {model, NULL, "adam(lr = 1e-3)", path, {0}};
+  cr_assert(session_load(&s, &o) == 0, "%s", diag_text(&s.diag));
+  shard_unpartial(s.plan);
+  char *loaded = state(s.plan);
+  cr_assert_str_eq(loaded, saved, "the saved file does not load back to the same state");
+  /* and 'load' in a REPL gives it too */
+  repl *r2 = start(NULL, &out);
+  snprintf(cmd, sizeof cmd, "load %s", path);
+  feed(r2, &out, cmd);
+  cr_assert_eq(repl_errors(r2), 0, "%s", sb_str(&out));
+  char *reloaded = state(repl_plan(r2));
+  cr_assert_str_eq(reloaded, saved);
+  free(saved);
+  free(loaded);
+  free(reloaded);
+  session_free(&s);
+  repl_free(r);
+  repl_free(r2);
+  sb_free(&out);
+  unlink(path);
+}
+
+Test(repl, save_loads_back_exactly) {
+  save_load("shard inputs dim 0 on batch\nuse \"megatron\" as mp (axis = model)\nuse \"zero\" as z3 (axis = batch, stage = 3)\n");
+  save_load("shard param \"l0.mlp.w1\" dim 1 on model\nreplicate value \"l0.h\" on batch\nshard values dim first on batch\n");
+  save_load("tactic emb(axis = model) {\n shard param \"wte\" dim 0 on axis\n}\nshard param \"l1.attn.wq\" dim 1 on model\n");
+}
+
+static void add(void *ctx, const char *w) {
+  strbuf *b = ctx;
+  sb_printf(b, "%s ", w);
+}
+
+Test(repl, completion) {
+  strbuf out, c;
+  repl *r = start("batch = 2, model = 2", &out);
+  sb_init(&c);
+  repl_complete(r, "sh", 2, add, &c);
+  cr_assert_str_eq(sb_str(&c), "show shard ");
+  sb_clear(&c);
+  repl_complete(r, "explain l0.mlp.w", 16, add, &c);
+  cr_assert_str_eq(sb_str(&c), "l0.mlp.w1 l0.mlp.w2 ");
+  sb_clear(&c);
+  repl_complete(r, "show l?.mlp.b1", 14, add, &c);      /* a glob lists its matches */
+  cr_assert_str_eq(sb_str(&c), "l0.mlp.b1 l1.mlp.b1 ");
+  sb_clear(&c);
+  repl_complete(r, "shard param \"wte\" dim 0 on m", 28, add, &c);
+  cr_assert_str_eq(sb_str(&c), "model ");
+  sb_free(&c);
+  repl_free(r);
+  sb_free(&out);
+}
