@@ -7,6 +7,7 @@
 #include "interp/sim/calibrate.h"
 #include "runtime/comm_mpi.h"
 #include "runtime/mpi_util.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -111,14 +112,7 @@ int cli_calibrate(const cli_opts *o) {
              date, world.size, world.size == 1 ? "" : "s", threads ? threads : "default", threads && !strcmp(threads, "1") ? "" : "s",
              world.size > 1 ? " link intra: each collective's latency and bandwidth fitted over 4 KiB..16 MiB;" : "");
     sim_profile_write(&b, &prof, head);
-    char *tmp = mem_alloc(strlen(out) + 16);
-    sprintf(tmp, "%s.tmp.%d", out, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f || fputs(sb_str(&b), f) < 0 || fclose(f) != 0 || rename(tmp, out) != 0) {
-      rc = diag_errbuf(err, sizeof err, "cannot write '%s': %s", out, strerror(errno));
-      remove(tmp);
-    }
-    free(tmp);
+    if (file_write_atomic(out, sb_str(&b), b.n) < 0) rc = diag_errbuf(err, sizeof err, "cannot write '%s': %s", out, strerror(errno));
     sb_free(&b);
     if (rc == 0) printf("wrote %s: f32 GEMM peak %.1f GFLOP/s, memory bandwidth %.1f GB/s, %.0f ns an instruction%s\n", out,
                         prof.flops[SIM_F32] / 1e9, prof.bandwidth / 1e9, prof.launch * 1e9,

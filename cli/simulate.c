@@ -15,15 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef CARVE_PROFILE_DIR
-#define CARVE_PROFILE_DIR "profiles"
-#endif
-
-static const char *profile_dir(void) {
-  const char *e = getenv("CARVE_PROFILES");
-  return e && *e ? e : CARVE_PROFILE_DIR;
-}
-
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -37,22 +28,6 @@ static const char *secs(arena *a, double s) {
   if (s >= 1) return arena_printf(a, "%.3f s", s);
   if (s >= 1e-3) return arena_printf(a, "%.3f ms", s * 1e3);
   return arena_printf(a, "%.1f us", s * 1e6);
-}
-
-/* The categories of memory, largest first, for "over capacity" messages. */
-static void overflow_note(strbuf *b, const sim_memory *m, arena *a) {
-  struct { const char *name; double bytes; } c[] = {
-    {"params", m->params}, {"optimizer", m->optimizer}, {"activations", m->activations}, {"gradients alive", m->grads_live},
-    {"collective buffers", m->collective}, {"inputs", m->inputs}, {"outputs", m->outputs},
-    {"fragmentation", m->block - m->activations - m->grads_live - m->collective},
-  };
-  int n = sizeof c / sizeof c[0];
-  for (int i = 0; i < n; i++)
-    for (int j = i + 1; j < n; j++)
-      if (c[j].bytes > c[i].bytes) { __typeof__(c[0]) t = c[i]; c[i] = c[j]; c[j] = t; }
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    if (c[i].bytes > 0 && k < 4) sb_printf(b, "%s%s %s", k++ ? ", " : "", c[i].name, report_bytes(a, c[i].bytes));
 }
 
 static void print_memory(strbuf *b, const sim_memory *m, const sim_profile *prof, arena *a) {
@@ -157,7 +132,7 @@ static int capacity(const cli_opts *o, const sim_result *r, const sim_profile *p
   if (r->mem.peak <= prof->memory) return 0;
   strbuf b;
   sb_init(&b);
-  overflow_note(&b, &r->mem, a);
+  report_memory_largest(&b, &r->mem, a);
   fprintf(stderr, "carve: %s: %s needs %s a device, more than the %s of %s (largest: %s)\n", o->strict ? "error" : "warning",
           what, report_bytes(a, r->mem.peak), report_bytes(a, prof->memory), prof->name, sb_str(&b));
   sb_free(&b);
@@ -346,7 +321,7 @@ int cli_simulate(const cli_opts *o) {
   sim_profile prof;
   int rc = 0;
   const char *dev = o->device ? o->device : "h100-sxm";
-  if (sim_profile_load(&s.mem, &s.diag, dev, profile_dir(), &prof) < 0) { cli_report(&s.diag); rc = 1; goto out; }
+  if (sim_profile_load(&s.mem, &s.diag, dev, sim_profile_dir(), &prof) < 0) { cli_report(&s.diag); rc = 1; goto out; }
   if ((o->compare || o->sweep) && !s.plan) {
     fprintf(stderr, "carve: error: --%s needs a tactic file: carve simulate MODEL TACTICS --%s ...\n", o->compare ? "compare" : "sweep", o->compare ? "compare" : "sweep");
     rc = 2;

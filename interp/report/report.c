@@ -241,3 +241,20 @@ void report_explain(strbuf *b, const sh_plan *p, int id) {
   }
   arena_free(&a);
 }
+
+/* ---- memory ---- */
+
+void report_memory_largest(strbuf *b, const sim_memory *m, arena *a) {
+  struct { const char *name; double bytes; } c[] = {
+    {"params", m->params}, {"optimizer", m->optimizer}, {"activations", m->activations}, {"gradients alive", m->grads_live},
+    {"collective buffers", m->collective}, {"inputs", m->inputs}, {"outputs", m->outputs},
+    {"fragmentation", m->block - m->activations - m->grads_live - m->collective},
+  };
+  int n = sizeof c / sizeof c[0];
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (c[j].bytes > c[i].bytes) { __typeof__(c[0]) t = c[i]; c[i] = c[j]; c[j] = t; }
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (c[i].bytes > 0 && k < 4) sb_printf(b, "%s%s %s", k++ ? ", " : "", c[i].name, report_bytes(a, c[i].bytes));
+}

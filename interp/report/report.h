@@ -8,6 +8,7 @@
 #define interp_report_report_h
 
 #include "interp/shard/shard.h"
+#include "interp/sim/sim.h"
 #include "runtime/prog.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -30,5 +31,8 @@ void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog);
 ** statement through the ops propagation went through, what kept it whole,
 ** its partial sum, its conflicts. */
 void report_explain(strbuf *b, const sh_plan *p, int v);
+/* The largest categories of a simulated memory, largest first, at most
+** four: "activations 1.6 TiB, optimizer 2.6 GiB, ..." (over-capacity messages). */
+void report_memory_largest(strbuf *b, const sim_memory *m, arena *a);
 
 #endif

@@ -281,3 +281,12 @@ const sim_link *sim_link_named(const sim_profile *p, const char *name) {
   for (int i = 0; i < p->nlinks; i++) if (!strcmp(p->links[i].name, name)) return &p->links[i];
   return NULL;
 }
+
+#ifndef CARVE_PROFILE_DIR
+#define CARVE_PROFILE_DIR "profiles"
+#endif
+
+const char *sim_profile_dir(void) {
+  const char *e = getenv("CARVE_PROFILES");
+  return e && *e ? e : CARVE_PROFILE_DIR;
+}

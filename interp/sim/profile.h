@@ -71,6 +71,8 @@ int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_p
 /* The text of p, as sim_profile_parse reads it back (comments for people
 ** first, from header). */
 void sim_profile_write(strbuf *b, const sim_profile *p, const char *header);
+/* Where the shipped profiles are: $CARVE_PROFILES, else the installed folder. */
+const char *sim_profile_dir(void);
 /* Where `carve calibrate` writes by default and "local" is read from. */
 const char *sim_profile_local_path(arena *a);
 

@@ -13,12 +13,13 @@
 
 /* ---- links ---- */
 
-int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, const char *spec, sim_opts *o) {
+int sim_links_for_mesh(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
+                       const char *spec, sim_opts *o) {
   for (int i = 0; i < RT_MAXRANK; i++) o->link_of_axis[i] = -1;
   if (prof->nlinks) {                /* from the minor axis: a node's worth on the first link */
     int64_t devices = 1;
-    for (int i = p->mesh_rank - 1; i >= 0; i--) {
-      devices *= p->mesh[i];
+    for (int i = n - 1; i >= 0; i--) {
+      devices *= sizes[i];
       o->link_of_axis[i] = !prof->node || devices <= prof->node ? 0 : prof->nlinks - 1;
     }
   }
@@ -30,12 +31,12 @@ int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, 
   for (int k = 0; k < x->nargs; k++) {
     const tac_arg *g = &x->args[k];
     int axis = -1;
-    for (int i = 0; i < p->mesh_rank; i++) if (p->axis_names[i] && !strcmp(p->axis_names[i], g->key)) axis = i;
+    for (int i = 0; i < n; i++) if (names[i] && !strcmp(names[i], g->key)) axis = i;
     if (axis < 0) {
       strbuf b;
       sb_init(&b);
-      for (int i = 0; i < p->mesh_rank; i++) sb_printf(&b, "%s%s", i ? ", " : "", p->axis_names[i]);
-      diag_error(d, (loc){src, g->off}, "no mesh axis '%s' (the mesh has %s)", g->key, p->mesh_rank ? sb_str(&b) : "none: one device");
+      for (int i = 0; i < n; i++) sb_printf(&b, "%s%s", i ? ", " : "", names[i]);
+      diag_error(d, (loc){src, g->off}, "no mesh axis '%s' (the mesh has %s)", g->key, n ? sb_str(&b) : "none: one device");
       sb_free(&b);
       return -1;
     }
@@ -55,44 +56,57 @@ int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, 
   return 0;
 }
 
+int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, const char *spec, sim_opts *o) {
+  return sim_links_for_mesh(a, d, prof, p->mesh_rank, p->mesh, (const char *const *)p->axis_names, spec, o);
+}
+
 /* ---- time ---- */
 
 static double buf_bytes(const rt_prog *p, int b) {
   return b >= 0 ? (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype) : 0;
 }
 
-static sim_dt dt_of(rt_dtype t) { return t == RT_F32 ? SIM_F32 : SIM_F32; }
+static sim_dt dt_of(rt_dtype t) { return t == RT_BF16 ? SIM_BF16 : t == RT_F16 ? SIM_F16 : SIM_F32; }
 
-/* The link a group runs on: the slowest of its axes' links. */
-static int group_link(const rt_prog *p, int group, const sim_opts *o, double *bw, double *lat, int kind) {
-  const rt_group *g = &p->groups[group];
-  *bw = INFINITY;
-  *lat = 0;
-  for (int i = 0; i < g->naxes; i++) {
-    int li = o->link_of_axis[g->axes[i]];
-    if (li < 0) return -1;
+double sim_coll_seconds(const sim_opts *o, rt_op op, uint32_t axes, int64_t n, double full) {
+  if (n <= 1) return 0;
+  int kind = op - RT_ALL_REDUCE;
+  double bw = INFINITY, lat = 0;
+  for (int i = 0; i < RT_MAXRANK; i++) {   /* the slowest of its axes' links */
+    if (!((axes >> i) & 1)) continue;
+    int li = o->link_of_axis[i];
+    if (li < 0) return NAN;
     const sim_link *k = &o->prof->links[li];
     double b = k->kind_bandwidth[kind] > 0 ? k->kind_bandwidth[kind] : k->bandwidth;
     double l = k->kind_latency[kind] > 0 ? k->kind_latency[kind] : k->latency;
-    if (b < *bw) *bw = b;
-    if (l > *lat) *lat = l;
+    if (b < bw) bw = b;
+    if (l > lat) lat = l;
   }
-  return 0;
+  double steps = (double)(n - 1), share = (double)(n - 1) / (double)n;
+  if (op == RT_ALL_REDUCE) { steps *= 2; share *= 2; }   /* reduce-scatter, then all-gather */
+  return steps * lat + share * full / bw;
 }
 
 static double collective_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
-  int n = rt_mesh_group_size(p, x->group), kind = x->op - RT_ALL_REDUCE;
-  if (n <= 1) return 0;
-  double bw, lat, full;
-  if (group_link(p, x->group, o, &bw, &lat, kind) < 0) return NAN;
+  const rt_group *g = &p->groups[x->group];
+  uint32_t axes = 0;
+  for (int i = 0; i < g->naxes; i++) axes |= 1u << g->axes[i];
+  double full;
   switch (x->op) {                  /* the bytes of the whole, as the ring algorithms count them */
   case RT_ALL_GATHER: full = buf_bytes(p, x->out); break;
   case RT_ALL_REDUCE: full = buf_bytes(p, x->out); break;
   default: full = buf_bytes(p, x->in[0]); break;
   }
-  double steps = n - 1, share = (double)(n - 1) / n;
-  if (x->op == RT_ALL_REDUCE) { steps *= 2; share *= 2; }   /* reduce-scatter, then all-gather */
-  return steps * lat + share * full / bw;
+  return sim_coll_seconds(o, (rt_op)x->op, axes, rt_mesh_group_size(p, x->group), full);
+}
+
+double sim_gemm_seconds(const sim_opts *o, double flops, double batch, sim_dt dt) {
+  const sim_profile *pr = o->prof;
+  if (dt == SIM_F32 && o->tf32 && pr->flops[SIM_TF32] > 0) dt = SIM_TF32;
+  double peak = pr->flops[dt] > 0 ? pr->flops[dt] : pr->flops[SIM_F32];
+  if (batch < 1) batch = 1;
+  /* a batch runs as separate GEMMs: each at the efficiency of its size */
+  return pr->launch + flops / (peak * sim_gemm_efficiency(pr, flops / batch));
 }
 
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
@@ -101,11 +115,7 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   if (rt_is_collective((rt_op)x->op)) return pr->launch + collective_seconds(p, x, o);
   if (x->op == RT_GEMM) {
     double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
-    sim_dt dt = dt_of(p->bufs[x->out].dtype);
-    if (dt == SIM_F32 && o->tf32 && pr->flops[SIM_TF32] > 0) dt = SIM_TF32;
-    double peak = pr->flops[dt] > 0 ? pr->flops[dt] : pr->flops[SIM_F32];
-    /* a batch runs as separate GEMMs: each at the efficiency of its size */
-    return pr->launch + flops / (peak * sim_gemm_efficiency(pr, flops / (double)(x->batch > 1 ? x->batch : 1)));
+    return sim_gemm_seconds(o, flops, x->batch, dt_of(p->bufs[x->out].dtype));
   }
   double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
   if (kt > 0) return pr->launch + kt;

@@ -58,6 +58,9 @@ typedef struct sim_result {
 ** while the devices so far fit in a node (profile 'node'), the first link,
 ** else the last. -1 with a located error (--links:1:7: ...). */
 int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, const char *spec, sim_opts *o);
+/* The same for a mesh given as n axes of sizes with names (before lowering). */
+int sim_links_for_mesh(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
+                       const char *spec, sim_opts *o);
 
 /* Cost program p (lowered from g under plan, NULL for one device; lr maps
 ** values to its buffers). -1 with
@@ -69,6 +72,13 @@ void sim_result_free(sim_result *r);
 ** for sim_map_links) and cost it. The program is lowered afresh each call. */
 int sim_plan(const ir_graph *g, const sh_plan *plan, const sim_profile *prof, const char *links, int overlap, int tf32,
              arena *a, sim_result *r, diag *d);
+
+/* The cost formulas, shared with the search's estimator (interp/sim/estimate.c):
+** a collective op (RT_ALL_REDUCE ...) over n devices of the mesh axes in
+** axes moving full bytes of the whole (NAN: an axis with no link), without
+** the launch; a GEMM of flops in batch separate products, with it. */
+double sim_coll_seconds(const sim_opts *o, rt_op op, uint32_t axes, int64_t n, double full);
+double sim_gemm_seconds(const sim_opts *o, double flops, double batch, sim_dt dt);
 
 /* Seconds of one instruction on the profile (its collective's link from o). */
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o);

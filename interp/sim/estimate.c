@@ -1,0 +1,251 @@
+/*
+** estimate.c: the incremental cost of a plan (see estimate.h).
+*/
+#include "interp/sim/estimate.h"
+#include "interp/shard/layout.h"
+#include "interp/ir/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PS 1e12                   /* times are kept in integer picoseconds: sums are exact and undo exactly */
+
+typedef struct est_undo { int v; int64_t time, comm, bytes; } est_undo;
+
+struct estimator {
+  const sh_plan *p;
+  const ir_graph *g;
+  sim_opts o;
+  int n;
+  int64_t *time, *comm;           /* per op: compute and communication, ps */
+  int64_t *bytes;                 /* per value: local bytes it holds (leaves, or op values over their life) */
+  int *last;                      /* an op value's last position alive (its buffer's last reader) */
+  char *leaf, *alias;             /* leaves; values read in place from their operand (no buffer) */
+  int64_t t_time, t_comm, t_leaves;
+  /* the live bytes over program order: max tree with lazy adds */
+  int size;
+  int64_t *mx, *lz;
+  est_undo *log;
+  int nlog, logcap;
+  uint32_t *stamp, epoch;
+};
+
+/* ---- the segment tree ---- */
+
+/* Add d over positions l..r: the nodes covering the range take it, then
+** the maxima above them are recomputed (mx[i] = max of the children + what
+** was added to all of i). size is a power of two; mx[1] is the maximum. */
+static void tree_add(estimator *e, int l, int r, int64_t d) {
+  int n = e->size, lo = l + n, hi = r + n + 1, l0 = lo, r0 = hi - 1;
+  for (; lo < hi; lo >>= 1, hi >>= 1) {
+    if (lo & 1) { e->mx[lo] += d; e->lz[lo] += d; lo++; }
+    if (hi & 1) { --hi; e->mx[hi] += d; e->lz[hi] += d; }
+  }
+  for (int i = l0 >> 1; i; i >>= 1) e->mx[i] = (e->mx[2 * i] > e->mx[2 * i + 1] ? e->mx[2 * i] : e->mx[2 * i + 1]) + e->lz[i];
+  for (int i = r0 >> 1; i; i >>= 1) e->mx[i] = (e->mx[2 * i] > e->mx[2 * i + 1] ? e->mx[2 * i] : e->mx[2 * i + 1]) + e->lz[i];
+}
+
+static void set_bytes(estimator *e, int v, int64_t b) {
+  int64_t d = b - e->bytes[v];
+  if (!d) return;
+  e->bytes[v] = b;
+  if (e->leaf[v]) e->t_leaves += d;
+  else tree_add(e, v, e->last[v], d);
+}
+
+/* ---- costs ---- */
+
+static double local_elems(const sh_plan *p, const ir_value *x, const sh_dim *dims) {
+  ir_shape s;
+  layout_local_shape(p, &x->shape, dims, &s);
+  return (double)ir_nelem(&s);
+}
+
+static sim_dt sim_dt_of(ir_dtype t) { return t == IR_BF16 ? SIM_BF16 : t == IR_F16 ? SIM_F16 : SIM_F32; }
+
+/* Seconds of the reshard steps taking a value of shape global from one
+** layout (a partial sum over partial) to another. */
+static double reshard(const estimator *e, const ir_value *x, const sh_dim *from, uint32_t partial, const sh_dim *to) {
+  if (!partial && layout_same(from, to, x->shape.rank)) return 0;
+  const sh_plan *p = e->p;
+  layout_step st[LAYOUT_MAXSTEPS];
+  int n = layout_steps(p, x->shape.rank, from, partial, to, st);
+  ir_shape s, t;
+  layout_local_shape(p, &x->shape, from, &s);
+  double sz = (double)ir_dtype_size(x->dtype), sec = 0;
+  for (int i = 0; i < n; i++) {
+    layout_step_shape(p, &st[i], &s, &t);
+    double in = (double)ir_nelem(&s) * sz, out = (double)ir_nelem(&t) * sz;
+    if (st[i].op == RT_SHARD_SLICE) sec += e->o.prof->launch + (in + out) / e->o.prof->bandwidth;
+    else {
+      double full = st[i].op == RT_ALL_GATHER || st[i].op == RT_ALL_REDUCE ? out : in;
+      double c = sim_coll_seconds(&e->o, st[i].op, st[i].axes, layout_group_devices(p, st[i].axes), full);
+      sec += e->o.prof->launch + (isnan(c) ? 0 : c);
+    }
+    s = t;
+  }
+  return sec;
+}
+
+static int is_contraction(const ir_value *v) { return v->op == IR_MATMUL || v->op == IR_EINSUM; }
+
+static void cost_op(const estimator *e, int u, double *compute, double *comm) {
+  const sh_plan *p = e->p;
+  const ir_value *v = e->g->vals[u];
+  sh_oplayout o;
+  *compute = *comm = 0;
+  shard_oplayout(p, u, &o);
+  const sh_rule *r = &o.r;
+  if (!r->nops) return;
+  sh_dim want[IR_MAXRANK];
+  double bytes = 0;
+  for (int k = 0; k < v->nargs; k++) {
+    const ir_value *a = e->g->vals[v->args[k]];
+    if (a->kind == IR_CONST) continue;
+    shard_required(p, &o, k, want, a->shape.rank);
+    *comm += reshard(e, a, p->lay[a->id].dim, 0, want);
+    bytes += local_elems(p, a, want) * (double)ir_dtype_size(a->dtype);
+  }
+  shard_required(p, &o, r->nops - 1, want, v->shape.rank);
+  *comm += reshard(e, v, want, o.contract, p->lay[u].dim);
+  if (e->alias[u]) return;
+  if (is_contraction(v)) {
+    /* 2 x the product of every factor's local size; batch: the pass factors every operand has */
+    double flops = 2, batch = 1;
+    for (int f = 0; f < r->nf; f++) {
+      int64_t size = 0;
+      int in_all = 1;
+      for (int k = 0; k < r->nops; k++) {
+        int here = 0;
+        for (int i = 0; i < r->rank[k]; i++)
+          if (r->map[k][i] == f) { here = 1; size = (k < v->nargs ? e->g->vals[v->args[k]] : v)->shape.d[i]; }
+        in_all &= here;
+      }
+      if (!size) continue;
+      double piece = (double)size / (double)layout_pieces(p, &o.fac[f]);
+      flops *= piece;
+      if (in_all && r->kind[f] == F_PASS) batch *= piece;
+    }
+    *compute = sim_gemm_seconds(&e->o, flops, batch, sim_dt_of(v->dtype));
+    return;
+  }
+  bytes += local_elems(p, v, want) * (double)ir_dtype_size(v->dtype);
+  *compute = e->o.prof->launch + bytes / e->o.prof->bandwidth;
+}
+
+static int64_t value_bytes(const estimator *e, int v) {
+  const ir_value *x = e->g->vals[v];
+  if (x->kind == IR_CONST || e->alias[v] || x->carry >= 0) return 0;   /* literals; read in place; updated in place */
+  return (int64_t)(local_elems(e->p, x, e->p->lay[v].dim) * (double)ir_dtype_size(x->dtype));
+}
+
+static void push_undo(estimator *e, int v) {
+  if (e->nlog == e->logcap) {
+    e->logcap = e->logcap ? 2 * e->logcap : 1024;
+    e->log = mem_realloc(e->log, sizeof *e->log * (size_t)e->logcap);
+  }
+  e->log[e->nlog++] = (est_undo){v, e->time[v], e->comm[v], e->bytes[v]};
+}
+
+static void recost(estimator *e, int u, int save) {
+  if (e->stamp[u] == e->epoch) return;
+  e->stamp[u] = e->epoch;
+  if (save) push_undo(e, u);
+  set_bytes(e, u, value_bytes(e, u));
+  if (e->g->vals[u]->kind != IR_OP) return;
+  double c, m;
+  cost_op(e, u, &c, &m);
+  int64_t ct = (int64_t)llround(c * PS), mt = (int64_t)llround(m * PS);
+  e->t_time += ct - e->time[u];
+  e->t_comm += mt - e->comm[u];
+  e->time[u] = ct;
+  e->comm[u] = mt;
+}
+
+estimator *est_new(const sh_plan *p, const sim_opts *o) {
+  estimator *e = mem_calloc(1, sizeof *e);
+  const ir_graph *g = p->g;
+  int n = g->nvals;
+  e->p = p;
+  e->g = g;
+  e->o = *o;
+  e->n = n;
+  e->size = 1;
+  while (e->size < n) e->size *= 2;
+  e->time = mem_calloc((size_t)n + 1, sizeof *e->time);
+  e->comm = mem_calloc((size_t)n + 1, sizeof *e->comm);
+  e->bytes = mem_calloc((size_t)n + 1, sizeof *e->bytes);
+  e->last = mem_calloc((size_t)n + 1, sizeof *e->last);
+  e->leaf = mem_calloc((size_t)n + 1, 1);
+  e->alias = mem_calloc((size_t)n + 1, 1);
+  e->stamp = mem_calloc((size_t)n + 1, sizeof *e->stamp);
+  e->mx = mem_calloc(2 * (size_t)e->size, sizeof *e->mx);
+  e->lz = mem_calloc(2 * (size_t)e->size, sizeof *e->lz);
+  /* lifetimes: to the last reader, through values read in place */
+  for (int v = 0; v < n; v++) {
+    const ir_value *x = g->vals[v];
+    e->leaf[v] = x->kind != IR_OP;
+    e->alias[v] = x->op == IR_RESHAPE || x->op == IR_BROADCAST;
+    e->last[v] = v;
+    for (int k = 0; k < x->nusers; k++) if (x->users[k] > e->last[v]) e->last[v] = x->users[k];
+    if (x->is_output) e->last[v] = n - 1;
+  }
+  for (int v = n - 1; v >= 0; v--) {
+    if (!e->alias[v]) continue;
+    int a = g->vals[v]->args[0];
+    if (e->last[v] > e->last[a]) e->last[a] = e->last[v];
+  }
+  e->epoch = 1;
+  for (int v = 0; v < n; v++) recost(e, v, 0);
+  return e;
+}
+
+void est_free(estimator *e) {
+  if (!e) return;
+  free(e->time);
+  free(e->comm);
+  free(e->bytes);
+  free(e->last);
+  free(e->leaf);
+  free(e->alias);
+  free(e->stamp);
+  free(e->mx);
+  free(e->lz);
+  free(e->log);
+  free(e);
+}
+
+void est_update(estimator *e, sh_mark m) {
+  const sh_plan *p = e->p;
+  if (++e->epoch == 0) { memset(e->stamp, 0, sizeof *e->stamp * (size_t)(e->n + 1)); e->epoch = 1; }
+  for (int i = m.nlog; i < p->nlog; i++) {
+    int v = p->log[i].value;
+    const ir_value *x = e->g->vals[v];
+    recost(e, v, 1);
+    for (int k = 0; k < x->nusers; k++) recost(e, x->users[k], 1);
+  }
+}
+
+est_mark est_mark_now(const estimator *e) { return (est_mark){e->nlog}; }
+
+void est_rollback(estimator *e, est_mark m) {
+  while (e->nlog > m.nlog) {
+    est_undo *x = &e->log[--e->nlog];
+    e->t_time += x->time - e->time[x->v];
+    e->t_comm += x->comm - e->comm[x->v];
+    e->time[x->v] = x->time;
+    e->comm[x->v] = x->comm;
+    set_bytes(e, x->v, x->bytes);
+  }
+}
+
+void est_get(const estimator *e, est_cost *c) {
+  c->compute = (double)e->t_time / PS;
+  c->communication = (double)e->t_comm / PS;
+  c->seconds = c->compute + c->communication;
+  c->leaves = (double)e->t_leaves;
+  c->memory = c->leaves + (double)(e->mx[1] > 0 ? e->mx[1] : 0);
+}
+
+double est_op_seconds(const estimator *e, int v) { return (double)(e->time[v] + e->comm[v]) / PS; }
