@@ -11,7 +11,7 @@
 void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
   const ir_value *v = p->g->vals[u];
   memset(o, 0, sizeof *o);
-  if (shard_rule(p->g, v, &o->r) < 0) return;
+  if (shard_rule_of(p, u, &o->r) < 0) return;
   sh_rule *r = &o->r;
   int res = r->nops - 1;
   sh_dim from_ops[SH_MAXF], from_res[SH_MAXF];

@@ -34,7 +34,7 @@ static void touch(const sh_plan *p, wl *w, int v) {
 static uint32_t contract_axes(const sh_plan *p, int u) {
   const ir_value *v = p->g->vals[u];
   sh_rule r;
-  if (v->kind != IR_OP || shard_rule(p->g, v, &r) < 0) return 0;
+  if (v->kind != IR_OP || shard_rule_of(p, u, &r) < 0) return 0;
   uint32_t m = 0;
   for (int k = 0; k < v->nargs; k++)
     for (int i = 0; i < r.rank[k]; i++) {
@@ -49,7 +49,7 @@ static uint32_t contract_axes(const sh_plan *p, int u) {
 static void visit(sh_plan *p, wl *w, int u) {
   const ir_value *v = p->g->vals[u];
   sh_rule r;
-  if (shard_rule(p->g, v, &r) < 0) return;
+  if (shard_rule_of(p, u, &r) < 0) return;
   for (int f = 0; f < r.nf; f++) {
     if (r.kind[f] == F_WHOLE) continue;
     /* the longest split among the dims of f, and whether all agree */
@@ -102,17 +102,27 @@ static void visit(sh_plan *p, wl *w, int u) {
   }
 }
 
-void shard_propagate(sh_plan *p) {
-  int n = p->g->nvals;
-  wl w = {mem_alloc(sizeof(int) * (size_t)(n + 1)), mem_calloc((size_t)n + 1, 1), 0, 0, n + 1};
-  for (int v = 0; v < n; v++) if (p->g->vals[v]->kind == IR_OP) push(&w, v);
-  while (w.head != w.tail) {
-    int u = w.q[w.head];
-    w.head = (w.head + 1) % w.cap;
-    w.in[u] = 0;
-    visit(p, &w, u);
+static void drain(sh_plan *p, wl *w) {
+  while (w->head != w->tail) {
+    int u = w->q[w->head];
+    w->head = (w->head + 1) % w->cap;
+    w->in[u] = 0;
+    visit(p, w, u);
   }
-  free(w.q);
-  free(w.in);
+  free(w->q);
+  free(w->in);
 }
 
+static wl wl_new(int n) { return (wl){mem_alloc(sizeof(int) * (size_t)(n + 1)), mem_calloc((size_t)n + 1, 1), 0, 0, n + 1}; }
+
+void shard_propagate(sh_plan *p) {
+  wl w = wl_new(p->g->nvals);
+  for (int v = 0; v < p->g->nvals; v++) if (p->g->vals[v]->kind == IR_OP) push(&w, v);
+  drain(p, &w);
+}
+
+void shard_propagate_from(sh_plan *p, sh_mark m) {
+  wl w = wl_new(p->g->nvals);
+  for (int i = m.nlog; i < p->nlog; i++) touch(p, &w, p->log[i].value);
+  drain(p, &w);
+}

@@ -214,3 +214,42 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r) {
     return -1;
   }
 }
+
+/* ---- the plan's cache ---- */
+
+struct sh_rulec {
+  int ok;                         /* 0, or -1: not an op */
+  int nf, nops, shift;
+  int8_t kind[SH_MAXF];
+  int8_t rows[];                  /* nops rows of IR_MAXRANK, then nops ranks */
+};
+
+int shard_rule_of(const sh_plan *p, int v, sh_rule *r) {
+  struct sh_rulec *c = p->rules[v];
+  if (!c) {
+    sh_rule full;
+    int ok = shard_rule(p->g, p->g->vals[v], &full);
+    int n = ok < 0 ? 0 : full.nops;
+    c = arena_alloc((arena *)&p->mem, sizeof *c + (size_t)n * (IR_MAXRANK + 1));
+    c->ok = ok;
+    c->nf = full.nf;
+    c->nops = n;
+    c->shift = full.shift;
+    memcpy(c->kind, full.kind, sizeof c->kind);
+    for (int k = 0; k < n; k++) {
+      memcpy(c->rows + k * IR_MAXRANK, full.map[k], IR_MAXRANK);
+      c->rows[n * IR_MAXRANK + k] = (int8_t)full.rank[k];
+    }
+    p->rules[v] = c;
+  }
+  if (c->ok < 0) return -1;
+  r->nf = c->nf;
+  r->nops = c->nops;
+  r->shift = c->shift;
+  memcpy(r->kind, c->kind, sizeof r->kind);
+  for (int k = 0; k < c->nops; k++) {
+    memcpy(r->map[k], c->rows + k * IR_MAXRANK, IR_MAXRANK);
+    r->rank[k] = c->rows[c->nops * IR_MAXRANK + k];
+  }
+  return 0;
+}

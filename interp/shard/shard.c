@@ -24,6 +24,9 @@ sh_plan *shard_new(const ir_graph *g, const sh_mesh *m) {
     for (int a = 0; a < SH_MAXAXES; a++) { p->lay[v].why[a] = -1; p->lay[v].forbid_why[a] = -1; }
   p->keep = arena_alloc(&p->mem, (size_t)g->nvals + 1);
   p->logged = mem_calloc((size_t)g->nvals + 1, sizeof *p->logged);
+  p->rules = mem_calloc((size_t)g->nvals + 1, sizeof *p->rules);
+  p->con_last = mem_alloc(sizeof *p->con_last * ((size_t)g->nvals + 1));
+  for (int v = 0; v <= g->nvals; v++) p->con_last[v] = -1;
   p->epoch = 1;
   p->tactic = "";
   return p;
@@ -35,6 +38,8 @@ void shard_free(sh_plan *p) {
   free(p->con);
   free(p->log);
   free(p->logged);
+  free(p->con_last);
+  free(p->rules);
   arena_free(&p->mem);
   free(p);
 }
@@ -91,8 +96,8 @@ int shard_record(sh_plan *p, sh_decision d) {
 
 void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, int lost_to, const char *fmt, ...) {
   /* one record per (value, op, axis): propagation may revisit the same edge */
-  for (int i = 0; i < p->ncon; i++)
-    if (p->con[i].value == value && p->con[i].op == op && p->con[i].axis == axis && p->con[i].from_tactic == from_tactic) return;
+  for (int i = p->con_last[value]; i >= 0; i = p->con[i].next)
+    if (p->con[i].op == op && p->con[i].axis == axis && p->con[i].from_tactic == from_tactic) return;
   if (p->ncon == p->concap) {
     p->concap = p->concap ? p->concap * 2 : 64;
     p->con = mem_realloc(p->con, sizeof *p->con * (size_t)p->concap);
@@ -102,7 +107,9 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  p->con[p->ncon++] = (sh_conflict){value, op, axis, from_tactic, p->tactic, p->at, arena_strndup(&p->mem, msg, strlen(msg)), lost_to};
+  p->con[p->ncon] = (sh_conflict){value, op, axis, from_tactic, p->tactic, p->at, arena_strndup(&p->mem, msg, strlen(msg)), lost_to,
+                                  p->con_last[value]};
+  p->con_last[value] = p->ncon++;
 }
 
 /* ---- undo ---- */
@@ -131,7 +138,10 @@ void shard_rollback(sh_plan *p, sh_mark m) {
     p->lay[u->value] = u->old;
   }
   if (m.ndec < p->ndec) p->ndec = m.ndec;
-  if (m.ncon < p->ncon) p->ncon = m.ncon;
+  while (p->ncon > m.ncon) {     /* conflicts come off in the order they went on */
+    const sh_conflict *k = &p->con[--p->ncon];
+    p->con_last[k->value] = k->next;
+  }
   p->epoch++;            /* what changes next is saved again */
 }
 

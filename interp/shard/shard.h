@@ -57,6 +57,7 @@ typedef struct sh_conflict {
   loc at;
   const char *message;
   int lost_to;                    /* the decision that won (-1 if none) */
+  int next;                       /* the value's previous conflict (-1: none) */
 } sh_conflict;
 
 typedef struct sh_undo { int value; sh_layout old; } sh_undo;
@@ -68,12 +69,14 @@ typedef struct sh_plan {
   sh_layout *lay;                 /* one per value */
   sh_decision *dec; int ndec, deccap;
   sh_conflict *con; int ncon, concap;
+  int *con_last;                  /* per value: its latest conflict (-1: none), to find repeats at once */
   const char *tactic;             /* the tactic being applied (for provenance) */
   loc at;                         /* its current statement */
   char *keep;                     /* per value: its partial sum is passed on as it is */
   /* undo log: a value's layout before its first change since the last mark */
   sh_undo *log; int nlog, logcap;
   uint32_t epoch, *logged;        /* logged[v] == epoch: already saved since the mark */
+  struct sh_rulec **rules;        /* per op: its rule once worked out (rules.c), in mem */
 } sh_plan;
 
 /* A point to come back to: the REPL's undo, the search's try-and-take-back.
@@ -104,6 +107,11 @@ void    shard_rollback(sh_plan *p, sh_mark m);
 
 /* Propagate every decision through the graph to a fixed point. */
 void shard_propagate(sh_plan *p);
+/* The same from a fixed point, when only what changed since mark m can
+** move: it visits the ops next to those values and on (the search's
+** evaluations). Where splits conflict, the order of visits can pick a
+** different winner than shard_propagate: commit with that one. */
+void shard_propagate_from(sh_plan *p, sh_mark m);
 /* Partial sums: which axes each op's result is a partial sum over, and
 ** which it passes on unreduced. Computed once the tactics are applied;
 ** actions see none (shard_unpartial clears them before more actions). */
@@ -132,6 +140,10 @@ typedef struct sh_rule {
 
 /* Fill r for op value v; 0, or -1 for values that are not ops. */
 int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r);
+/* The same for op v of p's graph, worked out once per plan and kept (the
+** passes that visit ops again and again: propagation, the search). Only the
+** rows of r's operands (k < r->nops) are filled. */
+int shard_rule_of(const sh_plan *p, int v, sh_rule *r);
 
 
 /* ---- how one op computes under the plan (shared by analysis and lowering) ---- */
