@@ -12,7 +12,7 @@
 #include "util/diag.h"
 
 /* A value in an argument list: use "batch" as bp (axis = batch, stage = 3). */
-typedef enum tac_vkind { TAC_VNAME, TAC_VINT, TAC_VNUM, TAC_VSTR, TAC_VSIZE, TAC_VLIST, TAC_VRANGE } tac_vkind;
+typedef enum tac_vkind { TAC_VNAME, TAC_VINT, TAC_VNUM, TAC_VSTR, TAC_VSIZE, TAC_VLIST, TAC_VRANGE, TAC_VSECONDS } tac_vkind;
 
 typedef struct tac_value tac_value;
 struct tac_value {
@@ -21,7 +21,7 @@ struct tac_value {
   const char *text;        /* NAME, STR (contents) */
   int64_t i;               /* INT; SIZE in bytes (16GiB, 512MiB, 100KB, 1TB ...); RANGE: its first */
   int64_t hi;              /* RANGE: its last (lo..hi, both included) */
-  double num;              /* NUM (and INT as a double) */
+  double num;              /* NUM (and INT as a double); SECONDS: 30s, 500ms, 2min in seconds */
   tac_value *items;        /* LIST */
   int nitems;
 };
@@ -79,6 +79,7 @@ typedef struct tac_decl {
   const char **names;      /* SCHEDULE */
   uint32_t *name_offs;
   int nnames;
+  uint32_t end;            /* AUTO: just past the declaration (carve auto writes the found tactics there) */
 } tac_decl;
 
 typedef struct tac_file {

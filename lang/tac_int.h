@@ -22,11 +22,11 @@ typedef struct tac_tok {
   uint32_t len;          /* length in the source */
   const char *s;         /* src->text + off; STRING: the decoded contents (interned) */
   int64_t i;             /* INT; SIZE: bytes */
-  double f;              /* INT, NUMBER and SIZE */
+  double f;              /* INT, NUMBER and SIZE; DURATION: seconds */
 } tac_tok;
 
 /* Growable arrays in the arena while a list is being parsed (SYN_PUSH). */
-typedef struct tac_argv { tac_arg *v; int n, cap; } tac_argv;
+typedef struct tac_argv { tac_arg *v; int n, cap; uint32_t end; } tac_argv;   /* end: just past the ')' (0: none) */
 typedef struct tac_stmtv { tac_stmt *v; int n, cap; } tac_stmtv;
 typedef struct tac_namev { const char **v; uint32_t *o; int n, cap; } tac_namev;
 /* A list value being built and the capacity of its items. */

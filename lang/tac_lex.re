@@ -48,18 +48,28 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
-/* digits ['.' digits] unit: bytes = mantissa * unit / 10^fraction digits. */
+/* ORDER durations: the list in the message below. */
+static const struct { const char *name; double seconds; } durations[] = {{"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}};
+
+/* digits ['.' digits] unit: bytes = mantissa * unit / 10^fraction digits;
+** or a duration (30s, 500ms, 2min, 1h) in seconds. */
 static int lex_size(tac_pctx *p, tac_tok *t) {
   const char *s = t->s, *end = t->s + t->len;
   const char *u = s;
   while (u < end && ((*u >= '0' && *u <= '9') || *u == '.')) u++;
+  for (size_t k = 0; k < sizeof durations / sizeof durations[0]; k++)
+    if ((size_t)(end - u) == strlen(durations[k].name) && memcmp(u, durations[k].name, (size_t)(end - u)) == 0) {
+      if (syn_float(&p->syn, t->off, s, (uint32_t)(u - s), &t->f) < 0) return -1;
+      t->f *= durations[k].seconds;
+      return TT_DURATION;
+    }
   int64_t unit = 0;
   for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
     if ((size_t)(end - u) == strlen(units[k].name) && memcmp(u, units[k].name, (size_t)(end - u)) == 0)
       unit = units[k].bytes;
   if (!unit)
-    return tac_error(p, (uint32_t)(u - p->syn.src->text), "unknown size unit '%.*s'; use B, KB, MB, "
-                     "GB, TB, KiB, MiB, GiB or TiB", (int)(end - u > 40 ? 40 : end - u), u);
+    return tac_error(p, (uint32_t)(u - p->syn.src->text), "unknown unit '%.*s'; sizes take B, KB, MB, "
+                     "GB, TB, KiB, MiB, GiB or TiB, durations ms, s, min or h", (int)(end - u > 40 ? 40 : end - u), u);
   const char *dot = memchr(s, '.', (size_t)(u - s));
   const char *last = u;                   /* drop trailing zeros of the fraction */
   if (dot) while (last > dot + 1 && last[-1] == '0') last--;

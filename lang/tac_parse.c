@@ -28,7 +28,7 @@ static const char *const tok_words[] = {
   [TT_INPUTS] = "'inputs'", [TT_PARAMS] = "'params'", [TT_GRADS] = "'grads'",
   [TT_STATES] = "'states'", [TT_VALUES] = "'values'",
   [TT_NAME] = "a name", [TT_GLOB] = "a value name or glob", [TT_INT] = "an integer",
-  [TT_NUMBER] = "a number", [TT_STRING] = "a string", [TT_SIZE] = "a size",
+  [TT_NUMBER] = "a number", [TT_STRING] = "a string", [TT_SIZE] = "a size", [TT_DURATION] = "a duration",
   [TT_LP] = "'('", [TT_RP] = "')'", [TT_LB] = "'['", [TT_RB] = "']'", [TT_LC] = "'{'", [TT_RC] = "'}'",
   [TT_COMMA] = "','", [TT_EQ] = "'='", [TT_MINUS] = "'-'", [TT_LINE] = "the start of a line",
   [TT_OPTMESH] = "the start of the mesh", [TT_OPTCALL] = "the start of the value",
@@ -46,7 +46,7 @@ static int is_decl_keyword(int code) {
 #define SEL_START (BIT(TT_INPUT) | BIT(TT_PARAM) | BIT(TT_GRAD) | BIT(TT_STATE) | BIT(TT_VALUE) | \
                    BIT(TT_INPUTS) | BIT(TT_PARAMS) | BIT(TT_GRADS) | BIT(TT_STATES) | BIT(TT_VALUES))
 #define DIM_START (BIT(TT_INT) | BIT(TT_MINUS) | BIT(TT_FIRST) | BIT(TT_LAST) | BIT(TT_LARGEST))
-#define VALUE_START (BIT(TT_NAME) | BIT(TT_INT) | BIT(TT_NUMBER) | BIT(TT_STRING) | BIT(TT_SIZE) | \
+#define VALUE_START (BIT(TT_NAME) | BIT(TT_INT) | BIT(TT_NUMBER) | BIT(TT_STRING) | BIT(TT_SIZE) | BIT(TT_DURATION) | \
                      BIT(TT_MINUS) | BIT(TT_LB))
 
 /* What a NAME stands for where the parser wants one. */
@@ -113,7 +113,7 @@ static void expected_text(const tac_pctx *p, uint64_t set, char *buf, size_t cap
     TT_VERSION, TT_MESH, TT_USE, TT_TACTIC, TT_SCHEDULE, TT_SHARD, TT_REPLICATE,
     TT_FIRST, TT_LAST, TT_LARGEST, TT_INPUT, TT_PARAM, TT_GRAD, TT_STATE, TT_VALUE,
     TT_INPUTS, TT_PARAMS, TT_GRADS, TT_STATES, TT_VALUES,
-    TT_NAME, TT_GLOB, TT_INT, TT_NUMBER, TT_STRING, TT_SIZE, TT_MINUS,
+    TT_NAME, TT_GLOB, TT_INT, TT_NUMBER, TT_STRING, TT_SIZE, TT_DURATION, TT_MINUS,
   };
   syn_tokens(&w, &tac_syn, first, sizeof first / sizeof first[0]);
   if (decls) syn_word(&w, "a declaration (mesh, use, tactic or schedule)", 0);

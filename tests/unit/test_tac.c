@@ -521,7 +521,7 @@ static line_case line_cases[] = {
   {"shard param \"wte\" dim x on m", 0, "1:23: error: unexpected 'x', expected a dimension"},
   {"foo", 0, "1:1: error: unexpected 'foo', expected a declaration (mesh, use, tactic or schedule) or a statement (shard or replicate)"},
   {"shard param \"wte\" dim 0 on m $", 0, "1:30: error: unexpected character '$'"},
-  {"use \"x\" (a = 16GiG", 0, "1:16: error: unknown size unit 'GiG'"},
+  {"use \"x\" (a = 16GiG", 0, "1:16: error: unknown unit 'GiG'"},
   {"}", 0, "1:1: error: unexpected '}': there is no open '{' to close"},
 };
 
@@ -630,9 +630,9 @@ static err_case err_cases[] = {
   {"mesh a = 99999999999999999999", "1:10: error: number too large (integers must fit in 64 bits)", ""},
   {"use \"x\" (a = 1e999)", "1:14: error: number too large (beyond the range of a double)", ""},
   {"use \"x\" (a = .5)", "1:14: error: a number must start with a digit: write 0.5", ""},
-  {"use \"x\" (m = 16GiG)", "1:16: error: unknown size unit 'GiG'; use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB", ""},
-  {"use \"x\" (m = 16gb)", "1:16: error: unknown size unit 'gb'", ""},
-  {"use \"x\" (m = 2x)", "1:15: error: unknown size unit 'x'", ""},
+  {"use \"x\" (m = 16GiG)", "1:16: error: unknown unit 'GiG'; sizes take B, KB, MB, GB, TB, KiB, MiB, GiB or TiB, durations ms, s, min or h", ""},
+  {"use \"x\" (m = 16gb)", "1:16: error: unknown unit 'gb'", ""},
+  {"use \"x\" (m = 2x)", "1:15: error: unknown unit 'x'", ""},
   {"use \"x\" (m = 0.3B)", "1:14: error: size 0.3B is not a whole number of bytes", ""},
   {"use \"x\" (m = 8388608TiB)", "1:14: error: size too large (at most 2^63 - 1 bytes)", ""},
   {"use \"x\" (m = 99999999999999999999B)", "1:14: error: size too large", ""},
