@@ -20,7 +20,7 @@ typedef struct cli_opts {
   const char *out;          /* -o */
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print, profile, tf32, overlap;
+  int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
 } cli_opts;
 
 int cli_check(const cli_opts *o);
@@ -31,6 +31,7 @@ int cli_lower(const cli_opts *o);
 int cli_simulate(const cli_opts *o);
 int cli_calibrate(const cli_opts *o);
 int cli_repl(const cli_opts *o);
+int cli_auto(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);

@@ -5,10 +5,31 @@
 #include "cli/cli.h"
 #include "interp/drive/session.h"
 
+#include <unistd.h>
+
 void cli_report(const diag *d) { fputs(diag_text(d), stderr); }
+
+/* An auto tactic's progress on stderr, once it has run for a second:
+** "searching found: 412/2000 evaluations, best 230.4 ms, 10.2 GiB (fits)". */
+static void progress(void *ud, const search_progress *pr, int done) {
+  (void)ud;
+  if (pr->elapsed < 1) return;
+  char budget[64] = "";
+  if (pr->budget) snprintf(budget, sizeof budget, "/%lld", (long long)pr->budget);
+  else if (pr->seconds > 0) snprintf(budget, sizeof budget, " in %.0f of %.0f s", pr->elapsed, pr->seconds);
+  double mem = pr->best_memory;
+  const char *unit = "B";
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  for (int i = 0; i < 4 && mem >= 1024; i++) { mem /= 1024; unit = units[i]; }
+  fprintf(stderr, "\r\033[Ksearching: %lld%s evaluations, best %.3f ms, %.1f %s (%s)%s", (long long)pr->evals, budget,
+          pr->best_seconds * 1e3, mem, unit, pr->fits ? "fits" : "over the limit", done ? "\n" : "");
+  fflush(stderr);
+}
 
 void cli_session_opts(const cli_opts *o, session_opts *so) {
   *so = (session_opts){o->files[0], o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, {o->mesh, o->strict, o->lenient, NULL}};
+  so->tac.device = o->device;
+  if (!o->quiet && isatty(2)) so->tac.progress = progress;
 }
 
 int cli_load(session *s, const cli_opts *o) {

@@ -30,7 +30,7 @@ static const option options[] = {
   TEXT("out", out),
   COUNT("steps", steps), COUNT("rank", rank),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
-  FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap),
+  FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
 };
 
 typedef struct command {
@@ -47,7 +47,7 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32 quiet",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]\n"
    "          [--device-kind cpu|cuda] [--tf32]",
    "Execute the program N times (a training step with --train). Without --params,\n"
@@ -60,7 +60,7 @@ static const command commands[] = {
    "instruction. --device-kind cuda runs each rank's program on a GPU (rank i of a\n"
    "node on GPU i mod the GPUs there; NCCL when every rank has a GPU of its own, else\n"
    "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32."},
-  {"apply", cli_apply, 2, 2, "train mesh model json strict lenient",
+  {"apply", cli_apply, 2, 2, "train mesh model json strict lenient quiet",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
    "the conflicts (what was refused and why), and the collectives of the lowered\n"
@@ -69,7 +69,7 @@ static const command commands[] = {
    "carve explain MODEL.cir TACTICS.tac VALUE [--train OPT]",
    "Why VALUE has its sharding: the chain of decisions from a tactic statement through\n"
    "the ops propagation went through, what kept it whole, and its conflicts."},
-  {"simulate", cli_simulate, 1, 2, "train mesh model json strict lenient device links compare sweep overlap tf32",
+  {"simulate", cli_simulate, 1, 2, "train mesh model json strict lenient device links compare sweep overlap tf32 quiet",
    "carve simulate MODEL.cir [TACTICS.tac] [--device NAME|FILE] [--links AXIS=LINK,..] [--compare OTHER.tac]\n"
    "          [--sweep AXIS=LO..HI,..] [--overlap] [--tf32] [--json] [--strict]",
    "Predict one device's memory (params, gradients, optimizer state, activations,\n"
@@ -99,6 +99,17 @@ static const command commands[] = {
    "the commands. History in ~/.carve_history, Tab completes commands, value names (a\n"
    "glob lists its matches) and axes. Lines piped on stdin are read without a prompt;\n"
    "the exit status is 1 when a line ended in an error."},
+  {"auto", cli_auto, 2, 2, "train mesh model out device json strict lenient quiet",
+   "carve auto MODEL.cir TACTICS.tac -o FOUND.tac [--device PROFILE] [--json] [--quiet]",
+   "Run the schedule's auto tactics (tactic found = auto (axes = [..], objective = time|memory,\n"
+   "memory_limit = 16GiB, budget = 2000 | 30s, seed = 0, over = [inputs, params, states, grads],\n"
+   "values = [\"glob\", ..], device = PROFILE, links = \"..\", strategy = greedy|mcts)) and write\n"
+   "FOUND.tac: the same file with each auto tactic replaced by the plain tactics it found,\n"
+   "one per action (found_1, found_2, ...), with the predicted time and memory in comments.\n"
+   "The written file is loaded back and checked to give exactly the found plan. --device\n"
+   "costs the search on another profile. A progress line shows on a terminal for searches\n"
+   "over a second (--quiet: none). Nothing fitting memory_limit (default: the device's\n"
+   "memory) is an error that names the smallest footprint found and what fills it."},
   {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
    "Print the per-device program: buffers and one instruction a line."},
@@ -107,7 +118,7 @@ static const command commands[] = {
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"auto"};
+static const char *later[] = {"import", "export", "diff", "show"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);

@@ -12,6 +12,7 @@
 #include "interp/report/report.h"
 #include "interp/sim/sim.h"
 #include "lang/tac.h"
+#include "util/file.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -23,9 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef CARVE_PROFILE_DIR
-#define CARVE_PROFILE_DIR "profiles"
-#endif
 
 typedef struct step {
   arena mem;                     /* the line's text and tree */
@@ -388,7 +386,7 @@ static void cmd_cost(repl *r, strbuf *out) {
   diag d;
   diag_init(&d);
   sim_profile prof;
-  const char *dir = r->o.profile_dir ? r->o.profile_dir : getenv("CARVE_PROFILES") ? getenv("CARVE_PROFILES") : CARVE_PROFILE_DIR;
+  const char *dir = r->o.profile_dir ? r->o.profile_dir : sim_profile_dir();
   sim_result res;
   if (sim_profile_load(&a, &d, r->o.device ? r->o.device : "h100-sxm", dir, &prof) == 0 &&
       sim_plan(r->s.g, r->p, &prof, NULL, 0, 0, &a, &res, &d) == 0) {
@@ -453,15 +451,10 @@ static int cmd_save(repl *r, const char *path, strbuf *out) {
   if (!sched.n) { fail(r, out, "nothing to save: no tactic was applied"); rc = -1; }
   else {
     sb_printf(&b, "schedule %s\n", sb_str(&sched));
-    char *tmp = mem_alloc(strlen(path) + 32);
-    sprintf(tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp || fputs(sb_str(&b), fp) < 0 || fflush(fp) != 0 || fsync(fileno(fp)) != 0 || fclose(fp) != 0 || rename(tmp, path) != 0) {
+    if (file_write_atomic(path, sb_str(&b), b.n) < 0) {
       fail(r, out, "cannot write '%s': %s", path, strerror(errno));
-      if (fp) remove(tmp);
       rc = -1;
     } else sb_printf(out, "saved %s\n", path);
-    free(tmp);
   }
   sb_free(&b);
   sb_free(&sched);

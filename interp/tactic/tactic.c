@@ -317,6 +317,29 @@ static int bind_args(tactic_ctx *c, const resolved *r, binding **out, int *nb) {
   return 0;
 }
 
+/* An auto tactic: search, apply what it finds (the search propagates
+** after each action), and hand the result to whoever asked. */
+static int run_auto(tactic_ctx *c, const resolved *r, const char *name) {
+  tactic_found *x = arena_alloc(c->mem, sizeof *x);
+  memset(x, 0, sizeof *x);
+  sim_profile *prof = arena_alloc(c->mem, sizeof *prof);
+  if (search_opts_read(c->p, r->file, r->block, sim_profile_dir(), c->o->device, c->mem, prof, &x->opts, c->d) < 0) return -1;
+  x->opts.progress = c->o->progress;
+  x->opts.progress_ud = c->o->progress_ud;
+  x->name = arena_strndup(c->mem, name, strlen(name));
+  x->file = r->file;
+  x->decl = r->block;
+  x->prof = prof;
+  c->p->at = at(r->file, r->block->off);
+  if (search_run(c->p, &x->opts, x->name, c->mem, &x->r, c->d) < 0) return -1;
+  if (c->o->found) {
+    tactic_found **end = c->o->found;
+    while (*end) end = &(*end)->next;
+    *end = x;
+  }
+  return 0;
+}
+
 int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
   resolved r;
   if (resolve(c, name, off, &r) < 0) return -1;
@@ -343,7 +366,7 @@ int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
   } else if (r.block->kind == TAC_LUA) {
     return diag_error(c->d, at(r.file, r.block->off), "Lua tactics ('%s') are not available yet in this version", name);
   } else if (r.block->kind == TAC_AUTO) {
-    return diag_error(c->d, at(r.file, r.block->off), "automatic search ('%s') is not available yet in this version", name);
+    return run_auto(c, &r, name);
   } else {
     for (int i = 0; i < r.block->nargs; i++)
       if (!r.block->args[i].has_val && !lookup(b, nb, r.block->args[i].key))

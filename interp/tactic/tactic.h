@@ -7,14 +7,30 @@
 #define interp_tactic_h
 
 #include "interp/shard/shard.h"
+#include "interp/tactic/search.h"
 #include "lang/tac.h"
 #include "util/strbuf.h"
+
+/* What an auto tactic found, for `carve auto` to write down. */
+typedef struct tactic_found {
+  const char *name;               /* the auto tactic */
+  const tac_file *file;           /* where it is declared */
+  const tac_decl *decl;
+  const sim_profile *prof;
+  search_opts opts;
+  search_result r;
+  struct tactic_found *next;
+} tactic_found;
 
 typedef struct tactic_opts {
   const char *mesh;        /* --mesh text overriding the file's mesh, or NULL */
   int strict;              /* conflicts from tactics are errors */
   int lenient;             /* a selector matching nothing is a warning */
   const char *stdlib_dir;  /* where stdlib-tactics/ lives (NULL: the built-in default) */
+  const char *device;      /* --device: the profile auto tactics cost on, over their own */
+  search_progress_fn progress;   /* auto tactics report here while they search (NULL: silent) */
+  void *progress_ud;
+  tactic_found **found;    /* auto tactics append what they found here (NULL: not kept) */
 } tactic_opts;
 
 /* Read --mesh "batch=4, model=2" into m (names malloc'd until the plan
@@ -48,6 +64,14 @@ int tactic_run(tactic_ctx *c, const char *name, uint32_t off);
 int tactic_run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const char *who);
 /* After the last tactic: --strict's check, then the partial sums. */
 int tactic_finish(tactic_ctx *c);
+
+/* What auto tactics found, written back (found.c): the text of f with each
+** auto declaration in list replaced by the tactics found_1, found_2 ...
+** (one per action, in order) and the schedule naming them in its place.
+** Loading it gives exactly plan p. -1 with a located error. */
+int  tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *list, strbuf *out, arena *a, diag *d);
+/* Three lines on how the search went, each beginning with prefix. */
+void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, arena *a);
 
 /* Built-in tactics (builtin.c): megatron, zero, embedding. */
 typedef struct tactic_args { const char *axis; int64_t stage; } tactic_args;
