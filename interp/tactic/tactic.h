@@ -1,6 +1,6 @@
 /*
 ** tactic.h: apply a tactic file's schedule to a program: resolve the mesh,
-** the tactics (blocks, stdlib files, built-ins), their arguments and
+** the tactics (blocks, stdlib files, Lua scripts), their arguments and
 ** selectors, then apply each scheduled tactic and propagate.
 */
 #ifndef interp_tactic_h
@@ -15,6 +15,9 @@ typedef struct tactic_opts {
   int strict;              /* conflicts from tactics are errors */
   int lenient;             /* a selector matching nothing is a warning */
   const char *stdlib_dir;  /* where stdlib-tactics/ lives (NULL: the built-in default) */
+  const char *profile;     /* Lua tactics: ctx:cost()'s device profile (NULL: h100-sxm) */
+  long long lua_steps;     /* Lua tactics: instructions a script may run (0: LAPI_STEPS) */
+  size_t lua_memory;       /* Lua tactics: bytes a script may hold (0: LAPI_MEMORY) */
 } tactic_opts;
 
 /* Read --mesh "batch=4, model=2" into m (names malloc'd until the plan
@@ -39,7 +42,7 @@ typedef struct tactic_ctx {
 
 /* A plan with no decisions yet, on f's mesh (or o->mesh). */
 sh_plan *tactic_plan_new(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d);
-/* Apply the tactic called name in c->f (a block, a use line, a built-in),
+/* Apply the tactic called name in c->f (a block, a use line, a Lua script),
 ** then propagate. off: where the name was written, for messages. */
 int tactic_run(tactic_ctx *c, const char *name, uint32_t off);
 /* Apply one statement written in f outside any tactic, as tactic `who`,
