@@ -79,7 +79,6 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 typedef struct resolved {
   const tac_file *file;          /* where the block lives */
   const tac_decl *block;         /* TAC_TACTIC, or the LUA/AUTO declaration; NULL for a script found by use */
-  const char *builtin;
   const char *script;            /* a Lua script to run (a LUA declaration's, or found by use) */
   const tac_decl *use;           /* the use declaration giving arguments, if any */
 } resolved;
@@ -135,14 +134,6 @@ static const char *stdlib_list(arena *a, const char *dir) {
     names[k++] = (char *)base_of(a, e->d_name);
   }
   if (dp) closedir(dp);
-  strbuf bi;                                     /* the built-ins, until their Lua ports replace them */
-  sb_init(&bi);
-  builtin_names(&bi);
-  for (char *tok = strtok(arena_strndup(a, sb_str(&bi), bi.n), ", "); tok; tok = strtok(NULL, ", ")) {
-    if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
-    names[k++] = tok;
-  }
-  sb_free(&bi);
   qsort(names, (size_t)k, sizeof *names, by_name);
   strbuf b;
   sb_init(&b);
@@ -171,7 +162,6 @@ static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
     const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path), *lua = arena_printf(c->mem, "%s/%s.lua", dir, path);
     if (file_exists(cand)) file = cand;
     else if (file_exists(lua)) { r->script = lua; return 0; }
-    else if (builtin_find(path)) { r->builtin = arena_strndup(c->mem, path, strlen(path)); return 0; }
     else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_list(c->mem, dir));
   }
   diag_src *src = diag_load_file(c->mem, c->d, file);
@@ -330,7 +320,7 @@ static int bind_args(tactic_ctx *c, const resolved *r, binding **out, int *nb) {
   if (r->use) {
     for (int i = 0; i < r->use->nargs; i++) {
       const tac_arg *a = &r->use->args[i];
-      int known = r->builtin || r->script || (blk && blk->kind == TAC_LUA);   /* a script takes any argument */
+      int known = r->script || blk->kind == TAC_LUA;   /* a script takes any argument */
       for (int j = 0; blk && j < blk->nargs; j++) if (blk->args[j].key && !strcmp(blk->args[j].key, a->key)) known = 1;
       if (!known) return diag_error(c->d, at(c->f, a->off), "tactic '%s' takes no argument '%s'", blk->name, a->key);
       b[(*nb)++] = (binding){a->key, &a->val, c->f};
@@ -347,22 +337,7 @@ int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
   if (bind_args(c, &r, &b, &nb) < 0) return -1;
   c->p->tactic = arena_strndup(c->mem, name, strlen(name));
   c->p->at = at(c->f, off);
-  if (r.builtin) {
-    tactic_args ta = {"", 3};
-    const tac_value *ax = lookup(b, nb, "axis"), *st = lookup(b, nb, "stage");
-    if (!ax) return diag_error(c->d, at(c->f, r.use->off), "%s needs an axis: use \"%s\" as %s (axis = ...)", r.builtin, r.builtin, name);
-    if (ax->kind != TAC_VNAME && ax->kind != TAC_VSTR) return diag_error(c->d, at(c->f, ax->off), "axis must be an axis name");
-    ta.axis = ax->text;
-    if (shard_axis(c->p, ta.axis) < 0) return diag_error(c->d, at(c->f, ax->off), "unknown axis '%s'; the mesh has %s", ta.axis, axis_list(c->p, c->mem));
-    if (st) {
-      if (st->kind != TAC_VINT) return diag_error(c->d, at(c->f, st->off), "stage must be 1, 2 or 3");
-      ta.stage = st->i;
-    } else if (!strcmp(r.builtin, "zero")) {
-      return diag_error(c->d, at(c->f, r.use->off), "zero needs a stage: use \"zero\" as %s (axis = ..., stage = 1, 2 or 3)", name);
-    }
-    c->p->at = at(c->f, r.use->off);
-    if (builtin_apply(c->p, r.builtin, &ta, c->d) < 0) return -1;
-  } else if (r.script || r.block->kind == TAC_LUA) {
+  if (r.script || r.block->kind == TAC_LUA) {
     loc decl = r.use ? at(c->f, r.use->off) : at(r.file, r.block->off);
     loc path_at = r.use ? at(c->f, r.use->path_off) : at(r.file, r.block->path_off);
     if (!r.script) {

@@ -52,10 +52,4 @@ int tactic_run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const c
 /* After the last tactic: --strict's check, then the partial sums. */
 int tactic_finish(tactic_ctx *c);
 
-/* Built-in tactics (builtin.c): megatron, zero, embedding. */
-typedef struct tactic_args { const char *axis; int64_t stage; } tactic_args;
-int  builtin_find(const char *name);                    /* 1 if name is built in */
-int  builtin_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d);
-void builtin_names(strbuf *b);                          /* "embedding, megatron, zero" */
-
 #endif
