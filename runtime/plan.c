@@ -78,6 +78,7 @@ typedef struct placed { size_t off, size; } placed;
 ** RT_PLAN_ALIGN). Linear in n, where a comparison sort of the thousands of
 ** neighbours of a long-lived temporary was most of the planning time. */
 static void sort_by_offset(placed *a, placed *tmp, int n) {
+  if (n < 2) return;                     /* sorted; and a may be NULL when n is 0 */
   size_t all_or = 0, all_and = ~(size_t)0;
   for (int i = 0; i < n; i++) { all_or |= a[i].off; all_and &= a[i].off; }
   for (int shift = 0; shift < (int)(8 * sizeof(size_t)); shift += 8) {
