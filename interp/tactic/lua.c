@@ -1155,6 +1155,7 @@ int lapi_run(tactic_ctx *c, const lapi_tactic *t) {
   lua_pushcfunction(L, lapi_main);
   int status = lua_pcall(L, 0, 0, 1);
   S.closed = 1;
+  c->p->at = t->decl;                  /* what propagates after the script is the tactic's */
   /* copy what the messages need out of Lua, then close it */
   const char *msg = NULL, *tb = NULL;
   int reported = status != LUA_OK && lua_touserdata(L, -1) == &lapi_reported;
