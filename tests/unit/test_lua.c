@@ -738,3 +738,26 @@ Test(stdlib, megatron_through_reshapes) {
   cr_assert_str_eq(lay(&t, "emb"), "[-, -]");
   lt_free(&t);
 }
+
+/* README.md's tutorial tactic: kept on the MLP, rolled back on the small GPT */
+static const char *tutorial(const char *model, const char *value, arena *keep) {
+  char m[512], t[512];
+  snprintf(m, sizeof m, "%s/examples/%s", SRCDIR, model);
+  snprintf(t, sizeof t, "%s/examples/gelu_split.tac", SRCDIR);
+  session s;
+  session_init(&s);
+  session_opts o = {.model_path = m, .train = "sgd(lr = 0.1)", .tactic_path = t};
+  cr_assert(session_load(&s, &o) == 0, "%s", diag_text(&s.diag));
+  const char *r = shard_str(s.plan, ir_lookup(s.g, value)->id, keep);
+  session_free(&s);
+  return r;
+}
+
+Test(examples, the_readme_tutorial) {
+  arena a;
+  arena_init(&a);
+  cr_assert_str_eq(tutorial("mlp.cir", "w1", &a), "[-, model]");
+  cr_assert_str_eq(tutorial("mlp.cir", "w2", &a), "[model, -]");
+  cr_assert_str_eq(tutorial("gpt2_small.cir", "l0.mlp.w1", &a), "[-, -]", "too small to pay");
+  arena_free(&a);
+}
