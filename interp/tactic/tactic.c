@@ -1,11 +1,13 @@
 /*
 ** tactic.c: the tactic interpreter. A schedule entry names a tactic: a
 ** block in the file, a block in a stdlib or user file brought in by
-** `use`, or a built-in (stdlib.c). Each tactic applies all its statements,
-** then propagation runs, then the next tactic starts, so that schedule
-** order is priority.
+** `use`, or a Lua script (declared with `tactic x = lua "..."`, or found
+** by `use`; lua.c runs it). Each tactic applies all its statements, then
+** propagation runs, then the next tactic starts, so that schedule order
+** is priority.
 */
 #include "interp/tactic/tactic.h"
+#include "interp/tactic/lua.h"
 #include "interp/shard/layout.h"
 
 #include <ctype.h>
@@ -75,9 +77,9 @@ static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 typedef struct resolved {
-  const tac_file *file;          /* where the block lives (NULL: built-in) */
-  const tac_decl *block;         /* TAC_TACTIC, or the LUA/AUTO declaration */
-  const char *builtin;
+  const tac_file *file;          /* where the block lives */
+  const tac_decl *block;         /* TAC_TACTIC, or the LUA/AUTO declaration; NULL for a script found by use */
+  const char *script;            /* a Lua script to run (a LUA declaration's, or found by use) */
   const tac_decl *use;           /* the use declaration giving arguments, if any */
 } resolved;
 
@@ -94,12 +96,24 @@ static const char *dir_of(arena *a, const char *path) {
   return s ? arena_strndup(a, path, (size_t)(s - path)) : ".";
 }
 
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n > k && !strcmp(s + n - k, suffix);
+}
+
 static const char *base_of(arena *a, const char *path) {
   const char *s = strrchr(path, '/');
   s = s ? s + 1 : path;
   size_t n = strlen(s);
-  if (n > 4 && !strcmp(s + n - 4, ".tac")) n -= 4;
+  if (ends_with(s, ".tac") || ends_with(s, ".lua")) n -= 4;
   return arena_strndup(a, s, n);
+}
+
+/* path as written in file f: relative to f's folder */
+static const char *beside(arena *a, const tac_file *f, const char *path) {
+  if (path[0] == '/') return path;
+  const char *dir = dir_of(a, f->src->name);
+  return strcmp(dir, ".") ? arena_printf(a, "%s/%s", dir, path) : path;
 }
 
 static int file_exists(const char *p) {
@@ -108,47 +122,46 @@ static int file_exists(const char *p) {
   return f != NULL;
 }
 
-/* "batch, embedding, megatron, zero": the stdlib folder's tactics and the built-ins, sorted. */
+/* "batch, embedding, megatron, zero": the stdlib folder's tactics (.tac and .lua), sorted. */
 static const char *stdlib_list(arena *a, const char *dir) {
-  strbuf b;
-  sb_init(&b);
-  builtin_names(&b);
+  int cap = 16, k = 0;
+  char **names = mem_alloc(sizeof *names * (size_t)cap);
   DIR *dp = opendir(dir);
   struct dirent *e;
   while (dp && (e = readdir(dp))) {
-    size_t n = strlen(e->d_name);
-    if (n > 4 && !strcmp(e->d_name + n - 4, ".tac")) sb_printf(&b, ", %.*s", (int)(n - 4), e->d_name);
+    if (!ends_with(e->d_name, ".tac") && !ends_with(e->d_name, ".lua")) continue;
+    if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
+    names[k++] = (char *)base_of(a, e->d_name);
   }
   if (dp) closedir(dp);
-  /* sort the comma-separated names */
-  int cnt = 1;
-  for (const char *q = sb_str(&b); *q; q++) cnt += *q == ',';
-  char **names = arena_alloc(a, sizeof *names * (size_t)cnt);
-  char *all = arena_strndup(a, sb_str(&b), b.n);
-  int k = 0;
-  for (char *tok = strtok(all, ", "); tok; tok = strtok(NULL, ", ")) names[k++] = tok;
   qsort(names, (size_t)k, sizeof *names, by_name);
-  sb_clear(&b);
-  for (int i = 0; i < k; i++) sb_printf(&b, "%s%s", i ? ", " : "", names[i]);
+  strbuf b;
+  sb_init(&b);
+  for (int i = 0; i < k; i++)
+    if (!i || strcmp(names[i], names[i - 1])) sb_printf(&b, "%s%s", b.n ? ", " : "", names[i]);
   const char *r = arena_strndup(a, sb_str(&b), b.n);
   sb_free(&b);
+  free(names);
   return r;
 }
 
 static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
   const char *path = u->path;
-  int is_path = strchr(path, '/') || strstr(path, ".tac");
+  int is_lua = ends_with(path, ".lua");
+  int is_path = strchr(path, '/') || strstr(path, ".tac") || is_lua;
   const char *file = NULL;
+  r->use = u;
   if (is_path) {
     file = path[0] == '/' ? path : arena_printf(c->mem, "%s/%s", dir_of(c->mem, c->f->src->name), path);
     if (!file_exists(file)) return diag_error(c->d, at(c->f, u->path_off), "cannot open tactic file '%s'", file);
-  } else {
+    if (is_lua) { r->script = file; return 0; }
+  } else {                                       /* the stdlib: name.tac, else name.lua */
     const char *dir = c->o->stdlib_dir ? c->o->stdlib_dir : getenv("CARVE_STDLIB") ? getenv("CARVE_STDLIB") : CARVE_STDLIB_DIR;
     char *real = realpath(dir, NULL);            /* messages show build/../stdlib-tactics plainly */
     if (real) { dir = arena_strndup(c->mem, real, strlen(real)); free(real); }
-    const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path);
+    const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path), *lua = arena_printf(c->mem, "%s/%s.lua", dir, path);
     if (file_exists(cand)) file = cand;
-    else if (builtin_find(path)) { r->builtin = arena_strndup(c->mem, path, strlen(path)); r->use = u; return 0; }
+    else if (file_exists(lua)) { r->script = lua; return 0; }
     else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_list(c->mem, dir));
   }
   diag_src *src = diag_load_file(c->mem, c->d, file);
@@ -166,7 +179,6 @@ static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
   }
   r->file = tf;
   r->block = b;
-  r->use = u;
   return 0;
 }
 
@@ -303,14 +315,14 @@ static int bind_args(tactic_ctx *c, const resolved *r, binding **out, int *nb) {
   binding *b = arena_alloc(c->mem, sizeof *b * (size_t)cap);
   *out = b;
   *nb = 0;
-  for (int i = 0; blk && blk->kind == TAC_TACTIC && i < blk->nargs; i++)
+  for (int i = 0; blk && (blk->kind == TAC_TACTIC || blk->kind == TAC_LUA) && i < blk->nargs; i++)
     if (blk->args[i].has_val) b[(*nb)++] = (binding){blk->args[i].key ? blk->args[i].key : "", &blk->args[i].val, r->file};
   if (r->use) {
     for (int i = 0; i < r->use->nargs; i++) {
       const tac_arg *a = &r->use->args[i];
-      int known = r->builtin != NULL;
+      int known = r->script || blk->kind == TAC_LUA;   /* a script takes any argument */
       for (int j = 0; blk && j < blk->nargs; j++) if (blk->args[j].key && !strcmp(blk->args[j].key, a->key)) known = 1;
-      if (!known) return diag_error(c->d, at(c->f, a->off), "tactic '%s' takes no argument '%s'", blk ? blk->name : r->builtin, a->key);
+      if (!known) return diag_error(c->d, at(c->f, a->off), "tactic '%s' takes no argument '%s'", blk->name, a->key);
       b[(*nb)++] = (binding){a->key, &a->val, c->f};
     }
   }
@@ -348,23 +360,17 @@ int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
   if (bind_args(c, &r, &b, &nb) < 0) return -1;
   c->p->tactic = arena_strndup(c->mem, name, strlen(name));
   c->p->at = at(c->f, off);
-  if (r.builtin) {
-    tactic_args ta = {"", 3};
-    const tac_value *ax = lookup(b, nb, "axis"), *st = lookup(b, nb, "stage");
-    if (!ax) return diag_error(c->d, at(c->f, r.use->off), "%s needs an axis: use \"%s\" as %s (axis = ...)", r.builtin, r.builtin, name);
-    if (ax->kind != TAC_VNAME && ax->kind != TAC_VSTR) return diag_error(c->d, at(c->f, ax->off), "axis must be an axis name");
-    ta.axis = ax->text;
-    if (shard_axis(c->p, ta.axis) < 0) return diag_error(c->d, at(c->f, ax->off), "unknown axis '%s'; the mesh has %s", ta.axis, axis_list(c->p, c->mem));
-    if (st) {
-      if (st->kind != TAC_VINT) return diag_error(c->d, at(c->f, st->off), "stage must be 1, 2 or 3");
-      ta.stage = st->i;
-    } else if (!strcmp(r.builtin, "zero")) {
-      return diag_error(c->d, at(c->f, r.use->off), "zero needs a stage: use \"zero\" as %s (axis = ..., stage = 1, 2 or 3)", name);
+  if (r.script || r.block->kind == TAC_LUA) {
+    loc decl = r.use ? at(c->f, r.use->off) : at(r.file, r.block->off);
+    loc path_at = r.use ? at(c->f, r.use->path_off) : at(r.file, r.block->path_off);
+    if (!r.script) {
+      r.script = beside(c->mem, r.file, r.block->path);
+      if (!file_exists(r.script)) return diag_error(c->d, path_at, "cannot open Lua script '%s'", r.script);
     }
-    c->p->at = at(c->f, r.use->off);
-    if (builtin_apply(c->p, r.builtin, &ta, c->d) < 0) return -1;
-  } else if (r.block->kind == TAC_LUA) {
-    return diag_error(c->d, at(r.file, r.block->off), "Lua tactics ('%s') are not available yet in this version", name);
+    lapi_arg *la = arena_alloc(c->mem, sizeof *la * (size_t)(nb + 1));
+    for (int i = 0; i < nb; i++) la[i] = (lapi_arg){b[i].key, b[i].val, at(b[i].file, b[i].val->off)};
+    lapi_tactic t = {c->p->tactic, r.script, decl, path_at, la, nb};
+    if (lapi_run(c, &t) < 0) return -1;
   } else if (r.block->kind == TAC_AUTO) {
     return run_auto(c, &r, name);
   } else {

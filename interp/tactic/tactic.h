@@ -1,6 +1,6 @@
 /*
 ** tactic.h: apply a tactic file's schedule to a program: resolve the mesh,
-** the tactics (blocks, stdlib files, built-ins), their arguments and
+** the tactics (blocks, stdlib files, Lua scripts), their arguments and
 ** selectors, then apply each scheduled tactic and propagate.
 */
 #ifndef interp_tactic_h
@@ -27,10 +27,12 @@ typedef struct tactic_opts {
   int strict;              /* conflicts from tactics are errors */
   int lenient;             /* a selector matching nothing is a warning */
   const char *stdlib_dir;  /* where stdlib-tactics/ lives (NULL: the built-in default) */
-  const char *device;      /* --device: the profile auto tactics cost on, over their own */
+  const char *device;      /* --device: the profile auto tactics and ctx:cost() cost on (NULL: h100-sxm) */
   search_progress_fn progress;   /* auto tactics report here while they search (NULL: silent) */
   void *progress_ud;
   tactic_found **found;    /* auto tactics append what they found here (NULL: not kept) */
+  long long lua_steps;     /* Lua tactics: instructions a script may run (0: LAPI_STEPS) */
+  size_t lua_memory;       /* Lua tactics: bytes a script may hold (0: LAPI_MEMORY) */
 } tactic_opts;
 
 /* Read --mesh "batch=4, model=2" into m (names malloc'd until the plan
@@ -55,7 +57,7 @@ typedef struct tactic_ctx {
 
 /* A plan with no decisions yet, on f's mesh (or o->mesh). */
 sh_plan *tactic_plan_new(const ir_graph *g, const tac_file *f, const tactic_opts *o, arena *mem, diag *d);
-/* Apply the tactic called name in c->f (a block, a use line, a built-in),
+/* Apply the tactic called name in c->f (a block, a use line, a Lua script),
 ** then propagate. off: where the name was written, for messages. */
 int tactic_run(tactic_ctx *c, const char *name, uint32_t off);
 /* Apply one statement written in f outside any tactic, as tactic `who`,
@@ -72,11 +74,5 @@ int tactic_finish(tactic_ctx *c);
 int  tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *list, strbuf *out, arena *a, diag *d);
 /* Three lines on how the search went, each beginning with prefix. */
 void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, arena *a);
-
-/* Built-in tactics (builtin.c): megatron, zero, embedding. */
-typedef struct tactic_args { const char *axis; int64_t stage; } tactic_args;
-int  builtin_find(const char *name);                    /* 1 if name is built in */
-int  builtin_apply(sh_plan *p, const char *name, const tactic_args *a, diag *d);
-void builtin_names(strbuf *b);                          /* "embedding, megatron, zero" */
 
 #endif

@@ -257,7 +257,7 @@ static terr terrs[] = {
   {"tactic t { shard input \"x\" dim 0 on b }\nschedule t\n", "no mesh: add a line like 'mesh batch = 2, model = 2' or pass --mesh"},
   {"mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\n", "no schedule"},
   {"mesh b = 2\ntactic t { shard input \"x\" dim 0 on b }\nschedule t, t\n", "'t' is scheduled twice"},
-  {"mesh b = 2\ntactic f = lua \"f.lua\"\nschedule f\n", "Lua tactics ('f') are not available yet"},
+  {"mesh b = 2\ntactic f = lua \"f.lua\"\nschedule f\n", "2:16: error: cannot open Lua script 'f.lua'"},
   {"mesh b = 65536, c = 65536\ntactic t { shard input \"x\" dim 0 on b }\nschedule t\n", "the mesh has more than 2^31 devices"},
 };
 

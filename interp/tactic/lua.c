@@ -1,0 +1,1179 @@
+/*
+** lua.c: Lua tactics (lapi_), one binding file in the manner of Lua's
+** liolib: a luaL_Reg table of ctx methods, a metatable per kind of object
+** (carve.ctx, carve.value, carve.op, carve.mark), arguments checked by the
+** luaL_check* family.
+**
+** Everything a script can reach is made for one run: a fresh lua_State
+** per tactic, value and op tables built when first asked for and cached
+** per value id (so the same table comes back and can be used as a key),
+** marks in a stack that a rollback cuts. The plan itself is carve's.
+**
+** Errors longjmp. Nothing malloc'd is held across a Lua call that can
+** raise: what outlives one call is in lapi_state (on lapi_run's stack),
+** in the session's arena (the script's source, locations, messages) or in
+** Lua (tables, userdata); the C calls that allocate (propagation, the
+** simulator) finish and free before the next Lua call, and their errors
+** are copied to the C stack before luaL_error.
+*/
+#include "interp/tactic/lua.h"
+#include "interp/ir/ops.h"
+#include "interp/shard/layout.h"
+#include "interp/sim/sim.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#define LAPI_PROFILE "h100-sxm"       /* ctx:cost()'s device until tactic_opts names one */
+#define LAPI_HOOK_EVERY 1000          /* instructions between two count hooks */
+#define LAPI_HEADROOM ((size_t)1 << 20)   /* for the message handler once the limit is hit */
+
+#define K_VALUES "carve.values"       /* registry: value id + 1 -> value table */
+#define K_OPS "carve.ops"             /* registry: value id + 1 -> table of the op making it */
+#define K_MARKS "carve.marks"         /* registry: serials of the marks alive, oldest first */
+#define K_TRACE "carve.traceback"     /* registry: the traceback of the error being raised */
+#define K_PARTIAL "carve.partial.axes"  /* registry: userdata, one uint32 per value */
+
+typedef struct lapi_state {
+  tactic_ctx *c;
+  const lapi_tactic *t;
+  const diag_src *src;                /* the script, in c->mem */
+  char chunk[LUA_IDSIZE];             /* its name as Lua's messages begin ("" until loaded) */
+  /* the allocator */
+  size_t used, limit;
+  int headroom;                       /* the handler's extra room was given */
+  /* the hooks */
+  long long steps, max_steps;
+  int line;                           /* the line last seen running */
+  int killed;                         /* ran too long: every later hook raises again */
+  /* errors */
+  int loading;                        /* compiling the chunk: a syntax error has no traceback */
+  int err_line;                       /* the innermost line the handler found */
+  const char *hint; int hint_line;    /* the ctx method that raised, and its line */
+  int reported;                       /* an error or fatal warning is already in c->d */
+  int closed;                         /* the script's function has returned */
+  int held;                           /* inside ctx:together: actions do not propagate */
+  loc together_at;                    /* the outermost ctx:together call: where its propagation happens */
+  /* caches */
+  uint32_t *partial;                  /* partial-sum axes per value (userdata K_PARTIAL) */
+  int partial_ok;                     /* ... and they are those of the state now */
+  sim_profile prof;
+  int have_prof;
+  lua_Integer serial;                 /* of the last mark */
+} lapi_state;
+
+typedef struct lapi_mark { sh_mark m; lua_Integer serial; } lapi_mark;
+
+static const char lapi_reported = 0;  /* address: the error object of an error already in c->d */
+
+static lapi_state *state_of(lua_State *L) { return *(lapi_state **)lua_getextraspace(L); }
+
+/* ---- locations ---- */
+
+static int is_ident(int ch) { return isalnum(ch) || ch == '_'; }
+
+/* A place on line `line` of the script: where `word` is written on it,
+** else the line's first non-blank; the declaration when the line is
+** unknown. how: 'r' the receiver of a method call (ctx:shard -> ctx),
+** '.' or ':' the word after that character (a field, a method), 'w' the
+** word standing alone (a variable). */
+static loc line_loc(const lapi_state *S, int line, const char *word, int how) {
+  if (line <= 0 || !S->src) return S->t->decl;
+  const char *text = S->src->text;
+  size_t len = S->src->len, b = 0;
+  for (int l = 1; l < line; b++) {
+    if (b >= len) return S->t->decl;
+    if (text[b] == '\n') l++;
+  }
+  size_t e = b;
+  while (e < len && text[e] != '\n') e++;
+  size_t at = b;
+  while (at < e && (text[at] == ' ' || text[at] == '\t')) at++;
+  size_t wl = word ? strlen(word) : 0, first = e;
+  for (size_t i = b; wl && i + wl <= e; i++) {
+    if (memcmp(text + i, word, wl) || (i + wl < e && is_ident((unsigned char)text[i + wl]))) continue;
+    int before = i > b ? (unsigned char)text[i - 1] : ' ';
+    int fits = how == 'w' ? !is_ident(before) && before != '.' && before != ':'
+             : how == 'r' ? before == ':' || before == '.'
+             : before == how;
+    if (!fits) continue;
+    if (how == 'w') {            /* a variable: rather where it is used (x.y, x[i], x(), x:m()) than declared */
+      size_t j = i + wl;
+      while (j < e && text[j] == ' ') j++;
+      if (first == e) first = i;
+      if (j == e || !strchr(".[:(", text[j])) continue;
+    }
+    at = i;
+    if (how == 'r') {
+      at = i - 1;
+      while (at > b && is_ident((unsigned char)text[at - 1])) at--;
+    }
+    first = e;
+    break;
+  }
+  if (first < e) at = first;
+  return (loc){S->src, (uint32_t)at};
+}
+
+/* Lua's messages name what failed: "... (global 'os')", "(field 'dump')". */
+static loc message_loc(const lapi_state *S, int line, const char *msg) {
+  static const struct { const char *kind; int how; } kinds[] = {
+    {"global", 'w'}, {"local", 'w'}, {"upvalue", 'w'}, {"constant", 'w'}, {"field", '.'}, {"method", ':'},
+  };
+  size_t n = strlen(msg);
+  if (n < 4 || msg[n - 1] != ')' || msg[n - 2] != '\'') return line_loc(S, line, NULL, 0);
+  const char *q = msg + n - 2, *open = q;
+  while (open > msg && open[-1] != '\'') open--;
+  for (size_t k = 0; open > msg + 1 && k < sizeof kinds / sizeof kinds[0]; k++) {
+    size_t kl = strlen(kinds[k].kind);
+    const char *kw = open - 2 - kl;
+    if (kw < msg + 1 || kw[-1] != '(' || strncmp(kw, kinds[k].kind, kl) || kw[kl] != ' ') continue;
+    char word[64];
+    size_t wl = (size_t)(q - open) < sizeof word - 1 ? (size_t)(q - open) : sizeof word - 1;
+    memcpy(word, open, wl);
+    word[wl] = 0;
+    return line_loc(S, line, word, kinds[k].how);
+  }
+  return line_loc(S, line, NULL, 0);
+}
+
+/* The line of the innermost Lua function from stack level `level` up (0: none). */
+static int lua_line(lua_State *L, int level) {
+  lua_Debug ar;
+  for (; lua_getstack(L, level, &ar); level++)
+    if (lua_getinfo(L, "l", &ar) && ar.currentline > 0) return ar.currentline;
+  return 0;
+}
+
+/* Where the script called the running ctx method: provenance of decisions. */
+static loc call_loc(lua_State *L, const lapi_state *S, const char *method) {
+  return line_loc(S, lua_line(L, 1), method, 'r');
+}
+
+/* luaL_error, remembering which method raised so that the caret can point at its call */
+static int lapi_raise(lua_State *L, lapi_state *S, const char *method, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int lapi_raise(lua_State *L, lapi_state *S, const char *method, const char *fmt, ...) {
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  S->hint = method;
+  S->hint_line = lua_line(L, 1);
+  return luaL_error(L, "%s", msg);
+}
+
+/* ---- the allocator and the hooks ---- */
+
+static void *lapi_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  lapi_state *S = ud;
+  if (!ptr) osize = 0;                 /* then osize tells the kind of object */
+  if (nsize == 0) {
+    free(ptr);
+    S->used -= osize;
+    return NULL;
+  }
+  if (nsize > osize && (nsize - osize > S->limit || S->used + (nsize - osize) > S->limit)) return NULL;
+  void *q = realloc(ptr, nsize);
+  if (!q) return NULL;
+  S->used = S->used - osize + nsize;
+  return q;
+}
+
+/* Count hook: the instruction limit, and the line running (for errors that
+** carry none, out of memory). Call hook: the caller's line, so that a C
+** function that runs out of memory (string.rep) is placed on its call. */
+static void lapi_hook(lua_State *L, lua_Debug *ar) {
+  lapi_state *S = state_of(L);
+  if (ar->event != LUA_HOOKCOUNT) {
+    int l = lua_line(L, 1);
+    if (l > 0) S->line = l;
+    return;
+  }
+  if (lua_getinfo(L, "l", ar) && ar->currentline > 0) S->line = ar->currentline;
+  S->steps += S->killed ? 1 : LAPI_HOOK_EVERY;
+  if (S->steps <= S->max_steps) return;
+  if (!S->killed) {
+    S->killed = 1;
+    lua_sethook(L, lapi_hook, LUA_MASKCALL | LUA_MASKCOUNT, 1);   /* a pcall that catches it gets no further */
+  }
+  lua_pushfstring(L, "%s:%d: the script ran too long (more than %I instructions)", S->chunk, S->line, (lua_Integer)S->max_steps);
+  lua_error(L);
+}
+
+/* The message handler: a string message, the innermost line, the traceback. */
+static int lapi_msgh(lua_State *L) {
+  lapi_state *S = state_of(L);
+  if (lua_touserdata(L, 1) == &lapi_reported) return 1;
+  if (!S->headroom) {
+    S->headroom = 1;
+    S->limit += LAPI_HEADROOM;
+  }
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
+    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  S->err_line = lua_line(L, 1);
+  if (!S->loading) {
+    luaL_traceback(L, L, NULL, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, K_TRACE);
+  }
+  lua_pushstring(L, msg);
+  return 1;
+}
+
+/* ---- objects: values and ops ---- */
+
+static const char *kind_name(const ir_value *v) {
+  switch (v->kind) {
+  case IR_INPUT: return "input";
+  case IR_PARAM: return "param";
+  case IR_STATE: return "state";
+  case IR_CONST: return "constant";
+  case IR_OP: break;
+  }
+  return v->role == ROLE_GRAD ? "grad" : "value";
+}
+
+static void push_ints(lua_State *L, const int64_t *x, int n) {
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushinteger(L, (lua_Integer)x[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+/* The cached table of value id (pushed). */
+static void push_value(lua_State *L, lapi_state *S, int id) {
+  lua_getfield(L, LUA_REGISTRYINDEX, K_VALUES);
+  if (lua_rawgeti(L, -1, id + 1) != LUA_TNIL) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  const ir_value *v = S->c->g->vals[id];
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, v->name);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, kind_name(v));
+  lua_setfield(L, -2, "kind");
+  lua_pushstring(L, ir_dtype_name(v->dtype));
+  lua_setfield(L, -2, "dtype");
+  push_ints(L, v->shape.d, v->shape.rank);
+  lua_setfield(L, -2, "shape");
+  lua_pushinteger(L, id + 1);
+  lua_setfield(L, -2, "id");
+  if (v->kind == IR_CONST) {
+    lua_pushnumber(L, v->attr.scalar);
+    lua_setfield(L, -2, "value");
+  }
+  luaL_setmetatable(L, "carve.value");     /* producer and users come on first use */
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, id + 1);
+  lua_remove(L, -2);
+}
+
+/* An op's attributes as its signature names them (ops.h), values as the printer writes them. */
+static void push_attrs(lua_State *L, const ir_value *v) {
+  const ir_attrs *a = &v->attr;
+  lua_newtable(L);
+  for (const char *p = ir_opinfo_of(v->op)->sig; *p;) {
+    while (*p == ' ') p++;
+    const char *colon = strchr(p, ':');
+    if (!colon) break;
+    char name[16] = {0};
+    memcpy(name, p, (size_t)(colon - p) < sizeof name - 1 ? (size_t)(colon - p) : sizeof name - 1);
+    char t = colon[1];
+    p = colon + 2 + (colon[2] == '?');
+    int64_t xs[IR_MAXRANK];
+    switch (t) {
+    case 'v': case 'V': continue;
+    case 's': lua_pushstring(L, a->spec ? a->spec : ""); break;
+    case 'f': lua_pushnumber(L, a->eps); break;
+    case 'b': lua_pushboolean(L, a->keepdims); break;
+    case 'i':
+      lua_pushinteger(L, !strcmp(name, "dim") ? a->dim : !strcmp(name, "start") ? a->start : !strcmp(name, "rows") ? a->rows : a->end);
+      break;
+    case 'I':
+      if (!strcmp(name, "shape")) push_ints(L, a->to.d, a->to.rank);
+      else {
+        for (int i = 0; i < a->ndims; i++) xs[i] = a->dims[i];
+        push_ints(L, xs, a->ndims);
+      }
+      break;
+    default: continue;
+    }
+    lua_setfield(L, -2, name);
+  }
+}
+
+/* The cached table of the op whose result is value id (pushed). */
+static void push_op(lua_State *L, lapi_state *S, int id) {
+  lua_getfield(L, LUA_REGISTRYINDEX, K_OPS);
+  if (lua_rawgeti(L, -1, id + 1) != LUA_TNIL) {
+    lua_remove(L, -2);
+    return;
+  }
+  lua_pop(L, 1);
+  const ir_value *v = S->c->g->vals[id];
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, ir_opinfo_of(v->op)->name);
+  lua_setfield(L, -2, "kind");
+  lua_createtable(L, v->nargs, 0);
+  for (int k = 0; k < v->nargs; k++) {
+    push_value(L, S, v->args[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_setfield(L, -2, "operands");
+  lua_createtable(L, 1, 0);
+  push_value(L, S, id);
+  lua_rawseti(L, -2, 1);
+  lua_setfield(L, -2, "results");
+  push_attrs(L, v);
+  lua_setfield(L, -2, "attrs");
+  if (v->op == IR_EINSUM) {
+    lua_pushstring(L, v->attr.spec);
+    lua_setfield(L, -2, "spec");
+  }
+  luaL_setmetatable(L, "carve.op");
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, id + 1);
+  lua_remove(L, -2);
+}
+
+static lapi_state *live(lua_State *L) {
+  lapi_state *S = state_of(L);
+  if (S->closed) luaL_error(L, "the tactic has returned; its ctx can no longer be used");
+  return S;
+}
+
+/* value.producer, value.users: made when first read (users then kept in the table) */
+static int value_index(lua_State *L) {
+  lapi_state *S = live(L);
+  const char *k = lua_tostring(L, 2);
+  if (!k || (strcmp(k, "producer") && strcmp(k, "users"))) return 0;
+  lua_getfield(L, 1, "id");
+  lua_Integer id = lua_tointeger(L, -1) - 1;
+  if (id < 0 || id >= S->c->g->nvals) return 0;
+  const ir_value *v = S->c->g->vals[id];
+  if (k[0] == 'p') {
+    if (v->kind != IR_OP) return 0;
+    push_op(L, S, (int)id);
+    return 1;
+  }
+  lua_createtable(L, v->nusers, 0);
+  for (int i = 0; i < v->nusers; i++) {
+    push_op(L, S, v->users[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 1, "users");
+  return 1;
+}
+
+static int value_tostring(lua_State *L) {
+  lua_getfield(L, 1, "name");
+  lua_pushfstring(L, "value '%s'", lua_tostring(L, -1));
+  return 1;
+}
+
+static int op_tostring(lua_State *L) {
+  lua_getfield(L, 1, "kind");
+  lua_getfield(L, 1, "results");
+  lua_rawgeti(L, -1, 1);
+  lua_getfield(L, -1, "name");
+  lua_pushfstring(L, "op %s -> '%s'", lua_tostring(L, -4), lua_tostring(L, -1));
+  return 1;
+}
+
+/* A value argument: one of our value tables, or a name. Its id. */
+static int check_value(lua_State *L, lapi_state *S, int arg, const char *method) {
+  const ir_graph *g = S->c->g;
+  if (lua_type(L, arg) == LUA_TSTRING) {
+    const ir_value *v = ir_lookup(g, lua_tostring(L, arg));
+    if (!v) return lapi_raise(L, S, method, "ctx:%s: no value named '%s'", method, lua_tostring(L, arg));
+    return v->id;
+  }
+  if (lua_type(L, arg) == LUA_TTABLE) {
+    lua_pushstring(L, "id");
+    lua_rawget(L, arg);
+    lua_Integer id = lua_tointeger(L, -1) - 1;
+    lua_pop(L, 1);
+    if (id >= 0 && id < g->nvals) {
+      lua_getfield(L, LUA_REGISTRYINDEX, K_VALUES);
+      lua_rawgeti(L, -1, id + 1);
+      int same = lua_rawequal(L, -1, arg);
+      lua_pop(L, 2);
+      if (same) return (int)id;
+    }
+  }
+  return lapi_raise(L, S, method, "ctx:%s: argument %d must be a value (from ctx:values, an op's operands or results) or a value's name, not %s",
+                    method, arg - 1, luaL_typename(L, arg));
+}
+
+/* An op argument: one of our op tables. The id of its result. */
+static int check_op(lua_State *L, lapi_state *S, int arg, const char *method) {
+  if (lua_type(L, arg) == LUA_TTABLE) {
+    lua_pushstring(L, "results");
+    lua_rawget(L, arg);
+    lua_Integer id = -1;
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      lua_rawgeti(L, -1, 1);
+      if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushstring(L, "id");
+        lua_rawget(L, -2);
+        id = lua_tointeger(L, -1) - 1;
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (id >= 0 && id < S->c->g->nvals) {
+      lua_getfield(L, LUA_REGISTRYINDEX, K_OPS);
+      lua_rawgeti(L, -1, id + 1);
+      int same = lua_rawequal(L, -1, arg);
+      lua_pop(L, 2);
+      if (same) return (int)id;
+    }
+  }
+  return lapi_raise(L, S, method, "ctx:%s: argument 1 must be an op (a value's producer or one of its users), not %s", method, luaL_typename(L, arg));
+}
+
+static int check_axis(lua_State *L, lapi_state *S, int arg, const char *method) {
+  const char *name = luaL_checkstring(L, arg);
+  const sh_plan *p = S->c->p;
+  int a = shard_axis(p, name);
+  if (a >= 0) return a;
+  char list[256] = "";
+  size_t k = 0;
+  for (int i = 0; i < p->mesh.n && k < sizeof list; i++) k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", p->mesh.name[i]);
+  return lapi_raise(L, S, method, "unknown axis '%s'; the mesh has %s", name, list);
+}
+
+/* dim as tactic files take it: 0-based, negative from the end */
+static int check_dim(lua_State *L, lapi_state *S, int arg, int v, const char *method) {
+  lua_Integer d = luaL_checkinteger(L, arg);
+  const ir_value *x = S->c->g->vals[v];
+  lua_Integer i = d < 0 ? d + x->shape.rank : d;
+  if (i < 0 || i >= x->shape.rank)
+    return lapi_raise(L, S, method, "dim %lld is out of range for '%s' of rank %d", (long long)d, x->name, x->shape.rank);
+  return (int)i;
+}
+
+static lapi_state *check_ctx(lua_State *L) {
+  luaL_checkudata(L, 1, "carve.ctx");
+  return live(L);
+}
+
+/* ---- ctx: reading the program ---- */
+
+static const char *const kind_words[] = {"input", "param", "grad", "state", "value", NULL};   /* ORDER TAC_SEL */
+_Static_assert(sizeof kind_words / sizeof kind_words[0] == TAC_SEL_VALUE + 2, "ORDER TAC_SEL: kind_words");
+
+static int selected(const ir_value *v, int sel) {
+  switch (sel) {
+  case TAC_SEL_INPUT: return v->kind == IR_INPUT;
+  case TAC_SEL_PARAM: return v->kind == IR_PARAM;
+  case TAC_SEL_GRAD: return v->role == ROLE_GRAD;
+  case TAC_SEL_STATE: return v->kind == IR_STATE;
+  default: return v->kind != IR_CONST;
+  }
+}
+
+/* ctx:values([kind [, glob]]) */
+static int ctx_values(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  int sel = TAC_SEL_VALUE;
+  if (!lua_isnoneornil(L, 2)) {
+    const char *k = luaL_checkstring(L, 2);
+    size_t n = strlen(k);
+    for (sel = 0; kind_words[sel]; sel++) {
+      size_t m = strlen(kind_words[sel]);
+      if ((n == m || (n == m + 1 && k[m] == 's')) && !strncmp(k, kind_words[sel], m)) break;
+    }
+    if (!kind_words[sel]) return lapi_raise(L, S, "values", "ctx:values: unknown kind '%s' (input, param, grad, state or value)", k);
+  }
+  const char *glob = luaL_optstring(L, 3, NULL);
+  const ir_graph *g = S->c->g;
+  lua_newtable(L);
+  int n = 0;
+  for (int v = 0; v < g->nvals; v++) {
+    if (!selected(g->vals[v], sel) || (glob && fnmatch(glob, g->vals[v]->name, 0))) continue;
+    push_value(L, S, v);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* ctx:value(name): the value, or nil */
+static int ctx_value(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  const ir_value *v = ir_lookup(S->c->g, luaL_checkstring(L, 2));
+  if (!v) return 0;
+  push_value(L, S, v->id);
+  return 1;
+}
+
+/* ctx:outputs(): the program's results, the loss first */
+static int ctx_outputs(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  const ir_graph *g = S->c->g;
+  lua_createtable(L, g->nouts, 0);
+  for (int i = 0; i < g->nouts; i++) {
+    push_value(L, S, g->outputs[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static void push_axes(lua_State *L, const sh_plan *p, uint32_t mask) {
+  lua_newtable(L);
+  int n = 0;
+  for (int a = 0; a < p->mesh.n; a++)
+    if ((mask >> a) & 1) {
+      lua_pushstring(L, p->mesh.name[a]);
+      lua_rawseti(L, -2, ++n);
+    }
+}
+
+/* Partial sums are derived from the whole plan (shard_partials); actions
+** must see none, so they are computed, copied and cleared again, once
+** for each state that asks. */
+static void refresh_partials(lapi_state *S) {
+  if (S->partial_ok) return;
+  sh_plan *p = S->c->p;
+  shard_partials(p);
+  for (int v = 0; v < p->g->nvals; v++) S->partial[v] = p->lay[v].partial;
+  shard_unpartial(p);
+  S->partial_ok = 1;
+}
+
+static const char partial_key = 0;     /* address: the hidden key holding a lazy list's value id */
+
+/* ctx:sharding's second result is computed when first read: a list with
+** the value's id under a hidden key, filled and made plain on first use */
+static void push_partial(lua_State *L, int v) {
+  lua_createtable(L, 0, 1);
+  lua_pushlightuserdata(L, (void *)&partial_key);
+  lua_pushinteger(L, v);
+  lua_rawset(L, -3);
+  luaL_setmetatable(L, "carve.partial");
+}
+
+static void fill_partial(lua_State *L) {
+  lapi_state *S = live(L);
+  lua_pushlightuserdata(L, (void *)&partial_key);
+  if (lua_rawget(L, 1) != LUA_TNUMBER) {
+    lua_pop(L, 1);
+    return;
+  }
+  int v = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  lua_pushlightuserdata(L, (void *)&partial_key);
+  lua_pushnil(L);
+  lua_rawset(L, 1);
+  refresh_partials(S);
+  const sh_plan *p = S->c->p;
+  int n = 0;
+  for (int a = 0; a < p->mesh.n; a++)
+    if ((S->partial[v] >> a) & 1) {
+      lua_pushstring(L, p->mesh.name[a]);
+      lua_rawseti(L, 1, ++n);
+    }
+  lua_pushnil(L);
+  lua_setmetatable(L, 1);
+}
+
+static int partial_index(lua_State *L) {
+  fill_partial(L);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+static int partial_len(lua_State *L) {
+  fill_partial(L);
+  lua_pushinteger(L, (lua_Integer)lua_rawlen(L, 1));
+  return 1;
+}
+
+static int partial_pairs(lua_State *L) {
+  fill_partial(L);
+  lua_getglobal(L, "next");
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+/* ctx:sharding(v): per dim the axes it is split over; the partial-sum axes
+** (computed when first read); per dim the axes a replicate keeps it whole on */
+static int ctx_sharding(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  int v = check_value(L, S, 2, "sharding");
+  const sh_plan *p = S->c->p;
+  const sh_layout *l = &p->lay[v];
+  int rank = p->g->vals[v]->shape.rank;
+  lua_createtable(L, rank, 0);
+  for (int i = 0; i < rank; i++) {
+    lua_createtable(L, l->dim[i].n, 0);
+    for (int k = 0; k < l->dim[i].n; k++) {
+      lua_pushstring(L, p->mesh.name[l->dim[i].ax[k]]);
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  push_partial(L, v);
+  lua_createtable(L, rank, 0);
+  for (int i = 0; i < rank; i++) {
+    push_axes(L, p, l->forbid[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 3;
+}
+
+/* ctx:factors(op): the factor view of the op (rules.c) */
+static int ctx_factors(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  int id = check_op(L, S, 2, "factors");
+  sh_rule r;
+  if (shard_rule(S->c->g, S->c->g->vals[id], &r) < 0) return 0;
+  static const char *const fkind[] = {"pass", "contract", "whole"};   /* F_PASS, F_CONTRACT, F_WHOLE */
+  lua_createtable(L, 0, 3);
+  lua_createtable(L, r.nops - 1, 0);
+  for (int k = 0; k < r.nops; k++) {
+    lua_createtable(L, r.rank[k], 0);
+    for (int i = 0; i < r.rank[k]; i++) {
+      if (r.map[k][i] < 0) lua_pushboolean(L, 0);
+      else lua_pushinteger(L, r.map[k][i] + 1);
+      lua_rawseti(L, -2, i + 1);
+    }
+    if (k < r.nops - 1) {
+      lua_rawseti(L, -2, k + 1);
+      continue;
+    }
+    lua_setfield(L, -3, "result");
+    lua_setfield(L, -2, "operands");
+  }
+  lua_createtable(L, r.nf, 0);
+  for (int f = 0; f < r.nf; f++) {
+    lua_pushstring(L, fkind[r.kind[f]]);
+    lua_rawseti(L, -2, f + 1);
+  }
+  lua_setfield(L, -2, "kind");
+  return 1;
+}
+
+/* ctx:mesh(): {axis = size}, and the names in order */
+static int ctx_mesh(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  const sh_mesh *m = &S->c->p->mesh;
+  lua_createtable(L, 0, m->n);
+  lua_createtable(L, m->n, 0);
+  for (int i = 0; i < m->n; i++) {
+    lua_pushinteger(L, (lua_Integer)m->size[i]);
+    lua_setfield(L, -3, m->name[i]);
+    lua_pushstring(L, m->name[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 2;
+}
+
+/* ---- ctx: actions ---- */
+
+/* After an action: propagate, unless ctx:together holds it back. */
+static void acted(lapi_state *S) {
+  if (!S->held) shard_propagate(S->c->p);
+  S->partial_ok = 0;
+}
+
+/* A refused action: the conflict message it recorded (or, when the same
+** refusal was recorded before, the same message made again). */
+static const char *refusal(const sh_plan *p, int ncon, int v, int dim, int axis, int replicate, char *buf, size_t n) {
+  if (p->ncon > ncon) return p->con[p->ncon - 1].message;
+  const ir_value *x = p->g->vals[v];
+  const sh_layout *l = &p->lay[v];
+  int used = shard_uses_axis(l, x->shape.rank, axis);
+  const char *ax = p->mesh.name[axis];
+  if (replicate) snprintf(buf, n, "replicate '%s' on '%s' refused: it is already split on '%s' (dim %d)", x->name, ax, ax, used);
+  else
+    snprintf(buf, n, "split dim %d of '%s' on '%s' refused: '%s' %s", dim, x->name, ax, x->name,
+             used == dim ? "is already split on that axis" : used >= 0 ? "already uses that axis on another dim"
+                                                                 : "is kept whole on that axis by a replicate");
+  return buf;
+}
+
+/* ctx:shard(v, dim, axis) */
+static int ctx_shard(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  int v = check_value(L, S, 2, "shard");
+  const ir_value *x = S->c->g->vals[v];
+  if (x->kind == IR_CONST) return lapi_raise(L, S, "shard", "ctx:shard: '%s' is a literal, not a tensor to split", x->name);
+  int dim = check_dim(L, S, 3, v, "shard");
+  int axis = check_axis(L, S, 4, "shard");
+  sh_plan *p = S->c->p;
+  p->at = call_loc(L, S, "shard");
+  int ncon = p->ncon;
+  diag scratch;
+  diag_init(&scratch);
+  int rc = shard_split(p, v, dim, axis, &scratch);
+  diag_free(&scratch);
+  if (rc < 0) {
+    int64_t pieces = layout_pieces(p, &p->lay[v].dim[dim]) * p->mesh.size[axis];
+    return lapi_raise(L, S, "shard", "cannot split dim %d of '%s' (size %lld) into %lld pieces on '%s': it is not divisible", dim, x->name,
+                 (long long)x->shape.d[dim], (long long)pieces, p->mesh.name[axis]);
+  }
+  if (rc > 0) {
+    char buf[512];
+    const char *m = refusal(p, ncon, v, dim, axis, 0, buf, sizeof buf);
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, m);
+    return 2;
+  }
+  acted(S);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* ctx:replicate(v, axis [, dim]) */
+static int ctx_replicate(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  int v = check_value(L, S, 2, "replicate");
+  if (S->c->g->vals[v]->kind == IR_CONST) return lapi_raise(L, S, "replicate", "ctx:replicate: '%s' is a literal", S->c->g->vals[v]->name);
+  int axis = check_axis(L, S, 3, "replicate");
+  int dim = lua_isnoneornil(L, 4) ? -1 : check_dim(L, S, 4, v, "replicate");
+  sh_plan *p = S->c->p;
+  p->at = call_loc(L, S, "replicate");
+  int ncon = p->ncon;
+  if (shard_replicate(p, v, dim, axis) > 0) {
+    char buf[512];
+    const char *m = refusal(p, ncon, v, dim, axis, 1, buf, sizeof buf);
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, m);
+    return 2;
+  }
+  acted(S);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int together_close(lua_State *L) {
+  lapi_state *S = state_of(L);
+  if (--S->held == 0 && !S->closed) {
+    S->c->p->at = S->together_at;     /* propagation's conflicts point at the call */
+    acted(S);
+  }
+  return 0;
+}
+
+/* ctx:together(fn): fn's actions propagate once, when it returns (or
+** raises), as a tactic file's block does: many decisions for the price
+** of one propagation, each seeing the plan without the others' effects */
+static int ctx_together(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_newuserdatauv(L, 0, 0);
+  luaL_setmetatable(L, "carve.together");
+  lua_toclose(L, -1);            /* held is given back however fn ends */
+  if (S->held++ == 0) S->together_at = call_loc(L, S, "together");
+  lua_pushvalue(L, 2);
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+/* ctx:mark(): a point to come back to */
+static int ctx_mark(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  lapi_mark *m = lua_newuserdatauv(L, sizeof *m, 0);
+  luaL_setmetatable(L, "carve.mark");
+  lua_getfield(L, LUA_REGISTRYINDEX, K_MARKS);
+  lua_Integer serial = S->serial + 1;
+  lua_pushinteger(L, serial);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+  S->serial = serial;
+  m->serial = serial;
+  m->m = shard_mark(S->c->p);
+  return 1;
+}
+
+/* ctx:rollback(mark): back to the state at mark; later marks are discarded */
+static int ctx_rollback(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  lapi_mark *m = luaL_checkudata(L, 2, "carve.mark");
+  lua_getfield(L, LUA_REGISTRYINDEX, K_MARKS);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), at = 0;
+  for (lua_Integer i = n; i >= 1 && !at; i--) {
+    lua_rawgeti(L, -1, i);
+    if (lua_tointeger(L, -1) == m->serial) at = i;
+    lua_pop(L, 1);
+  }
+  if (!at) return lapi_raise(L, S, "rollback", "ctx:rollback: this mark was discarded by a rollback to an earlier one");
+  for (lua_Integer i = n; i > at; i--) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pop(L, 1);
+  shard_rollback(S->c->p, m->m);
+  S->partial_ok = 0;
+  return 0;
+}
+
+/* ctx:cost(): {time = s, memory = bytes, ...} of the plan now, on the device profile */
+static int ctx_cost(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  char err[600] = "";
+  tactic_ctx *c = S->c;
+  if (!S->have_prof) {
+    const char *dev = c->o->device ? c->o->device : LAPI_PROFILE;
+    diag d;
+    diag_init(&d);
+    if (sim_profile_load(c->mem, &d, dev, sim_profile_dir(), &S->prof) == 0) S->have_prof = 1;
+    else snprintf(err, sizeof err, "%s", diag_text(&d));
+    diag_free(&d);
+    if (!S->have_prof) {
+      char *nl = strchr(err, '\n');
+      if (nl) *nl = 0;
+      return lapi_raise(L, S, "cost", "ctx:cost: no device profile: %s", err);
+    }
+  }
+  sim_result r;
+  arena a;
+  diag d;
+  arena_init(&a);
+  diag_init(&d);
+  shard_partials(c->p);
+  int rc = sim_plan(c->g, c->p, &S->prof, NULL, 0, 0, &a, &r, &d);
+  shard_unpartial(c->p);
+  double time = r.total, memory = r.mem.peak, compute = r.compute, comm = r.communication;
+  if (rc < 0) snprintf(err, sizeof err, "%s", diag_text(&d));
+  else sim_result_free(&r);
+  diag_free(&d);
+  arena_free(&a);
+  if (rc < 0) {
+    char *nl = strchr(err, '\n');
+    if (nl) *nl = 0;
+    return lapi_raise(L, S, "cost", "ctx:cost: %s", err);
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushnumber(L, time);
+  lua_setfield(L, -2, "time");
+  lua_pushnumber(L, memory);
+  lua_setfield(L, -2, "memory");
+  lua_pushnumber(L, compute);
+  lua_setfield(L, -2, "compute");
+  lua_pushnumber(L, comm);
+  lua_setfield(L, -2, "communication");
+  return 1;
+}
+
+/* ---- ctx: messages in carve's own words ---- */
+
+/* where a message about argument `key` points: its value, else the declaration */
+static loc arg_loc(const lapi_tactic *t, const char *key) {
+  for (int i = t->nargs - 1; key && i >= 0; i--)
+    if (!strcmp(t->args[i].key, key)) return t->args[i].at;
+  return t->decl;
+}
+
+/* ctx:error(msg [, arg]): a carve error at the tactic's declaration (or
+** the argument's value); the script stops */
+static int ctx_error(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  const char *msg = luaL_checkstring(L, 2);
+  const char *key = luaL_optstring(L, 3, NULL);
+  diag_error(S->c->d, arg_loc(S->t, key), "%s", msg);
+  S->reported = 1;
+  lua_pushlightuserdata(L, (void *)&lapi_reported);
+  return lua_error(L);
+}
+
+/* ctx:warn(msg [, arg]): a warning there (an error, and the end, unless --lenient) */
+static int ctx_warn(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  const char *msg = luaL_checkstring(L, 2);
+  const char *key = luaL_optstring(L, 3, NULL);
+  if (diag_warning(S->c->d, arg_loc(S->t, key), "%s", msg) == 0) return 0;
+  S->reported = 1;
+  lua_pushlightuserdata(L, (void *)&lapi_reported);
+  return lua_error(L);
+}
+
+static int ctx_tostring(lua_State *L) {
+  lua_pushfstring(L, "ctx of tactic '%s'", state_of(L)->t->name);
+  return 1;
+}
+
+static const luaL_Reg ctx_methods[] = {
+  {"values", ctx_values}, {"value", ctx_value}, {"outputs", ctx_outputs},
+  {"sharding", ctx_sharding}, {"factors", ctx_factors}, {"mesh", ctx_mesh},
+  {"shard", ctx_shard}, {"replicate", ctx_replicate},
+  {"together", ctx_together}, {"mark", ctx_mark}, {"rollback", ctx_rollback}, {"cost", ctx_cost},
+  {"error", ctx_error}, {"warn", ctx_warn},
+  {NULL, NULL}
+};
+
+/* ---- the sandbox ---- */
+
+/* print, to stderr: stdout carries carve's own output (--json) */
+static int lapi_print(lua_State *L) {
+  int n = lua_gettop(L);
+  for (int i = 1; i <= n; i++) {
+    size_t len;
+    const char *s = luaL_tolstring(L, i, &len);
+    if (i > 1) fputc('\t', stderr);
+    fwrite(s, 1, len, stderr);
+    lua_pop(L, 1);
+  }
+  fputc('\n', stderr);
+  return 0;
+}
+
+/* collectgarbage: counting and collecting; the collector's settings stay carve's */
+static int lapi_collectgarbage(lua_State *L) {
+  const char *o = luaL_optstring(L, 1, "collect");
+  if (!strcmp(o, "collect")) {
+    lua_gc(L, LUA_GCCOLLECT);
+    lua_pushinteger(L, 0);
+  } else if (!strcmp(o, "step")) {
+    lua_pushboolean(L, lua_gc(L, LUA_GCSTEP, 0));
+  } else if (!strcmp(o, "count")) {
+    lua_pushnumber(L, (lua_Number)lua_gc(L, LUA_GCCOUNT) + (lua_Number)lua_gc(L, LUA_GCCOUNTB) / 1024);
+  } else if (!strcmp(o, "isrunning")) {
+    lua_pushboolean(L, lua_gc(L, LUA_GCISRUNNING));
+  } else {
+    return luaL_error(L, "collectgarbage('%s') is not available to a tactic script", o);
+  }
+  return 1;
+}
+
+static void open_sandbox(lua_State *L) {
+  static const struct { const char *name; lua_CFunction open; } libs[] = {
+    {LUA_GNAME, luaopen_base}, {LUA_TABLIBNAME, luaopen_table}, {LUA_STRLIBNAME, luaopen_string},
+    {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8},
+  };
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    luaL_requiref(L, libs[i].name, libs[i].open, 1);
+    lua_pop(L, 1);
+  }
+  static const char *const gone[] = {"load", "loadfile", "dofile", "require", "loadstring", NULL};
+  for (int i = 0; gone[i]; i++) {
+    lua_pushnil(L);
+    lua_setglobal(L, gone[i]);
+  }
+  lua_pushcfunction(L, lapi_print);
+  lua_setglobal(L, "print");
+  lua_pushcfunction(L, lapi_collectgarbage);
+  lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+  /* the same numbers every run: a tactic that draws them plans alike */
+  lua_getglobal(L, LUA_MATHLIBNAME);
+  lua_getfield(L, -1, "randomseed");
+  lua_pushinteger(L, 0);
+  lua_call(L, 1, 0);
+  lua_pop(L, 1);
+}
+
+static void push_tvalue(lua_State *L, const tac_value *v) {
+  luaL_checkstack(L, 4, "tactic argument nested too deeply");
+  switch (v->kind) {
+  case TAC_VNAME: case TAC_VSTR: lua_pushstring(L, v->text); break;
+  case TAC_VINT: case TAC_VSIZE: lua_pushinteger(L, (lua_Integer)v->i); break;
+  case TAC_VNUM: case TAC_VSECONDS: lua_pushnumber(L, v->num); break;   /* durations in seconds */
+  case TAC_VLIST:
+    lua_createtable(L, v->nitems, 0);
+    for (int i = 0; i < v->nitems; i++) {
+      push_tvalue(L, &v->items[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    break;
+  case TAC_VRANGE:
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, (lua_Integer)v->i);
+    lua_setfield(L, -2, "lo");
+    lua_pushinteger(L, (lua_Integer)v->hi);
+    lua_setfield(L, -2, "hi");
+    break;
+  }
+}
+
+static void new_metatable(lua_State *L, const char *name, const luaL_Reg *fns) {
+  luaL_newmetatable(L, name);
+  luaL_setfuncs(L, fns, 0);
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__metatable");   /* scripts cannot swap it */
+}
+
+/* Everything that can raise runs here, under lapi_run's lua_pcall. */
+static int lapi_main(lua_State *L) {
+  lapi_state *S = state_of(L);
+  const tactic_ctx *c = S->c;
+  open_sandbox(L);
+  static const luaL_Reg value_mt[] = {{"__index", value_index}, {"__tostring", value_tostring}, {NULL, NULL}};
+  static const luaL_Reg op_mt[] = {{"__tostring", op_tostring}, {NULL, NULL}};
+  static const luaL_Reg ctx_mt[] = {{"__tostring", ctx_tostring}, {NULL, NULL}};
+  static const luaL_Reg mark_mt[] = {{NULL, NULL}};
+  static const luaL_Reg together_mt[] = {{"__close", together_close}, {NULL, NULL}};
+  static const luaL_Reg partial_mt[] = {{"__index", partial_index}, {"__len", partial_len}, {"__pairs", partial_pairs}, {NULL, NULL}};
+  new_metatable(L, "carve.value", value_mt);
+  new_metatable(L, "carve.op", op_mt);
+  new_metatable(L, "carve.mark", mark_mt);
+  new_metatable(L, "carve.together", together_mt);
+  lua_pop(L, 1);
+  luaL_newmetatable(L, "carve.partial");    /* not protected: a filled list drops it */
+  luaL_setfuncs(L, partial_mt, 0);
+  lua_pop(L, 1);
+  new_metatable(L, "carve.ctx", ctx_mt);
+  luaL_newlib(L, ctx_methods);
+  lua_pushstring(L, S->t->name);
+  lua_setfield(L, -2, "tactic");
+  lua_pushstring(L, c->g->train == 1 ? "sgd" : c->g->train == 2 ? "adam" : NULL);
+  lua_setfield(L, -2, "train");
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 4);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, K_VALUES);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, K_OPS);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, K_MARKS);
+  S->partial = lua_newuserdatauv(L, sizeof(uint32_t) * (size_t)(c->g->nvals + 1), 0);
+  lua_setfield(L, LUA_REGISTRYINDEX, K_PARTIAL);
+
+  /* the chunk: text only (no precompiled code), named @path so messages carry it */
+  S->loading = 1;
+  const char *chunkname = lua_pushfstring(L, "@%s", S->src->name);
+  if (luaL_loadbufferx(L, S->src->text, S->src->len, chunkname, "t") != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    lua_Debug ar;      /* the name messages start with: compile an empty chunk of the same name */
+    if (luaL_loadbufferx(L, "", 0, chunkname, "t") == LUA_OK && lua_getinfo(L, ">S", &ar))
+      snprintf(S->chunk, sizeof S->chunk, "%s", ar.short_src);
+    lua_pushstring(L, msg);
+    return lua_error(L);
+  }
+  S->loading = 0;
+  lua_Debug ar;
+  lua_pushvalue(L, -1);
+  lua_getinfo(L, ">S", &ar);
+  snprintf(S->chunk, sizeof S->chunk, "%s", ar.short_src);
+  lua_sethook(L, lapi_hook, LUA_MASKCALL | LUA_MASKCOUNT, LAPI_HOOK_EVERY);
+  S->line = 1;                 /* until a hook sees one: where the running function begins */
+  lua_call(L, 0, 1);
+  if (!lua_isfunction(L, -1)) {
+    diag_error(c->d, S->t->path_at, "'%s' must return a function(ctx, args), not %s", S->src->name, luaL_typename(L, -1));
+    diag_note(c->d, S->t->decl, "for tactic '%s'", S->t->name);
+    S->reported = 1;
+    lua_pushlightuserdata(L, (void *)&lapi_reported);
+    return lua_error(L);
+  }
+  lua_pushvalue(L, -1);
+  if (lua_getinfo(L, ">S", &ar) && ar.linedefined > 0) S->line = ar.linedefined;
+  lua_newuserdatauv(L, 0, 0);
+  luaL_setmetatable(L, "carve.ctx");
+  lua_newtable(L);
+  for (int i = 0; i < S->t->nargs; i++) {
+    push_tvalue(L, S->t->args[i].val);
+    lua_setfield(L, -2, S->t->args[i].key);
+  }
+  lua_call(L, 2, 0);
+  return 0;
+}
+
+/* ---- running a script, and its errors as carve's ---- */
+
+/* "chunk:12: text" -> 12 and text; 0 and msg when it does not begin so */
+static int split_where(const lapi_state *S, const char *msg, const char **rest) {
+  size_t n = strlen(S->chunk);
+  *rest = msg;
+  if (!n || strncmp(msg, S->chunk, n) || msg[n] != ':' || !isdigit((unsigned char)msg[n + 1])) return 0;
+  const char *p = msg + n + 1;
+  int line = 0;
+  while (isdigit((unsigned char)*p) && line < 100000000) line = line * 10 + (*p++ - '0');
+  if (*p != ':') return 0;
+  p++;
+  if (*p == ' ') p++;
+  *rest = p;
+  return line;
+}
+
+/* The traceback as notes read: one frame a line, indented, without the
+** frames of carve's own entry (the "[C]: in ?" at the bottom). */
+static const char *tidy_traceback(arena *a, const char *tb) {
+  strbuf b;
+  sb_init(&b);
+  const char *p = strchr(tb, '\n');
+  p = p ? p + 1 : tb;
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    const char *s = p;
+    while (n && (*s == '\t' || *s == ' ')) s++, n--;
+    if (n && strncmp(s, "[C]: in ?", n)) sb_printf(&b, "%s    %.*s", b.n ? "\n" : "", (int)n, s);
+    p = e ? e + 1 : p + strlen(p);
+  }
+  const char *r = arena_strndup(a, sb_str(&b), b.n);
+  sb_free(&b);
+  return r;
+}
+
+int lapi_run(tactic_ctx *c, const lapi_tactic *t) {
+  lapi_state S;
+  memset(&S, 0, sizeof S);
+  S.c = c;
+  S.t = t;
+  S.limit = c->o->lua_memory ? c->o->lua_memory : LAPI_MEMORY;
+  S.max_steps = c->o->lua_steps > 0 ? c->o->lua_steps : LAPI_STEPS;
+  diag scratch;
+  diag_init(&scratch);
+  S.src = diag_load_file(c->mem, &scratch, t->path);
+  if (!S.src) {
+    const char *m = diag_text(&scratch), *k = strstr(m, "error: ");
+    const char *msg = arena_strndup(c->mem, k ? k + 7 : m, strcspn(k ? k + 7 : m, "\n"));
+    diag_free(&scratch);
+    return diag_error(c->d, t->path_at, "%s", msg);
+  }
+  diag_free(&scratch);
+  lua_State *L = lua_newstate(lapi_alloc, &S);
+  if (!L) return diag_error(c->d, t->decl, "cannot start Lua for tactic '%s': out of memory", t->name);
+  *(lapi_state **)lua_getextraspace(L) = &S;
+  c->p->at = t->decl;
+  lua_pushcfunction(L, lapi_msgh);
+  lua_pushcfunction(L, lapi_main);
+  int status = lua_pcall(L, 0, 0, 1);
+  S.closed = 1;
+  c->p->at = t->decl;                  /* what propagates after the script is the tactic's */
+  /* copy what the messages need out of Lua, then close it */
+  const char *msg = NULL, *tb = NULL;
+  int reported = status != LUA_OK && lua_touserdata(L, -1) == &lapi_reported;
+  if (status != LUA_OK && !reported) {
+    const char *m = lua_tostring(L, -1);
+    msg = arena_strndup(c->mem, m ? m : "(no message)", m ? strlen(m) : 12);
+    if (status == LUA_ERRRUN && lua_getfield(L, LUA_REGISTRYINDEX, K_TRACE) == LUA_TSTRING) tb = tidy_traceback(c->mem, lua_tostring(L, -1));
+  }
+  lua_close(L);
+  if (status == LUA_OK || reported) return S.reported || reported ? -1 : 0;
+  const char *text;
+  int line = split_where(&S, msg, &text);
+  if (!line) line = S.err_line;
+  if (status == LUA_ERRMEM) {
+    line = S.line;
+    text = arena_printf(c->mem, "the script ran out of memory (a tactic script may use %zu MiB)", S.limit >> 20);
+  } else if (status == LUA_ERRERR) {
+    text = arena_printf(c->mem, "error while reporting an error: %s", text);
+  }
+  loc where = S.hint && S.hint_line == line ? line_loc(&S, line, S.hint, 'r') : message_loc(&S, line, text);
+  diag_error(c->d, where, "%s", text);
+  diag_note(c->d, t->decl, "in Lua tactic '%s'", t->name);
+  if (tb && *tb) diag_note(c->d, LOC_NONE, "Lua traceback:\n%s", tb);
+  return -1;
+}

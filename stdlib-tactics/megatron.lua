@@ -1,0 +1,152 @@
+-- megatron.lua: Megatron-LM tensor parallelism, found from the graph.
+--
+--   use "megatron" as mp (axis = model)
+--
+-- A column-parallel weight is a parameter whose free dim flows forward,
+-- through ops that keep it split, into a contraction with another
+-- parameter that sums it away: the first weight of an MLP pair
+-- (matmul -> elementwise -> matmul), the query, key and value projections
+-- of attention, whose heads reach the output projection through the
+-- softmax block (written with einsum, or with reshape and transpose).
+-- Nothing is found by name. The tactic splits that dim of each such weight
+-- on the axis; propagation splits the rest: the row-parallel partner,
+-- biases, activations, gradients and optimizer state.
+--
+-- The splits are made together (ctx:together): each is decided on the
+-- plan as the earlier tactics left it, and propagation runs once at the
+-- end, as a tactic file's block does.
+
+local function check_axis(ctx, args, name)
+  local axis = args.axis
+  if axis == nil then
+    ctx:error(('%s needs an axis: use "%s" as %s (axis = ...)'):format(name, name, ctx.tactic))
+  end
+  if type(axis) ~= "string" then ctx:error("axis must be an axis name", "axis") end
+  local sizes, names = ctx:mesh()
+  if not sizes[axis] then
+    ctx:error(("unknown axis '%s'; the mesh has %s"):format(axis, table.concat(names, ", ")), "axis")
+  end
+  return axis, sizes[axis]
+end
+
+-- pieces dim d (0-based) of v is cut into now
+local function pieces(ctx, v, d)
+  local sizes = ctx:mesh()
+  local n = 1
+  for _, a in ipairs((ctx:sharding(v))[d + 1]) do n = n * sizes[a] end
+  return n
+end
+
+-- the values the first output (the loss) depends on: the forward program
+local function forward_set(ctx)
+  local fwd, outs = {}, ctx:outputs()
+  if #outs == 0 then return fwd end
+  local stack = {outs[1]}
+  fwd[outs[1]] = true
+  while #stack > 0 do
+    local v = table.remove(stack)
+    local op = v.producer
+    if op then
+      for _, a in ipairs(op.operands) do
+        if not fwd[a] then
+          fwd[a] = true
+          stack[#stack + 1] = a
+        end
+      end
+    end
+  end
+  return fwd
+end
+
+local function is_contraction(op) return op.kind == "matmul" or op.kind == "einsum" end
+
+-- the result dim (0-based) that factor f maps to, or nil
+local function result_dim(fr, f)
+  local rd
+  for j, g in ipairs(fr.result) do
+    if g == f then rd = j - 1 end
+  end
+  return rd
+end
+
+-- Follow the factor of dim `dim` of value x forward: true when every path
+-- ends summed away by a contraction with a parameter (those parameters
+-- are marked in partner).
+local function reaches_row_partner(ctx, fwd, x, dim, depth, partner)
+  if depth > 48 then return false end
+  local found = false
+  for _, op in ipairs(x.users) do
+    local w = op.results[1]
+    if fwd[w] then
+      local fr = ctx:factors(op)
+      if not fr then return false end
+      for a, operand in ipairs(op.operands) do
+        if operand == x then
+          local f = fr.operands[a][dim + 1]
+          if not f or fr.kind[f] == "whole" then return false end
+          if fr.kind[f] == "contract" then
+            if not is_contraction(op) then return false end
+            local other = false
+            for b, o in ipairs(op.operands) do
+              if b ~= a and o.kind == "param" then
+                other = true
+                partner[o] = true
+              end
+            end
+            if not other then return false end
+            found = true
+          else
+            local rd = result_dim(fr, f)
+            if not rd or not reaches_row_partner(ctx, fwd, w, rd, depth + 1, partner) then return false end
+            found = true
+          end
+        end
+      end
+    end
+  end
+  return found
+end
+
+return function(ctx, args)
+  local axis, size = check_axis(ctx, args, "megatron")
+  local fwd = forward_set(ctx)
+  local done, partner = {}, {}      -- partner: row-parallel weights, split by propagation
+  local n, undivided, undivided_dim = 0, nil, 0
+  ctx:together(function()
+    for _, v in ipairs(ctx:values()) do
+      local op = v.producer
+      if fwd[v] and op and is_contraction(op) then
+        local fr = ctx:factors(op)
+        for k, w in ipairs(fr and op.operands or {}) do
+          if w.kind == "param" and not done[w] and not partner[w] then
+            for i = 1, #w.shape do
+              local f = fr.operands[k][i]
+              if f and fr.kind[f] == "pass" then
+                local rd = result_dim(fr, f)
+                local found = {}
+                local ok = rd ~= nil and reaches_row_partner(ctx, fwd, v, rd, 0, found)
+                if ok then
+                  for q in pairs(found) do partner[q] = true end
+                  if w.shape[i] % (pieces(ctx, w, i - 1) * size) ~= 0 then
+                    if not undivided then undivided, undivided_dim = w, i - 1 end
+                  else
+                    ctx:shard(w, i - 1, axis)   -- refused (a conflict, recorded): the weight is still done
+                    done[w] = true
+                    n = n + 1
+                    break
+                  end
+                end
+              end
+            end
+          end
+        end
+      end
+    end
+  end)
+  if n == 0 and undivided then
+    ctx:warn(("megatron: the column-parallel weights are not divisible into %d pieces on '%s' (dim %d of '%s' has %d)")
+             :format(size, axis, undivided_dim, undivided.name, undivided.shape[undivided_dim + 1]))
+  elseif n == 0 then
+    ctx:warn("megatron: no column-parallel weight found (no weight whose output is summed away by a second weight)")
+  end
+end

@@ -1,0 +1,4 @@
+# the embedding tactic alone
+mesh model = 2
+use "embedding" as emb (axis = model)
+schedule emb

@@ -1,0 +1,4 @@
+# megatron without its axis
+mesh model = 2
+use "megatron" as mp ()
+schedule mp
