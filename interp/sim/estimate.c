@@ -11,7 +11,7 @@
 
 #define PS 1e12                   /* times are kept in integer picoseconds: sums are exact and undo exactly */
 
-typedef struct est_undo { int v; int64_t time, comm, bytes; } est_undo;
+typedef struct est_undo { int v; int64_t time, comm, bytes, tmp; } est_undo;
 
 struct estimator {
   const sh_plan *p;
@@ -20,6 +20,7 @@ struct estimator {
   int n;
   int64_t *time, *comm;           /* per op: compute and communication, ps */
   int64_t *bytes;                 /* per value: local bytes it holds (leaves, or op values over their life) */
+  int64_t *tmp;                   /* per op: its operands and result in another layout, alive while it runs */
   int *last;                      /* an op value's last position alive (its buffer's last reader) */
   char *leaf, *alias;             /* leaves; values read in place from their operand (no buffer) */
   int64_t t_time, t_comm, t_leaves;
@@ -52,6 +53,14 @@ static void set_bytes(estimator *e, int v, int64_t b) {
   e->bytes[v] = b;
   if (e->leaf[v]) e->t_leaves += d;
   else tree_add(e, v, e->last[v], d);
+}
+
+/* the transient bytes of op u, alive at its own position only */
+static void set_tmp(estimator *e, int u, int64_t b) {
+  int64_t d = b - e->tmp[u];
+  if (!d) return;
+  e->tmp[u] = b;
+  tree_add(e, u, u, d);
 }
 
 /* ---- costs ---- */
@@ -90,11 +99,17 @@ static double reshard(const estimator *e, const ir_value *x, const sh_dim *from,
 
 static int is_contraction(const ir_value *v) { return v->op == IR_MATMUL || v->op == IR_EINSUM; }
 
-static void cost_op(const estimator *e, int u, double *compute, double *comm) {
+static int64_t relaid_bytes(const estimator *e, const ir_value *x, const sh_dim *from, uint32_t partial, const sh_dim *to) {
+  if (!partial && layout_same(from, to, x->shape.rank)) return 0;
+  return (int64_t)(local_elems(e->p, x, from) * (double)ir_dtype_size(x->dtype));
+}
+
+static void cost_op(const estimator *e, int u, double *compute, double *comm, int64_t *tmp) {
   const sh_plan *p = e->p;
   const ir_value *v = e->g->vals[u];
   sh_oplayout o;
   *compute = *comm = 0;
+  *tmp = 0;
   shard_oplayout(p, u, &o);
   const sh_rule *r = &o.r;
   if (!r->nops) return;
@@ -105,10 +120,12 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm) {
     if (a->kind == IR_CONST) continue;
     shard_required(p, &o, k, want, a->shape.rank);
     *comm += reshard(e, a, p->lay[a->id].dim, 0, want);
+    *tmp += relaid_bytes(e, a, want, 0, p->lay[a->id].dim);
     bytes += local_elems(p, a, want) * (double)ir_dtype_size(a->dtype);
   }
   shard_required(p, &o, r->nops - 1, want, v->shape.rank);
   *comm += reshard(e, v, want, o.contract, p->lay[u].dim);
+  *tmp += relaid_bytes(e, v, want, o.contract, p->lay[u].dim);
   if (e->alias[u]) return;
   if (is_contraction(v)) {
     /* 2 x the product of every factor's local size; batch: the pass factors every operand has */
@@ -145,7 +162,7 @@ static void push_undo(estimator *e, int v) {
     e->logcap = e->logcap ? 2 * e->logcap : 1024;
     e->log = mem_realloc(e->log, sizeof *e->log * (size_t)e->logcap);
   }
-  e->log[e->nlog++] = (est_undo){v, e->time[v], e->comm[v], e->bytes[v]};
+  e->log[e->nlog++] = (est_undo){v, e->time[v], e->comm[v], e->bytes[v], e->tmp[v]};
 }
 
 static void recost(estimator *e, int u, int save) {
@@ -155,7 +172,9 @@ static void recost(estimator *e, int u, int save) {
   set_bytes(e, u, value_bytes(e, u));
   if (e->g->vals[u]->kind != IR_OP) return;
   double c, m;
-  cost_op(e, u, &c, &m);
+  int64_t t;
+  cost_op(e, u, &c, &m, &t);
+  set_tmp(e, u, t);
   int64_t ct = (int64_t)llround(c * PS), mt = (int64_t)llround(m * PS);
   e->t_time += ct - e->time[u];
   e->t_comm += mt - e->comm[u];
@@ -176,6 +195,7 @@ estimator *est_new(const sh_plan *p, const sim_opts *o) {
   e->time = mem_calloc((size_t)n + 1, sizeof *e->time);
   e->comm = mem_calloc((size_t)n + 1, sizeof *e->comm);
   e->bytes = mem_calloc((size_t)n + 1, sizeof *e->bytes);
+  e->tmp = mem_calloc((size_t)n + 1, sizeof *e->tmp);
   e->last = mem_calloc((size_t)n + 1, sizeof *e->last);
   e->leaf = mem_calloc((size_t)n + 1, 1);
   e->alias = mem_calloc((size_t)n + 1, 1);
@@ -206,6 +226,7 @@ void est_free(estimator *e) {
   free(e->time);
   free(e->comm);
   free(e->bytes);
+  free(e->tmp);
   free(e->last);
   free(e->leaf);
   free(e->alias);
@@ -237,6 +258,7 @@ void est_rollback(estimator *e, est_mark m) {
     e->time[x->v] = x->time;
     e->comm[x->v] = x->comm;
     set_bytes(e, x->v, x->bytes);
+    set_tmp(e, x->v, x->tmp);
   }
 }
 
