@@ -53,7 +53,7 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
   double limit = 0;
   int greedy = 0;
   const tac_value *dev = NULL;
-  o->beam = 4;
+  o->beam = 8;
   for (int i = 0; i < x->nargs; i++) {
     const tac_arg *g = &x->args[i];
     const tac_value *v = &g->val;
@@ -461,6 +461,35 @@ static void back_to_root(search *s) {
   shard_rollback(s->p, s->root);
 }
 
+/* The score of the plan that path's candidates make from the root. */
+static int score_path(search *s, const int *path, int len, score *out) {
+  est_cost c;
+  back_to_root(s);
+  for (int i = 0; i < len; i++) if (step(s, &s->c[path[i]]) < 0) return -1;
+  est_get(s->e, &c);
+  s->evals++;
+  *out = score_of(s, &c);
+  return 0;
+}
+
+/* Leave out the actions the plan does not need: each, last first, whose
+** absence keeps the score within WORTH of the whole path's (an early move
+** that a later one made redundant, or an MCTS rollout's idle step). */
+static int prune(search *s, int *path, int *len) {
+  score whole, without;
+  if (score_path(s, path, *len, &whole) < 0) return -1;
+  for (int i = *len - 1; i >= 0 && *len > 1; i--) {
+    int keep = path[i];
+    memmove(path + i, path + i + 1, sizeof(int) * (size_t)(*len - i - 1));
+    if (score_path(s, path, *len - 1, &without) < 0) return -1;
+    if (!better_by(whole, without, WORTH)) { (*len)--; continue; }
+    memmove(path + i + 1, path + i, sizeof(int) * (size_t)(*len - i - 1));
+    path[i] = keep;
+  }
+  back_to_root(s);
+  return 0;
+}
+
 /* Apply c for good, as tactic `who`, with the full propagation a loaded
 ** file would run; record it as an action. */
 static int commit(search *s, const cand *c, const char *who, search_result *r) {
@@ -490,11 +519,61 @@ typedef struct bstate {
   int order;                      /* for a stable sort */
 } bstate;
 
+/* Of two actions with the same effect, the one a person would write:
+** parameters, then inputs, then gradients, then optimizer state, then the rest. */
+static int plainer(const search *s, int i, int j) {
+  static const int rank[] = {1, 0, 2, 3, 4};      /* ORDER TAC_SEL: input, param, grad, state, value */
+  int a = s->gr[s->c[i].group].sel, b = s->gr[s->c[j].group].sel;
+  return rank[a] < rank[b];
+}
+
 static int by_score(const void *x, const void *y) {
   const bstate *a = x, *b = y;
   if (better(a->sc, b->sc)) return -1;
   if (better(b->sc, a->sc)) return 1;
   return a->order - b->order;
+}
+
+/* by the objective alone, over the memory limit or not */
+static int by_objective(const void *x, const void *y) {
+  score a = ((const bstate *)x)->sc, b = ((const bstate *)y)->sc;
+  a.over = b.over = 0;
+  if (better(a, b)) return -1;
+  if (better(b, a)) return 1;
+  return ((const bstate *)x)->order - ((const bstate *)y)->order;
+}
+
+/* The estimator is a model of the simulator, close but not exact (a few
+** percent): the best few plans it saw, each a different state, go to the
+** simulator at the end. */
+#define FINALISTS 3
+
+static void keep_finalist(bstate *fin, int *n, const bstate *k) {
+  for (int i = 0; i < *n; i++) if (fin[i].hash == k->hash) return;
+  int at = *n;
+  while (at > 0 && better(k->sc, fin[at - 1].sc)) at--;
+  if (at >= FINALISTS) return;
+  int last = *n < FINALISTS ? *n : FINALISTS - 1;
+  for (int i = last; i > at; i--) fin[i] = fin[i - 1];
+  fin[at] = *k;
+  if (*n < FINALISTS) (*n)++;
+}
+
+static int simulate(search *s, double *seconds, double *memory, sim_memory *mem);
+
+static int pick_finalist(search *s, const bstate *fin, int n, bstate *best) {
+  score top = {0, 0, 0};
+  for (int i = 0; i < n; i++) {
+    double sec, mem;
+    back_to_root(s);
+    for (int k = 0; k < fin[i].len; k++) if (step(s, &s->c[fin[i].path[k]]) < 0) return -1;
+    if (simulate(s, &sec, &mem, NULL) < 0) return -1;
+    est_cost c = {sec, 0, 0, mem, 0};
+    score sc = score_of(s, &c);
+    if (i == 0 || better(sc, top)) { top = sc; *best = fin[i]; }
+  }
+  back_to_root(s);
+  return 0;
 }
 
 static int beam_search(search *s, const char *name, search_result *r) {
@@ -508,6 +587,8 @@ static int beam_search(search *s, const char *name, search_result *r) {
   est_get(s->e, &beam[0].c);
   beam[0].sc = score_of(s, &beam[0].c);
   bstate best = beam[0];
+  bstate fin[FINALISTS];
+  int nfin = 0;
   for (int round = 0; rc == 0 && !out_of_budget(s); round++) {
     nkids = 0;
     for (int b = 0; b < nbeam && rc == 0 && !out_of_budget(s); b++) {
@@ -529,11 +610,18 @@ static int beam_search(search *s, const char *name, search_result *r) {
           for (int j = 0; j < i && !tied; j++)
             if (!s->c[j].dead && delta[j] == delta[i]) {
               int ch = s->c[j].choice, q = rep[ch];
+              s->c[i].choice = ch;
+              tied = 1;
+              if (plainer(s, i, q)) {
+                /* the choice is written as its plainest action: a parameter over its optimizer state */
+                next[i] = q;
+                rep[ch] = i;
+                for (int k = 0; k < nkids; k++) if (kids[k].path[0] == q) kids[k].path[0] = i;
+                continue;
+              }
               while (next[q] >= 0) q = next[q];
               next[q] = i;
               next[i] = -1;
-              s->c[i].choice = ch;
-              tied = 1;
             }
           if (!tied) { s->c[i].choice = nchoice; rep[nchoice++] = i; next[i] = -1; }
           if (tied) continue;                      /* the same state as its choice's first */
@@ -572,22 +660,40 @@ static int beam_search(search *s, const char *name, search_result *r) {
     ** strong first move (all the data parallelism an axis gives) does not
     ** crowd out the moves that only pay together (Megatron's two halves);
     ** then the best of the rest */
+    for (int k = 0; k < nkids && k < FINALISTS; k++) keep_finalist(fin, &nfin, &kids[k]);
     nbeam = 0;
     char *took = mem_calloc((size_t)nkids + 1, 1);
     int *seen = mem_calloc((size_t)nchoice + 1, sizeof(int));
-    for (int k = 0; k < nkids && nbeam < width; k++) {
+    int strict = width > 1 ? (width + 1) / 2 : 1;
+    for (int k = 0; k < nkids && nbeam < strict; k++) {
       int ch = s->c[kids[k].path[kids[k].len - 1]].choice;
       if (seen[ch]) continue;
       seen[ch] = 1;
-      took[k] = 1;
+      took[kids[k].order] = 1;
       beam[nbeam++] = kids[k];
     }
-    for (int k = 0; k < nkids && nbeam < width; k++) if (!took[k]) beam[nbeam++] = kids[k];
+    /* the other half by the objective alone, over the limit or not: a plan
+    ** that does not fit yet may be one memory-saving action from the best
+    ** (Megatron's two halves before the embedding is split) */
+    qsort(kids, (size_t)nkids, sizeof *kids, by_objective);
+    memset(seen, 0, sizeof(int) * ((size_t)nchoice + 1));
+    for (int pass = 0; pass < 2; pass++)
+      for (int k = 0; k < nkids && nbeam < width; k++) {
+        if (took[kids[k].order]) continue;
+        int ch = s->c[kids[k].path[kids[k].len - 1]].choice;
+        if (pass == 0 && seen[ch]) continue;
+        seen[ch] = 1;
+        took[kids[k].order] = 1;
+        beam[nbeam++] = kids[k];
+      }
     free(took);
     free(seen);
     if (nbeam > 1) qsort(beam, (size_t)nbeam, sizeof *beam, by_score);
   }
+  /* the simulator picks among the best the estimator saw */
+  if (rc == 0 && nfin > 1 && pick_finalist(s, fin, nfin, &best) < 0) rc = -1;
   /* keep the best for good, from the root, as a loaded file would build it */
+  if (rc == 0 && prune(s, best.path, &best.len) < 0) rc = -1;
   back_to_root(s);
   for (int i = 0; rc == 0 && i < best.len; i++)
     if (commit(s, &s->c[best.path[i]], arena_printf(s->a, "%s_%d", name, r->nacts + 1), r) < 0) rc = -1;
@@ -700,6 +806,7 @@ static int mcts(search *s, const char *name, search_result *r) {
   r->st.choices = s->nc;
   r->st.rounds = (int)s->evals;
   /* replay the best sequence for good, each action that still changes something */
+  if (rc == 0 && prune(s, best_path, &best_len) < 0) rc = -1;
   for (int i = 0; rc == 0 && i < best_len; i++) {
     const cand *c = &s->c[best_path[i]];
     int any = 0;
