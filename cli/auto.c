@@ -4,23 +4,11 @@
 */
 #include "cli/cli.h"
 #include "interp/report/report.h"
-#include "interp/shard/layout.h"
 #include "util/file.h"
 #include "util/json.h"
 
 #include <errno.h>
 #include <string.h>
-
-/* The first value whose layout differs between the two plans, or -1. */
-static int first_difference(const sh_plan *a, const sh_plan *b) {
-  for (int v = 0; v < a->g->nvals; v++) {
-    const sh_layout *x = &a->lay[v], *y = &b->lay[v];
-    int r = a->g->vals[v]->shape.rank;
-    if (!layout_same(x->dim, y->dim, r)) return v;
-    for (int i = 0; i < r; i++) if (x->forbid[i] != y->forbid[i]) return v;
-  }
-  return -1;
-}
 
 static void print_json(const session *s, const tactic_found *list, const char *out) {
   json j;
@@ -36,7 +24,8 @@ static void print_json(const session *s, const tactic_found *list, const char *o
     json_key(&j, "objective"); json_str(&j, x->opts.objective == SEARCH_MEMORY ? "memory" : "time");
     json_key(&j, "memory_limit"); json_num(&j, x->opts.memory_limit);
     json_key(&j, "seed"); json_int(&j, (int64_t)x->opts.seed);
-    json_key(&j, "strategy"); json_str(&j, x->opts.strategy == SEARCH_MCTS ? "mcts" : "greedy");
+    json_key(&j, "strategy"); json_str(&j, x->opts.strategy == SEARCH_MCTS ? "mcts" : x->opts.beam == 1 ? "greedy" : "beam");
+    json_key(&j, "beam"); json_int(&j, x->opts.beam);
     json_key(&j, "evaluations"); json_int(&j, r->st.evals);
     json_key(&j, "candidates"); json_int(&j, r->st.candidates);
     json_key(&j, "choices"); json_int(&j, r->st.choices);
@@ -129,30 +118,14 @@ int cli_auto(const cli_opts *o) {
   }
   strbuf text;
   sb_init(&text);
-  if (tactic_found_text(s.tac, s.plan, found, &text, &s.mem, &s.diag) < 0) { cli_report(&s.diag); rc = 1; sb_free(&text); goto out; }
-  /* what we write must rebuild what we found: load it as it will be loaded */
-  const diag_src *src = diag_src_string(&s.mem, o->out, sb_str(&text), text.n);
-  tac_file *f = tac_parse(&s.mem, &s.diag, src);
-  tactic_opts to = so.tac;
-  to.found = NULL;
-  to.progress = NULL;
-  sh_plan *back = f ? tactic_apply(s.g, f, &to, &s.mem, &s.diag) : NULL;
-  int diff = back ? first_difference(s.plan, back) : 0;
-  if (!back || diff >= 0) {
-    if (back)
-      fprintf(stderr, "carve: internal error: the written tactics do not rebuild the found plan ('%s' differs); please report this\n",
-              s.g->vals[diff]->name);
-    else {
-      cli_report(&s.diag);
-      fprintf(stderr, "carve: error: the written tactics do not load back (above); %s was not written\n", o->out);
-    }
+  if (tactic_found_file(s.g, s.tac, s.plan, found, &so.tac, o->out, &text, &s.mem, &s.diag) < 0) {
+    cli_report(&s.diag);
     rc = 1;
   } else if (file_write_atomic(o->out, sb_str(&text), text.n) < 0) {
     fprintf(stderr, "carve: error: cannot write '%s': %s\n", o->out, strerror(errno));
     rc = 1;
   } else if (o->json) print_json(&s, found, o->out);
   else print_text(&s, found, o->out);
-  shard_free(back);
   sb_free(&text);
   if (rc == 0 && s.diag.nwarnings) cli_report(&s.diag);
 out:

@@ -125,6 +125,7 @@ int cli_run(const cli_opts *o) {
   session_init(&s);
   session_opts so;
   cli_session_opts(o, &so);
+  so.tac.ranks = world.size;
   int rc = session_load(&s, &so);
   if (rc == 0) rc = drive_lower(&r, s.g, s.plan, &s.diag);
   if (world.agree(world.impl, rc, "the model or tactic file did not load", agreed, sizeof agreed) < 0) {

@@ -8,6 +8,7 @@
 */
 #include "interp/tactic/tactic.h"
 #include "interp/report/report.h"
+#include "interp/shard/layout.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,5 +121,35 @@ int tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *l
     at = e[i].end;
   }
   sb_put(out, f->src->text + at, f->src->len - at);
+  return 0;
+}
+
+/* The first value whose layout differs between the two plans, or -1. */
+static int first_difference(const sh_plan *a, const sh_plan *b) {
+  for (int v = 0; v < a->g->nvals; v++) {
+    const sh_layout *x = &a->lay[v], *y = &b->lay[v];
+    int r = a->g->vals[v]->shape.rank;
+    if (!layout_same(x->dim, y->dim, r)) return v;
+    for (int i = 0; i < r; i++) if (x->forbid[i] != y->forbid[i]) return v;
+  }
+  return -1;
+}
+
+int tactic_found_file(const ir_graph *g, const tac_file *f, const sh_plan *p, const tactic_found *list, const tactic_opts *o,
+                      const char *path, strbuf *out, arena *a, diag *d) {
+  if (tactic_found_text(f, p, list, out, a, d) < 0) return -1;
+  /* what is written must rebuild what was found: load it as it will be loaded */
+  const diag_src *src = diag_src_string(a, path, sb_str(out), out->n);
+  tac_file *back_f = tac_parse(a, d, src);
+  tactic_opts to = *o;
+  to.found = NULL;
+  to.progress = NULL;
+  sh_plan *back = back_f ? tactic_apply(g, back_f, &to, a, d) : NULL;
+  if (!back) return diag_error(d, (loc){f->src, 0}, "the tactics written for %s do not load back (above); nothing was written", path);
+  int v = first_difference(p, back);
+  shard_free(back);
+  if (v >= 0)
+    return diag_error(d, (loc){f->src, 0}, "internal error: the tactics written for %s do not rebuild the found plan ('%s' differs); "
+                      "nothing was written; please report this", path, g->vals[v]->name);
   return 0;
 }

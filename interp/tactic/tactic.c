@@ -336,6 +336,10 @@ static int run_auto(tactic_ctx *c, const resolved *r, const char *name) {
   memset(x, 0, sizeof *x);
   sim_profile *prof = arena_alloc(c->mem, sizeof *prof);
   if (search_opts_read(c->p, r->file, r->block, sim_profile_dir(), c->o->device, c->mem, prof, &x->opts, c->d) < 0) return -1;
+  if (c->o->ranks > 1 && x->opts.seconds > 0)
+    return diag_error(c->d, at(r->file, r->block->off), "auto tactic '%s' has a time budget, and each of the %d ranks would search "
+                      "on its own and may stop at a different plan: give budget in evaluations (budget = 2000), or run "
+                      "'carve auto' once and run the file it writes", name, c->o->ranks);
   x->opts.progress = c->o->progress;
   x->opts.progress_ud = c->o->progress_ud;
   x->name = arena_strndup(c->mem, name, strlen(name));

@@ -31,6 +31,7 @@ typedef struct tactic_opts {
   search_progress_fn progress;   /* auto tactics report here while they search (NULL: silent) */
   void *progress_ud;
   tactic_found **found;    /* auto tactics append what they found here (NULL: not kept) */
+  int ranks;               /* processes that each apply the file (carve run under mpirun): auto tactics then refuse time budgets */
   long long lua_steps;     /* Lua tactics: instructions a script may run (0: LAPI_STEPS) */
   size_t lua_memory;       /* Lua tactics: bytes a script may hold (0: LAPI_MEMORY) */
 } tactic_opts;
@@ -72,6 +73,11 @@ int tactic_finish(tactic_ctx *c);
 ** (one per action, in order) and the schedule naming them in its place.
 ** Loading it gives exactly plan p. -1 with a located error. */
 int  tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *list, strbuf *out, arena *a, diag *d);
+/* tactic_found_text, then a check that the text, loaded as path under
+** options o, rebuilds exactly plan p (every value's layout and replicate
+** constraints). -1 with an error: nothing should be written then. */
+int  tactic_found_file(const ir_graph *g, const tac_file *f, const sh_plan *p, const tactic_found *list, const tactic_opts *o,
+                       const char *path, strbuf *out, arena *a, diag *d);
 /* Three lines on how the search went, each beginning with prefix. */
 void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, arena *a);
 
