@@ -32,6 +32,7 @@ typedef struct step {
   const char **saved;            /* each one's text in a tactic file */
   int nnames;
   sh_mark mark;                  /* the state before it */
+  const char *summary;           /* an auto line: how the search went */
 } step;
 
 struct repl {
@@ -64,7 +65,7 @@ static void fail(repl *r, strbuf *out, const char *fmt, ...) {
 }
 
 static const char *const commands[] = {
-  "help", "mesh", "values", "show", "explain", "conflicts", "collectives", "cost", "undo", "reset", "schedule",
+  "help", "mesh", "values", "show", "explain", "conflicts", "collectives", "cost", "auto", "undo", "reset", "schedule",
   "save", "load", "quit",
 };
 
@@ -215,6 +216,42 @@ static const char *stmt_text(arena *a, const diag_src *src, const tac_stmt *s) {
   return arena_strndup(a, src->text + s->off, s->axis_off + strlen(s->axis) - s->off);
 }
 
+/* An auto declaration: search from the state now, then keep each action
+** found as a tactic of its own (NAME_1, NAME_2, ...), so that undo takes
+** the whole search back and save writes what it found, not the search. */
+static int run_auto_line(repl *r, tactic_ctx *c, const tac_decl *x, step *st) {
+  tactic_found *found = NULL;
+  tactic_opts to = *c->o;
+  to.found = &found;
+  to.device = r->o.device;
+  tactic_ctx cc = *c;
+  cc.o = &to;
+  if (tactic_run(&cc, x->name, x->name_off) < 0) return -1;
+  const search_result *res = &found->r;
+  int n = res->nacts ? res->nacts : 1;
+  st->names = arena_alloc(&st->mem, sizeof *st->names * (size_t)n);
+  st->saved = arena_alloc(&st->mem, sizeof *st->saved * (size_t)n);
+  for (int k = 0; k < res->nacts; k++) {
+    strbuf b;
+    sb_init(&b);
+    search_action_text(r->p, &res->acts[k], &b);
+    st->names[k] = arena_printf(&st->mem, "%s_%d", x->name, k + 1);
+    st->saved[k] = arena_printf(&st->mem, "tactic %s {\n%s}", st->names[k], sb_str(&b));
+    sb_free(&b);
+  }
+  if (!res->nacts) {
+    st->names[0] = x->name;
+    st->saved[0] = arena_printf(&st->mem, "tactic %s { }   # the search found nothing better", x->name);
+  }
+  st->nnames = n;
+  strbuf sum;
+  sb_init(&sum);
+  tactic_found_summary(&sum, found, "  ", &st->mem);
+  st->summary = arena_strndup(&st->mem, sb_str(&sum), sum.n);
+  sb_free(&sum);
+  return 0;
+}
+
 static int apply_text(repl *r, const char *text, strbuf *out) {
   step *st = push_step(r);
   char name[32];
@@ -252,8 +289,6 @@ static int apply_text(repl *r, const char *text, strbuf *out) {
   if (rc == 0 && !r->p) rc = diag_error(&d, (loc){src, 0}, "no mesh yet: type one first, as in 'mesh batch = 2, model = 2'");
   if (rc == 0 && x && x->kind == TAC_SCHEDULE)
     rc = diag_error(&d, (loc){src, x->off}, "in the REPL each declaration applies as it is typed; 'schedule' alone lists what was applied");
-  if (rc == 0 && x && x->kind == TAC_AUTO)
-    rc = diag_error(&d, (loc){src, x->off}, "automatic search ('%s') is not available yet in this version", x->name);
   if (rc == 0) {
     no_partials(r);
     st->text = arena_strndup(&st->mem, text, strlen(text));
@@ -264,7 +299,10 @@ static int apply_text(repl *r, const char *text, strbuf *out) {
     int cap = nstmt ? nstmt : 1;
     st->names = arena_alloc(&st->mem, sizeof *st->names * (size_t)cap);
     st->saved = arena_alloc(&st->mem, sizeof *st->saved * (size_t)cap);
-    if (x && x->kind != TAC_TACTIC) {          /* use, or a Lua tactic: applied under its own name */
+    if (x && x->kind == TAC_AUTO) {            /* a search: kept as the plain tactics it found */
+      if (name_taken(r, x->name)) rc = diag_error(&d, (loc){src, x->name_off}, "a tactic named '%s' was applied already; give this one another name", x->name);
+      else rc = run_auto_line(r, &c, x, st);
+    } else if (x && x->kind != TAC_TACTIC) {   /* use, or a Lua tactic: applied under its own name */
       const char *nm = x->name;
       if (!nm) {                               /* use "dir/megatron.tac": named after the file */
         const char *b = strrchr(x->path, '/');
@@ -295,6 +333,7 @@ static int apply_text(repl *r, const char *text, strbuf *out) {
     d.werror = werror;
     if (rc == 0 && st->nnames) {
       r->nsteps++;
+      if (st->summary) sb_puts(out, st->summary);
       changes(r, st->mark, out);
       report_diag(r, out, &d);
       diag_free(&d);
@@ -330,6 +369,8 @@ static void cmd_help(strbuf *out) {
     "  conflicts            what was refused and where propagation stopped\n"
     "  collectives          the collectives of the lowered program, with bytes\n"
     "  cost                 predicted memory and step time per device (the simulator)\n"
+    "  auto [ARGS]          search for the fastest split from here (auto's arguments, as in\n"
+    "                       'auto axes = [model], memory_limit = 8GiB'); undo takes it back\n"
     "  mesh                 the mesh\n"
     "  schedule             what was applied, in order\n"
     "  undo                 take the last line back (any number of times)\n"
@@ -529,6 +570,14 @@ static int command(repl *r, const char *line, strbuf *out) {
   } else if (!strcmp(word, "conflicts")) report_conflicts(out, r->p);
   else if (!strcmp(word, "collectives")) cmd_collectives(r, out);
   else if (!strcmp(word, "cost")) cmd_cost(r, out);
+  else if (!strcmp(word, "auto")) {             /* auto ARGS: 'tactic autoN = auto (ARGS)' */
+    arena a;
+    arena_init(&a);
+    const char *nm;
+    do nm = arena_printf(&a, "auto%d", ++r->counter); while (name_taken(r, nm));
+    apply_text(r, arena_printf(&a, "tactic %s = auto (%s)", nm, arg), out);
+    arena_free(&a);
+  }
   else if (!strcmp(word, "schedule")) cmd_schedule(r, out);
   else if (!strcmp(word, "undo")) {
     if (!r->nsteps) sb_puts(out, "nothing to undo\n");

@@ -175,6 +175,37 @@ Test(repl, save_loads_back_exactly) {
   save_load("tactic emb(axis = model) {\n shard param \"wte\" dim 0 on axis\n}\nshard param \"l1.attn.wq\" dim 1 on model\n");
 }
 
+/* auto: a search from the state now, kept as the plain tactics it found;
+** undo takes the whole search back, save writes what it found */
+Test(repl, auto_searches_from_here) {
+  strbuf out;
+  repl *r = start("batch = 2, model = 2", &out);
+  feed(r, &out, "shard inputs dim 0 on batch");
+  char *before = state(repl_plan(r));
+  const char *o = feed(r, &out, "auto axes = [model], over = [params], objective = memory");
+  cr_assert_eq(repl_errors(r), 0, "%s", o);
+  cr_expect(strstr(o, "searched on h100-sxm"), "%s", o);
+  cr_expect(strstr(o, "objective memory"), "%s", o);
+  o = feed(r, &out, "schedule");
+  cr_expect(strstr(o, "auto2_1, "), "%s", o);   /* repl1 was the statement before */
+  const sh_plan *p = repl_plan(r);
+  int split = 0;
+  for (int v = 0; v < p->g->nvals; v++)
+    if (p->g->vals[v]->kind == IR_PARAM)
+      for (int d = 0; d < IR_MAXRANK; d++) split |= p->lay[v].dim[d].n > 0 && p->lay[v].dim[d].ax[0] == 1;
+  cr_expect(split, "no parameter split on model by a search for memory");
+  feed(r, &out, "undo");
+  char *after = state(repl_plan(r));
+  cr_expect_str_eq(after, before, "undo did not take the search back");
+  o = feed(r, &out, "auto axes = [nope]");
+  cr_expect(strstr(o, "error: unknown axis 'nope'"), "%s", o);
+  free(before);
+  free(after);
+  repl_free(r);
+  sb_free(&out);
+  save_load("shard inputs dim 0 on batch\nauto axes = [model], over = [params], objective = memory\n");
+}
+
 static void add(void *ctx, const char *w) {
   strbuf *b = ctx;
   sb_printf(b, "%s ", w);
