@@ -336,6 +336,22 @@ Test(tac, sizes) {
   }
 }
 
+Test(tac, durations) {
+  static const struct { const char *text; double seconds; } cases[] = {
+    {"30s", 30}, {"500ms", 0.5}, {"2min", 120}, {"1h", 3600}, {"1.5s", 1.5}, {"0s", 0}, {"90min", 5400},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[200];
+    snprintf(text, sizeof text, "tactic t = auto (budget = %s)", cases[i].text);
+    tac_file *f = ok(text);
+    tac_value *v = &f->decls[0].args[0].val;
+    cr_assert_eq(v->kind, TAC_VSECONDS, "%s", text);
+    cr_assert_float_eq(v->num, cases[i].seconds, 1e-12, "%s: %g s, wanted %g", cases[i].text, v->num, cases[i].seconds);
+    cr_assert_str_eq(v->text, cases[i].text);
+    cr_assert_eq(v->off, at(text, cases[i].text, 0));
+  }
+}
+
 Test(tac, numbers_and_lists) {
   const char *T = "use \"x\" (a = -1, b = -2.5, c = 1e-3, d = 9223372036854775807, e = [],\n"
                   "         f = [1, [2, [\"s\", -3]], []], g = \"str\", h = 7E+2, i = 3.)";
