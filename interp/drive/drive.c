@@ -97,15 +97,29 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
   /* every device takes part even when its own read failed: no one waits forever */
   if (r->w->gather(r->w->impl, mine, bytes, all) < 0 && rc == 0) rc = diag_errbuf(err, errlen, "gathering '%s' failed", rb->name);
   if (r->w->rank == 0 && rc == 0) {
+    /* A partial sum is the sum of the pieces of the devices along its
+    ** partial axes; along the other axes that do not split it every device
+    ** holds the same piece, so the device at coordinate 0 there stands for all. */
+    uint32_t partial = r->lr.partial && r->prog.mesh_rank ? r->lr.partial[id] : 0, split = 0;
+    for (int i = 0; i < rb->rank; i++)
+      if (rb->dim_group[i] >= 0)
+        for (int k = 0; k < r->prog.groups[rb->dim_group[i]].naxes; k++) split |= 1u << r->prog.groups[rb->dim_group[i]].axes[k];
+    int sum = partial && rb->dtype == RT_F32;
+    if (sum) memset(out, 0, (size_t)total * es);
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
     for (int q = 0; q < n; q++) {
+      int stands_in = 1;
+      for (int a = 0; a < r->prog.mesh_rank && partial; a++)
+        if (!((split | partial) >> a & 1) && rt_mesh_coord(&r->prog, q, a) != 0) stands_in = 0;
+      if (!stands_in) continue;
       rt_mesh_block(&r->prog, q, b, off);
       const char *src = all + (size_t)q * bytes;
       for (int64_t k = 0; k < rb->nelem; k++) {
         int64_t rem = k, gi = 0;
         for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = rem % rb->shape[i]; rem /= rb->shape[i]; }
         for (int i = 0; i < rb->rank; i++) gi = gi * rb->global_shape[i] + off[i] + idx[i];
-        memcpy(out + (size_t)gi * es, src + (size_t)k * es, es);
+        if (sum) ((float *)out)[gi] += ((const float *)src)[k];
+        else memcpy(out + (size_t)gi * es, src + (size_t)k * es, es);
       }
     }
     *full = out;

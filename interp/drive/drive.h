@@ -43,7 +43,8 @@ int  drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_w
 ** Collective when the output is a tensor. */
 int  drive_step(drive *r, double *loss, char *err, size_t errlen);
 /* Value id's full tensor on device 0 (malloc'd, global shape, its dtype);
-** NULL elsewhere. Collective. */
+** NULL elsewhere. A value the program keeps as a partial sum is summed
+** over its partial axes. Collective. */
 int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
 /* Write the parameters and optimizer state as safetensors from device 0
 ** (atomically), under their own names. Collective. */
