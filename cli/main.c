@@ -27,7 +27,7 @@ static const option options[] = {
   TEXT("train", train), TEXT("mesh", mesh), TEXT("model", model), TEXT("params", params),
   TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
   TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
-  TEXT("out", out),
+  TEXT("out", out), TEXT("svg", svg),
   COUNT("steps", steps), COUNT("rank", rank),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
@@ -113,12 +113,19 @@ static const command commands[] = {
   {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
    "Print the per-device program: buffers and one instruction a line."},
+  {"show", cli_show, 3, 3, "train mesh model rank svg strict lenient",
+   "carve show MODEL.cir TACTICS.tac VALUE [--rank R] [--svg FILE] [--train OPT] [--mesh ..]",
+   "Which device holds which block of VALUE: its global shape and sharding, then a grid\n"
+   "(split on two dims: rows are the pieces of the first, columns those of the second) or\n"
+   "a list of blocks with their index ranges and the devices holding each; devices are\n"
+   "ranks (d3), row-major over the mesh axes. Partial sums are marked. --rank R shows\n"
+   "only what rank R holds; --svg FILE also writes the picture as SVG."},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"import", "export", "diff", "show"};
+static const char *later[] = {"import", "export", "diff"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);
@@ -209,7 +216,8 @@ int main(int argc, char **argv) {
   }
   if (o.nfiles < c->minfiles) {
     static const char *need[] = {"", "a model file", "a model file and a tactic file", "a model file, a tactic file and a value name"};
-    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, need[c->minfiles], c->usage, c->name);
+    const char *what = need[c->minfiles];
+    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, what, c->usage, c->name);
     return 2;
   }
   return c->run(&o);

@@ -1,0 +1,60 @@
+/*
+** show.c: carve show: which device holds which block of a value, as text
+** and, with --svg, as a picture for documents.
+*/
+#include "cli/cli.h"
+#include "interp/report/picture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Write text to path through a temporary file beside it. -1 after saying why. */
+static int write_atomically(const char *path, const char *text) {
+  size_t n = strlen(path) + 32;
+  char *tmp = mem_alloc(n);
+  snprintf(tmp, n, "%s.tmp.%d", path, (int)getpid());
+  FILE *f = fopen(tmp, "w");
+  int rc = 0;
+  if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+    fprintf(stderr, "carve: error: cannot write '%s': %s\n", path, strerror(errno));
+    remove(tmp);
+    rc = -1;
+  }
+  free(tmp);
+  return rc;
+}
+
+int cli_show(const cli_opts *o) {
+  cli_opts o2 = *o;
+  o2.nfiles = 2;
+  session s;
+  if (cli_load(&s, &o2) < 0) return 1;
+  const char *name = o->files[2];
+  ir_value *v = ir_lookup(s.g, name);
+  int rc = 0;
+  if (!v || v->kind == IR_CONST) {
+    fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s\n", name, s.g->name,
+            !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+    rc = 1;
+  } else if (o->rank >= report_devices(s.plan)) {
+    fprintf(stderr, "carve: error: --rank %d is outside the mesh of %lld devices (0..%lld)\n", o->rank,
+            (long long)report_devices(s.plan), (long long)report_devices(s.plan) - 1);
+    rc = 1;
+  } else {
+    strbuf b;
+    sb_init(&b);
+    report_picture(&b, s.plan, v->id, o->rank);
+    fputs(sb_str(&b), stdout);
+    if (o->svg) {
+      sb_clear(&b);
+      report_picture_svg(&b, s.plan, v->id);
+      if (write_atomically(o->svg, sb_str(&b)) < 0) rc = 1;
+      else printf("wrote %s\n", o->svg);
+    }
+    sb_free(&b);
+  }
+  session_free(&s);
+  return rc;
+}
