@@ -34,6 +34,7 @@ int cli_calibrate(const cli_opts *o);
 int cli_repl(const cli_opts *o);
 int cli_auto(const cli_opts *o);
 int cli_show(const cli_opts *o);
+int cli_diff(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);

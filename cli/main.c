@@ -120,12 +120,19 @@ static const command commands[] = {
    "a list of blocks with their index ranges and the devices holding each; devices are\n"
    "ranks (d3), row-major over the mesh axes. Partial sums are marked. --rank R shows\n"
    "only what rank R holds; --svg FILE also writes the picture as SVG."},
+  {"diff", cli_diff, 3, 3, "train mesh model json device links strict lenient",
+   "carve diff MODEL.cir A.tac B.tac [--train OPT] [--device PROFILE] [--json]",
+   "What changes from plan A to plan B: the values whose sharding differs (names that\n"
+   "differ only in their numbers, l0.attn.wq, l1.attn.wq, as one line l{i}.attn.wq when\n"
+   "they differ alike), the collectives added and removed by kind with their bytes,\n"
+   "memory per device by category and step time from the simulator (--device as for\n"
+   "simulate, default h100-sxm), and the conflicts found in one plan and not the other."},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"import", "export", "diff"};
+static const char *later[] = {"import", "export"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);
@@ -216,7 +223,7 @@ int main(int argc, char **argv) {
   }
   if (o.nfiles < c->minfiles) {
     static const char *need[] = {"", "a model file", "a model file and a tactic file", "a model file, a tactic file and a value name"};
-    const char *what = need[c->minfiles];
+    const char *what = !strcmp(c->name, "diff") ? "a model file and two tactic files" : need[c->minfiles];
     fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, what, c->usage, c->name);
     return 2;
   }
