@@ -19,9 +19,12 @@ typedef struct cli_opts {
   const char *device, *links, *compare, *sweep;   /* simulate */
   const char *out;          /* -o */
   const char *svg;          /* show --svg FILE */
+  const char *tolerance;    /* run --bisect, bisect: relative error allowed */
   long steps;
   int rank;                 /* --rank for lower */
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
+  int bisect, keep_values;  /* run --bisect; lower --keep-values */
+  int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
 } cli_opts;
 
 int cli_check(const cli_opts *o);
@@ -35,6 +38,9 @@ int cli_repl(const cli_opts *o);
 int cli_auto(const cli_opts *o);
 int cli_show(const cli_opts *o);
 int cli_diff(const cli_opts *o);
+int cli_bisect(const cli_opts *o);
+/* --tolerance (run --bisect, bisect): the default without it; 0 after an error (say: print it). */
+double cli_tolerance(const cli_opts *o, int say);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);

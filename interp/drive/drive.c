@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
+int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) { return drive_lower_opts(r, g, plan, NULL, d); }
+
+int drive_lower_opts(drive *r, const ir_graph *g, const sh_plan *plan, const lower_opts *o, diag *d) {
   memset(r, 0, sizeof *r);
   r->g = g;
   r->plan = plan;
@@ -22,7 +24,7 @@ int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
       return diag_error(d, v->at, "'%s' is %s: carve runs f32 and i32 programs; bf16 and f16 are costed by 'carve simulate' (use f32 types to run)",
                         v->name, ir_dtype_name(v->dtype));
   }
-  if (lower_program(g, plan, &r->prog, &r->lr, d) < 0) return -1;
+  if (lower_program_opts(g, plan, o, &r->prog, &r->lr, d) < 0) return -1;
   r->lowered = 1;
   return 0;
 }
@@ -33,15 +35,35 @@ void drive_free(drive *r) {
   memset(r, 0, sizeof *r);
 }
 
+void drive_adopt(drive *r, const rt_prog *prog, const lower_result *lr, const drive_leaf *leaves) {
+  memset(r, 0, sizeof *r);
+  r->prog = *prog;           /* borrowed: lowered stays 0, so drive_free leaves them */
+  r->lr = *lr;
+  r->leaves = leaves;
+}
+
 static int is_leaf(const ir_value *v) { return v->kind == IR_INPUT || v->kind == IR_PARAM || v->kind == IR_STATE; }
+
+/* Value i as a leaf to bind: from the IR, or from an adopted program's table. */
+static int leaf_of(const drive *r, int i, drive_leaf *out) {
+  if (r->g) {
+    const ir_value *v = r->g->vals[i];
+    if (!is_leaf(v)) return 0;
+    out->name = v->name;
+    out->kind = v->kind;
+    feed_init(r->g, v, &out->init);
+    return 1;
+  }
+  *out = r->leaves[i];
+  return out->name != NULL;
+}
 
 /* Every leaf's piece on this device: from a file, or the deterministic init. */
 static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size_t errlen) {
-  const ir_graph *g = r->g;
-  for (int i = 0; i < g->nvals; i++) {
-    const ir_value *v = g->vals[i];
+  for (int i = 0; i < r->lr.nvals; i++) {
+    drive_leaf lf, *v = &lf;
     int b = r->lr.buf_of[i];
-    if (!is_leaf(v) || b < 0) continue;
+    if (b < 0 || !leaf_of(r, i, &lf)) continue;
     const rt_buf *rb = &r->prog.bufs[b];
     size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
     void *tmp = malloc(bytes ? bytes : 1);
@@ -56,11 +78,8 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
     else if (src && st_find(src, v->name))
       rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, err, errlen);
-    else {
-      rt_init in;
-      feed_init(g, v, &in);
-      rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
-    }
+    else
+      rt_init_block(&lf.init, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
     if (rc == 0) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
     free(tmp);
     if (rc) return -1;
@@ -133,6 +152,7 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
 
 int drive_step(drive *r, double *loss, char *err, size_t errlen) {
   *loss = 0;
+  if (!r->g) return diag_errbuf(err, errlen, "drive_step needs the IR of the program");
   if (rt_exec_run(r->e, err, errlen) < 0) return -1;
   const ir_value *out = r->g->vals[r->g->outputs[0]];
   int b = r->lr.buf_of[out->id];
@@ -190,6 +210,7 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
   drive one;
   int rc = 0;
   *worst = 0;
+  if (!g) return diag_errbuf(err, errlen, "drive_check needs the IR of the program");
   memset(&one, 0, sizeof one);
   if (r->w->rank == 0) {        /* the reference runs on device 0 alone */
     diag d;
