@@ -380,16 +380,20 @@ void report_diff(strbuf *b, const report_diff_t *d) {
   /* values */
   sb_printf(b, "\nsharding (A -> B): %d of %d values differ", d->nchanged, d->nvalues);
   sb_printf(b, d->nchanged ? ", in %d pattern%s\n" : "\n", d->nvgroups, d->nvgroups == 1 ? "" : "s");
-  size_t wn = 0, wa = 0, wb = 0;
-  for (int k = 0; k < d->nvgroups; k++) {
-    if (strlen(d->values[k].pattern) > wn) wn = strlen(d->values[k].pattern);
-    if (strlen(d->values[k].a) > wa) wa = strlen(d->values[k].a);
-    if (strlen(d->values[k].b) > wb) wb = strlen(d->values[k].b);
-  }
   for (int s = 0; s < NKINDS; s++) {
     int groups = 0, members = 0;
-    for (int k = 0; k < d->nvgroups; k++)
-      if (kind_rank(d->values[k].what) == s) { groups++; members += d->values[k].n; }
+    size_t wn = 0, wa = 0, wb = 0;      /* columns by section, over the lines shown */
+    for (int k = 0; k < d->nvgroups; k++) {
+      const diff_group *g = &d->values[k];
+      if (kind_rank(g->what) != s) continue;
+      if (s < NKINDS - 1 || groups < DIFF_MAXLINES) {
+        if (strlen(g->pattern) > wn) wn = strlen(g->pattern);
+        if (strlen(g->a) > wa) wa = strlen(g->a);
+        if (strlen(g->b) > wb) wb = strlen(g->b);
+      }
+      groups++;
+      members += g->n;
+    }
     if (!groups) continue;
     sb_printf(b, "  %s (%d value%s", section_title[s], members, members == 1 ? "" : "s");
     if (groups != members) sb_printf(b, " in %d pattern%s", groups, groups == 1 ? "" : "s");
