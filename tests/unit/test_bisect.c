@@ -162,6 +162,34 @@ Test(bisect, a_dropped_forward_all_reduce_is_found) { planted(1); }      /* l0.o
 Test(bisect, a_dropped_loss_all_reduce_is_found) { planted(5); }         /* loss over batch */
 Test(bisect, a_dropped_backward_all_reduce_is_found) { planted(11); }    /* bwd.l1.h.matmul.da over model */
 
+/* The collectives a value is made by, as the report names them. */
+static void made_by(const char *tac, const char *value, const char *want) {
+  session s;
+  load(&s, "examples/gpt2_small.cir", tac, "adam(lr = 1e-3)");
+  rt_prog p;
+  lower_result lr;
+  lower_opts lo = {1, 0};
+  cr_assert(lower_program_opts(s.g, s.plan, &lo, &p, &lr, &s.diag) == 0);
+  progfile f;
+  progfile_describe(&f, s.g, s.plan, &p, &lr);
+  strbuf b;
+  sb_init(&b);
+  bisect_made_by(&b, &f, ir_lookup(s.g, value)->id);
+  cr_assert_str_eq(sb_str(&b), want, "%s", value);
+  sb_free(&b);
+  progfile_free(&f);
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  session_free(&s);
+}
+
+Test(bisect, the_report_names_the_collectives_that_made_a_value) {
+  made_by("examples/gpt2_small_bp_mp.tac", "l0.o.einsum", "made by all_reduce over {model}");
+  made_by("examples/gpt2_small_bp_mp.tac", "grad.l0.mlp.w1", "made by all_reduce over {batch}");
+  made_by("examples/gpt2_small_bp_mp_z2.tac", "grad.l0.mlp.w1", "made by reduce_scatter over {batch}");
+  made_by("examples/gpt2_small_bp_mp.tac", "l0.h", "made by no collective");
+}
+
 /* ---- program files ---- */
 
 static void lower_to_file(const session *s, const sh_plan *plan, int drop, const char *path) {
