@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CARVE_PROFILE_DIR
-#define CARVE_PROFILE_DIR "profiles"
-#endif
-
 /* One plan lowered and costed. */
 typedef struct side {
   sh_plan *plan;
@@ -54,8 +50,7 @@ int cli_diff(const cli_opts *o) {
   x[0].plan = s.plan;
   int rc = 0;
   sim_profile prof;
-  const char *dir = getenv("CARVE_PROFILES");
-  if (sim_profile_load(&s.mem, &s.diag, o->device ? o->device : "h100-sxm", dir && *dir ? dir : CARVE_PROFILE_DIR, &prof) < 0) {
+  if (sim_profile_load(&s.mem, &s.diag, o->device ? o->device : "h100-sxm", sim_profile_dir(), &prof) < 0) {
     cli_report(&s.diag);
     rc = 1;
     goto out;
@@ -70,8 +65,8 @@ int cli_diff(const cli_opts *o) {
     rc = 1;
     goto out;
   }
-  diff_side da = {o->files[1], x[0].plan, &x[0].prog, x[0].costed ? &x[0].sim : NULL};
-  diff_side db = {o->files[2], x[1].plan, &x[1].prog, x[1].costed ? &x[1].sim : NULL};
+  diff_side da = {o->files[1], x[0].plan, &x[0].prog, x[0].costed ? &x[0].sim : NULL, &prof};
+  diff_side db = {o->files[2], x[1].plan, &x[1].prog, x[1].costed ? &x[1].sim : NULL, &prof};
   report_diff_t d;
   report_diff_compute(&d, &da, &db);
   if (o->json) {

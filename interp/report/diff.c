@@ -518,29 +518,6 @@ static void json_numbers(json *j, const report_diff_t *d, const diff_group *g, i
   json_end_obj(j);
 }
 
-static void json_sim(json *j, const sim_result *r) {
-  if (!r) { json_null(j); return; }
-  json_obj(j);
-  json_key(j, "memory");
-  json_obj(j);
-  json_key(j, "params"); json_num(j, r->mem.params);
-  json_key(j, "grads"); json_num(j, r->mem.grads);
-  json_key(j, "optimizer"); json_num(j, r->mem.optimizer);
-  json_key(j, "activations"); json_num(j, r->mem.activations);
-  json_key(j, "collective_buffers"); json_num(j, r->mem.collective);
-  json_key(j, "inputs"); json_num(j, r->mem.inputs);
-  json_key(j, "outputs"); json_num(j, r->mem.outputs);
-  json_key(j, "peak"); json_num(j, r->mem.peak);
-  json_end_obj(j);
-  json_key(j, "time");
-  json_obj(j);
-  json_key(j, "compute"); json_num(j, r->compute);
-  json_key(j, "communication"); json_num(j, r->communication);
-  json_key(j, "total"); json_num(j, r->total);
-  json_end_obj(j);
-  json_end_obj(j);
-}
-
 static void json_coll_groups(json *j, const report_diff_t *d, const diff_group *gr, int ng) {
   json_arr(j);
   for (int k = 0; k < ng; k++)
@@ -579,7 +556,9 @@ void report_diff_json(json *j, const report_diff_t *d) {
       json_end_obj(j);
     }
     json_end_obj(j);
-    json_key(j, "simulated"); json_sim(j, x->sim);
+    json_key(j, "simulated");
+    if (x->sim) report_sim_json(j, x->sim, x->prof);
+    else json_null(j);
     json_end_obj(j);
   }
   json_key(j, "mesh_differs"); json_bool(j, d->mesh_differs);

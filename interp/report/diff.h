@@ -17,12 +17,13 @@
 #include "util/strbuf.h"
 
 /* One plan: its tactic file, the plan (partial sums computed), its
-** lowered program, and the simulator's prediction (NULL: none). */
+** lowered program, and the simulator's prediction (NULL: none) on prof. */
 typedef struct diff_side {
   const char *name;
   const sh_plan *plan;
   const rt_prog *prog;
   const sim_result *sim;
+  const sim_profile *prof;
 } diff_side;
 
 #define DIFF_MAXSLOTS 8

@@ -48,7 +48,7 @@ static void load(pair *x, const char *model, const char *train, const char *a, c
   const sh_plan *plans[2] = {x->s.plan, x->b};
   for (int k = 0; k < 2; k++) {
     cr_assert(lower_program(x->s.g, plans[k], &x->prog[k], &x->lr[k], &x->s.diag) == 0, "%s", diag_text(&x->s.diag));
-    x->side[k] = (diff_side){k ? "B" : "A", plans[k], &x->prog[k], NULL};
+    x->side[k] = (diff_side){k ? "B" : "A", plans[k], &x->prog[k], NULL, NULL};
   }
   report_diff_compute(&x->d, &x->side[0], &x->side[1]);
 }
