@@ -4,27 +4,10 @@
 */
 #include "cli/cli.h"
 #include "interp/report/picture.h"
+#include "util/file.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* Write text to path through a temporary file beside it. -1 after saying why. */
-static int write_atomically(const char *path, const char *text) {
-  size_t n = strlen(path) + 32;
-  char *tmp = mem_alloc(n);
-  snprintf(tmp, n, "%s.tmp.%d", path, (int)getpid());
-  FILE *f = fopen(tmp, "w");
-  int rc = 0;
-  if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
-    fprintf(stderr, "carve: error: cannot write '%s': %s\n", path, strerror(errno));
-    remove(tmp);
-    rc = -1;
-  }
-  free(tmp);
-  return rc;
-}
 
 int cli_show(const cli_opts *o) {
   cli_opts o2 = *o;
@@ -50,8 +33,10 @@ int cli_show(const cli_opts *o) {
     if (o->svg) {
       sb_clear(&b);
       report_picture_svg(&b, s.plan, v->id);
-      if (write_atomically(o->svg, sb_str(&b)) < 0) rc = 1;
-      else printf("wrote %s\n", o->svg);
+      if (file_write_atomic(o->svg, sb_str(&b), b.n) < 0) {
+        fprintf(stderr, "carve: error: cannot write '%s': %s; check that its folder exists and is writable\n", o->svg, strerror(errno));
+        rc = 1;
+      } else printf("wrote %s\n", o->svg);
     }
     sb_free(&b);
   }

@@ -5,13 +5,13 @@
 #include "interp/drive/feed.h"
 #include "interp/ir/ops.h"
 #include "interp/report/report.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define PF_VERSION 1
 
@@ -159,16 +159,8 @@ int progfile_write(const progfile *f, const char *path, char *err, size_t errlen
     sb_putc(&b, '\n');
   }
   sb_printf(&b, "end %016llx\n", (unsigned long long)fnv1a(sb_str(&b), b.n));
-  size_t n = strlen(path) + 32;
-  char *tmp = mem_alloc(n);
-  snprintf(tmp, n, "%s.tmp.%d", path, (int)getpid());
-  FILE *out = fopen(tmp, "w");
   int rc = 0;
-  if (!out || fwrite(sb_str(&b), 1, b.n, out) != b.n || fclose(out) != 0 || rename(tmp, path) != 0) {
-    rc = diag_errbuf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-    remove(tmp);
-  }
-  free(tmp);
+  if (file_write_atomic(path, sb_str(&b), b.n) < 0) rc = diag_errbuf(err, errlen, "cannot write '%s': %s; check that its folder exists and is writable", path, strerror(errno));
   sb_free(&b);
   return rc;
 }
