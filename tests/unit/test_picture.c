@@ -10,23 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 #include "interp/drive/session.h"
 #include "interp/report/picture.h"
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 14, n = 0;
-  char *buf = malloc(cap);
-  for (size_t k; (k = fread(buf + n, 1, cap - n - 1, f)) > 0; ) {
-    n += k;
-    if (n + 1 == cap) buf = realloc(buf, cap *= 2);
-  }
-  fclose(f);
-  buf[n] = 0;
-  return buf;
-}
 
 static void load(session *s, const char *tac) {
   char model[512], tactics[512];
@@ -39,17 +28,40 @@ static void load(session *s, const char *tac) {
 
 /* text equals the golden file (or becomes it under CARVE_UPDATE_GOLDEN) */
 static void golden(const char *text, const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/tests/data/pictures/%s", SRCDIR, name);
+  char rel[256], path[512];
+  snprintf(rel, sizeof rel, "tests/data/pictures/%s", name);
+  snprintf(path, sizeof path, "%s/%s", SRCDIR, rel);
   if (getenv("CARVE_UPDATE_GOLDEN")) {
     FILE *f = fopen(path, "w");
     cr_assert(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
     return;
   }
-  char *want = slurp(path);
-  cr_assert(want, "no golden file %s (CARVE_UPDATE_GOLDEN=1 writes it)", path);
+  cr_assert(access(path, R_OK) == 0, "no golden file %s (CARVE_UPDATE_GOLDEN=1 writes it)", path);
+  char *want = hx_slurp(rel);
   cr_assert_str_eq(text, want, "%s differs:\n--- got\n%s--- want\n%s", name, text, want);
   free(want);
+}
+
+static const char *xml_wellformed(const char *s);
+
+/* value of the plan made by tac drawn as text (rank: -1 all, else one) or SVG, against its golden file */
+static void check_picture(const char *tac, const char *value, int rank, int svg, const char *name) {
+  session s;
+  load(&s, tac);
+  ir_value *v = ir_lookup(s.g, value);
+  cr_assert(v, "no value %s", value);
+  strbuf b;
+  sb_init(&b);
+  if (svg) {
+    report_picture_svg(&b, s.plan, v->id);
+    const char *bad = xml_wellformed(sb_str(&b));
+    cr_assert_null(bad, "%s: %s", name, bad);
+  } else {
+    report_picture(&b, s.plan, v->id, rank);
+  }
+  golden(sb_str(&b), name);
+  sb_free(&b);
+  session_free(&s);
 }
 
 typedef struct pcase {
@@ -75,16 +87,7 @@ ParameterizedTestParameters(picture, text) {
 }
 
 ParameterizedTest(pcase *c, picture, text) {
-  session s;
-  load(&s, c->tac);
-  ir_value *v = ir_lookup(s.g, c->value);
-  cr_assert(v);
-  strbuf b;
-  sb_init(&b);
-  report_picture(&b, s.plan, v->id, c->rank);
-  golden(sb_str(&b), c->golden);
-  sb_free(&b);
-  session_free(&s);
+  check_picture(c->tac, c->value, c->rank, 0, c->golden);
 }
 
 /* ---- SVG: well-formed, and as drawn before ---- */
@@ -174,18 +177,7 @@ ParameterizedTestParameters(picture, svg) {
 }
 
 ParameterizedTest(scase *c, picture, svg) {
-  session s;
-  load(&s, c->tac);
-  ir_value *v = ir_lookup(s.g, c->value);
-  cr_assert(v);
-  strbuf b;
-  sb_init(&b);
-  report_picture_svg(&b, s.plan, v->id);
-  const char *bad = xml_wellformed(sb_str(&b));
-  cr_assert_null(bad, "%s: %s", c->golden, bad);
-  golden(sb_str(&b), c->golden);
-  sb_free(&b);
-  session_free(&s);
+  check_picture(c->tac, c->value, -1, 1, c->golden);
 }
 
 /* A name with XML's special characters cannot come from a model file, but
