@@ -41,6 +41,10 @@ int cli_diff(const cli_opts *o);
 int cli_bisect(const cli_opts *o);
 /* --tolerance (run --bisect, bisect): the default without it; 0 after an error (say: print it). */
 double cli_tolerance(const cli_opts *o, int say);
+/* A bisection's report on stdout, as text or with --json one object. */
+struct bisect_result;
+struct progfile;
+void cli_bisect_print(const cli_opts *o, const struct bisect_result *res, const struct progfile *desc);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);
@@ -48,5 +52,7 @@ void cli_report(const diag *d);
 void cli_session_opts(const cli_opts *o, session_opts *so);
 /* Load the model (and tactic file) of a command; -1 after reporting. */
 int cli_load(session *s, const cli_opts *o);
+/* The id of the value named name (not a literal); -1 after saying there is none. */
+int cli_value(const session *s, const cli_opts *o, const char *name);
 
 #endif

@@ -14,12 +14,9 @@ int cli_show(const cli_opts *o) {
   o2.nfiles = 2;
   session s;
   if (cli_load(&s, &o2) < 0) return 1;
-  const char *name = o->files[2];
-  ir_value *v = ir_lookup(s.g, name);
+  int v = cli_value(&s, o, o->files[2]);
   int rc = 0;
-  if (!v || v->kind == IR_CONST) {
-    fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s\n", name, s.g->name,
-            !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+  if (v < 0) {
     rc = 1;
   } else if (o->rank >= report_devices(s.plan)) {
     fprintf(stderr, "carve: error: --rank %d is outside the mesh of %lld devices (0..%lld)\n", o->rank,
@@ -28,11 +25,11 @@ int cli_show(const cli_opts *o) {
   } else {
     strbuf b;
     sb_init(&b);
-    report_picture(&b, s.plan, v->id, o->rank);
+    report_picture(&b, s.plan, v, o->rank);
     fputs(sb_str(&b), stdout);
     if (o->svg) {
       sb_clear(&b);
-      report_picture_svg(&b, s.plan, v->id);
+      report_picture_svg(&b, s.plan, v);
       if (file_write_atomic(o->svg, sb_str(&b), b.n) < 0) {
         fprintf(stderr, "carve: error: cannot write '%s': %s; check that its folder exists and is writable\n", o->svg, strerror(errno));
         rc = 1;
