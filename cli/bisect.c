@@ -1,11 +1,40 @@
 /*
 ** bisect.c: carve bisect: the first value where two saved programs (carve
-** lower -o) differ, the second being the reference.
+** lower -o) differ, the second being the reference; --tolerance and the
+** report, which carve run --bisect shares.
 */
 #include "cli/cli.h"
 #include "interp/drive/bisect.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* --tolerance X: a positive number, else 0 after saying why (the default when not given). */
+double cli_tolerance(const cli_opts *o, int say) {
+  if (!o->tolerance) return BISECT_TOLERANCE;
+  char *end;
+  double t = strtod(o->tolerance, &end);
+  if (*o->tolerance && !*end && t > 0 && t < 1e10) return t;
+  if (say) fprintf(stderr, "carve: error: --tolerance '%s': give a relative error such as 1e-4\n", o->tolerance);
+  return 0;
+}
+
+void cli_bisect_print(const cli_opts *o, const bisect_result *res, const progfile *desc) {
+  if (o->json) {
+    json j;
+    json_init(&j);
+    bisect_json(&j, res, desc);
+    puts(sb_str(&j.out));
+    json_free(&j);
+  } else {
+    strbuf b;
+    sb_init(&b);
+    bisect_report(&b, res, desc);
+    fputs(sb_str(&b), stdout);
+    sb_free(&b);
+  }
+  fflush(stdout);
+}
 
 int cli_bisect(const cli_opts *o) {
   double tol = cli_tolerance(o, 1);
@@ -28,19 +57,7 @@ int cli_bisect(const cli_opts *o) {
     goto out;
   }
   res.ref = o->files[1];
-  if (o->json) {
-    json j;
-    json_init(&j);
-    bisect_json(&j, &res, &a);
-    puts(sb_str(&j.out));
-    json_free(&j);
-  } else {
-    strbuf s;
-    sb_init(&s);
-    bisect_report(&s, &res, &a);
-    fputs(sb_str(&s), stdout);
-    sb_free(&s);
-  }
+  cli_bisect_print(o, &res, &a);
   bisect_free(&res);
 out:
   progfile_free(&a);

@@ -80,16 +80,6 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
   fflush(stdout);
 }
 
-/* --tolerance X: a positive number, else 0 after saying why (the default when not given). */
-double cli_tolerance(const cli_opts *o, int say) {
-  if (!o->tolerance) return BISECT_TOLERANCE;
-  char *end;
-  double t = strtod(o->tolerance, &end);
-  if (*o->tolerance && !*end && t > 0 && t < 1e10) return t;
-  if (say) fprintf(stderr, "carve: error: --tolerance '%s': give a relative error such as 1e-4\n", o->tolerance);
-  return 0;
-}
-
 /* --bisect: the step the drive is ready for, every value compared with
 ** the one-device program's; the report from rank 0. */
 static int run_bisect(const cli_opts *o, drive *r, const session *s, double tol, char *err, size_t errlen) {
@@ -97,22 +87,7 @@ static int run_bisect(const cli_opts *o, drive *r, const session *s, double tol,
   progfile_describe(&desc, s->g, s->plan, &r->prog, &r->lr);
   bisect_result res;
   int rc = bisect_run(r, &desc, o->params, o->data, o->steps, tol, &res, err, errlen);
-  if (rc == 0 && r->w->rank == 0) {
-    if (o->json) {
-      json j;
-      json_init(&j);
-      bisect_json(&j, &res, &desc);
-      puts(sb_str(&j.out));
-      json_free(&j);
-    } else {
-      strbuf b;
-      sb_init(&b);
-      bisect_report(&b, &res, &desc);
-      fputs(sb_str(&b), stdout);
-      sb_free(&b);
-    }
-    fflush(stdout);
-  }
+  if (rc == 0 && r->w->rank == 0) cli_bisect_print(o, &res, &desc);
   if (rc == 0) bisect_free(&res);
   progfile_free(&desc);
   return rc;
