@@ -233,6 +233,19 @@ static void lower_to_file(const session *s, const sh_plan *plan, int drop, const
   rt_prog_free(&p);
 }
 
+/* a program file of this text is refused with a message holding want */
+static void refused(const char *path, const char *text, const char *want) {
+  FILE *f = fopen(path, "w");
+  cr_assert(f && fputs(text, f) >= 0 && fclose(f) == 0);
+  progfile a;
+  diag d;
+  diag_init(&d);
+  cr_assert(progfile_read(&a, &d, path) < 0, "read: %s", text);
+  cr_assert(strstr(diag_text(&d), want), "wanted '%s' in: %s", want, diag_text(&d));
+  progfile_free(&a);
+  diag_free(&d);
+}
+
 Test(bisect, saved_programs) {
   session s;
   load(&s, "examples/gpt2_small.cir", "examples/gpt2_small_bp_mp.tac", "adam(lr = 1e-3)");
@@ -274,21 +287,9 @@ Test(bisect, saved_programs) {
   cr_assert(progfile_read(&a, &d, pa) < 0);
   cr_assert(strstr(diag_text(&d), pa) && strstr(diag_text(&d), "error:"), "%s", diag_text(&d));
   progfile_free(&a);
-  f = fopen(pb, "w");
-  fputs("carve-program 1\nmodel m train 0 values 0\nmesh\nbuf 0 name \"x\"", f);
-  fclose(f);
-  diag_clear(&d);
-  cr_assert(progfile_read(&a, &d, pb) < 0);
-  cr_assert(strstr(diag_text(&d), ":4:"), "located on its line: %s", diag_text(&d));
-  progfile_free(&a);
-  f = fopen(pb, "w");
-  fputs("carve-program 9\n", f);
-  fclose(f);
-  diag_clear(&d);
-  cr_assert(progfile_read(&a, &d, pb) < 0);
-  cr_assert(strstr(diag_text(&d), "version 9"), "%s", diag_text(&d));
-  progfile_free(&a);
   diag_free(&d);
+  refused(pb, "carve-program 1\nmodel m train 0 values 0\nmesh\nbuf 0 name \"x\"", ":4:");    /* located on its line */
+  refused(pb, "carve-program 9\n", "version 9");
   unlink(pa);
   unlink(pb);
   unlink(pc);
