@@ -18,9 +18,13 @@ typedef struct cli_opts {
   const char *device_kind;  /* --device-kind cpu|cuda (run) */
   const char *device, *links, *compare, *sweep;   /* simulate */
   const char *out;          /* -o */
+  const char *svg;          /* show --svg FILE */
+  const char *tolerance;    /* run --bisect, bisect: relative error allowed */
   long steps;
   int rank;                 /* --rank for lower */
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
+  int bisect, keep_values;  /* run --bisect; lower --keep-values */
+  int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
 } cli_opts;
 
 int cli_check(const cli_opts *o);
@@ -32,6 +36,15 @@ int cli_simulate(const cli_opts *o);
 int cli_calibrate(const cli_opts *o);
 int cli_repl(const cli_opts *o);
 int cli_auto(const cli_opts *o);
+int cli_show(const cli_opts *o);
+int cli_diff(const cli_opts *o);
+int cli_bisect(const cli_opts *o);
+/* --tolerance (run --bisect, bisect): the default without it; 0 after an error (say: print it). */
+double cli_tolerance(const cli_opts *o, int say);
+/* A bisection's report on stdout, as text or with --json one object. */
+struct bisect_result;
+struct progfile;
+void cli_bisect_print(const cli_opts *o, const struct bisect_result *res, const struct progfile *desc);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);
@@ -39,5 +52,7 @@ void cli_report(const diag *d);
 void cli_session_opts(const cli_opts *o, session_opts *so);
 /* Load the model (and tactic file) of a command; -1 after reporting. */
 int cli_load(session *s, const cli_opts *o);
+/* The id of the value named name (not a literal); -1 after saying there is none. */
+int cli_value(const session *s, const cli_opts *o, const char *name);
 
 #endif

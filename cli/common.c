@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "interp/drive/session.h"
 
+#include <string.h>
 #include <unistd.h>
 
 void cli_report(const diag *d) { fputs(diag_text(d), stderr); }
@@ -42,4 +43,12 @@ int cli_load(session *s, const cli_opts *o) {
     return -1;
   }
   return 0;
+}
+
+int cli_value(const session *s, const cli_opts *o, const char *name) {
+  const ir_value *v = ir_lookup(s->g, name);
+  if (v && v->kind != IR_CONST) return v->id;
+  fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s; 'carve apply' lists every value\n", name, s->g->name,
+          !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+  return -1;
 }

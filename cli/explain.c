@@ -11,17 +11,14 @@ int cli_explain(const cli_opts *o) {
   o2.nfiles = 2;
   session s;
   if (cli_load(&s, &o2) < 0) return 1;
-  const char *name = o->files[2];
-  ir_value *v = ir_lookup(s.g, name);
-  if (!v || v->kind == IR_CONST) {
-    fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s\n", name, s.g->name,
-            !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+  int v = cli_value(&s, o, o->files[2]);
+  if (v < 0) {
     session_free(&s);
     return 1;
   }
   strbuf b;
   sb_init(&b);
-  report_explain(&b, s.plan, v->id);
+  report_explain(&b, s.plan, v);
   fputs(sb_str(&b), stdout);
   sb_free(&b);
   session_free(&s);

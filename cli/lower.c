@@ -2,6 +2,7 @@
 ** lower.c: carve lower: one device's program as text.
 */
 #include "cli/cli.h"
+#include "interp/drive/progfile.h"
 #include "interp/drive/session.h"
 #include "interp/lower/lower.h"
 #include "runtime/mesh.h"
@@ -11,7 +12,13 @@ int cli_lower(const cli_opts *o) {
   if (cli_load(&s, o) < 0) return 1;
   rt_prog p;
   lower_result lr;
-  if (lower_program(s.g, s.plan, &p, &lr, &s.diag) < 0) {
+  lower_opts lo = {o->keep_values, o->drop_collective};   /* --test-drop-collective: tests only */
+  if ((o->keep_values || o->drop_collective) && !o->out) {
+    fprintf(stderr, "carve: error: --keep-values and --test-drop-collective shape the program a file keeps: give -o FILE\n");
+    session_free(&s);
+    return 2;
+  }
+  if (lower_program_opts(s.g, s.plan, &lo, &p, &lr, &s.diag) < 0) {
     cli_report(&s.diag);
     session_free(&s);
     return 1;
@@ -19,6 +26,20 @@ int cli_lower(const cli_opts *o) {
   int ndev = rt_mesh_devices(&p), rank = o->rank < 0 ? 0 : o->rank, rc = 0;
   arena a;
   arena_init(&a);
+  if (o->out) {      /* the program for 'carve bisect': the same on every rank */
+    progfile f;
+    char err[512];
+    progfile_describe(&f, s.g, s.plan, &p, &lr);
+    if (progfile_write(&f, o->out, err, sizeof err) < 0) {
+      fprintf(stderr, "carve: error: %s\n", err);
+      rc = 1;
+    } else {
+      printf("wrote %s: %d instructions over %d buffers, %d device%s%s\n", o->out, p.ninstrs, p.nbufs, ndev, ndev == 1 ? "" : "s",
+             o->keep_values ? ", every value kept" : "");
+    }
+    progfile_free(&f);
+    goto out;
+  }
   if (rank >= ndev) {
     fprintf(stderr, "carve: error: --rank %d is outside the mesh of %d device%s (0..%d)\n", rank, ndev, ndev == 1 ? "" : "s", ndev - 1);
     rc = 1;

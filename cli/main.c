@@ -27,10 +27,11 @@ static const option options[] = {
   TEXT("train", train), TEXT("mesh", mesh), TEXT("model", model), TEXT("params", params),
   TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
   TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
-  TEXT("out", out),
-  COUNT("steps", steps), COUNT("rank", rank),
+  TEXT("out", out), TEXT("svg", svg), TEXT("tolerance", tolerance),
+  COUNT("steps", steps), COUNT("rank", rank), COUNT("test-drop-collective", drop_collective),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
+  FLAG("bisect", bisect), FLAG("keep-values", keep_values),
 };
 
 typedef struct command {
@@ -47,9 +48,9 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32 quiet",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32 quiet bisect tolerance test-drop-collective",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]\n"
-   "          [--device-kind cpu|cuda] [--tf32]",
+   "          [--device-kind cpu|cuda] [--tf32] [--check --bisect [--tolerance X]]",
    "Execute the program N times (a training step with --train). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
@@ -59,7 +60,11 @@ static const command commands[] = {
    "largest relative error. --profile prints the time per step of each kind of\n"
    "instruction. --device-kind cuda runs each rank's program on a GPU (rank i of a\n"
    "node on GPU i mod the GPUs there; NCCL when every rank has a GPU of its own, else\n"
-   "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32."},
+   "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32.\n"
+   "--bisect (with or without --check) runs one step (the last of --steps N, default 1)\n"
+   "keeping every value, compares each value of the partitioned program, put back\n"
+   "together, with the one-device program's in program order, and names the first whose\n"
+   "relative error ||a - b|| / ||b|| exceeds --tolerance (default 1e-4)."},
   {"apply", cli_apply, 2, 2, "train mesh model json strict lenient quiet",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
@@ -110,15 +115,38 @@ static const command commands[] = {
    "costs the search on another profile. A progress line shows on a terminal for searches\n"
    "over a second (--quiet: none). Nothing fitting memory_limit (default: the device's\n"
    "memory) is an error that names the smallest footprint found and what fills it."},
-  {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
-   "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
-   "Print the per-device program: buffers and one instruction a line."},
+  {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient out keep-values test-drop-collective",
+   "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R] [-o PROGRAM [--keep-values]]",
+   "Print the per-device program: buffers and one instruction a line. -o writes the\n"
+   "program to a file that 'carve bisect' reads back (every rank's program: they\n"
+   "differ only in which piece each rank holds); --keep-values keeps every value's\n"
+   "buffer after a step, so that bisection can compare them all."},
+  {"show", cli_show, 3, 3, "train mesh model rank svg strict lenient",
+   "carve show MODEL.cir TACTICS.tac VALUE [--rank R] [--svg FILE] [--train OPT] [--mesh ..]",
+   "Which device holds which block of VALUE: its global shape and sharding, then a grid\n"
+   "(split on two dims: rows are the pieces of the first, columns those of the second) or\n"
+   "a list of blocks with their index ranges and the devices holding each; devices are\n"
+   "ranks (d3), row-major over the mesh axes. Partial sums are marked. --rank R shows\n"
+   "only what rank R holds; --svg FILE also writes the picture as SVG."},
+  {"diff", cli_diff, 3, 3, "train mesh model json device links strict lenient",
+   "carve diff MODEL.cir A.tac B.tac [--train OPT] [--device PROFILE] [--json]",
+   "What changes from plan A to plan B: the values whose sharding differs (names that\n"
+   "differ only in their numbers, l0.attn.wq, l1.attn.wq, as one line l{i}.attn.wq when\n"
+   "they differ alike), the collectives added and removed by kind with their bytes,\n"
+   "memory per device by category and step time from the simulator (--device as for\n"
+   "simulate, default h100-sxm), and the conflicts found in one plan and not the other."},
+  {"bisect", cli_bisect, 2, 2, "params data steps tolerance json",
+   "carve bisect A.prog B.prog [--steps N] [--tolerance X] [--params F] [--data F] [--json]",
+   "Run two programs written by 'carve lower -o' (each on its own mesh, one thread a\n"
+   "device in this process) for N steps (default 1), compare every value both keep at the\n"
+   "last step, in A's program order, B being the reference, and name the first whose\n"
+   "relative error exceeds --tolerance (default 1e-4)."},
 };
 
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"import", "export", "diff", "show"};
+static const char *later[] = {"import", "export"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);
@@ -209,7 +237,9 @@ int main(int argc, char **argv) {
   }
   if (o.nfiles < c->minfiles) {
     static const char *need[] = {"", "a model file", "a model file and a tactic file", "a model file, a tactic file and a value name"};
-    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, need[c->minfiles], c->usage, c->name);
+    const char *what = !strcmp(c->name, "diff") ? "a model file and two tactic files"
+                     : !strcmp(c->name, "bisect") ? "two program files (carve lower -o)" : need[c->minfiles];
+    fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, what, c->usage, c->name);
     return 2;
   }
   return c->run(&o);

@@ -4,6 +4,7 @@
 ** library's; here are the options, MPI's start and end, and the output.
 */
 #include "cli/cli.h"
+#include "interp/drive/bisect.h"
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
 #include "runtime/comm_mpi.h"
@@ -79,6 +80,19 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
   fflush(stdout);
 }
 
+/* --bisect: the step the drive is ready for, every value compared with
+** the one-device program's; the report from rank 0. */
+static int run_bisect(const cli_opts *o, drive *r, const session *s, double tol, char *err, size_t errlen) {
+  progfile desc;
+  progfile_describe(&desc, s->g, s->plan, &r->prog, &r->lr);
+  bisect_result res;
+  int rc = bisect_run(r, &desc, o->params, o->data, o->steps, tol, &res, err, errlen);
+  if (rc == 0 && r->w->rank == 0) cli_bisect_print(o, &res, &desc);
+  if (rc == 0) bisect_free(&res);
+  progfile_free(&desc);
+  return rc;
+}
+
 /* The backend of --device-kind: the CPU, or this rank's GPU (rank i of a
 ** node on GPU i mod the GPUs there). NULL with err on failure. */
 static const rt_backend *make_backend(const cli_opts *o, int distributed, int *ngpus, int *local_size, char *err, size_t errlen) {
@@ -101,8 +115,24 @@ static const rt_backend *make_backend(const cli_opts *o, int distributed, int *n
 }
 
 int cli_run(const cli_opts *o) {
+  cli_opts ob;
+  if (o->bisect) {                   /* the step compared: the last of --steps N, by default the first */
+    ob = *o;
+    if (ob.steps < 1) ob.steps = 1;
+    o = &ob;
+  }
   if (o->steps < 0) {
     fprintf(stderr, "carve: error: run needs --steps N (how many times to execute the program)\n");
+    return 2;
+  }
+  double tol = cli_tolerance(o, 1);
+  if (tol <= 0) return 2;
+  if (o->bisect && (o->save || o->profile)) {
+    fprintf(stderr, "carve: error: --bisect compares one step of every value; it takes neither --save nor --profile\n");
+    return 2;
+  }
+  if (o->bisect && o->nfiles < 2) {
+    fprintf(stderr, "carve: error: --bisect compares a partitioned run with the one-device program: give a tactic file\n");
     return 2;
   }
   int distributed = o->nfiles > 1;   /* a tactic file: one MPI rank per device */
@@ -127,7 +157,8 @@ int cli_run(const cli_opts *o) {
   cli_session_opts(o, &so);
   so.tac.ranks = world.size;
   int rc = session_load(&s, &so);
-  if (rc == 0) rc = drive_lower(&r, s.g, s.plan, &s.diag);
+  lower_opts lo = {o->bisect, o->drop_collective};   /* --test-drop-collective: tests only */
+  if (rc == 0) rc = drive_lower_opts(&r, s.g, s.plan, &lo, &s.diag);
   if (world.agree(world.impl, rc, "the model or tactic file did not load", agreed, sizeof agreed) < 0) {
     if (world.rank == 0) cli_report(&s.diag);
     drive_free(&r);
@@ -168,6 +199,15 @@ int cli_run(const cli_opts *o) {
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   if (o->profile) rt_exec_profile(r.e);
+  if (o->bisect) {
+    if (run_bisect(o, &r, &s, tol, err, sizeof err) < 0) {
+      if (distributed) rt_mpi_fail(err);
+      snprintf(agreed, sizeof agreed, "%s", err);
+      goto fail_agreed;
+    }
+    rc = 0;
+    goto done;
+  }
 
   int scalar = s.g->vals[s.g->outputs[0]]->shape.rank == 0;
   for (long st = 0; st < o->steps; st++) {

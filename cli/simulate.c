@@ -68,48 +68,6 @@ static void print_time(strbuf *b, const sim_result *r, const rt_prog *p, int ove
   }
 }
 
-static void json_result(json *j, const sim_result *r, const sim_profile *prof) {
-  json_obj(j);
-  json_key(j, "device"); json_str(j, prof->name);
-  json_key(j, "memory");
-  json_obj(j);
-  json_key(j, "params"); json_num(j, r->mem.params);
-  json_key(j, "grads"); json_num(j, r->mem.grads);
-  json_key(j, "optimizer"); json_num(j, r->mem.optimizer);
-  json_key(j, "activations"); json_num(j, r->mem.activations);
-  json_key(j, "collective_buffers"); json_num(j, r->mem.collective);
-  json_key(j, "inputs"); json_num(j, r->mem.inputs);
-  json_key(j, "outputs"); json_num(j, r->mem.outputs);
-  json_key(j, "grads_live"); json_num(j, r->mem.grads_live);
-  json_key(j, "block"); json_num(j, r->mem.block);
-  json_key(j, "peak"); json_num(j, r->mem.peak);
-  json_key(j, "capacity"); json_num(j, prof->memory);
-  json_end_obj(j);
-  json_key(j, "time");
-  json_obj(j);
-  json_key(j, "compute"); json_num(j, r->compute);
-  json_key(j, "communication"); json_num(j, r->communication);
-  json_key(j, "total"); json_num(j, r->total);
-  json_end_obj(j);
-  json_key(j, "collectives");
-  json_obj(j);
-  for (int q = 0; q < SIM_NCOLL; q++) {
-    json_key(j, coll_label[q]);
-    json_obj(j);
-    json_key(j, "count"); json_int(j, r->coll_count[q]);
-    json_key(j, "bytes"); json_num(j, r->coll_bytes[q]);
-    json_key(j, "seconds"); json_num(j, r->coll_seconds[q]);
-    json_end_obj(j);
-  }
-  json_end_obj(j);
-  json_key(j, "kinds");
-  json_obj(j);
-  for (int k = 0; k < r->nkinds; k++) { json_key(j, r->kinds[k].name); json_num(j, r->kinds[k].seconds); }
-  json_end_obj(j);
-  json_key(j, "flops"); json_num(j, r->flops);
-  json_end_obj(j);
-}
-
 /* Lower and cost one plan; the program is kept for the report. */
 typedef struct costed { rt_prog p; lower_result lr; int lowered; sim_result r; } costed;
 
@@ -156,8 +114,8 @@ static int compare(const cli_opts *o, session *s, const sim_profile *prof, arena
     json j;
     json_init(&j);
     json_obj(&j);
-    json_key(&j, "a"); json_result(&j, &c1.r, prof);
-    json_key(&j, "b"); json_result(&j, &c2.r, prof);
+    json_key(&j, "a"); report_sim_json(&j, &c1.r, prof);
+    json_key(&j, "b"); report_sim_json(&j, &c2.r, prof);
     json_end_obj(&j);
     puts(sb_str(&j.out));
     json_free(&j);
@@ -334,7 +292,7 @@ int cli_simulate(const cli_opts *o) {
   if (o->json) {
     json j;
     json_init(&j);
-    json_result(&j, &c.r, &prof);
+    report_sim_json(&j, &c.r, &prof);
     puts(sb_str(&j.out));
     json_free(&j);
   } else {

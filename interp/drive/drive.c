@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
+int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) { return drive_lower_opts(r, g, plan, NULL, d); }
+
+int drive_lower_opts(drive *r, const ir_graph *g, const sh_plan *plan, const lower_opts *o, diag *d) {
   memset(r, 0, sizeof *r);
   r->g = g;
   r->plan = plan;
@@ -22,7 +24,7 @@ int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
       return diag_error(d, v->at, "'%s' is %s: carve runs f32 and i32 programs; bf16 and f16 are costed by 'carve simulate' (use f32 types to run)",
                         v->name, ir_dtype_name(v->dtype));
   }
-  if (lower_program(g, plan, &r->prog, &r->lr, d) < 0) return -1;
+  if (lower_program_opts(g, plan, o, &r->prog, &r->lr, d) < 0) return -1;
   r->lowered = 1;
   return 0;
 }
@@ -33,15 +35,35 @@ void drive_free(drive *r) {
   memset(r, 0, sizeof *r);
 }
 
+void drive_adopt(drive *r, const rt_prog *prog, const lower_result *lr, const drive_leaf *leaves) {
+  memset(r, 0, sizeof *r);
+  r->prog = *prog;           /* borrowed: lowered stays 0, so drive_free leaves them */
+  r->lr = *lr;
+  r->leaves = leaves;
+}
+
 static int is_leaf(const ir_value *v) { return v->kind == IR_INPUT || v->kind == IR_PARAM || v->kind == IR_STATE; }
+
+/* Value i as a leaf to bind: from the IR, or from an adopted program's table. */
+static int leaf_of(const drive *r, int i, drive_leaf *out) {
+  if (r->g) {
+    const ir_value *v = r->g->vals[i];
+    if (!is_leaf(v)) return 0;
+    out->name = v->name;
+    out->kind = v->kind;
+    feed_init(r->g, v, &out->init);
+    return 1;
+  }
+  *out = r->leaves[i];
+  return out->name != NULL;
+}
 
 /* Every leaf's piece on this device: from a file, or the deterministic init. */
 static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size_t errlen) {
-  const ir_graph *g = r->g;
-  for (int i = 0; i < g->nvals; i++) {
-    const ir_value *v = g->vals[i];
+  for (int i = 0; i < r->lr.nvals; i++) {
+    drive_leaf lf, *v = &lf;
     int b = r->lr.buf_of[i];
-    if (!is_leaf(v) || b < 0) continue;
+    if (b < 0 || !leaf_of(r, i, &lf)) continue;
     const rt_buf *rb = &r->prog.bufs[b];
     size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
     void *tmp = malloc(bytes ? bytes : 1);
@@ -56,11 +78,8 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
     else if (src && st_find(src, v->name))
       rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, err, errlen);
-    else {
-      rt_init in;
-      feed_init(g, v, &in);
-      rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
-    }
+    else
+      rt_init_block(&lf.init, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
     if (rc == 0) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
     free(tmp);
     if (rc) return -1;
@@ -97,15 +116,29 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
   /* every device takes part even when its own read failed: no one waits forever */
   if (r->w->gather(r->w->impl, mine, bytes, all) < 0 && rc == 0) rc = diag_errbuf(err, errlen, "gathering '%s' failed", rb->name);
   if (r->w->rank == 0 && rc == 0) {
+    /* A partial sum is the sum of the pieces of the devices along its
+    ** partial axes; along the other axes that do not split it every device
+    ** holds the same piece, so the device at coordinate 0 there stands for all. */
+    uint32_t partial = r->lr.partial && r->prog.mesh_rank ? r->lr.partial[id] : 0, split = 0;
+    for (int i = 0; i < rb->rank; i++)
+      if (rb->dim_group[i] >= 0)
+        for (int k = 0; k < r->prog.groups[rb->dim_group[i]].naxes; k++) split |= 1u << r->prog.groups[rb->dim_group[i]].axes[k];
+    int sum = partial && rb->dtype == RT_F32;
+    if (sum) memset(out, 0, (size_t)total * es);
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
     for (int q = 0; q < n; q++) {
+      int stands_in = 1;
+      for (int a = 0; a < r->prog.mesh_rank && partial; a++)
+        if (!((split | partial) >> a & 1) && rt_mesh_coord(&r->prog, q, a) != 0) stands_in = 0;
+      if (!stands_in) continue;
       rt_mesh_block(&r->prog, q, b, off);
       const char *src = all + (size_t)q * bytes;
       for (int64_t k = 0; k < rb->nelem; k++) {
         int64_t rem = k, gi = 0;
         for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = rem % rb->shape[i]; rem /= rb->shape[i]; }
         for (int i = 0; i < rb->rank; i++) gi = gi * rb->global_shape[i] + off[i] + idx[i];
-        memcpy(out + (size_t)gi * es, src + (size_t)k * es, es);
+        if (sum) ((float *)out)[gi] += ((const float *)src)[k];
+        else memcpy(out + (size_t)gi * es, src + (size_t)k * es, es);
       }
     }
     *full = out;
@@ -119,6 +152,7 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
 
 int drive_step(drive *r, double *loss, char *err, size_t errlen) {
   *loss = 0;
+  if (!r->g) return diag_errbuf(err, errlen, "drive_step needs the IR of the program");
   if (rt_exec_run(r->e, err, errlen) < 0) return -1;
   const ir_value *out = r->g->vals[r->g->outputs[0]];
   int b = r->lr.buf_of[out->id];
@@ -176,6 +210,7 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
   drive one;
   int rc = 0;
   *worst = 0;
+  if (!g) return diag_errbuf(err, errlen, "drive_check needs the IR of the program");
   memset(&one, 0, sizeof one);
   if (r->w->rank == 0) {        /* the reference runs on device 0 alone */
     diag d;

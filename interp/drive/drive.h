@@ -16,10 +16,20 @@
 #include "interp/shard/shard.h"
 #include "runtime/backend.h"
 #include "runtime/exec.h"
+#include "runtime/init.h"
 #include "runtime/world.h"
 
+/* A leaf of a program that comes without its IR (a program file): what
+** binds it before a run. */
+typedef struct drive_leaf {
+  const char *name;         /* NULL: not a leaf */
+  ir_kind kind;             /* IR_INPUT (from --data), IR_PARAM or IR_STATE (from --params) */
+  rt_init init;             /* the deterministic init when no file gives it */
+} drive_leaf;
+
 typedef struct drive {
-  const ir_graph *g;
+  const ir_graph *g;        /* NULL for an adopted program */
+  const drive_leaf *leaves; /* an adopted program's leaves, by value (NULL with g) */
   const sh_plan *plan;      /* NULL: the unpartitioned program */
   rt_prog prog;
   lower_result lr;
@@ -32,6 +42,13 @@ typedef struct drive {
 
 /* Lower g under plan (NULL: one device). -1 with an error in d. */
 int  drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d);
+/* The same with lowering options (keep every value for bisection...). */
+int  drive_lower_opts(drive *r, const ir_graph *g, const sh_plan *plan, const lower_opts *o, diag *d);
+/* Run a program lowered elsewhere (read from a file): prog and lr are
+** borrowed and must outlive the drive; leaves[value] says how to bind each
+** leaf. drive_start, drive_gather and drive_free then work as for a
+** lowered program; drive_step and drive_check need the IR and refuse. */
+void drive_adopt(drive *r, const rt_prog *prog, const lower_result *lr, const drive_leaf *leaves);
 /* Make the executor and give every leaf this device's piece: from the
 ** safetensors files params and data (either may be NULL), or the
 ** deterministic init. Collective over w only in that every device calls it. */
@@ -43,7 +60,8 @@ int  drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_w
 ** Collective when the output is a tensor. */
 int  drive_step(drive *r, double *loss, char *err, size_t errlen);
 /* Value id's full tensor on device 0 (malloc'd, global shape, its dtype);
-** NULL elsewhere. Collective. */
+** NULL elsewhere. A value the program keeps as a partial sum is summed
+** over its partial axes. Collective. */
 int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
 /* Write the parameters and optimizer state as safetensors from device 0
 ** (atomically), under their own names. Collective. */

@@ -369,7 +369,7 @@ static void lower_op(lctx *c, const ir_value *v, int out) {
   }
 }
 
-static rt_bufkind kind_of(const ir_value *v) { return v->is_output ? RT_BUF_OUTPUT : RT_BUF_TEMP; }
+static rt_bufkind kind_of(const lctx *c, const ir_value *v) { return lw_kept(c, v) ? RT_BUF_OUTPUT : RT_BUF_TEMP; }
 
 /* The buffer of value i in its final layout, with where its piece sits. */
 static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
@@ -463,8 +463,8 @@ static void lower_value(lctx *c, const ir_value *v) {
   }
   if (!c->plan) {
     c->osh = v->shape;
-    if (v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }   /* same bytes, no copy */
-    int out = value_buf(c, v, kind_of(v));
+    if (v->op == IR_RESHAPE && !lw_kept(c, v)) { c->buf[v->id] = AB(c, 0); return; }   /* same bytes, no copy */
+    int out = value_buf(c, v, kind_of(c, v));
     c->buf[v->id] = out;
     if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out);
     return;
@@ -475,12 +475,12 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
   layout_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;
-  if (shard_keeps_partial(c->plan, v->id)) partial = 0;       /* its users take the partial sum */
+  if (shard_keeps_partial(c->plan, v->id)) { c->partial[v->id] = partial; partial = 0; }   /* its users take the partial sum */
   const sh_dim *fin = lw_final_dims(c, v->id);
   layout_step st[LAYOUT_MAXSTEPS];
   int n = layout_steps(c->plan, v->shape.rank, comp, partial, fin, st);
-  if (!n && v->op == IR_RESHAPE && !v->is_output) { c->buf[v->id] = AB(c, 0); return; }
-  int out = value_buf(c, v, kind_of(v));
+  if (!n && v->op == IR_RESHAPE && !lw_kept(c, v)) { c->buf[v->id] = AB(c, 0); return; }
+  int out = value_buf(c, v, kind_of(c, v));
   c->buf[v->id] = out;
   if (!n) { if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
   int t = lw_tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
@@ -496,7 +496,7 @@ static int elementwise_op(const ir_value *v) {
 /* mul(x, literal) with one user, in the same layout as that user: foldable. */
 static int scaled(lctx *c, const ir_value *v, int m, int *x, double *k) {
   const ir_value *mv = V(c, m);
-  if (mv->op != IR_MUL || mv->nusers != 1 || mv->is_output || c->skip[m]) return 0;
+  if (mv->op != IR_MUL || mv->nusers != 1 || lw_kept(c, mv) || c->skip[m]) return 0;
   int lit = c->isconst[c->src[mv->args[0]]] ? 0 : c->isconst[c->src[mv->args[1]]] ? 1 : -1;
   if (lit < 0 || c->isconst[c->src[mv->args[1 - lit]]]) return 0;
   *x = mv->args[1 - lit];
@@ -529,7 +529,7 @@ static void plan_folds(lctx *c) {
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind != IR_OP) continue;
-    if (!v->is_output && (v->op == IR_BROADCAST || (v->op == IR_RESHAPE && ir_nelem(&v->shape) == 1))) {
+    if (!lw_kept(c, v) && (v->op == IR_BROADCAST || (v->op == IR_RESHAPE && ir_nelem(&v->shape) == 1))) {
       int s = c->src[v->args[0]];
       int users_ew = v->nusers > 0;
       for (int k = 0; k < v->nusers; k++) users_ew &= elementwise_op(g->vals[v->users[k]]) && c->axpy[v->users[k]] < 0;
@@ -546,7 +546,7 @@ static void plan_folds(lctx *c) {
         const sh_plan *p = c->plan;
         fits = layout_same(p->lay[i].dim, p->lay[x].dim, v->shape.rank) && !p->lay[i].partial && !p->lay[x].partial;   /* made whole, not summed later */
       }
-      if (fits && xv->nusers == 1 && !xv->is_output && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1) &&
+      if (fits && xv->nusers == 1 && !lw_kept(c, xv) && !c->skip[x] && c->axpy[x] < 0 && affine_of(c, xv, &xa, &a1, &b1) &&
           (!c->plan || (layout_same(c->plan->lay[x].dim, c->plan->lay[xa].dim, v->shape.rank) && !shard_keeps_partial(c->plan, xa)))) {
         c->chain[i] = x;      /* x's scaling happens inside v's */
         c->skip[x] = 1;
@@ -555,7 +555,7 @@ static void plan_folds(lctx *c) {
     if (v->op == IR_ADD && fold_axpby(c, v)) continue;
     if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
       const ir_value *m = g->vals[v->args[1]];
-      if (m->op != IR_MUL || m->nusers != 1 || m->is_output || m->id == v->args[0]) continue;
+      if (m->op != IR_MUL || m->nusers != 1 || lw_kept(c, m) || m->id == v->args[0]) continue;
       int lit = c->isconst[m->args[0]] ? 0 : c->isconst[m->args[1]] ? 1 : -1;
       if (lit < 0 || c->isconst[m->args[1 - lit]]) continue;
       const ir_value *gv = g->vals[m->args[1 - lit]];
@@ -612,8 +612,13 @@ static void update_in_place(lctx *c) {
 }
 
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
+  return lower_program_opts(g, plan, NULL, p, r, d);
+}
+
+int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts *opt, rt_prog *p, lower_result *r, diag *d) {
   rt_prog_init(p);
   lctx c = {g, plan, p, d};
+  if (opt) c.opt = *opt;
   int n = g->nvals;
   for (int i = 0; i < (1 << SH_MAXAXES); i++) c.group_cache[i] = -1;
   if (plan) {
@@ -628,6 +633,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   c.chain = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
   c.axpby = mem_calloc((size_t)n + 1, 1);
   c.skip = mem_calloc((size_t)n + 1, 1);
+  c.partial = mem_calloc((size_t)n + 1, sizeof(uint32_t));
   for (int i = 0; i < n; i++) c.buf[i] = -1;
   for (int i = 0; i < n; i++) {         /* literals first: folds need them */
     const ir_value *v = g->vals[i];
@@ -658,7 +664,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
       if (v->carry >= 0 && c.buf[i] >= 0 && c.buf[v->carry] >= 0) p->bufs[c.buf[v->carry]].carry_from = c.buf[i];
     }
     rt_prog_finish(p);
-    update_in_place(&c);
+    if (!c.opt.keep_values) update_in_place(&c);   /* kept values: a parameter keeps its old value beside the new */
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");
   }
@@ -669,10 +675,16 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   free(c.chain);
   free(c.axpby);
   free(c.skip);
-  if (c.failed) { free(c.buf); return -1; }
+  if (c.failed) { free(c.buf); free(c.partial); return -1; }
   r->buf_of = c.buf;
+  r->partial = c.partial;
   r->nvals = n;
   return 0;
 }
 
-void lower_result_free(lower_result *r) { free(r->buf_of); r->buf_of = NULL; }
+void lower_result_free(lower_result *r) {
+  free(r->buf_of);
+  free(r->partial);
+  r->buf_of = NULL;
+  r->partial = NULL;
+}

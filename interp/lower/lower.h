@@ -14,12 +14,26 @@
 
 typedef struct lower_result {
   int *buf_of;          /* IR value id -> buffer (-1: folded or unused); malloc'd */
+  uint32_t *partial;    /* IR value id -> the mesh axes its buffer holds a partial sum over
+                           (the plan passes it on unreduced); malloc'd, all 0 on one device */
   int nvals;
 } lower_result;
+
+typedef struct lower_opts {
+  /* Every value of an op gets a buffer of its own, kept after the run as an
+  ** output: no folds into neighbours, no in-place updates. Bisection reads
+  ** every intermediate value of a step this way. */
+  int keep_values;
+  /* For tests only: the k-th all_reduce emitted (from 1; 0: none) becomes a
+  ** plain copy, a planted wrong collective for bisection to find. */
+  int drop_collective;
+} lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:
 ** the unpartitioned program), into p (initialised here). -1 with an error in d. */
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d);
+/* The same with options (NULL: none). */
+int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts *o, rt_prog *p, lower_result *r, diag *d);
 void lower_result_free(lower_result *r);
 
 #endif

@@ -32,7 +32,10 @@ typedef struct lctx {
   int *chain;           /* an affine value -> the affine value it reads, folded into it, or -1 */
   char *axpby;          /* an add of two scaled values done in one pass */
   char *skip;           /* values folded into their single user */
+  uint32_t *partial;    /* value -> the axes its buffer holds a partial sum over (lower_result.partial) */
   int group_cache[1 << SH_MAXAXES];
+  lower_opts opt;
+  int nall_reduce;      /* all_reduces emitted so far (opt.drop_collective counts them) */
 } lctx;
 
 #define AS(c, k) (&(c)->ash[k])
@@ -42,6 +45,8 @@ typedef struct lctx {
 
 
 static inline const ir_value *V(lctx *c, int id) { return c->g->vals[id]; }
+/* An output, or every value under keep_values: it keeps a buffer of its own. */
+static inline int lw_kept(const lctx *c, const ir_value *v) { return v->is_output || (c->opt.keep_values && v->kind == IR_OP); }
 static inline rt_dtype rtype(ir_dtype t) {
   return t == IR_I32 ? RT_I32 : t == IR_BF16 ? RT_BF16 : t == IR_F16 ? RT_F16 : RT_F32;
 }

@@ -36,7 +36,10 @@ int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int
     ir_shape t;
     layout_step_shape(c->plan, &st[k], &s, &t);
     int out = k == n - 1 && dst >= 0 ? dst : lw_tmp(c, name, dt, t.rank, t.d);
-    rt_instr *x = rt_prog_emit(c->p, (rt_op)st[k].op, out);
+    rt_op op = (rt_op)st[k].op;
+    /* tests only: a planted wrong collective (the sum is left undone) */
+    if (op == RT_ALL_REDUCE && ++c->nall_reduce == c->opt.drop_collective) op = RT_COPY;
+    rt_instr *x = rt_prog_emit(c->p, op, out);
     x->nin = 1;
     x->in[0] = cur;
     x->group = lw_group(c, st[k].axes);
@@ -48,6 +51,7 @@ int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int
     for (int i = 0; i < s.rank; i++) x->shape[i] = s.d[i];
     x->split_dim = (int8_t)st[k].dim;
     x->concat_dim = (int8_t)st[k].dim2;
+    if (op == RT_COPY) x->group = -1;
     if (st[k].op == RT_ALL_REDUCE) { x->outer = 1; x->n = ir_nelem(&s); x->inner = 1; }
     cur = out;
     s = t;

@@ -9,6 +9,7 @@
 #include "interp/repl/repl.h"
 #include "interp/drive/session.h"
 #include "interp/lower/lower.h"
+#include "interp/report/picture.h"
 #include "interp/report/report.h"
 #include "interp/sim/sim.h"
 #include "lang/tac.h"
@@ -364,7 +365,7 @@ static void cmd_help(strbuf *out) {
     "  mesh batch = 2, model = 2                  (before the first decision)\n"
     "Commands:\n"
     "  values [GLOB]        the values, their shardings and local shapes\n"
-    "  show VALUE           a value's sharding, local shape and which device holds which block\n"
+    "  show VALUE [rank R]  a value's sharding, local shape and which device holds which block\n"
     "  explain VALUE        why a value is split as it is\n"
     "  conflicts            what was refused and where propagation stopped\n"
     "  collectives          the collectives of the lowered program, with bytes\n"
@@ -393,16 +394,28 @@ static void cmd_values(repl *r, const char *glob, strbuf *out) {
   free(only);
 }
 
-static void cmd_show(repl *r, int v, strbuf *out) {
+/* show VALUE [rank R]: its sharding and local shape, then which device
+** holds which block, drawn as carve show draws it. */
+static void cmd_show(repl *r, char *arg, strbuf *out) {
+  char *rest = arg;
+  while (*rest && !isspace((unsigned char)*rest)) rest++;
+  if (*rest) *rest++ = 0;
+  while (isspace((unsigned char)*rest)) rest++;
+  long rank = -1;
+  int used = 0;
+  if (*rest && (sscanf(rest, "rank %ld%n", &rank, &used) != 1 || rest[used])) {
+    fail(r, out, "show takes a value and at most 'rank R' after it, as in 'show %s rank 0'", arg);
+    return;
+  }
+  int v = value_named(r, arg, out);
+  if (v < 0) return;
+  int64_t ndev = report_devices(r->p);
+  if (*rest && (rank < 0 || rank >= ndev)) {
+    fail(r, out, "rank %ld is outside the mesh of %lld devices (0..%lld)", rank, (long long)ndev, (long long)ndev - 1);
+    return;
+  }
   partials(r);
-  arena a;
-  arena_init(&a);
-  const ir_value *x = r->s.g->vals[v];
-  ir_shape ls;
-  shard_local(r->p, v, &ls);
-  sb_printf(out, "%s: %s%s, split %s, local %s\n", x->name, ir_dtype_name(x->dtype), ir_shape_str(&a, &x->shape), shard_str(r->p, v, &a), ir_shape_str(&a, &ls));
-  if (shard_keeps_partial(r->p, v)) sb_printf(out, "a partial sum over %s, passed on as it is\n", shard_axes_str(r->p, r->p->lay[v].partial, &a));
-  arena_free(&a);
+  report_picture(out, r->p, v, (int)rank);
 }
 
 static void cmd_collectives(repl *r, strbuf *out) {
@@ -563,10 +576,11 @@ static int command(repl *r, const char *line, strbuf *out) {
   else if (!strcmp(word, "values")) cmd_values(r, arg[0] ? arg : NULL, out);
   else if (!strcmp(word, "show") || !strcmp(word, "explain")) {
     if (!arg[0]) { fail(r, out, "%s needs a value's name", word); return 0; }
+    if (word[0] == 's') { cmd_show(r, arg, out); return 0; }
     int v = value_named(r, arg, out);
     if (v < 0) return 0;
-    if (word[0] == 's') cmd_show(r, v, out);
-    else { partials(r); report_explain(out, r->p, v); }
+    partials(r);
+    report_explain(out, r->p, v);
   } else if (!strcmp(word, "conflicts")) report_conflicts(out, r->p);
   else if (!strcmp(word, "collectives")) cmd_collectives(r, out);
   else if (!strcmp(word, "cost")) cmd_cost(r, out);

@@ -34,5 +34,9 @@ void report_explain(strbuf *b, const sh_plan *p, int v);
 /* The largest categories of a simulated memory, largest first, at most
 ** four: "activations 1.6 TiB, optimizer 2.6 GiB, ..." (over-capacity messages). */
 void report_memory_largest(strbuf *b, const sim_memory *m, arena *a);
+/* A simulated step as one JSON object (carve simulate --json, and each plan
+** of carve diff --json): device, memory by category, time, collectives by
+** kind, seconds by kind of instruction, FLOPs. */
+void report_sim_json(json *j, const sim_result *r, const sim_profile *prof);
 
 #endif

@@ -6,11 +6,7 @@
 set -u
 ex="$SRCDIR/examples"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# under --enable-sanitizers: what OpenMPI and OpenBLAS keep until exit is not ours (tests/mpi/lsan.supp)
-export LSAN_OPTIONS="suppressions=$SRCDIR/tests/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-MPIRUN="timeout 300 mpirun --oversubscribe -x LSAN_OPTIONS -x ASAN_OPTIONS"
+. "$SRCDIR/tests/e2e/mpi_env.sh"     # exports for mpirun; $MPIRUN
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }

@@ -10,6 +10,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() { timeout 300 "$@" > "$tmp/out" 2> "$tmp/err"; }
+. "$SRCDIR/tests/e2e/mpi_env.sh"     # exports for mpirun; $MPIRUN
 T="--train adam(lr=1e-3)"
 
 run "$CARVE" simulate "$ex/gpt2.cir" "$ex/gpt2.tac" $T --device h100-sxm --json
@@ -52,7 +53,7 @@ OPENBLAS_NUM_THREADS=1 run "$CARVE" calibrate -o "$tmp/here.profile"
 [ $? -eq 0 ] && grep -q "^flops " "$tmp/here.profile" && grep -q "^kernel  *softmax " "$tmp/here.profile" && ok || bad "calibrate: $(cat "$tmp/out" "$tmp/err")"
 run "$CARVE" simulate "$ex/gpt2_small.cir" $T --device "$tmp/here.profile" --json
 [ $? -eq 0 ] && ok || bad "simulate on the calibrated profile: $(cat "$tmp/err")"
-OPENBLAS_NUM_THREADS=1 run mpirun --oversubscribe -n 2 "$CARVE" calibrate -o "$tmp/two.profile"
+OPENBLAS_NUM_THREADS=1 run $MPIRUN -n 2 "$CARVE" calibrate -o "$tmp/two.profile"
 [ $? -eq 0 ] && grep -q "^link  *intra bandwidth = " "$tmp/two.profile" && grep -q "all_to_all.bandwidth" "$tmp/two.profile" && ok || bad "calibrate on 2 ranks: $(cat "$tmp/out" "$tmp/err")"
 run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" $T --mesh batch=2 --device "$tmp/two.profile"
 [ $? -eq 0 ] && grep -q "batch=2 (intra)" "$tmp/out" && ok || bad "simulate on the 2-rank profile: $(cat "$tmp/out" "$tmp/err")"

@@ -3,7 +3,8 @@
 ** apply with propagation, errors never end a session, a statement can go
 ** on over lines, undo goes back to exactly the state of any earlier step,
 ** and a saved tactic file loads back to exactly the state it was saved
-** from; completion offers commands, values (by prefix or glob) and axes.
+** from; show draws which device holds which block as carve show does;
+** completion offers commands, values (by prefix or glob) and axes.
 */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "interp/drive/session.h"
 #include "interp/repl/repl.h"
+#include "interp/report/picture.h"
 
 static char model[512];
 
@@ -68,7 +70,8 @@ Test(repl, statements_apply_and_errors_do_not_end_the_session) {
   cr_assert(strstr(o, "error: the mesh is fixed once there is a plan"), "%s", o);
   cr_assert_eq(repl_errors(r), 4);
   o = feed(r, &out, "show l0.mlp.w2\nexplain l0.mlp.w2\nconflicts\ncollectives\ncost\nschedule\nvalues l0.mlp.b*\nhelp\n");
-  cr_assert(strstr(o, "l0.mlp.w2: f32[256, 64], split [model, -], local [128, 64]"), "%s", o);
+  cr_assert(strstr(o, "l0.mlp.w2: f32[256, 64], sharding [model, -], local f32[128, 64]\n"), "%s", o);
+  cr_assert(strstr(o, "  [128:256, 0:64]  d1 d3\n"), "and which device holds which block: %s", o);
   cr_assert(strstr(o, "tactic 'repl1' split dim 1 of 'l0.mlp.w1' on 'model'"), "%s", o);
   cr_assert(strstr(o, "total: 2 all_reduce"), "%s", o);
   cr_assert(strstr(o, "on h100-sxm: step "), "%s", o);
@@ -126,6 +129,52 @@ Test(repl, undo_to_any_depth) {
   for (int i = 0; i < 5; i++) free(before[i]);
   free(again);
   free(reset);
+  repl_free(r);
+  sb_free(&out);
+}
+
+/* show draws the picture of carve show: a grid for two split dims, a list
+** with copies or partial sums otherwise, one rank's block with 'rank R' */
+Test(repl, show_draws_which_device_holds_which_block) {
+  strbuf out;
+  repl *r = start("batch = 2, model = 2", &out);
+  const char *o = feed(r, &out, "use \"batch\" as bp (axis = batch)\nuse \"megatron\" as mp (axis = model)\nshow l0.h\n");
+  cr_assert_eq(repl_errors(r), 0, "%s", o);
+  cr_assert(strstr(o,
+    "l0.h: f32[4, 32, 256], sharding [batch, -, model], local f32[2, 32, 128]\n"
+    "mesh: batch=2, model=2 (4 devices as (batch, model): d0=(0,0) d1=(0,1) d2=(1,0) d3=(1,1))\n"
+    "rows: dim 0 on batch; columns: dim 2 on model\n"
+    "      | 0:128 | 128:256\n"
+    "------+-------+--------\n"
+    "  0:2 | d0    | d1\n"
+    "  2:4 | d2    | d3\n"), "%s", o);
+  cr_assert_str_eq(feed(r, &out, "show l0.attn.wq rank 1"),
+    "l0.attn.wq: f32[64, 4, 16], sharding [-, model, -], local f32[64, 2, 16]\n"
+    "mesh: batch=2, model=2 (4 devices as (batch, model): d0=(0,0) d1=(0,1) d2=(1,0) d3=(1,1))\n"
+    "rank 1 (batch=0, model=1) holds [0:64, 2:4, 0:16]\n");
+  o = feed(r, &out, "show bwd.l0.v.da");
+  cr_assert(strstr(o, "  [2:4, 0:32, 0:64]  d2 d3  partial over {model}\n"), "a partial sum is marked: %s", o);
+  cr_assert(strstr(feed(r, &out, "show wte"), "every device holds the whole\n"), "%s", sb_str(&out));
+  /* the same text as carve show's, from the REPL's plan */
+  const sh_plan *p = repl_plan(r);
+  strbuf want;
+  sb_init(&want);
+  for (int v = 0; v < p->g->nvals; v += 37) {
+    if (p->g->vals[v]->kind == IR_CONST) continue;
+    sb_clear(&want);
+    report_picture(&want, p, v, -1);
+    char line[300];
+    snprintf(line, sizeof line, "show %s", p->g->vals[v]->name);
+    cr_assert_str_eq(feed(r, &out, line), sb_str(&want));
+  }
+  sb_free(&want);
+  cr_assert_eq(repl_errors(r), 0);
+  /* mistakes are errors that say what to type, and the session goes on */
+  cr_assert_str_eq(feed(r, &out, "show l0.h rank 4"), "carve: error: rank 4 is outside the mesh of 4 devices (0..3)\n");
+  cr_assert_str_eq(feed(r, &out, "show l0.h 2"),
+    "carve: error: show takes a value and at most 'rank R' after it, as in 'show l0.h rank 0'\n");
+  cr_assert_str_eq(feed(r, &out, "show nothing rank 0"), "carve: error: no value named 'nothing'\n");
+  cr_assert_eq(repl_errors(r), 3);
   repl_free(r);
   sb_free(&out);
 }

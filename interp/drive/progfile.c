@@ -1,0 +1,524 @@
+/*
+** progfile.c: lowered programs to and from text files.
+*/
+#include "interp/drive/progfile.h"
+#include "interp/drive/feed.h"
+#include "interp/ir/ops.h"
+#include "interp/report/report.h"
+#include "util/file.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PF_VERSION 1
+
+static const char *const bufkinds[] = {"temp", "input", "output"};   /* ORDER rt_bufkind */
+static const char *const initkinds[] = {"normal", "zeros", "ones", "uniform", "ints"};   /* ORDER rt_initkind */
+
+/* ---- describing a lowered program ---- */
+
+void progfile_describe(progfile *f, const ir_graph *g, const sh_plan *plan, const rt_prog *prog, const lower_result *lr) {
+  memset(f, 0, sizeof *f);
+  arena_init(&f->mem);
+  f->model = g->name;
+  f->train = g->train;
+  f->prog = *prog;
+  f->lr = *lr;
+  f->nvals = g->nvals;
+  f->vals = arena_alloc(&f->mem, sizeof *f->vals * (size_t)(g->nvals + 1));
+  f->leaves = arena_alloc(&f->mem, sizeof *f->leaves * (size_t)(g->nvals + 1));
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    pf_value *x = &f->vals[i];
+    x->name = v->name;
+    x->kind = report_kind(v);
+    x->op = v->kind == IR_OP ? ir_opinfo_of(v->op)->name : "";
+    x->where = v->at.src ? diag_where(&f->mem, v->at) : "";
+    x->sharding = plan && v->kind != IR_CONST ? shard_str(plan, i, &f->mem) : "";
+    if (plan && v->kind == IR_OP && !shard_keeps_partial(plan, i)) x->reduced = plan->lay[i].partial;
+    if (v->kind == IR_INPUT || v->kind == IR_PARAM || v->kind == IR_STATE) {
+      f->leaves[i].name = v->name;
+      f->leaves[i].kind = v->kind;
+      feed_init(g, v, &f->leaves[i].init);
+    }
+  }
+}
+
+void progfile_free(progfile *f) {
+  if (f->owns) { rt_prog_free(&f->prog); lower_result_free(&f->lr); }
+  arena_free(&f->mem);
+  memset(f, 0, sizeof *f);
+}
+
+int progfile_find(const progfile *f, const char *name) {
+  for (int i = 0; i < f->nvals; i++) if (f->vals[i].name && !strcmp(f->vals[i].name, name)) return i;
+  return -1;
+}
+
+/* ---- writing ---- */
+
+/* A checksum of everything before the 'end' line: a file cut short or
+** edited by hand is refused rather than run (the executor trusts its
+** programs as it trusts the lowering). */
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ull; }
+  return h;
+}
+
+static void put_str(strbuf *b, const char *s) {
+  sb_putc(b, '"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') { sb_putc(b, '\\'); sb_putc(b, *s); }
+    else if (*s == '\n') sb_puts(b, "\\n");
+    else sb_putc(b, *s);
+  }
+  sb_putc(b, '"');
+}
+
+static void put_list(strbuf *b, const int64_t *x, int n) {
+  if (!n) { sb_putc(b, '-'); return; }
+  for (int i = 0; i < n; i++) sb_printf(b, "%s%lld", i ? "," : "", (long long)x[i]);
+}
+
+static void put_ilist(strbuf *b, const int32_t *x, int n) {
+  int64_t t[RT_MAXRANK];
+  for (int i = 0; i < n; i++) t[i] = x[i];
+  put_list(b, t, n);
+}
+
+static void put_prog(strbuf *b, const rt_prog *p) {
+  sb_puts(b, "mesh");
+  for (int i = 0; i < p->mesh_rank; i++) sb_printf(b, " %s %lld", p->axis_names[i], (long long)p->mesh[i]);
+  sb_putc(b, '\n');
+  for (int g = 0; g < p->ngroups; g++) {
+    int64_t ax[RT_MAXRANK];
+    for (int i = 0; i < p->groups[g].naxes; i++) ax[i] = p->groups[g].axes[i];
+    sb_printf(b, "group %d axes ", g);
+    put_list(b, ax, p->groups[g].naxes);
+    sb_putc(b, '\n');
+  }
+  for (int k = 0; k < p->nbufs; k++) {
+    const rt_buf *x = &p->bufs[k];
+    sb_printf(b, "buf %d name ", k);
+    put_str(b, x->name);
+    sb_printf(b, " dtype %s kind %s shape ", rt_dtype_name(x->dtype), bufkinds[x->kind]);
+    put_list(b, x->shape, x->rank);
+    sb_puts(b, " global ");
+    put_list(b, x->global_shape, x->rank);
+    sb_puts(b, " dims ");
+    put_ilist(b, x->dim_group, x->rank);
+    sb_printf(b, " carry %d last %d\n", x->carry_from, x->last_use);
+  }
+  for (int k = 0; k < p->ninstrs; k++) {
+    const rt_instr *x = &p->instrs[k];
+    sb_printf(b, "instr op %s fn ", rt_op_name((rt_op)x->op));
+    if (x->op == RT_EW) sb_puts(b, rt_ewfn_name((rt_ewfn)x->fn)); else sb_printf(b, "%d", x->fn);
+    sb_printf(b, " rank %d nin %d out %d in ", x->rank, x->nin, x->out);
+    put_ilist(b, x->in, RT_MAXIN);
+    sb_printf(b, " group %d src %d shape ", x->group, x->src);
+    put_list(b, x->shape, RT_MAXRANK);
+    for (int s = 0; s < 3; s++) { sb_printf(b, " stride%d ", s); put_list(b, x->stride[s], RT_MAXRANK); }
+    int64_t perm[RT_MAXRANK];
+    for (int i = 0; i < RT_MAXRANK; i++) perm[i] = x->perm[i];
+    sb_puts(b, " perm ");
+    put_list(b, perm, RT_MAXRANK);
+    sb_printf(b, " outer %lld n %lld inner %lld n2 %lld off %lld batch %lld m %lld k %lld transa %d transb %d split %d concat %d",
+              (long long)x->outer, (long long)x->n, (long long)x->inner, (long long)x->n2, (long long)x->off, (long long)x->batch,
+              (long long)x->m, (long long)x->k, x->transa, x->transb, x->split_dim, x->concat_dim);
+    sb_printf(b, " sa %lld sb %lld sc %lld alpha %.9g beta %.9g nelem %lld\n", (long long)x->stride_a, (long long)x->stride_b,
+              (long long)x->stride_c, (double)x->alpha, (double)x->beta, (long long)x->nelem);
+  }
+}
+
+int progfile_write(const progfile *f, const char *path, char *err, size_t errlen) {
+  strbuf b;
+  sb_init(&b);
+  sb_printf(&b, "carve-program %d\n# a lowered program: carve lower -o writes it, carve bisect reads it\n", PF_VERSION);
+  sb_printf(&b, "model %s train %d values %d\n", f->model, f->train, f->nvals);
+  put_prog(&b, &f->prog);
+  for (int i = 0; i < f->nvals; i++) {
+    const pf_value *v = &f->vals[i];
+    const drive_leaf *lf = &f->leaves[i];
+    sb_printf(&b, "value %d name ", i);
+    put_str(&b, v->name);
+    sb_printf(&b, " kind %s op ", v->kind);
+    put_str(&b, v->op);
+    sb_puts(&b, " at ");
+    put_str(&b, v->where);
+    sb_puts(&b, " sharding ");
+    put_str(&b, v->sharding);
+    sb_printf(&b, " buf %d partial %u reduced %u", i < f->lr.nvals ? f->lr.buf_of[i] : -1,
+              f->lr.partial && i < f->lr.nvals ? f->lr.partial[i] : 0u, v->reduced);
+    if (lf->name)
+      sb_printf(&b, " leaf %s %s %.17g %.17g %llu", lf->kind == IR_INPUT ? "input" : lf->kind == IR_PARAM ? "param" : "state",
+                initkinds[lf->init.kind], lf->init.a, lf->init.b, (unsigned long long)lf->init.seed);
+    sb_putc(&b, '\n');
+  }
+  sb_printf(&b, "end %016llx\n", (unsigned long long)fnv1a(sb_str(&b), b.n));
+  int rc = 0;
+  if (file_write_atomic(path, sb_str(&b), b.n) < 0) rc = diag_errbuf(err, errlen, "cannot write '%s': %s; check that its folder exists and is writable", path, strerror(errno));
+  sb_free(&b);
+  return rc;
+}
+
+/* ---- reading ---- */
+
+typedef struct rd {
+  const diag_src *src;
+  const char *p;
+  diag *d;
+  arena *a;
+  int failed;
+} rd;
+
+static int fail(rd *r, const char *at, const char *fmt, const char *what) {
+  if (!r->failed) diag_error(r->d, (loc){r->src, (uint32_t)(at - r->src->text)}, fmt, what);
+  r->failed = 1;
+  return -1;
+}
+
+static void blank(rd *r) { while (*r->p == ' ' || *r->p == '\t') r->p++; }
+
+/* the next bare word into buf (at most n-1 characters) */
+static int word(rd *r, char *buf, size_t n) {
+  blank(r);
+  const char *s = r->p;
+  while (*r->p && *r->p != ' ' && *r->p != '\t' && *r->p != '\n') r->p++;
+  size_t len = (size_t)(r->p - s);
+  if (!len) return fail(r, s, "%s", *s == '\n' || !*s ? "the line ends too early" : "expected a word");
+  if (len >= n) return fail(r, s, "'%s...' is too long here", arena_strndup(r->a, s, 24));
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  return 0;
+}
+
+static int expect(rd *r, const char *kw) {
+  blank(r);
+  const char *at = r->p;
+  char w[64];
+  if (word(r, w, sizeof w) < 0) return -1;
+  if (strcmp(w, kw)) return fail(r, at, "expected '%s' here", kw);
+  return 0;
+}
+
+static int integer(rd *r, int64_t *x) {
+  blank(r);
+  const char *at = r->p;
+  char w[64], *end;
+  if (word(r, w, sizeof w) < 0) return -1;
+  errno = 0;
+  long long v = strtoll(w, &end, 10);
+  if (*end || errno) return fail(r, at, "'%s' is not a whole number", arena_strndup(r->a, w, strlen(w)));
+  *x = v;
+  return 0;
+}
+
+static int int_in(rd *r, int64_t lo, int64_t hi, int *x) {
+  blank(r);
+  const char *at = r->p;
+  int64_t v;
+  if (integer(r, &v) < 0) return -1;
+  if (v < lo || v > hi) return fail(r, at, "%s is out of range here", arena_printf(r->a, "%lld", (long long)v));
+  *x = (int)v;
+  return 0;
+}
+
+static int real(rd *r, double *x) {
+  blank(r);
+  const char *at = r->p;
+  char w[64], *end;
+  if (word(r, w, sizeof w) < 0) return -1;
+  *x = strtod(w, &end);
+  if (*end) return fail(r, at, "'%s' is not a number", arena_strndup(r->a, w, strlen(w)));
+  return 0;
+}
+
+/* "1,2,3" or "-" (empty) into x; n: how many there must be (-1: up to max) */
+static int list(rd *r, int64_t *x, int max, int n, int *got) {
+  blank(r);
+  const char *at = r->p;
+  char w[512];
+  if (word(r, w, sizeof w) < 0) return -1;
+  int k = 0;
+  if (strcmp(w, "-")) {
+    for (char *s = w; ; ) {
+      char *end;
+      errno = 0;
+      long long v = strtoll(s, &end, 10);
+      if (end == s || errno || k == max) return fail(r, at, "'%s' is not a list of numbers here", arena_strndup(r->a, w, strlen(w)));
+      x[k++] = v;
+      if (!*end) break;
+      if (*end != ',') return fail(r, at, "'%s' is not a list of numbers here", arena_strndup(r->a, w, strlen(w)));
+      s = end + 1;
+    }
+  }
+  if (n >= 0 && k != n) return fail(r, at, "this list needs %s numbers", arena_printf(r->a, "%d", n));
+  if (got) *got = k;
+  return 0;
+}
+
+static int string(rd *r, const char **out) {
+  blank(r);
+  const char *at = r->p;
+  if (*r->p != '"') return fail(r, at, "%s", "expected a quoted string");
+  strbuf b;
+  sb_init(&b);
+  for (r->p++; *r->p != '"'; r->p++) {
+    if (!*r->p || *r->p == '\n') { sb_free(&b); return fail(r, at, "%s", "the string is not closed on its line"); }
+    if (*r->p == '\\') {
+      r->p++;
+      if (*r->p == 'n') sb_putc(&b, '\n');
+      else if (*r->p == '"' || *r->p == '\\') sb_putc(&b, *r->p);
+      else { sb_free(&b); return fail(r, r->p, "%s", "unknown escape in a string"); }
+    } else sb_putc(&b, *r->p);
+  }
+  r->p++;
+  *out = arena_strndup(r->a, sb_str(&b), b.n);
+  sb_free(&b);
+  return 0;
+}
+
+static int end_of_line(rd *r) {
+  blank(r);
+  if (*r->p == '\n') { r->p++; return 0; }
+  if (!*r->p) return 0;
+  return fail(r, r->p, "%s", "unexpected text at the end of the line");
+}
+
+static int name_index(rd *r, const char *at, const char *w, const char *(*name)(int), int n, const char *what) {
+  for (int i = 0; i < n; i++) if (!strcmp(name(i), w)) return i;
+  fail(r, at, what, arena_strndup(r->a, w, strlen(w)));
+  return -1;
+}
+
+static const char *op_name(int i) { return rt_op_name((rt_op)i); }
+static const char *fn_name(int i) { return rt_ewfn_name((rt_ewfn)i); }
+static const char *dtype_name(int i) { return rt_dtype_name((rt_dtype)i); }
+static const char *bufkind_name(int i) { return bufkinds[i]; }
+static const char *init_name(int i) { return initkinds[i]; }
+
+static int read_buf(rd *r, rt_prog *p) {
+  char w[64];
+  const char *name, *at;
+  int id, rank = 0, n;
+  int64_t shape[RT_MAXRANK], global[RT_MAXRANK], dims[RT_MAXRANK];
+  if (int_in(r, p->nbufs, p->nbufs, &id) < 0 || expect(r, "name") < 0 || string(r, &name) < 0 || expect(r, "dtype") < 0) return -1;
+  blank(r);
+  at = r->p;
+  if (word(r, w, sizeof w) < 0) return -1;
+  int dt = name_index(r, at, w, dtype_name, RT_NDTYPES, "unknown dtype '%s'");
+  if (dt < 0 || expect(r, "kind") < 0) return -1;
+  blank(r);
+  at = r->p;
+  if (word(r, w, sizeof w) < 0) return -1;
+  int kind = name_index(r, at, w, bufkind_name, 3, "unknown buffer kind '%s'");
+  if (kind < 0 || expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, -1, &rank) < 0) return -1;
+  if (expect(r, "global") < 0 || list(r, global, RT_MAXRANK, rank, NULL) < 0 || expect(r, "dims") < 0 || list(r, dims, RT_MAXRANK, rank, NULL) < 0) return -1;
+  int carry, last;
+  if (expect(r, "carry") < 0 || int_in(r, -1, INT32_MAX, &carry) < 0 || expect(r, "last") < 0 || int_in(r, -1, INT32_MAX, &last) < 0) return -1;
+  for (int i = 0; i < rank; i++)
+    if (shape[i] < 0 || global[i] < shape[i] || dims[i] < -1 || dims[i] >= p->ngroups) return fail(r, at, "%s", "a buffer's shapes or pieces do not fit");
+  n = rt_prog_buf(p, name, (rt_dtype)dt, rank, shape, (rt_bufkind)kind);
+  rt_buf *b = &p->bufs[n];
+  for (int i = 0; i < rank; i++) { b->global_shape[i] = global[i]; b->dim_group[i] = (int32_t)dims[i]; }
+  b->carry_from = carry;
+  b->last_use = last;
+  return end_of_line(r);
+}
+
+static int read_instr(rd *r, rt_prog *p) {
+  char w[64];
+  blank(r);
+  const char *at = r->p;
+  if (expect(r, "op") < 0) return -1;
+  blank(r);
+  at = r->p;
+  if (word(r, w, sizeof w) < 0) return -1;
+  int op = name_index(r, at, w, op_name, RT_NOPS, "unknown instruction '%s'");
+  if (op < 0 || expect(r, "fn") < 0) return -1;
+  int fn = 0;
+  if (op == RT_EW) {
+    blank(r);
+    at = r->p;
+    if (word(r, w, sizeof w) < 0 || (fn = name_index(r, at, w, fn_name, RT_NEWFN, "unknown elementwise function '%s'")) < 0) return -1;
+  } else if (int_in(r, 0, 255, &fn) < 0) return -1;
+  int rank, nin, out, group, src;
+  int64_t in[RT_MAXIN], shape[RT_MAXRANK], stride[3][RT_MAXRANK], perm[RT_MAXRANK];
+  if (expect(r, "rank") < 0 || int_in(r, 0, RT_MAXRANK, &rank) < 0 || expect(r, "nin") < 0 || int_in(r, 0, RT_MAXIN, &nin) < 0) return -1;
+  if (expect(r, "out") < 0 || int_in(r, 0, p->nbufs - 1, &out) < 0 || expect(r, "in") < 0 || list(r, in, RT_MAXIN, RT_MAXIN, NULL) < 0) return -1;
+  if (expect(r, "group") < 0 || int_in(r, -1, p->ngroups - 1, &group) < 0 || expect(r, "src") < 0 || int_in(r, -1, INT32_MAX, &src) < 0) return -1;
+  if (expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
+  static const char *const sk[3] = {"stride0", "stride1", "stride2"};
+  for (int s = 0; s < 3; s++) if (expect(r, sk[s]) < 0 || list(r, stride[s], RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
+  if (expect(r, "perm") < 0 || list(r, perm, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
+  static const char *const ik[] = {"outer", "n", "inner", "n2", "off", "batch", "m", "k"};
+  int64_t iv[8];
+  for (int i = 0; i < 8; i++) if (expect(r, ik[i]) < 0 || integer(r, &iv[i]) < 0) return -1;
+  int ta, tb, sd, cd;
+  if (expect(r, "transa") < 0 || int_in(r, 0, 1, &ta) < 0 || expect(r, "transb") < 0 || int_in(r, 0, 1, &tb) < 0) return -1;
+  if (expect(r, "split") < 0 || int_in(r, -1, RT_MAXRANK, &sd) < 0 || expect(r, "concat") < 0 || int_in(r, -1, RT_MAXRANK, &cd) < 0) return -1;
+  int64_t sa, sb, sc, nelem;
+  double alpha, beta;
+  if (expect(r, "sa") < 0 || integer(r, &sa) < 0 || expect(r, "sb") < 0 || integer(r, &sb) < 0 || expect(r, "sc") < 0 || integer(r, &sc) < 0) return -1;
+  if (expect(r, "alpha") < 0 || real(r, &alpha) < 0 || expect(r, "beta") < 0 || real(r, &beta) < 0 || expect(r, "nelem") < 0 || integer(r, &nelem) < 0) return -1;
+  for (int k = 0; k < RT_MAXIN; k++)
+    if (in[k] < -1 || in[k] >= p->nbufs) return fail(r, at, "%s", "an instruction reads a buffer that does not exist");
+  rt_instr *x = rt_prog_emit(p, (rt_op)op, out);
+  x->fn = (uint8_t)fn;
+  x->rank = (uint8_t)rank;
+  x->nin = (uint8_t)nin;
+  for (int k = 0; k < RT_MAXIN; k++) x->in[k] = (int32_t)in[k];
+  x->group = group;
+  x->src = src;
+  for (int i = 0; i < RT_MAXRANK; i++) {
+    x->shape[i] = shape[i];
+    for (int s = 0; s < 3; s++) x->stride[s][i] = stride[s][i];
+    x->perm[i] = (int8_t)perm[i];
+  }
+  x->outer = iv[0]; x->n = iv[1]; x->inner = iv[2]; x->n2 = iv[3]; x->off = iv[4]; x->batch = iv[5]; x->m = iv[6]; x->k = iv[7];
+  x->transa = (int8_t)ta; x->transb = (int8_t)tb; x->split_dim = (int8_t)sd; x->concat_dim = (int8_t)cd;
+  x->stride_a = sa; x->stride_b = sb; x->stride_c = sc;
+  x->alpha = (float)alpha; x->beta = (float)beta;
+  x->nelem = nelem;
+  return end_of_line(r);
+}
+
+static int read_value(rd *r, progfile *f, int expect_id) {
+  int id, buf;
+  int64_t partial, reduced;
+  char w[64];
+  pf_value *v;
+  if (int_in(r, expect_id, expect_id, &id) < 0) return -1;
+  v = &f->vals[id];
+  if (expect(r, "name") < 0 || string(r, &v->name) < 0 || expect(r, "kind") < 0 || word(r, w, sizeof w) < 0) return -1;
+  v->kind = arena_strndup(&f->mem, w, strlen(w));
+  if (expect(r, "op") < 0 || string(r, &v->op) < 0 || expect(r, "at") < 0 || string(r, &v->where) < 0) return -1;
+  if (expect(r, "sharding") < 0 || string(r, &v->sharding) < 0) return -1;
+  if (expect(r, "buf") < 0 || int_in(r, -1, f->prog.nbufs - 1, &buf) < 0) return -1;
+  if (expect(r, "partial") < 0 || integer(r, &partial) < 0 || expect(r, "reduced") < 0 || integer(r, &reduced) < 0) return -1;
+  f->lr.buf_of[id] = buf;
+  f->lr.partial[id] = (uint32_t)partial;
+  v->reduced = (uint32_t)reduced;
+  blank(r);
+  if (!strncmp(r->p, "leaf", 4)) {
+    drive_leaf *lf = &f->leaves[id];
+    const char *at;
+    uint64_t seed;
+    if (expect(r, "leaf") < 0 || word(r, w, sizeof w) < 0) return -1;
+    lf->kind = !strcmp(w, "input") ? IR_INPUT : !strcmp(w, "param") ? IR_PARAM : IR_STATE;
+    blank(r);
+    at = r->p;
+    if (word(r, w, sizeof w) < 0) return -1;
+    int k = name_index(r, at, w, init_name, 5, "unknown init '%s'");
+    if (k < 0 || real(r, &lf->init.a) < 0 || real(r, &lf->init.b) < 0) return -1;
+    blank(r);
+    at = r->p;
+    if (word(r, w, sizeof w) < 0) return -1;
+    char *end;
+    errno = 0;
+    seed = strtoull(w, &end, 10);
+    if (*end || errno) return fail(r, at, "'%s' is not a seed", arena_strndup(r->a, w, strlen(w)));
+    lf->init.kind = (rt_initkind)k;
+    lf->init.seed = seed;
+    lf->name = v->name;
+  }
+  return end_of_line(r);
+}
+
+int progfile_read(progfile *f, diag *d, const char *path) {
+  memset(f, 0, sizeof *f);
+  arena_init(&f->mem);
+  rt_prog_init(&f->prog);
+  f->owns = 1;
+  const diag_src *src = diag_load_file(&f->mem, d, path);
+  if (!src) return -1;
+  rd r = {src, src->text, d, &f->mem, 0};
+  char w[64];
+  int version, nvals = 0, train, stage = 0, nextval = 0;
+  if (strncmp(r.p, "carve-program ", 14)) return fail(&r, r.p, "%s", "not a carve program file (carve lower -o writes them)");
+  r.p += 14;
+  if (int_in(&r, 1, 1000000, &version) < 0) return -1;
+  if (version > PF_VERSION)
+    return fail(&r, src->text, "%s", arena_printf(&f->mem, "a program file of version %d; this carve reads version %d", version, PF_VERSION));
+  if (end_of_line(&r) < 0) return -1;
+  while (*r.p && !r.failed) {
+    blank(&r);
+    if (*r.p == '#' ) { while (*r.p && *r.p != '\n') r.p++; if (*r.p) r.p++; continue; }
+    if (*r.p == '\n') { r.p++; continue; }
+    const char *at = r.p;
+    if (word(&r, w, sizeof w) < 0) break;
+    if (!strcmp(w, "model") && stage == 0) {
+      if (word(&r, w, sizeof w) < 0 || expect(&r, "train") < 0 || int_in(&r, 0, 2, &train) < 0 || expect(&r, "values") < 0 ||
+          int_in(&r, 0, INT32_MAX / 2, &nvals) < 0 || end_of_line(&r) < 0)
+        break;
+      f->model = arena_strndup(&f->mem, w, strlen(w));
+      f->train = train;
+      f->nvals = nvals;
+      f->vals = arena_alloc(&f->mem, sizeof *f->vals * (size_t)(nvals + 1));
+      f->leaves = arena_alloc(&f->mem, sizeof *f->leaves * (size_t)(nvals + 1));
+      f->lr.nvals = nvals;
+      f->lr.buf_of = mem_alloc(sizeof(int) * (size_t)(nvals + 1));
+      f->lr.partial = mem_calloc((size_t)nvals + 1, sizeof(uint32_t));
+      for (int i = 0; i < nvals; i++) f->lr.buf_of[i] = -1;
+      stage = 1;
+    } else if (!strcmp(w, "mesh") && stage == 1) {
+      while (!r.failed) {
+        blank(&r);
+        if (*r.p == '\n' || !*r.p) break;
+        int size;
+        if (f->prog.mesh_rank == RT_MAXRANK) { fail(&r, r.p, "%s", "too many mesh axes"); break; }
+        if (word(&r, w, sizeof w) < 0 || int_in(&r, 1, 1 << 20, &size) < 0) break;
+        f->prog.axis_names[f->prog.mesh_rank] = arena_intern_cstr(&f->prog.mem, w);
+        f->prog.mesh[f->prog.mesh_rank++] = size;
+      }
+      if (end_of_line(&r) < 0) break;
+      stage = 2;
+    } else if (!strcmp(w, "group") && stage == 2) {
+      int id, n;
+      int64_t ax[RT_MAXRANK];
+      int axes[RT_MAXRANK];
+      if (int_in(&r, f->prog.ngroups, f->prog.ngroups, &id) < 0 || expect(&r, "axes") < 0 || list(&r, ax, RT_MAXRANK, -1, &n) < 0) break;
+      for (int i = 0; i < n; i++) {
+        if (ax[i] < 0 || ax[i] >= f->prog.mesh_rank) { fail(&r, at, "%s", "a group names an axis the mesh does not have"); break; }
+        axes[i] = (int)ax[i];
+      }
+      if (r.failed) break;
+      if (rt_prog_group(&f->prog, n, axes) != id) { fail(&r, at, "%s", "the same group twice"); break; }
+      if (end_of_line(&r) < 0) break;
+    } else if (!strcmp(w, "buf") && stage == 2) {
+      if (read_buf(&r, &f->prog) < 0) break;
+    } else if (!strcmp(w, "instr") && (stage == 2 || stage == 3)) {
+      stage = 3;
+      if (read_instr(&r, &f->prog) < 0) break;
+    } else if (!strcmp(w, "value") && stage >= 2 && nextval < nvals) {
+      stage = 4;
+      if (read_value(&r, f, nextval++) < 0) break;
+    } else if (!strcmp(w, "end") && stage >= 2) {
+      if (nextval != nvals) { fail(&r, at, "%s", arena_printf(&f->mem, "the file describes %d of its %d values", nextval, nvals)); break; }
+      blank(&r);
+      const char *hat = r.p;
+      if (word(&r, w, sizeof w) < 0) break;
+      if (strcmp(w, arena_printf(&f->mem, "%016llx", (unsigned long long)fnv1a(src->text, (size_t)(at - src->text))))) {
+        fail(&r, hat, "%s", "the checksum does not match: the file was changed or damaged after carve wrote it");
+        break;
+      }
+      if (end_of_line(&r) < 0) break;
+      stage = 5;
+      break;
+    } else {
+      fail(&r, at, "'%s' is not expected here", arena_strndup(&f->mem, w, strlen(w)));
+      break;
+    }
+  }
+  if (!r.failed && stage != 5) fail(&r, r.p, "%s", "the file ends before its 'end' line (cut short?)");
+  if (r.failed) return -1;
+  for (int i = 0; i < f->prog.nbufs; i++) {
+    int c = f->prog.bufs[i].carry_from;
+    if (c < -1 || c >= f->prog.nbufs) return fail(&r, src->text, "%s", "a buffer carries from one that does not exist");
+  }
+  return 0;
+}

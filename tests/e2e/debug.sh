@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The debugging tools from the command line: carve show (text, --rank, --svg,
+# errors), carve diff (BP against BP + Megatron on gpt2_small: exactly the
+# Megatron weights and 8 all-reduces, --json), and numerics bisection under
+# mpirun (a correct plan has no mismatch; a planted wrong collective,
+# --test-drop-collective K, is found at the value the K-th all-reduce of
+# `carve apply` makes) and from saved programs (carve lower -o, carve bisect).
+set -u
+ex="$SRCDIR/examples"
+pics="$SRCDIR/tests/data/pictures"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$SRCDIR/tests/e2e/mpi_env.sh"     # exports for mpirun; $MPIRUN
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_rc() {  # expect_rc RC DESCRIPTION CMD...
+  local want=$1 what=$2; shift 2
+  timeout 120 "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; sed 's/^/    /' "$tmp/err" | head -5; fi
+}
+train='adam(lr = 1e-3)'
+
+# ---- show ----
+expect_rc 0 "show a 2-D split" "$CARVE" show "$pics/pic.cir" "$pics/split2_2x2.tac" t
+cmp -s "$tmp/out" "$pics/split2_2x2.txt" && ok || bad "show prints the golden picture: $(diff "$tmp/out" "$pics/split2_2x2.txt" | head -5)"
+expect_rc 0 "show --rank" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" l0.h --rank 3
+grep -q "rank 3 (batch=1, model=1) holds \[2:4, 0:32, 128:256\]" "$tmp/out" && ok || bad "rank 3's block of l0.h: $(cat "$tmp/out")"
+expect_rc 0 "show --svg" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" grad.l0.mlp.w1 --train "$train" --svg "$tmp/w1.svg"
+python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.documentElement.tagName == 'svg'" "$tmp/w1.svg" \
+  && ok || bad "the SVG is well-formed XML"
+expect_rc 1 "show an unknown value" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" nothing
+grep -q "carve: error: no value named 'nothing'" "$tmp/err" && ok || bad "unknown value message: $(cat "$tmp/err")"
+expect_rc 1 "show --rank outside the mesh" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" l0.h --rank 4
+expect_rc 2 "show without a value" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac"
+expect_rc 1 "show --svg into a missing folder" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" l0.h --svg /nonexistent/x.svg
+
+# ---- diff ----
+expect_rc 0 "diff BP against BP+MP" "$CARVE" diff "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" "$ex/gpt2_small_bp_mp.tac" --train "$train" --json
+python3 - "$tmp/out" <<'PY' && ok || bad "diff --json: the Megatron weights and 8 all-reduces"
+import json, sys
+j = json.load(open(sys.argv[1]))
+params = [(v["pattern"], v["numbers"]) for v in j["values"] if v["kind"] == "param"]
+want = ["l{i}.attn.wq", "l{i}.attn.wk", "l{i}.attn.wv", "l{i}.attn.wo", "l{i}.mlp.w1", "l{i}.mlp.b1", "l{i}.mlp.w2"]
+assert [p for p, _ in params] == want, params
+assert all(n == {"i": [0, 1]} for _, n in params), params
+added = j["collectives"]["added"]
+assert sum(c["count"] for c in added) == 8 and all(c["kind"] == "all_reduce" and c["axes"] == "{model}" for c in added), added
+assert j["collectives"]["removed"] == [], j["collectives"]["removed"]
+assert j["mesh_differs"] and j["a"]["mesh"] == {"batch": 4} and j["b"]["mesh"] == {"batch": 2, "model": 2}
+assert j["a"]["collectives"]["all_reduce"]["count"] == 31 and j["b"]["collectives"]["all_reduce"]["count"] == 39
+assert j["b"]["simulated"]["time"]["total"] > 0
+print("diff: %d values in %d patterns differ; +%d all_reduce" % (j["values_changed"], len(j["values"]), len(added)))
+PY
+expect_rc 0 "diff as text" "$CARVE" diff "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" "$ex/gpt2_small_bp_mp.tac" --train "$train"
+grep -q "^  parameters (14 values in 7 patterns):" "$tmp/out" && grep -q "only in B (8):" "$tmp/out" && grep -q "^meshes differ" "$tmp/out" \
+  && ok || bad "diff text: $(head -12 "$tmp/out")"
+expect_rc 2 "diff with one tactic file" "$CARVE" diff "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac"
+grep -q "diff needs a model file and two tactic files" "$tmp/err" && ok || bad "diff usage: $(cat "$tmp/err")"
+expect_rc 1 "diff with a broken tactic file" "$CARVE" diff "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" "$SRCDIR/tests/errors/missing_on.tac"
+
+# ---- bisection under mpirun ----
+out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train "$train" --check --bisect 2>"$tmp/err")
+[[ "$out" == "bisect: no value differs beyond 1e-4; the largest error is "* ]] && ok || bad "a correct plan: $out $(head -3 "$tmp/err")"
+"$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train "$train" --json > "$tmp/apply.json"
+for k in 1 5 11 39; do
+  out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train "$train" --check --bisect --json \
+        --test-drop-collective $k 2>"$tmp/err")
+  python3 - "$tmp/apply.json" "$out" $k <<'PY' && ok || bad "dropped all_reduce $k: $out $(head -3 "$tmp/err")"
+import json, sys
+ar = [c for c in json.load(open(sys.argv[1]))["collectives"] if c["kind"] == "all_reduce"]
+k = int(sys.argv[3]); want = ar[k - 1]
+j = json.loads(sys.argv[2]); m = j["mismatch"]
+assert m and m["value"] == want["value"], (m, want)
+assert m["made_by"] == [] and m["reduced_by_plan"] == "{" + ", ".join(want["axes"]) + "}", m
+assert all(b["error"] <= 1e-4 for b in j["before"]), j["before"]
+print("dropped all_reduce %d of %s over %s: found at '%s' (error %.2g)" % (k, want["value"], want["axes"], m["value"], m["error"]))
+PY
+done
+out=$($MPIRUN -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_mp.tac" --train 'sgd(lr = 0.1)' --steps 3 --bisect --tolerance 1e-5 2>"$tmp/err")
+[[ "$out" == "bisect: no value differs beyond 1e-5;"* ]] && [[ "$out" == *"of step 3 compared"* ]] && ok || bad "step 3 of the MLP: $out"
+expect_rc 2 "--bisect without a tactic file" "$CARVE" run "$ex/mlp_small.cir" --bisect
+expect_rc 2 "a bad --tolerance" "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_mp.tac" --bisect --tolerance -3
+expect_rc 2 "--bisect with --save" "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_mp.tac" --bisect --save "$tmp/x.safetensors"
+
+# ---- saved programs ----
+lower() { "$CARVE" lower "$ex/gpt2_small.cir" "$@" --train "$train" --keep-values > /dev/null 2> "$tmp/err" || bad "lower $*: $(cat "$tmp/err")"; }
+lower "$ex/gpt2_small_bp_mp.tac" -o "$tmp/bpmp.prog"
+lower -o "$tmp/one.prog"
+lower "$ex/gpt2_small_bp_mp.tac" --test-drop-collective 11 -o "$tmp/bad.prog"
+expect_rc 0 "bisect two good programs" "$CARVE" bisect "$tmp/bpmp.prog" "$tmp/one.prog"
+grep -q "^bisect: no value differs beyond 1e-4" "$tmp/out" && ok || bad "saved good programs: $(cat "$tmp/out")"
+expect_rc 0 "bisect a planted wrong collective" "$CARVE" bisect "$tmp/bad.prog" "$tmp/one.prog" --json
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1])); m = j['mismatch']
+assert m['value'] == 'bwd.l1.h.matmul.da' and m['reduced_by_plan'] == '{model}', m
+" "$tmp/out" && ok || bad "saved planted: $(cat "$tmp/out")"
+expect_rc 2 "lower --keep-values without -o" "$CARVE" lower "$ex/gpt2_small.cir" --keep-values
+sed -i '20s/f32/i32/' "$tmp/bpmp.prog"
+expect_rc 1 "a changed program file" "$CARVE" bisect "$tmp/bpmp.prog" "$tmp/one.prog"
+grep -q "checksum does not match" "$tmp/err" && grep -q "bpmp.prog:" "$tmp/err" && ok || bad "changed file: $(cat "$tmp/err")"
+expect_rc 1 "not a program file" "$CARVE" bisect "$ex/gpt2_small.cir" "$tmp/one.prog"
+grep -q "not a carve program file" "$tmp/err" && ok || bad "not a program: $(cat "$tmp/err")"
+expect_rc 2 "bisect with one file" "$CARVE" bisect "$tmp/one.prog"
+
+echo "debug: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
