@@ -44,7 +44,7 @@ static void append_caret(diag *d, loc at) {
   while (b > 0 && s->text[b - 1] != '\n') b--;
   while (e < s->len && s->text[e] != '\n') e++;
   if (e - b > 200) {                    /* very long lines: show a window */
-    b = off > 80 ? off - 80 : b;
+    if (off > b + 80) b = off - 80;     /* never before the line's start */
     if (e - b > 160) e = b + 160;
   }
   char buf[512];

@@ -78,24 +78,26 @@ static int tmpl_expr(bctx *b, const char *s, size_t n, uint32_t off, int64_t *ou
 
 static const char *expand(bctx *b, const char *name, uint32_t off) {
   if (!strchr(name, '{')) return ir_intern(b->g, name);
-  char buf[1024];
-  size_t k = 0;
+  strbuf buf;
+  sb_init(&buf);
+  const char *r = NULL;
   for (const char *p = name; *p; ) {
     if (*p == '{') {
       const char *e = strchr(p, '}');
-      if (!e) { diag_error(b->d, L(b, off), "unclosed '{' in name '%s'", name); return NULL; }
+      if (!e) { diag_error(b->d, L(b, off), "unclosed '{' in name '%s'", name); goto done; }
       int64_t v = 0;
-      if (tmpl_expr(b, p + 1, (size_t)(e - p - 1), off, &v) < 0) return NULL;
-      if (v < 0) { diag_error(b->d, L(b, off), "name template in '%s' gives %lld; names cannot hold negative numbers", name, (long long)v); return NULL; }
-      k += (size_t)snprintf(buf + k, sizeof buf - k, "%lld", (long long)v);
+      if (tmpl_expr(b, p + 1, (size_t)(e - p - 1), off, &v) < 0) goto done;
+      if (v < 0) { diag_error(b->d, L(b, off), "name template in '%s' gives %lld; names cannot hold negative numbers", name, (long long)v); goto done; }
+      sb_printf(&buf, "%lld", (long long)v);
       p = e + 1;
     } else {
-      buf[k++] = *p++;
+      sb_putc(&buf, *p++);
     }
-    if (k >= sizeof buf - 32) { diag_error(b->d, L(b, off), "name '%s' is too long", name); return NULL; }
   }
-  buf[k] = 0;
-  return ir_intern(b->g, buf);
+  r = ir_intern(b->g, sb_str(&buf));
+done:
+  sb_free(&buf);
+  return r;
 }
 
 /* ---- values ---- */
@@ -274,9 +276,11 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
   }
   if (op == IR_TRANSPOSE && attr.ndims < 0) attr.ndims = 0;
   if (!name) {                 /* a nested call: STATEMENT.OP, made unique */
-    char buf[600];
-    snprintf(buf, sizeof buf, "%s.%s", b->stmt_name ? b->stmt_name : "out", opn);
-    name = ir_fresh_name(b->g, buf);
+    strbuf buf;
+    sb_init(&buf);
+    sb_printf(&buf, "%s.%s", b->stmt_name ? b->stmt_name : "out", opn);
+    name = ir_fresh_name(b->g, sb_str(&buf));
+    sb_free(&buf);
   }
   if (redefined(b, name, call->off) < 0) return NULL;
   if (b->g->nvals > MAX_VALUES) { diag_error(b->d, L(b, call->off), "the model has more than %d values", MAX_VALUES); return NULL; }
@@ -435,10 +439,11 @@ ir_graph *build_model(const cir_file *f, const char *model, diag *d) {
     for (int i = 0; i < f->nmodels; i++)
       if (!strcmp(f->models[i]->name, model)) m = f->models[i];
     if (!m) {
-      char list[512] = "";
-      for (int i = 0; i < f->nmodels && strlen(list) < 400; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", f->models[i]->name);
-      diag_error(d, LOC_NONE, "%s has no model '%s' (it has: %s)", f->src->name, model, list);
+      strbuf list;
+      sb_init(&list);
+      for (int i = 0; i < f->nmodels; i++) sb_printf(&list, "%s%s", i ? ", " : "", f->models[i]->name);
+      diag_error(d, LOC_NONE, "%s has no model '%s' (it has: %s)", f->src->name, model, sb_str(&list));
+      sb_free(&list);
       return NULL;
     }
   } else if (f->nmodels == 1) {
@@ -447,10 +452,11 @@ ir_graph *build_model(const cir_file *f, const char *model, diag *d) {
     diag_error(d, (loc){f->src, 0}, "no model in this file; write 'model NAME { ... }'");
     return NULL;
   } else {
-    char list[512] = "";
-    for (int i = 0; i < f->nmodels && strlen(list) < 400; i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", f->models[i]->name);
-    diag_error(d, LOC_NONE, "%s has %d models (%s); pick one with --model NAME", f->src->name, f->nmodels, list);
+    strbuf list;
+    sb_init(&list);
+    for (int i = 0; i < f->nmodels; i++) sb_printf(&list, "%s%s", i ? ", " : "", f->models[i]->name);
+    diag_error(d, LOC_NONE, "%s has %d models (%s); pick one with --model NAME", f->src->name, f->nmodels, sb_str(&list));
+    sb_free(&list);
     return NULL;
   }
   for (int i = 0; i < f->nmodels; i++)

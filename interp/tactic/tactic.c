@@ -209,10 +209,12 @@ static const tac_value *lookup(const binding *b, int n, const char *key) {
 }
 
 static const char *axis_list(const sh_plan *p, arena *a) {
-  char buf[256] = "";
-  size_t k = 0;
-  for (int i = 0; i < p->mesh.n; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? ", " : "", p->mesh.name[i]);
-  return arena_strndup(a, buf, k);
+  strbuf b;
+  sb_init(&b);
+  for (int i = 0; i < p->mesh.n; i++) sb_printf(&b, "%s%s", i ? ", " : "", p->mesh.name[i]);
+  const char *r = arena_strndup(a, sb_str(&b), b.n);
+  sb_free(&b);
+  return r;
 }
 
 static int axis_of(tactic_ctx *c, const tac_file *f, const char *name, uint32_t off, const binding *b, int nb) {

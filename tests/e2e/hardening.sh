@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Hardening (issue 11): what a hostile or careless user types must end in a
+# located error or a correct result, never a crash, a hang or a silent lie.
+# Each section names the item of the issue it guards.
+set -u
+ex="$SRCDIR/examples"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# run WANT_RC DESCRIPTION CMD...: stdout in out, stderr in err
+run() {
+  local want=$1 what=$2; shift 2
+  timeout 120 "$@" >out 2>err; local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; head -c 600 err | sed 's/^/    /'; echo; fi
+}
+has() {  # has FILE TEXT DESCRIPTION
+  if grep -qF -- "$2" "$1"; then ok; else bad "$3: no '$2' in $1"; head -c 600 "$1" | sed 's/^/    /'; echo; fi
+}
+rep() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+
+# ---- 1. no name length matters: every name 600 characters long ----
+A=$(rep 600 a); V=$(rep 600 v); W=$(rep 600 w); M=$(rep 600 m); T=$(rep 600 t)
+cat > long.cir <<CIR
+model $M {
+  input $V : f32[8, 4]
+  param $W : f32[4, 6]
+  h.$V = tanh(matmul($V, $W))
+  loss = mean(mul(h.$V, h.$V))
+  return loss
+}
+CIR
+printf 'mesh %s = 2\ntactic %s {\n  shard input "%s" dim 0 on %s\n}\nschedule %s\n' "$A" "$T" "$V" "$A" "$T" > long.tac
+printf 'mesh %s = 2\ntactic t {\n  shard input "%s" dim 0 on b%s\n}\nschedule t\n' "$A" "$V" "$A" > long_bad.tac
+for c in check apply lower simulate; do
+  run 0 "long names: $c" "$CARVE" $c long.cir long.tac --train 'adam(lr = 1e-3)'
+done
+run 0 "long names: apply" "$CARVE" apply long.cir long.tac
+has out "[$A, -]" "apply prints the whole axis name"
+run 0 "long names: explain" "$CARVE" explain long.cir long.tac "h.$V"
+has out "on '$A'" "explain names the whole axis"
+run 0 "long names: run" "$CARVE" run long.cir --train 'sgd(lr = 0.1)' --steps 2
+run 0 "long names: run on 2 ranks" mpirun -n 2 "$CARVE" run long.cir long.tac --train 'sgd(lr = 0.1)' --steps 2 --check
+run 1 "long names: unknown axis" "$CARVE" check long.cir long_bad.tac
+has err "b$A" "the unknown axis is named whole"
+run 1 "long names: --model" "$CARVE" check long.cir --model "x$M"
+has err "(it has: $M)" "--model lists the whole model name"
+
+# ---- (end) ----
+echo "hardening: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
