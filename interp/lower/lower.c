@@ -496,7 +496,7 @@ static int elementwise_op(const ir_value *v) {
 /* mul(x, literal) with one user, in the same layout as that user: foldable. */
 static int scaled(lctx *c, const ir_value *v, int m, int *x, double *k) {
   const ir_value *mv = V(c, m);
-  if (mv->op != IR_MUL || mv->nusers != 1 || mv->is_output || c->skip[m]) return 0;
+  if (mv->op != IR_MUL || mv->nusers != 1 || mv->is_output || c->skip[m] || c->chain[m] >= 0) return 0;
   int lit = c->isconst[c->src[mv->args[0]]] ? 0 : c->isconst[c->src[mv->args[1]]] ? 1 : -1;
   if (lit < 0 || c->isconst[c->src[mv->args[1 - lit]]]) return 0;
   *x = mv->args[1 - lit];
@@ -555,7 +555,9 @@ static void plan_folds(lctx *c) {
     if (v->op == IR_ADD && fold_axpby(c, v)) continue;
     if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
       const ir_value *m = g->vals[v->args[1]];
-      if (m->op != IR_MUL || m->nusers != 1 || m->is_output || m->id == v->args[0]) continue;
+      /* a product already folding a scaling of its own (chain) is not folded again:
+         the update would read a value that no instruction computes */
+      if (m->op != IR_MUL || m->nusers != 1 || m->is_output || m->id == v->args[0] || c->chain[m->id] >= 0) continue;
       int lit = c->isconst[m->args[0]] ? 0 : c->isconst[m->args[1]] ? 1 : -1;
       if (lit < 0 || c->isconst[m->args[1 - lit]]) continue;
       const ir_value *gv = g->vals[m->args[1 - lit]];
@@ -669,7 +671,7 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
   free(c.chain);
   free(c.axpby);
   free(c.skip);
-  if (c.failed) { free(c.buf); return -1; }
+  if (c.failed) { free(c.buf); rt_prog_free(p); return -1; }   /* callers free nothing on failure */
   r->buf_of = c.buf;
   r->nvals = n;
   return 0;

@@ -18,7 +18,8 @@ typedef struct lower_result {
 } lower_result;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:
-** the unpartitioned program), into p (initialised here). -1 with an error in d. */
+** the unpartitioned program), into p (initialised here). -1 with an error in d,
+** p and r then holding nothing to free. */
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d);
 void lower_result_free(lower_result *r);
 
