@@ -651,11 +651,12 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
     for (int i = 0; i < n; i++) {
       const ir_value *v = g->vals[i];
       if (v->is_output && c.buf[i] >= 0 && p->bufs[c.buf[i]].kind == RT_BUF_INPUT) {
-        /* returning a leaf: give the output a buffer of its own */
+        /* returning a leaf: the program outputs a copy of its own, but the
+           value stays bound to its input buffer (which is what callers set;
+           the two hold the same numbers after a run) */
         int o = value_buf(&c, v, RT_BUF_OUTPUT);
         rt_instr *in = rt_prog_emit(p, RT_COPY, o);
         in->nin = 1; in->in[0] = c.buf[i]; in->src = i;
-        c.buf[i] = o;
       }
       if (v->carry >= 0 && c.buf[i] >= 0 && c.buf[v->carry] >= 0) p->bufs[c.buf[v->carry]].carry_from = c.buf[i];
     }

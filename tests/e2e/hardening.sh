@@ -47,6 +47,21 @@ has err "b$A" "the unknown axis is named whole"
 run 1 "long names: --model" "$CARVE" check long.cir --model "x$M"
 has err "(it has: $M)" "--model lists the whole model name"
 
+# ---- 3. a model that returns an input or a parameter runs as it checks ----
+printf 'model m {\n  input x : f32[4, 2]\n  param w : f32[4, 2]\n  y = mul(x, w)\n  return x\n}\n' > ret_input.cir
+printf 'model m {\n  input x : f32[4, 2]\n  param w : f32[4, 2]\n  return w\n}\n' > ret_param.cir
+printf 'model m {\n  input x : f32[4, 2]\n  param w : f32[4, 2]\n  y = add(x, w)\n  return y, x, w\n}\n' > ret_all.cir
+printf 'model m {\n  param w : f32[]\n  return w\n}\n' > ret_scalar.cir
+printf 'mesh b = 2\ntactic t {\n  shard input "x" dim 0 on b\n}\nschedule t\n' > rows.tac
+for f in ret_input ret_param ret_all; do
+  run 0 "$f: check" "$CARVE" check $f.cir
+  run 0 "$f: run" "$CARVE" run $f.cir --steps 2
+done
+run 0 "ret_all: run on 2 ranks, checked" mpirun -n 2 "$CARVE" run ret_all.cir rows.tac --steps 2 --check
+has out "max relative error against one device: 0 " "a returned leaf split over ranks equals the one-device run"
+run 0 "a scalar parameter as the loss" "$CARVE" run ret_scalar.cir --train 'sgd(lr = 0.5)' --steps 2
+has out "step 2  loss" "the scalar parameter trains"
+
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
