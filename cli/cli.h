@@ -21,6 +21,8 @@ typedef struct cli_opts {
   long steps;
   int rank;                 /* --rank for lower */
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
+  int allow_nonfinite;      /* run: go on past a NaN or Inf loss */
+  const char *tolerance;    /* run --check: the largest relative error that passes */
 } cli_opts;
 
 int cli_check(const cli_opts *o);

@@ -13,6 +13,7 @@
 #include "util/json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,7 +55,17 @@ static void print_profile(const drive *r, long steps, int nranks, int json_out) 
   free(rows);
 }
 
-static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, double check) {
+/* --tolerance: a plain positive decimal number; -1 when it is not one. */
+static double parse_tolerance(const char *t) {
+  if (!t) return 1e-4;
+  char *end;
+  errno = 0;
+  double x = strtod(t, &end);
+  if (!*t || *end || errno || !isfinite(x) || x <= 0 || strpbrk(t, "xXpP")) return -1;
+  return x;
+}
+
+static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, double check, double tol) {
   if (o->json) {
     json j;
     json_init(&j);
@@ -66,14 +77,16 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
     json_key(&j, "step_time"); json_num(&j, agg[0]);
     json_key(&j, "peak_memory"); json_int(&j, (int64_t)agg[1]);
     json_key(&j, "ranks"); json_int(&j, r->w->size);
-    if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); }
+    if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); json_key(&j, "tolerance"); json_num(&j, tol); }
     json_end_obj(&j);
     puts(sb_str(&j.out));
     json_free(&j);
   } else {
     printf("median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20),
            r->w->size > 1 ? " (the largest over ranks)" : "");
-    if (o->check) printf("max relative error against one device: %.3g (losses and every updated parameter)\n", check);
+    if (o->check)
+      printf("max relative error against one device: %.3g (losses and every updated parameter; tolerance %.3g: %s)\n", check, tol,
+             check <= tol ? "within" : "exceeded");
     if (o->save) printf("saved parameters%s to %s\n", r->g->train == TRAIN_ADAM ? " and Adam state" : "", o->save);
   }
   fflush(stdout);
@@ -105,6 +118,15 @@ int cli_run(const cli_opts *o) {
     fprintf(stderr, "carve: error: run needs --steps N (how many times to execute the program)\n");
     return 2;
   }
+  double tol = parse_tolerance(o->tolerance);
+  if (tol < 0) {
+    fprintf(stderr, "carve: error: --tolerance '%s': give a positive decimal number, as in --tolerance 1e-5\n", o->tolerance);
+    return 2;
+  }
+  if (o->tolerance && !o->check) {
+    fprintf(stderr, "carve: error: --tolerance applies to --check; add --check\n");
+    return 2;
+  }
   int distributed = o->nfiles > 1;   /* a tactic file: one MPI rank per device */
   const char *launched = getenv("OMPI_COMM_WORLD_SIZE");
   if (!distributed && launched && atoi(launched) > 1) {
@@ -117,7 +139,7 @@ int cli_run(const cli_opts *o) {
     if (rt_mpi_init(NULL, NULL) < 0) { fprintf(stderr, "carve: error: MPI did not start\n"); return 1; }
     world = rt_mpi_world();
   }
-  char err[512] = "", agreed[700] = "";
+  char err[1024] = "", agreed[1200] = "";
   drive r;
   memset(&r, 0, sizeof r);
   r.w = &world;
@@ -164,6 +186,7 @@ int cli_run(const cli_opts *o) {
     }
   }
   if (o->save && world.rank == 0 && save_folder_bad(o->save, err, sizeof err)) status = -1;   /* before hours of training, not after */
+  r.watch = !o->allow_nonfinite;
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   if (o->profile) rt_exec_profile(r.e);
@@ -177,6 +200,10 @@ int cli_run(const cli_opts *o) {
       goto fail_agreed;
     }
     times[st] = now() - t0;
+    if (!o->allow_nonfinite) {
+      int bad = drive_finite(&r, st + 1, losses[st], err, sizeof err);
+      if (world.agree(world.impl, bad, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+    }
     if (!o->json && world.rank == 0) {
       printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of the output", losses[st], times[st]);
       fflush(stdout);
@@ -191,15 +218,34 @@ int cli_run(const cli_opts *o) {
   }
   world.max(world.impl, agg, 2);
   double check = -1;
-  if (o->check && drive_check(&r, o->params, o->data, losses, o->steps, &check, err, sizeof err) < 0 && world.rank == 0)
-    fprintf(stderr, "carve: warning: --check could not run the one-device program: %s\n", err);
+  if (o->check) {
+    status = drive_check(&r, o->params, o->data, losses, o->steps, &check, err, sizeof err);
+    if (status < 0) {
+      strbuf why;
+      sb_init(&why);
+      sb_printf(&why, "--check could not run the one-device program: %s", err);
+      snprintf(err, sizeof err, "%s", sb_str(&why));
+      sb_free(&why);
+    }
+    if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  }
   if (o->save) {
     status = drive_save(&r, o->save, err, sizeof err);
     if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   }
   if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json);
-  if (world.rank == 0) print_results(o, &r, losses, agg, check);
+  if (world.rank == 0) print_results(o, &r, losses, agg, check, tol);
   rc = 0;
+  if (o->check && world.rank == 0 && !(check <= tol)) {    /* NaN fails too */
+    fprintf(stderr, "carve: error: --check: the partitioned run differs from the one-device run by %.3g, more than the "
+            "tolerance %.3g; look at the tactic file's conflicts (carve apply), or raise --tolerance\n", check, tol);
+    rc = 1;
+  }
+  if (o->check) {         /* every rank exits as rank 0 does */
+    double worst[1] = {rc};
+    world.max(world.impl, worst, 1);
+    rc = worst[0] > 0;
+  }
   goto done;
 fail_agreed:
   if (world.rank == 0) fprintf(stderr, "carve: error: %s\n", agreed);

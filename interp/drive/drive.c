@@ -3,6 +3,7 @@
 */
 #include "interp/drive/drive.h"
 #include "interp/drive/feed.h"
+#include "interp/ir/ops.h"
 #include "runtime/init.h"
 #include "runtime/mesh.h"
 #include "runtime/safet.h"
@@ -74,6 +75,7 @@ int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_wo
   r->comm = comm;
   r->w = w;
   r->e = rt_exec_new(&r->prog, be, comm);
+  rt_exec_watch(r->e, r->watch);
   st_file *pf = NULL, *df = NULL;
   int rc = 0;
   if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;
@@ -135,6 +137,26 @@ int drive_step(drive *r, double *loss, char *err, size_t errlen) {
   }
   if (rc == 0 && r->g->train) rt_exec_carry(r->e);
   return rc;
+}
+
+int drive_finite(drive *r, long step, double loss, char *err, size_t errlen) {
+  if (isfinite(loss)) return 0;
+  const ir_graph *g = r->g;
+  const char *what = g->vals[g->outputs[0]]->shape.rank == 0 ? "the loss" : "the sum of the output";
+  int i = r->e ? rt_exec_first_nonfinite(r->e) : -1;
+  int v = i >= 0 ? r->prog.instrs[i].src : -1;
+  if (v < 0 || v >= g->nvals)
+    return diag_errbuf(err, errlen, "step %ld: %s is %g; lower the learning rate or look at the inputs, or pass "
+                       "--allow-nonfinite to go on", step, what, loss);
+  const ir_value *x = g->vals[v];
+  arena a;
+  arena_init(&a);
+  const char *where = x->at.src ? diag_where(&a, x->at) : "made by --train";
+  diag_errbuf(err, errlen, "step %ld: %s is %g; the first value of the step to hold a NaN or an Inf%s is '%s' (%s, %s); "
+              "lower the learning rate or look at the inputs, or pass --allow-nonfinite to go on",
+              step, what, loss, r->w && r->w->size > 1 ? " on this rank" : "", x->name, where, x->kind == IR_OP ? ir_opinfo_of(x->op)->name : "a leaf");
+  arena_free(&a);
+  return -1;
 }
 
 static int saved(const ir_value *v) { return v->kind == IR_PARAM || v->kind == IR_STATE; }

@@ -53,6 +53,7 @@ printf 'model m {\n  input x : f32[4, 2]\n  param w : f32[4, 2]\n  return w\n}\n
 printf 'model m {\n  input x : f32[4, 2]\n  param w : f32[4, 2]\n  y = add(x, w)\n  return y, x, w\n}\n' > ret_all.cir
 printf 'model m {\n  param w : f32[]\n  return w\n}\n' > ret_scalar.cir
 printf 'mesh b = 2\ntactic t {\n  shard input "x" dim 0 on b\n}\nschedule t\n' > rows.tac
+cp rows.tac rows3.tac
 for f in ret_input ret_param ret_all; do
   run 0 "$f: check" "$CARVE" check $f.cir
   run 0 "$f: run" "$CARVE" run $f.cir --steps 2
@@ -61,6 +62,39 @@ run 0 "ret_all: run on 2 ranks, checked" mpirun -n 2 "$CARVE" run ret_all.cir ro
 has out "max relative error against one device: 0 " "a returned leaf split over ranks equals the one-device run"
 run 0 "a scalar parameter as the loss" "$CARVE" run ret_scalar.cir --train 'sgd(lr = 0.5)' --steps 2
 has out "step 2  loss" "the scalar parameter trains"
+
+# ---- 5. numbers: a non-finite loss stops the run; --check has a tolerance; --train is exact ----
+cat > nan.cir <<'CIR'
+model m {
+  input x : f32[4, 3]
+  param w : f32[3, 2]
+  h = matmul(x, w)
+  e = exp(mul(h, 200))
+  loss = mean(mul(e, e))
+  return loss
+}
+CIR
+run 1 "an infinite loss is an error" "$CARVE" run nan.cir --train 'sgd(lr = 10)' --steps 5
+has err "step 2: the loss is inf" "the error names the step and the loss"
+has err "is 'e' (nan.cir:5:" "the error names the first value that went non-finite, located"
+run 0 "--allow-nonfinite goes on" "$CARVE" run nan.cir --train 'sgd(lr = 10)' --steps 3 --allow-nonfinite
+has out "step 3  loss" "the run went on to step 3"
+run 1 "an infinite loss on 2 ranks" mpirun -n 2 "$CARVE" run nan.cir rows3.tac --train 'sgd(lr = 10)' --steps 5
+has err "step 2: the loss is inf" "every rank stops at step 2"
+[ "$(grep -c 'carve: error' err)" -eq 1 ] && ok || bad "one error line for 2 ranks: $(grep -c 'carve: error' err)"
+run 1 "--check over its tolerance exits 1" mpirun -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --train 'sgd(lr = 0.1)' --steps 2 --check --tolerance 1e-30
+has out "tolerance 1e-30: exceeded" "--check prints the tolerance"
+has err "more than the tolerance 1e-30" "--check says why it failed"
+run 0 "--check within its tolerance" mpirun -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --train 'sgd(lr = 0.1)' --steps 2 --check --json
+python3 -c "import json,sys; j=json.load(open('out')); sys.exit(0 if j['tolerance'] == 1e-4 and j['max_rel_error'] <= 1e-4 else 1)" && ok || bad "--json carries the tolerance"
+run 2 "--tolerance needs a decimal number" "$CARVE" run nan.cir --steps 1 --check --tolerance 0x1p-3
+run 2 "--tolerance without --check" "$CARVE" run nan.cir --steps 1 --tolerance 1e-3
+run 1 "hexadecimal lr" "$CARVE" check nan.cir --train 'sgd(lr = 0x10)'
+has err "--train:1:10: error: hexadecimal numbers are not taken" "hexadecimal is refused with its place"
+run 1 "a keyword twice in --train" "$CARVE" check nan.cir --train 'sgd(lr = 0.1, lr = 0.2)'
+has err "argument 'lr' is given twice" "a repeated keyword is refused"
+run 2 "--train twice" "$CARVE" check nan.cir --train 'sgd(lr = 0.1)' --train 'adam(lr = 0.1)'
+has err "option '--train' is given twice" "a repeated option is refused"
 
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"
