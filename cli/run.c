@@ -10,6 +10,7 @@
 #include "runtime/comm_nccl.h"
 #include "runtime/cuda.h"
 #include "runtime/mpi_util.h"
+#include "util/file.h"
 #include "util/json.h"
 
 #include <errno.h>
@@ -28,16 +29,6 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Can a file be created beside `path`? (rank 0 writes --save) */
-static int save_folder_bad(const char *path, char *err, size_t errlen) {
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-  int bad = access(dir, W_OK) != 0;
-  if (bad) diag_errbuf(err, errlen, "--save %s: cannot write in the folder '%s' (%s)", path, dir, strerror(errno));
-  free(dir);
-  return bad;
 }
 
 /* --profile: this rank's time per step by kind of instruction; on stderr
@@ -185,7 +176,10 @@ int cli_run(const cli_opts *o) {
       else if (world.rank == 0) fprintf(stderr, "carve: note: NCCL is not used (%s); collectives go through host memory\n", err);
     }
   }
-  if (o->save && world.rank == 0 && save_folder_bad(o->save, err, sizeof err)) status = -1;   /* before hours of training, not after */
+  if (o->save && world.rank == 0) {      /* before hours of training, not after; --params may be replaced (resuming) */
+    const char *reading[3] = {o->files[0], o->nfiles > 1 ? o->files[1] : NULL, o->data};
+    if (file_check_target(o->save, reading, 3, err, sizeof err) < 0) status = -1;
+  }
   r.watch = !o->allow_nonfinite;
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;

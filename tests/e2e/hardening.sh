@@ -96,6 +96,25 @@ has err "argument 'lr' is given twice" "a repeated keyword is refused"
 run 2 "--train twice" "$CARVE" check nan.cir --train 'sgd(lr = 0.1)' --train 'adam(lr = 0.1)'
 has err "option '--train' is given twice" "a repeated option is refused"
 
+# ---- 6. --save writes only a regular file or a new name, never a file being read ----
+cp "$ex/mlp_small.cir" m.cir
+run 1 "--save to a device" "$CARVE" run m.cir --steps 1 --save /dev/null
+has err "'/dev/null' is a character device" "a device is refused"
+run 1 "--save to a folder" "$CARVE" run m.cir --steps 1 --save "$tmp"
+has err "is a directory" "a folder is refused"
+run 1 "--save over the model" "$CARVE" run m.cir --steps 1 --save ./m.cir
+has err "a file this command reads" "the model file is refused"
+run 1 "--save over the tactic file" mpirun -n 2 "$CARVE" run m.cir "$ex/mlp_bp.tac" --steps 1 --save "$ex/mlp_bp.tac"
+has err "a file this command reads" "the tactic file is refused"
+cmp -s m.cir "$ex/mlp_small.cir" && ok || bad "the model file is unchanged"
+run 1 "auto -o over the model" "$CARVE" auto m.cir "$ex/mlp_bp.tac" -o m.cir
+has err "a file this command reads" "auto refuses to write over its model"
+run 0 "--save to a new name" "$CARVE" run m.cir --train 'sgd(lr = 0.1)' --steps 1 --save new.safetensors
+run 0 "--save over a saved file, through a link" ln -s new.safetensors link.safetensors
+run 0 "--save through a link" "$CARVE" run m.cir --train 'sgd(lr = 0.1)' --steps 1 --save link.safetensors
+[ -L link.safetensors ] && ok || bad "the link stays a link"
+[ -z "$(ls | grep '\.tmp\.')" ] && ok || bad "temporary files left: $(ls | grep tmp)"
+
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
