@@ -300,7 +300,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   st_file *f = mem_calloc(1, sizeof *f);
   arena_init(&f->mem);
   f->path = arena_strndup(&f->mem, path, strlen(path));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);     /* a FIFO must not block the open */
   if (fd < 0) { diag_errbuf(err, errlen, "%s: %s", path, strerror(errno)); return open_fail(f); }
   struct stat sb;
   int st = fstat(fd, &sb);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef CARVE_STDLIB_DIR
 #define CARVE_STDLIB_DIR "stdlib-tactics"
@@ -116,11 +117,7 @@ static const char *beside(arena *a, const tac_file *f, const char *path) {
   return strcmp(dir, ".") ? arena_printf(a, "%s/%s", dir, path) : path;
 }
 
-static int file_exists(const char *p) {
-  FILE *f = fopen(p, "rb");
-  if (f) fclose(f);
-  return f != NULL;
-}
+static int file_exists(const char *p) { return access(p, F_OK) == 0; }   /* no open: a FIFO would block it */
 
 /* "batch, embedding, megatron, zero": the stdlib folder's tactics (.tac and .lua), sorted. */
 static const char *stdlib_list(arena *a, const char *dir) {

@@ -115,6 +115,22 @@ run 0 "--save through a link" "$CARVE" run m.cir --train 'sgd(lr = 0.1)' --steps
 [ -L link.safetensors ] && ok || bad "the link stays a link"
 [ -z "$(ls | grep '\.tmp\.')" ] && ok || bad "temporary files left: $(ls | grep tmp)"
 
+# ---- 7. inputs that would block: FIFOs and devices are refused at once; CR-only lines are lines ----
+mkfifo fifo.cir fifo.tac fifo.safetensors
+run 1 "a FIFO as the model" "$CARVE" check fifo.cir
+has err "'fifo.cir' is a FIFO or a pipe" "a FIFO model is refused"
+run 1 "a FIFO as the tactic file" "$CARVE" check m.cir fifo.tac
+has err "'fifo.tac' is a FIFO or a pipe" "a FIFO tactic file is refused"
+run 1 "a FIFO as --params" "$CARVE" run m.cir --steps 1 --params fifo.safetensors
+has err "not a regular file" "a FIFO params file is refused"
+run 1 "a device as the model" "$CARVE" check /dev/zero
+has err "'/dev/zero' is a device" "a device is refused"
+printf 'model m {\r  input x : f32[4] # a comment\r  y = tanh(x)\r  z = relu(q)\r  return y\r}\r' > cr.cir
+run 1 "CR-only line ends" "$CARVE" check cr.cir
+has err "cr.cir:4:12: error: unknown value 'q'" "CR-only lines count as lines"
+printf 'model m {\r\n  input x : f32[4] # a comment\r\n  y = tanh(x)\r\n  return y\r\n}\r\n' > crlf.cir
+run 0 "CR LF line ends" "$CARVE" check crlf.cir
+
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
