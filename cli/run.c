@@ -4,6 +4,7 @@
 ** library's; here are the options, MPI's start and end, and the output.
 */
 #include "cli/cli.h"
+#include "interp/drive/agree.h"
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
 #include "runtime/comm_mpi.h"
@@ -129,6 +130,30 @@ int cli_run(const cli_opts *o) {
   if (distributed) {
     if (rt_mpi_init(NULL, NULL) < 0) { fprintf(stderr, "carve: error: MPI did not start\n"); return 1; }
     world = rt_mpi_world();
+    /* before anything else collective: ranks given different things stop here, together */
+    agree_list given = {0};
+    long steps = o->steps;
+    agree_file(&given, "model file", o->files[0]);
+    agree_file(&given, "tactic file", o->files[1]);
+    agree_text(&given, "--model", o->model);
+    agree_text(&given, "--train", o->train);
+    agree_text(&given, "--mesh", o->mesh);
+    agree_bytes(&given, "--steps", &steps, sizeof steps);
+    agree_text(&given, "--check", o->check ? "yes" : NULL);
+    agree_text(&given, "--tolerance", o->tolerance);
+    agree_header(&given, "--params file (its header)", o->params);
+    agree_header(&given, "--data file (its header)", o->data);
+    agree_text(&given, "--save", o->save ? "yes" : NULL);
+    agree_text(&given, "--allow-nonfinite", o->allow_nonfinite ? "yes" : NULL);
+    agree_text(&given, "--device-kind", o->device_kind);
+    agree_text(&given, "--tf32", o->tf32 ? "yes" : NULL);
+    agree_text(&given, "--profile", o->profile ? "yes" : NULL);
+    char why[1200];
+    if (agree_check(&world, &given, why, sizeof why) < 0) {
+      if (world.rank == 0) fprintf(stderr, "carve: error: %s\n", why);
+      rt_mpi_finalize();
+      return 1;
+    }
   }
   char err[1024] = "", agreed[1200] = "";
   drive r;

@@ -131,6 +131,22 @@ has err "cr.cir:4:12: error: unknown value 'q'" "CR-only lines count as lines"
 printf 'model m {\r\n  input x : f32[4] # a comment\r\n  y = tanh(x)\r\n  return y\r\n}\r\n' > crlf.cir
 run 0 "CR LF line ends" "$CARVE" check crlf.cir
 
+# ---- 4. ranks given different things stop together before step 1, naming what differs ----
+bp="$ex/mlp_bp.tac"
+sed 's/normal(0.3)/normal(0.4)/' m.cir > m_init.cir
+run 1 "ranks: another --train and --steps" mpirun -n 1 "$CARVE" run m.cir "$bp" --train 'sgd(lr = 0.1)' --steps 2 : -n 1 "$CARVE" run m.cir "$bp" --train 'sgd(lr = 0.2)' --steps 3
+has err "rank 1 differs from rank 0 in --train, --steps" "the error names the rank and the options"
+[ "$(grep -c 'carve: error' err)" -eq 1 ] && ok || bad "one error for the run"
+run 1 "ranks: another init in the model file" mpirun -n 1 "$CARVE" run m.cir "$bp" --steps 2 : -n 1 "$CARVE" run m_init.cir "$bp" --steps 2
+has err "rank 1 differs from rank 0 in model file" "a model that differs is named"
+run 1 "ranks: --check on one rank" mpirun -n 1 "$CARVE" run m.cir "$bp" --steps 2 : -n 1 "$CARVE" run m.cir "$bp" --steps 2 --check
+has err "rank 1 differs from rank 0 in --check" "--check on one rank is named"
+run 1 "ranks: --params on one rank" mpirun -n 1 "$CARVE" run m.cir "$bp" --steps 1 --params new.safetensors : -n 1 "$CARVE" run m.cir "$bp" --steps 1
+has err "rank 1 differs from rank 0 in --params file (its header)" "an input file on one rank is named"
+run 1 "ranks: two of four differ" mpirun -n 2 "$CARVE" run m.cir "$ex/mlp_mp.tac" --mesh 'model = 4' --steps 1 : -n 1 "$CARVE" run m.cir "$ex/mlp_mp.tac" --mesh 'model = 4' --steps 2 : -n 1 "$CARVE" run m.cir "$ex/mlp_mp.tac" --mesh 'model=4' --steps 1 --train 'adam(lr = 1e-3)'
+has err "rank 2 differs from rank 0 in --steps; rank 3 differs from rank 0 in --train" "every differing rank is named (blanks in options do not count)"
+run 0 "ranks given the same things run" mpirun -n 2 "$CARVE" run m.cir "$bp" --train 'sgd(lr = 0.1)' --steps 2
+
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
