@@ -433,6 +433,14 @@ static int all_finite(const float *x, int64_t n) {
 }
 
 void rt_exec_watch(rt_exec *e, int on) { e->watch = on; }
+
+size_t rt_exec_need(const rt_exec *e) {
+  const rt_prog *p = e->p;
+  size_t n = e->plan.block;
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind != RT_BUF_TEMP) n += buf_size(p, b);
+  return n;
+}
 int rt_exec_first_nonfinite(const rt_exec *e) { return e->first_nonfinite; }
 
 int rt_exec_run(rt_exec *e, char *err, size_t errlen) {

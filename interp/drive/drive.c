@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) {
   memset(r, 0, sizeof *r);
@@ -69,6 +70,35 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
   return 0;
 }
 
+/* Would this device's buffers exceed the machine's memory? Then say so,
+** naming the largest, before the first allocation rather than at an
+** out-of-memory kill hours later. */
+static int memory_short(drive *r, char *err, size_t errlen) {
+  double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  double need = (double)rt_exec_need(r->e);
+  if (have <= 0 || need <= have) return 0;
+  const rt_prog *p = &r->prog;
+  int top[3] = {-1, -1, -1};
+  for (int b = 0; b < p->nbufs; b++) {
+    double by = (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype);
+    for (int k = 0; k < 3; k++) {
+      double tk = top[k] < 0 ? -1 : (double)p->bufs[top[k]].nelem * (double)rt_dtype_size(p->bufs[top[k]].dtype);
+      if (by > tk) { for (int j = 2; j > k; j--) top[j] = top[j - 1]; top[k] = b; break; }
+    }
+  }
+  strbuf b;
+  sb_init(&b);
+  for (int k = 0; k < 3 && top[k] >= 0; k++) {
+    const rt_buf *x = &p->bufs[top[k]];
+    sb_printf(&b, "%s'%s' %.1f GiB", k ? ", " : "", x->name ? x->name : "?",
+              (double)x->nelem * (double)rt_dtype_size(x->dtype) / 1073741824.0);
+  }
+  diag_errbuf(err, errlen, "this device's program needs %.1f GiB but this machine has %.1f GiB (largest: %s); split it over more "
+              "devices with a tactic file, or make the model smaller", need / 1073741824.0, have / 1073741824.0, sb_str(&b));
+  sb_free(&b);
+  return 1;
+}
+
 int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_world *w,
                 const char *params, const char *data, char *err, size_t errlen) {
   r->be = be;
@@ -76,6 +106,7 @@ int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_wo
   r->w = w;
   r->e = rt_exec_new(&r->prog, be, comm);
   rt_exec_watch(r->e, r->watch);
+  if (!be->device_memory && memory_short(r, err, errlen)) return -1;   /* before allocating anything */
   st_file *pf = NULL, *df = NULL;
   int rc = 0;
   if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;

@@ -363,6 +363,32 @@ static int decl_init(bctx *b, const cir_stmt *s, ir_value *v) {
 
 static int stmts(bctx *b, cir_stmt *const *ss, int n);
 
+/* Values a call makes: itself and its nested calls. */
+static int64_t calls_in(const cir_expr *e) {
+  if (!e || e->kind != CIR_CALL) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < e->nargs; i++) n += calls_in(e->args[i]);
+  return n;
+}
+
+/* Values statement s makes once expanded, saturating at limit: nested
+** repeats multiply, and are refused by their product before any expands. */
+static int64_t values_of(const cir_stmt *s, int64_t limit) {
+  switch (s->kind) {
+  case CIR_INPUT: case CIR_PARAM: return 1;
+  case CIR_ASSIGN: return calls_in(s->value) + 1;
+  case CIR_RETURN: return 0;
+  case CIR_REPEAT: {
+    int64_t body = 0;
+    for (int i = 0; i < s->nbody && body <= limit; i++) body += values_of(s->body[i], limit);
+    int64_t times = s->hi > s->lo ? s->hi - s->lo : 0;
+    if (times && body > limit / times) return limit + 1;
+    return times * body;
+  }
+  }
+  return 0;
+}
+
 static int stmt(bctx *b, const cir_stmt *s) {
   if (b->g->nvals > MAX_VALUES)     /* nested repeats multiply: stop long before memory runs out */
     return diag_error(b->d, L(b, s->off), "the model has more than %d values; is a repeat range too large?", MAX_VALUES);
@@ -409,6 +435,12 @@ static int stmt(bctx *b, const cir_stmt *s) {
       if (!strcmp(b->env[k].var, s->name)) return diag_error(b->d, L(b, s->name_off), "index '%s' is already used by an enclosing repeat", s->name);
     if (s->hi < s->lo) return diag_error(b->d, L(b, s->off), "repeat range %lld..%lld is backwards", (long long)s->lo, (long long)s->hi);
     if (s->hi - s->lo > 100000) return diag_error(b->d, L(b, s->off), "repeat range of %lld is too long (at most 100000)", (long long)(s->hi - s->lo));
+    if (!b->nenv) {             /* the outermost repeat: its product, before anything expands */
+      int64_t n = values_of(s, MAX_VALUES);
+      if (n > MAX_VALUES)
+        return diag_error(b->d, L(b, s->off), "these repeat blocks would make more than %d values (their ranges multiply); "
+                          "make the ranges smaller", MAX_VALUES);
+    }
     b->env[b->nenv].var = s->name;
     b->nenv++;
     for (int64_t i = s->lo; i < s->hi; i++) {

@@ -147,6 +147,14 @@ run 1 "ranks: two of four differ" mpirun -n 2 "$CARVE" run m.cir "$ex/mlp_mp.tac
 has err "rank 2 differs from rank 0 in --steps; rank 3 differs from rank 0 in --train" "every differing rank is named (blanks in options do not count)"
 run 0 "ranks given the same things run" mpirun -n 2 "$CARVE" run m.cir "$bp" --train 'sgd(lr = 0.1)' --steps 2
 
+# ---- 8. resources: run refuses what cannot fit before allocating; nested repeats by their product ----
+printf 'model big {\n  input x : f32[1048576, 1048576]\n  param w : f32[1048576, 1048576]\n  y = mul(x, w)\n  loss = mean(y)\n  return loss\n}\n' > big.cir
+run 1 "a program larger than the machine" "$CARVE" run big.cir --steps 1
+has err "but this machine has" "run says the program does not fit"
+has err "largest: '" "run names the largest tensors"
+run 1 "nested repeats refused by their product" "$CARVE" check "$SRCDIR/tests/errors/nested_repeat_product.cir"
+has err "would make more than 4000000 values" "the product is refused before expanding"
+
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
