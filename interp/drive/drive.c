@@ -6,6 +6,7 @@
 #include "interp/ir/ops.h"
 #include "runtime/init.h"
 #include "runtime/mesh.h"
+#include "runtime/plan.h"
 #include "runtime/safet.h"
 
 #include <math.h>
@@ -70,14 +71,17 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
   return 0;
 }
 
-/* Would this device's buffers exceed the machine's memory? Then say so,
-** naming the largest, before the first allocation rather than at an
-** out-of-memory kill hours later. */
-static int memory_short(drive *r, char *err, size_t errlen) {
+int drive_memory_short(const rt_prog *p, double need, char *err, size_t errlen) {
   double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-  double need = (double)rt_exec_need(r->e);
+  if (need < 0) {                 /* as the executor will place it */
+    rt_memplan m;
+    rt_memplan_make(p, &m);
+    need = (double)m.block;
+    rt_memplan_free(&m);
+    for (int b = 0; b < p->nbufs; b++)
+      if (p->bufs[b].kind != RT_BUF_TEMP) need += (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype);
+  }
   if (have <= 0 || need <= have) return 0;
-  const rt_prog *p = &r->prog;
   int top[3] = {-1, -1, -1};
   for (int b = 0; b < p->nbufs; b++) {
     double by = (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype);
@@ -86,16 +90,16 @@ static int memory_short(drive *r, char *err, size_t errlen) {
       if (by > tk) { for (int j = 2; j > k; j--) top[j] = top[j - 1]; top[k] = b; break; }
     }
   }
-  strbuf b;
-  sb_init(&b);
+  strbuf sb;
+  sb_init(&sb);
   for (int k = 0; k < 3 && top[k] >= 0; k++) {
     const rt_buf *x = &p->bufs[top[k]];
-    sb_printf(&b, "%s'%s' %.1f GiB", k ? ", " : "", x->name ? x->name : "?",
+    sb_printf(&sb, "%s'%s' %.1f GiB", k ? ", " : "", x->name ? x->name : "?",
               (double)x->nelem * (double)rt_dtype_size(x->dtype) / 1073741824.0);
   }
-  diag_errbuf(err, errlen, "this device's program needs %.1f GiB but this machine has %.1f GiB (largest: %s); split it over more "
-              "devices with a tactic file, or make the model smaller", need / 1073741824.0, have / 1073741824.0, sb_str(&b));
-  sb_free(&b);
+  diag_errbuf(err, errlen, "one device's program needs %.1f GiB but this machine has %.1f GiB (largest: %s); split it over more "
+              "devices with a tactic file, or make the model smaller", need / 1073741824.0, have / 1073741824.0, sb_str(&sb));
+  sb_free(&sb);
   return 1;
 }
 
@@ -106,7 +110,7 @@ int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_wo
   r->w = w;
   r->e = rt_exec_new(&r->prog, be, comm);
   rt_exec_watch(r->e, r->watch);
-  if (!be->device_memory && memory_short(r, err, errlen)) return -1;   /* before allocating anything */
+  if (!be->device_memory && drive_memory_short(&r->prog, (double)rt_exec_need(r->e), err, errlen)) return -1;   /* before allocating */
   st_file *pf = NULL, *df = NULL;
   int rc = 0;
   if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;

@@ -62,6 +62,10 @@ int  drive_check(drive *r, const char *params, const char *data, const double *l
 ** r->watch is set) and its place in the model. Not collective: the caller
 ** agrees on it. */
 int  drive_finite(drive *r, long step, double loss, char *err, size_t errlen);
+/* 1 with a message naming the largest buffers when one device's program
+** needs more than this machine's memory (need < 0: as the executor would
+** place it), else 0. run refuses before allocating; apply warns. */
+int  drive_memory_short(const rt_prog *p, double need, char *err, size_t errlen);
 void drive_free(drive *r);
 
 /* Time per step by kind of instruction (elementwise ones by function),

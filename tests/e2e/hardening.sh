@@ -152,6 +152,8 @@ printf 'model big {\n  input x : f32[1048576, 1048576]\n  param w : f32[1048576,
 run 1 "a program larger than the machine" "$CARVE" run big.cir --steps 1
 has err "but this machine has" "run says the program does not fit"
 has err "largest: '" "run names the largest tensors"
+run 0 "apply warns about a program larger than the machine" "$CARVE" apply big.cir rows.tac
+has err "carve: warning: one device's program needs" "apply says the program does not fit"
 run 1 "nested repeats refused by their product" "$CARVE" check "$SRCDIR/tests/errors/nested_repeat_product.cir"
 has err "would make more than 4000000 values" "the product is refused before expanding"
 
