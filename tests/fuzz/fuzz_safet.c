@@ -1,5 +1,4 @@
 /* fuzz_safet.c: the safetensors reader: open, list, and read every tensor whole. */
-#define _GNU_SOURCE
 #include "fuzz.h"
 #include "runtime/safet.h"
 
