@@ -7,6 +7,12 @@ ex="$SRCDIR/examples"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 pass=0; fail=0
+# under --enable-sanitizers: what OpenMPI and OpenBLAS keep until exit is not ours
+# (tests/mpi/lsan.supp; MPI's components stay loaded so that their stacks can be named)
+export LSAN_OPTIONS="suppressions=$SRCDIR/tests/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+mpirun() { command mpirun -x LSAN_OPTIONS -x ASAN_OPTIONS "$@"; }
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 # run WANT_RC DESCRIPTION CMD...: stdout in out, stderr in err
