@@ -363,6 +363,32 @@ unset OPENBLAS_NUM_THREADS
 out "   targets: step time within 10% (ratio 0.90..1.10), peak memory within 5% (0.95..1.05)"
 out ""
 
+# ---- 6. long programs: every pass linear ----
+progress "N-layer chains: check, apply, lower"
+out "6. carve check / apply / lower on an N-layer chain (bench/gen_chain.sh: 2N ops), batch split (issue 11 item 9)"
+out "   CPU seconds (user + system, load-independent enough to compare) and wall seconds; growth = time / time at 10x fewer layers"
+out ""
+out "   layers    ops      check cpu  wall     apply cpu  wall     lower cpu  wall     lower growth"
+CHAIN_TAC=$LOG/chain.tac
+printf 'mesh b = 2\ntactic rows {\n  shard input "x" dim 0 on b\n}\nschedule rows\n' > "$CHAIN_TAC"
+prev_lower=""
+for N in 1000 10000 100000; do
+	sh "$SRCDIR/bench/gen_chain.sh" $N > "$LOG/chain_$N.cir"
+	row=$(printf '   %7d %8d' $N $((2 * N)))
+	for cmd in check apply lower; do
+		/usr/bin/env time -f '%U %S %e' -o "$LOG/chain_$N.$cmd.time" timeout 600 "$CARVE" $cmd "$LOG/chain_$N.cir" "$CHAIN_TAC" > /dev/null 2> "$LOG/chain_$N.$cmd.err"
+		set -- $(tail -1 "$LOG/chain_$N.$cmd.time")
+		cpu=$(calc '%.2f' "$1 + $2")
+		row="$row$(printf '   %7s s %6s s' "$cpu" "$3")"
+		[ $cmd = lower ] && lower_cpu=$cpu
+	done
+	growth=$( [ -n "$prev_lower" ] && calc '%.1fx' "$lower_cpu / ($prev_lower > 0 ? $prev_lower : 0.01)" || echo "-")
+	out "$row   $growth"
+	prev_lower=$lower_cpu
+done
+out "   target: growth near 10x per 10x layers (linear), 100,000 layers in seconds"
+out ""
+
 # ---- appendix: the GEMMs one by one ----
 out "Appendix: cblas_sgemm per GEMM (bench/gemm_ref)"
 for t in 1 2; do

@@ -3,6 +3,7 @@
 ** the collectives of the lowering.
 */
 #include "cli/cli.h"
+#include "interp/drive/drive.h"
 #include "interp/lower/lower.h"
 #include "interp/report/report.h"
 
@@ -32,6 +33,8 @@ int cli_apply(const cli_opts *o) {
     sb_free(&b);
   }
   if (s.diag.nwarnings) cli_report(&s.diag);
+  char why[1024];
+  if (drive_memory_short(&prog, -1, why, sizeof why)) fprintf(stderr, "carve: warning: %s\n", why);
   lower_result_free(&lr);
   rt_prog_free(&prog);
   session_free(&s);

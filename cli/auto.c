@@ -3,6 +3,7 @@
 ** found as a tactic file, checked to load back to exactly the found plan.
 */
 #include "cli/cli.h"
+#include "util/file.h"
 #include "interp/report/report.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -101,6 +102,12 @@ int cli_auto(const cli_opts *o) {
   if (!o->out) {
     fprintf(stderr, "carve: error: carve auto needs -o FOUND.tac: where to write the tactics it finds (see 'carve auto --help')\n");
     return 2;
+  }
+  char err[512];
+  const char *reading[2] = {o->files[0], o->files[1]};
+  if (file_check_target(o->out, reading, 2, err, sizeof err) < 0) {   /* before the search, not after */
+    fprintf(stderr, "carve: error: -o: %s\n", err);
+    return 1;
   }
   session s;
   session_init(&s);

@@ -6,16 +6,21 @@
 #include "cli/cli.h"
 #include "interp/drive/bisect.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* --tolerance X: a positive number, else 0 after saying why (the default when not given). */
+/* --tolerance X: a plain positive decimal number (no hexadecimal, no inf),
+** else 0 after saying why; the default when not given. */
 double cli_tolerance(const cli_opts *o, int say) {
-  if (!o->tolerance) return BISECT_TOLERANCE;
+  const char *t = o->tolerance;
+  if (!t) return BISECT_TOLERANCE;
   char *end;
-  double t = strtod(o->tolerance, &end);
-  if (*o->tolerance && !*end && t > 0 && t < 1e10) return t;
-  if (say) fprintf(stderr, "carve: error: --tolerance '%s': give a relative error such as 1e-4\n", o->tolerance);
+  errno = 0;
+  double x = strtod(t, &end);
+  if (*t && !*end && !errno && isfinite(x) && x > 0 && !strpbrk(t, "xXpP")) return x;
+  if (say) fprintf(stderr, "carve: error: --tolerance '%s': give a positive decimal number, as in --tolerance 1e-5\n", t);
   return 0;
 }
 

@@ -19,12 +19,13 @@ typedef struct cli_opts {
   const char *device, *links, *compare, *sweep;   /* simulate */
   const char *out;          /* -o */
   const char *svg;          /* show --svg FILE */
-  const char *tolerance;    /* run --bisect, bisect: relative error allowed */
+  const char *tolerance;    /* run --check, --bisect, bisect: relative error allowed */
   long steps;
   int rank;                 /* --rank for lower */
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
   int bisect, keep_values;  /* run --bisect; lower --keep-values */
   int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
+  int allow_nonfinite;      /* run: go on past a NaN or Inf loss */
 } cli_opts;
 
 int cli_check(const cli_opts *o);

@@ -31,7 +31,7 @@ static const option options[] = {
   COUNT("steps", steps), COUNT("rank", rank), COUNT("test-drop-collective", drop_collective),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
-  FLAG("bisect", bisect), FLAG("keep-values", keep_values),
+  FLAG("bisect", bisect), FLAG("keep-values", keep_values), FLAG("allow-nonfinite", allow_nonfinite),
 };
 
 typedef struct command {
@@ -48,16 +48,18 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32 quiet bisect tolerance test-drop-collective",
-   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]\n"
-   "          [--device-kind cpu|cuda] [--tf32] [--check --bisect [--tolerance X]]",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective",
+   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
+   "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]",
    "Execute the program N times (a training step with --train). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
    "optimizer state after the last step as safetensors (atomically). With a tactic\n"
    "file, run it under mpirun with one rank per device; --check also runs the\n"
    "unpartitioned program on rank 0 (on the same kind of device) and reports the\n"
-   "largest relative error. --profile prints the time per step of each kind of\n"
+   "largest relative error; above --tolerance (default 1e-4) the run exits 1. A NaN or\n"
+   "Inf loss stops the run with an error naming the step and the first value that held\n"
+   "one, unless --allow-nonfinite. --profile prints the time per step of each kind of\n"
    "instruction. --device-kind cuda runs each rank's program on a GPU (rank i of a\n"
    "node on GPU i mod the GPUs there; NCCL when every rank has a GPU of its own, else\n"
    "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32.\n"
@@ -199,6 +201,7 @@ int main(int argc, char **argv) {
   o.cmd = c->name;
   o.rank = -1;
   o.steps = -1;
+  unsigned char seen[NOPTIONS] = {0};       /* an option given twice is a mistake, not "the last wins" */
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -214,6 +217,7 @@ int main(int argc, char **argv) {
       snprintf(key, sizeof key, "%.*s", (int)(kl < 60 ? kl : 60), a + 2);
       if (!op) return usage_error(c->name, "unknown option '%s'", a);
       if (!takes(c, op->name)) return usage_error(c->name, "option '%s' does not apply to this command", a);
+      if (seen[op - options]++) return usage_error(c->name, "option '--%s' is given twice; give it once", key);
       char *field = (char *)&o + op->at;
       if (op->kind == OPT_FLAG) {
         if (eq) return usage_error(c->name, "option '--%s' takes no value", key);

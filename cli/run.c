@@ -4,6 +4,7 @@
 ** library's; here are the options, MPI's start and end, and the output.
 */
 #include "cli/cli.h"
+#include "interp/drive/agree.h"
 #include "interp/drive/bisect.h"
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
@@ -11,9 +12,11 @@
 #include "runtime/comm_nccl.h"
 #include "runtime/cuda.h"
 #include "runtime/mpi_util.h"
+#include "util/file.h"
 #include "util/json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,16 +31,6 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Can a file be created beside `path`? (rank 0 writes --save) */
-static int save_folder_bad(const char *path, char *err, size_t errlen) {
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-  int bad = access(dir, W_OK) != 0;
-  if (bad) diag_errbuf(err, errlen, "--save %s: cannot write in the folder '%s' (%s)", path, dir, strerror(errno));
-  free(dir);
-  return bad;
 }
 
 /* --profile: this rank's time per step by kind of instruction; on stderr
@@ -55,7 +48,7 @@ static void print_profile(const drive *r, long steps, int nranks, int json_out) 
   free(rows);
 }
 
-static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, double check) {
+static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, double check, double tol) {
   if (o->json) {
     json j;
     json_init(&j);
@@ -67,14 +60,16 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
     json_key(&j, "step_time"); json_num(&j, agg[0]);
     json_key(&j, "peak_memory"); json_int(&j, (int64_t)agg[1]);
     json_key(&j, "ranks"); json_int(&j, r->w->size);
-    if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); }
+    if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); json_key(&j, "tolerance"); json_num(&j, tol); }
     json_end_obj(&j);
     puts(sb_str(&j.out));
     json_free(&j);
   } else {
     printf("median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20),
            r->w->size > 1 ? " (the largest over ranks)" : "");
-    if (o->check) printf("max relative error against one device: %.3g (losses and every updated parameter)\n", check);
+    if (o->check)
+      printf("max relative error against one device: %.3g (losses and every updated parameter; tolerance %.3g: %s)\n", check, tol,
+             check <= tol ? "within" : "exceeded");
     if (o->save) printf("saved parameters%s to %s\n", r->g->train == TRAIN_ADAM ? " and Adam state" : "", o->save);
   }
   fflush(stdout);
@@ -127,6 +122,10 @@ int cli_run(const cli_opts *o) {
   }
   double tol = cli_tolerance(o, 1);
   if (tol <= 0) return 2;
+  if (o->tolerance && !o->check && !o->bisect) {
+    fprintf(stderr, "carve: error: --tolerance applies to --check and --bisect; add one of them\n");
+    return 2;
+  }
   if (o->bisect && (o->save || o->profile)) {
     fprintf(stderr, "carve: error: --bisect compares one step of every value; it takes neither --save nor --profile\n");
     return 2;
@@ -146,8 +145,32 @@ int cli_run(const cli_opts *o) {
   if (distributed) {
     if (rt_mpi_init(NULL, NULL) < 0) { fprintf(stderr, "carve: error: MPI did not start\n"); return 1; }
     world = rt_mpi_world();
+    /* before anything else collective: ranks given different things stop here, together */
+    agree_list given = {0};
+    long steps = o->steps;
+    agree_file(&given, "model file", o->files[0]);
+    agree_file(&given, "tactic file", o->files[1]);
+    agree_text(&given, "--model", o->model);
+    agree_text(&given, "--train", o->train);
+    agree_text(&given, "--mesh", o->mesh);
+    agree_bytes(&given, "--steps", &steps, sizeof steps);
+    agree_text(&given, "--check", o->check ? "yes" : NULL);
+    agree_text(&given, "--tolerance", o->tolerance);
+    agree_header(&given, "--params file (its header)", o->params);
+    agree_header(&given, "--data file (its header)", o->data);
+    agree_text(&given, "--save", o->save ? "yes" : NULL);
+    agree_text(&given, "--allow-nonfinite", o->allow_nonfinite ? "yes" : NULL);
+    agree_text(&given, "--device-kind", o->device_kind);
+    agree_text(&given, "--tf32", o->tf32 ? "yes" : NULL);
+    agree_text(&given, "--profile", o->profile ? "yes" : NULL);
+    char why[1200];
+    if (agree_check(&world, &given, why, sizeof why) < 0) {
+      if (world.rank == 0) fprintf(stderr, "carve: error: %s\n", why);
+      rt_mpi_finalize();
+      return 1;
+    }
   }
-  char err[512] = "", agreed[700] = "";
+  char err[1024] = "", agreed[1200] = "";
   drive r;
   memset(&r, 0, sizeof r);
   r.w = &world;
@@ -195,7 +218,11 @@ int cli_run(const cli_opts *o) {
       else if (world.rank == 0) fprintf(stderr, "carve: note: NCCL is not used (%s); collectives go through host memory\n", err);
     }
   }
-  if (o->save && world.rank == 0 && save_folder_bad(o->save, err, sizeof err)) status = -1;   /* before hours of training, not after */
+  if (o->save && world.rank == 0) {      /* before hours of training, not after; --params may be replaced (resuming) */
+    const char *reading[3] = {o->files[0], o->nfiles > 1 ? o->files[1] : NULL, o->data};
+    if (file_check_target(o->save, reading, 3, err, sizeof err) < 0) status = -1;
+  }
+  r.watch = !o->allow_nonfinite;
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   if (o->profile) rt_exec_profile(r.e);
@@ -218,6 +245,10 @@ int cli_run(const cli_opts *o) {
       goto fail_agreed;
     }
     times[st] = now() - t0;
+    if (!o->allow_nonfinite) {
+      int bad = drive_finite(&r, st + 1, losses[st], err, sizeof err);
+      if (world.agree(world.impl, bad, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+    }
     if (!o->json && world.rank == 0) {
       printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of the output", losses[st], times[st]);
       fflush(stdout);
@@ -232,15 +263,34 @@ int cli_run(const cli_opts *o) {
   }
   world.max(world.impl, agg, 2);
   double check = -1;
-  if (o->check && drive_check(&r, o->params, o->data, losses, o->steps, &check, err, sizeof err) < 0 && world.rank == 0)
-    fprintf(stderr, "carve: warning: --check could not run the one-device program: %s\n", err);
+  if (o->check) {
+    status = drive_check(&r, o->params, o->data, losses, o->steps, &check, err, sizeof err);
+    if (status < 0) {
+      strbuf why;
+      sb_init(&why);
+      sb_printf(&why, "--check could not run the one-device program: %s", err);
+      snprintf(err, sizeof err, "%s", sb_str(&why));
+      sb_free(&why);
+    }
+    if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  }
   if (o->save) {
     status = drive_save(&r, o->save, err, sizeof err);
     if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   }
   if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json);
-  if (world.rank == 0) print_results(o, &r, losses, agg, check);
+  if (world.rank == 0) print_results(o, &r, losses, agg, check, tol);
   rc = 0;
+  if (o->check && world.rank == 0 && !(check <= tol)) {    /* NaN fails too */
+    fprintf(stderr, "carve: error: --check: the partitioned run differs from the one-device run by %.3g, more than the "
+            "tolerance %.3g; look at the tactic file's conflicts (carve apply), or raise --tolerance\n", check, tol);
+    rc = 1;
+  }
+  if (o->check) {         /* every rank exits as rank 0 does */
+    double worst[1] = {rc};
+    world.max(world.impl, worst, 1);
+    rc = worst[0] > 0;
+  }
   goto done;
 fail_agreed:
   if (world.rank == 0) fprintf(stderr, "carve: error: %s\n", agreed);

@@ -17,14 +17,17 @@ int syn_init(syn_ctx *s, diag *d, const diag_src *src, const char *what) {
 }
 
 int syn_error(syn_ctx *s, uint32_t off, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   if (s->failed) return -1;     /* the first error only */
   s->failed = 1;
-  return diag_error(s->d, (loc){s->src, off}, "%s", msg);
+  strbuf msg;
+  sb_init(&msg);
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&msg, fmt, ap);
+  va_end(ap);
+  diag_error(s->d, (loc){s->src, off}, "%s", sb_str(&msg));
+  sb_free(&msg);
+  return -1;
 }
 
 void syn_note_open(syn_ctx *s, const syn_open *o) {

@@ -67,6 +67,8 @@ static int lex_size(tac_pctx *p, tac_tok *t) {
   for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
     if ((size_t)(end - u) == strlen(units[k].name) && memcmp(u, units[k].name, (size_t)(end - u)) == 0)
       unit = units[k].bytes;
+  if (!unit && u - s == 1 && *s == '0' && (*u == 'x' || *u == 'X'))
+    return tac_error(p, t->off, "hexadecimal numbers are not taken; write the number in decimal (as 16, 0.01 or 1e-3)");
   if (!unit)
     return tac_error(p, (uint32_t)(u - p->syn.src->text), "unknown unit '%.*s'; sizes take B, KB, MB, "
                      "GB, TB, KiB, MiB, GiB or TiB, durations ms, s, min or h", (int)(end - u > 40 ? 40 : end - u), u);

@@ -20,6 +20,7 @@
 #include "runtime/exec.h"
 #include "runtime/plan.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +46,8 @@ struct rt_exec {
   double *seconds;        /* per instruction, summed over runs (NULL: not profiling) */
   size_t stage_need;      /* host bytes the largest staged collective moves (in + out) */
   char *stage;            /* host staging for collectives on a device backend, made once */
+  int watch;              /* look for the first non-finite f32 output (rt_exec_watch) */
+  int first_nonfinite;    /* its instruction in the last run, or -1 */
 };
 
 /* Under AddressSanitizer every temporary gets an allocation of its own, so
@@ -76,6 +79,7 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
   e->p = p;
   e->be = be;
   e->comm = comm;
+  e->first_nonfinite = -1;
   int nb = p->nbufs, ni = p->ninstrs;
   e->data = mem_calloc((size_t)nb + 1, sizeof *e->data);
   rt_memplan_make(p, &e->plan);
@@ -420,6 +424,25 @@ static int device_error(const rt_exec *e, int where, const char *msg, char *err,
   return ins_err(p, at, err, errlen, msg);
 }
 
+/* No NaN and no +Inf in x. -Inf is left alone: a causal mask writes it on
+** purpose, and the softmax after it turns it into zeros. */
+static int all_finite(const float *x, int64_t n) {
+  int bad = 0;
+  for (int64_t k = 0; k < n; k++) bad |= (x[k] != x[k]) | (x[k] > FLT_MAX);
+  return !bad;
+}
+
+void rt_exec_watch(rt_exec *e, int on) { e->watch = on; }
+
+size_t rt_exec_need(const rt_exec *e) {
+  const rt_prog *p = e->p;
+  size_t n = e->plan.block;
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind != RT_BUF_TEMP) n += buf_size(p, b);
+  return n;
+}
+int rt_exec_first_nonfinite(const rt_exec *e) { return e->first_nonfinite; }
+
 int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
   const rt_prog *p = e->p;
   if (!e->checked) {
@@ -438,6 +461,8 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       e->data[b] = NULL;
     }
   int devsync = be->device_memory && be->sync;   /* kernels are queued: wait at the end */
+  int watch = e->watch && !be->device_memory;
+  e->first_nonfinite = -1;
   char why[512];
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
@@ -523,6 +548,8 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       }
       return ins_err(p, i, err, errlen, why);
     }
+    if (watch && e->first_nonfinite < 0 && p->bufs[o].dtype == RT_F32 && !all_finite(e->data[o], p->bufs[o].nelem))
+      e->first_nonfinite = i;
     for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) {
       int b = e->free_list[j];
       if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= buf_size(p, b); }

@@ -48,6 +48,13 @@ void     rt_exec_carry(rt_exec *e);
 ** and the run is slower. */
 void     rt_exec_profile(rt_exec *e);
 const double *rt_exec_seconds(const rt_exec *e);
+/* Watch every f32 output for NaN or +Inf (host backends; off by default):
+** rt_exec_first_nonfinite then gives the first instruction of the last run
+** whose output held one, or -1. */
+void     rt_exec_watch(rt_exec *e, int on);
+int      rt_exec_first_nonfinite(const rt_exec *e);
+/* Bytes a run will hold: every input and output, and the temporaries' block. */
+size_t   rt_exec_need(const rt_exec *e);
 /* Peak bytes of live buffers seen so far (inputs included). */
 size_t   rt_exec_peak(const rt_exec *e);
 

@@ -6,6 +6,7 @@
 */
 #include "util/diag.h"
 #include "runtime/safet.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -299,7 +300,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   st_file *f = mem_calloc(1, sizeof *f);
   arena_init(&f->mem);
   f->path = arena_strndup(&f->mem, path, strlen(path));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);     /* a FIFO must not block the open */
   if (fd < 0) { diag_errbuf(err, errlen, "%s: %s", path, strerror(errno)); return open_fail(f); }
   struct stat sb;
   int st = fstat(fd, &sb);
@@ -629,24 +630,18 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
   fclose(h);
 
   /* a temporary file next to the target, renamed over it when complete */
-  size_t pl = strlen(path);
-  char *tmp = mem_alloc(pl + 12);
-  memcpy(tmp, path, pl);
-  memcpy(tmp + pl, ".tmp.XXXXXX", 12);
-  int fd = mkstemp(tmp);
+  char *tmp;
+  int fd = file_tmp_open(path, &tmp);
   if (fd < 0) {
     int e = errno;
     const char *slash = strrchr(path, '/');
     if (slash) diag_errbuf(err, errlen, "%s: cannot create a file in the folder '%.*s': %s", path,
                     (int)(slash == path ? 1 : slash - path), path, strerror(e));
     else diag_errbuf(err, errlen, "%s: cannot create a file in the current folder: %s", path, strerror(e));
-    free(tmp);
     free(hdr);
     free(by);
     return -1;
   }
-  struct stat old;
-  fchmod(fd, stat(path, &old) == 0 ? (old.st_mode & 07777) : 0644);
   unsigned char len8[8];
   for (int b = 0; b < 8; b++) len8[b] = (unsigned char)((uint64_t)hlen >> (8 * b));
   int bad = write_all(fd, len8, 8) || write_all(fd, hdr, hlen);
@@ -655,28 +650,9 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
     for (int d = 0; d < by[i]->rank; d++) nb *= (size_t)by[i]->shape[d];
     if (nb) bad = write_all(fd, by[i]->data, nb);
   }
-  if (!bad) bad = fsync(fd) != 0;
-  int e = errno;
-  if (close(fd) != 0 && !bad) { bad = 1; e = errno; }
-  if (!bad && rename(tmp, path) != 0) { bad = 1; e = errno; }
-  if (bad) {
-    unlink(tmp);
-    diag_errbuf(err, errlen, "%s: cannot write: %s", path, strerror(e));
-  } else {
-    /* make the rename itself durable */
-    const char *slash = strrchr(path, '/');
-    char dbuf[4096];
-    if (slash && (size_t)(slash - path) < sizeof dbuf) {
-      size_t dl = slash == path ? 1 : (size_t)(slash - path);
-      memcpy(dbuf, path, dl);
-      dbuf[dl] = 0;
-    } else {
-      strcpy(dbuf, ".");
-    }
-    int dfd = open(dbuf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) { fsync(dfd); close(dfd); }
-  }
-  free(tmp);
+  if (bad) file_tmp_abandon(fd, tmp);      /* the temporary file goes on every failure */
+  else bad = file_tmp_commit(fd, tmp, path) != 0;
+  if (bad) diag_errbuf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
   free(hdr);
   free(by);
   return bad ? -1 : 0;

@@ -4,11 +4,13 @@
 #include "util/diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define DIAG_MAX_FILE (256u << 20)   /* model and tactic files beyond this are refused */
 
@@ -44,7 +46,7 @@ static void append_caret(diag *d, loc at) {
   while (b > 0 && s->text[b - 1] != '\n') b--;
   while (e < s->len && s->text[e] != '\n') e++;
   if (e - b > 200) {                    /* very long lines: show a window */
-    b = off > 80 ? off - 80 : b;
+    if (off > b + 80) b = off - 80;     /* never before the line's start */
     if (e - b > 160) e = b + 160;
   }
   char buf[512];
@@ -94,20 +96,35 @@ void diag_note(diag *d, loc at, const char *fmt, ...) {
 diag_src *diag_src_string(arena *a, const char *name, const char *text, size_t len) {
   diag_src *s = arena_alloc(a, sizeof *s);
   s->name = arena_strndup(a, name, strlen(name));
-  s->text = arena_strndup(a, text, len);
+  char *t = arena_strndup(a, text, len);
+  /* a lone CR (old Mac line ends) ends a line as LF does; CR LF stays,
+     its CR being blank space to the lexers. Offsets do not move. */
+  for (size_t i = 0; i < len; i++)
+    if (t[i] == '\r' && (i + 1 == len || t[i + 1] != '\n')) t[i] = '\n';
+  s->text = t;
   s->len = len;
   return s;
 }
 
 diag_src *diag_load_file(arena *a, diag *d, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) { diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
+  /* opened without waiting: a FIFO with no writer would block a plain open */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) { diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
   struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    diag_error(d, LOC_NONE, "'%s' is a directory, not a file", path);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    int tty = isatty(fd);
+    close(fd);
+    if (S_ISDIR(st.st_mode)) diag_error(d, LOC_NONE, "'%s' is a directory, not a file", path);
+    else if (tty) diag_error(d, LOC_NONE, "'%s' is a terminal; carve reads a file whole: give a file (or use 'carve repl' to type)", path);
+    else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+      diag_error(d, LOC_NONE, "'%s' is %s; carve reads a file whole: write the text to a regular file and give that", path,
+                 S_ISFIFO(st.st_mode) ? "a FIFO or a pipe" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+    else diag_error(d, LOC_NONE, "cannot read '%s': %s", path, strerror(e));
     return NULL;
   }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) { close(fd); diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
   size_t cap = 4096, len = 0;
   char *buf = mem_alloc(cap);
   for (;;) {

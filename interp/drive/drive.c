@@ -3,14 +3,17 @@
 */
 #include "interp/drive/drive.h"
 #include "interp/drive/feed.h"
+#include "interp/ir/ops.h"
 #include "runtime/init.h"
 #include "runtime/mesh.h"
+#include "runtime/plan.h"
 #include "runtime/safet.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int drive_lower(drive *r, const ir_graph *g, const sh_plan *plan, diag *d) { return drive_lower_opts(r, g, plan, NULL, d); }
 
@@ -87,12 +90,46 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
   return 0;
 }
 
+int drive_memory_short(const rt_prog *p, double need, char *err, size_t errlen) {
+  double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (need < 0) {                 /* as the executor will place it */
+    rt_memplan m;
+    rt_memplan_make(p, &m);
+    need = (double)m.block;
+    rt_memplan_free(&m);
+    for (int b = 0; b < p->nbufs; b++)
+      if (p->bufs[b].kind != RT_BUF_TEMP) need += (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype);
+  }
+  if (have <= 0 || need <= have) return 0;
+  int top[3] = {-1, -1, -1};
+  for (int b = 0; b < p->nbufs; b++) {
+    double by = (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype);
+    for (int k = 0; k < 3; k++) {
+      double tk = top[k] < 0 ? -1 : (double)p->bufs[top[k]].nelem * (double)rt_dtype_size(p->bufs[top[k]].dtype);
+      if (by > tk) { for (int j = 2; j > k; j--) top[j] = top[j - 1]; top[k] = b; break; }
+    }
+  }
+  strbuf sb;
+  sb_init(&sb);
+  for (int k = 0; k < 3 && top[k] >= 0; k++) {
+    const rt_buf *x = &p->bufs[top[k]];
+    sb_printf(&sb, "%s'%s' %.1f GiB", k ? ", " : "", x->name ? x->name : "?",
+              (double)x->nelem * (double)rt_dtype_size(x->dtype) / 1073741824.0);
+  }
+  diag_errbuf(err, errlen, "one device's program needs %.1f GiB but this machine has %.1f GiB (largest: %s); split it over more "
+              "devices with a tactic file, or make the model smaller", need / 1073741824.0, have / 1073741824.0, sb_str(&sb));
+  sb_free(&sb);
+  return 1;
+}
+
 int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_world *w,
                 const char *params, const char *data, char *err, size_t errlen) {
   r->be = be;
   r->comm = comm;
   r->w = w;
   r->e = rt_exec_new(&r->prog, be, comm);
+  rt_exec_watch(r->e, r->watch);
+  if (!be->device_memory && drive_memory_short(&r->prog, (double)rt_exec_need(r->e), err, errlen)) return -1;   /* before allocating */
   st_file *pf = NULL, *df = NULL;
   int rc = 0;
   if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;
@@ -169,6 +206,26 @@ int drive_step(drive *r, double *loss, char *err, size_t errlen) {
   }
   if (rc == 0 && r->g->train) rt_exec_carry(r->e);
   return rc;
+}
+
+int drive_finite(drive *r, long step, double loss, char *err, size_t errlen) {
+  if (isfinite(loss)) return 0;
+  const ir_graph *g = r->g;
+  const char *what = g->vals[g->outputs[0]]->shape.rank == 0 ? "the loss" : "the sum of the output";
+  int i = r->e ? rt_exec_first_nonfinite(r->e) : -1;
+  int v = i >= 0 ? r->prog.instrs[i].src : -1;
+  if (v < 0 || v >= g->nvals)
+    return diag_errbuf(err, errlen, "step %ld: %s is %g; lower the learning rate or look at the inputs, or pass "
+                       "--allow-nonfinite to go on", step, what, loss);
+  const ir_value *x = g->vals[v];
+  arena a;
+  arena_init(&a);
+  const char *where = x->at.src ? diag_where(&a, x->at) : "made by --train";
+  diag_errbuf(err, errlen, "step %ld: %s is %g; the first value of the step to hold a NaN or an Inf%s is '%s' (%s, %s); "
+              "lower the learning rate or look at the inputs, or pass --allow-nonfinite to go on",
+              step, what, loss, r->w && r->w->size > 1 ? " on this rank" : "", x->name, where, x->kind == IR_OP ? ir_opinfo_of(x->op)->name : "a leaf");
+  arena_free(&a);
+  return -1;
 }
 
 static int saved(const ir_value *v) { return v->kind == IR_PARAM || v->kind == IR_STATE; }

@@ -38,6 +38,7 @@ typedef struct drive {
   const rt_backend *be;     /* where it runs (the reference of --check runs there too) */
   const rt_comm *comm;      /* NULL on one device */
   const rt_world *w;
+  int watch;                /* look for the first non-finite value (set before drive_start) */
 } drive;
 
 /* Lower g under plan (NULL: one device). -1 with an error in d. */
@@ -73,6 +74,16 @@ int  drive_save(drive *r, const char *path, char *err, size_t errlen);
 ** on device 0. Collective. */
 int  drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
                  double *worst, char *err, size_t errlen);
+/* After step `step` (1-based) with first output `loss`: -1 with a message
+** when the loss is NaN or infinite, naming the first value of this
+** device's step that held a NaN or +Inf (watched from drive_start on when
+** r->watch is set) and its place in the model. Not collective: the caller
+** agrees on it. */
+int  drive_finite(drive *r, long step, double loss, char *err, size_t errlen);
+/* 1 with a message naming the largest buffers when one device's program
+** needs more than this machine's memory (need < 0: as the executor would
+** place it), else 0. run refuses before allocating; apply warns. */
+int  drive_memory_short(const rt_prog *p, double need, char *err, size_t errlen);
 void drive_free(drive *r);
 
 /* Time per step by kind of instruction (elementwise ones by function),

@@ -78,24 +78,26 @@ static int tmpl_expr(bctx *b, const char *s, size_t n, uint32_t off, int64_t *ou
 
 static const char *expand(bctx *b, const char *name, uint32_t off) {
   if (!strchr(name, '{')) return ir_intern(b->g, name);
-  char buf[1024];
-  size_t k = 0;
+  strbuf buf;
+  sb_init(&buf);
+  const char *r = NULL;
   for (const char *p = name; *p; ) {
     if (*p == '{') {
       const char *e = strchr(p, '}');
-      if (!e) { diag_error(b->d, L(b, off), "unclosed '{' in name '%s'", name); return NULL; }
+      if (!e) { diag_error(b->d, L(b, off), "unclosed '{' in name '%s'", name); goto done; }
       int64_t v = 0;
-      if (tmpl_expr(b, p + 1, (size_t)(e - p - 1), off, &v) < 0) return NULL;
-      if (v < 0) { diag_error(b->d, L(b, off), "name template in '%s' gives %lld; names cannot hold negative numbers", name, (long long)v); return NULL; }
-      k += (size_t)snprintf(buf + k, sizeof buf - k, "%lld", (long long)v);
+      if (tmpl_expr(b, p + 1, (size_t)(e - p - 1), off, &v) < 0) goto done;
+      if (v < 0) { diag_error(b->d, L(b, off), "name template in '%s' gives %lld; names cannot hold negative numbers", name, (long long)v); goto done; }
+      sb_printf(&buf, "%lld", (long long)v);
       p = e + 1;
     } else {
-      buf[k++] = *p++;
+      sb_putc(&buf, *p++);
     }
-    if (k >= sizeof buf - 32) { diag_error(b->d, L(b, off), "name '%s' is too long", name); return NULL; }
   }
-  buf[k] = 0;
-  return ir_intern(b->g, buf);
+  r = ir_intern(b->g, sb_str(&buf));
+done:
+  sb_free(&buf);
+  return r;
 }
 
 /* ---- values ---- */
@@ -274,9 +276,11 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
   }
   if (op == IR_TRANSPOSE && attr.ndims < 0) attr.ndims = 0;
   if (!name) {                 /* a nested call: STATEMENT.OP, made unique */
-    char buf[600];
-    snprintf(buf, sizeof buf, "%s.%s", b->stmt_name ? b->stmt_name : "out", opn);
-    name = ir_fresh_name(b->g, buf);
+    strbuf buf;
+    sb_init(&buf);
+    sb_printf(&buf, "%s.%s", b->stmt_name ? b->stmt_name : "out", opn);
+    name = ir_fresh_name(b->g, sb_str(&buf));
+    sb_free(&buf);
   }
   if (redefined(b, name, call->off) < 0) return NULL;
   if (b->g->nvals > MAX_VALUES) { diag_error(b->d, L(b, call->off), "the model has more than %d values", MAX_VALUES); return NULL; }
@@ -359,6 +363,32 @@ static int decl_init(bctx *b, const cir_stmt *s, ir_value *v) {
 
 static int stmts(bctx *b, cir_stmt *const *ss, int n);
 
+/* Values a call makes: itself and its nested calls. */
+static int64_t calls_in(const cir_expr *e) {
+  if (!e || e->kind != CIR_CALL) return 0;
+  int64_t n = 1;
+  for (int i = 0; i < e->nargs; i++) n += calls_in(e->args[i]);
+  return n;
+}
+
+/* Values statement s makes once expanded, saturating at limit: nested
+** repeats multiply, and are refused by their product before any expands. */
+static int64_t values_of(const cir_stmt *s, int64_t limit) {
+  switch (s->kind) {
+  case CIR_INPUT: case CIR_PARAM: return 1;
+  case CIR_ASSIGN: return calls_in(s->value) + 1;
+  case CIR_RETURN: return 0;
+  case CIR_REPEAT: {
+    int64_t body = 0;
+    for (int i = 0; i < s->nbody && body <= limit; i++) body += values_of(s->body[i], limit);
+    int64_t times = s->hi > s->lo ? s->hi - s->lo : 0;
+    if (times && body > limit / times) return limit + 1;
+    return times * body;
+  }
+  }
+  return 0;
+}
+
 static int stmt(bctx *b, const cir_stmt *s) {
   if (b->g->nvals > MAX_VALUES)     /* nested repeats multiply: stop long before memory runs out */
     return diag_error(b->d, L(b, s->off), "the model has more than %d values; is a repeat range too large?", MAX_VALUES);
@@ -405,6 +435,12 @@ static int stmt(bctx *b, const cir_stmt *s) {
       if (!strcmp(b->env[k].var, s->name)) return diag_error(b->d, L(b, s->name_off), "index '%s' is already used by an enclosing repeat", s->name);
     if (s->hi < s->lo) return diag_error(b->d, L(b, s->off), "repeat range %lld..%lld is backwards", (long long)s->lo, (long long)s->hi);
     if (s->hi - s->lo > 100000) return diag_error(b->d, L(b, s->off), "repeat range of %lld is too long (at most 100000)", (long long)(s->hi - s->lo));
+    if (!b->nenv) {             /* the outermost repeat: its product, before anything expands */
+      int64_t n = values_of(s, MAX_VALUES);
+      if (n > MAX_VALUES)
+        return diag_error(b->d, L(b, s->off), "these repeat blocks would make more than %d values (their ranges multiply); "
+                          "make the ranges smaller", MAX_VALUES);
+    }
     b->env[b->nenv].var = s->name;
     b->nenv++;
     for (int64_t i = s->lo; i < s->hi; i++) {
@@ -435,10 +471,11 @@ ir_graph *build_model(const cir_file *f, const char *model, diag *d) {
     for (int i = 0; i < f->nmodels; i++)
       if (!strcmp(f->models[i]->name, model)) m = f->models[i];
     if (!m) {
-      char list[512] = "";
-      for (int i = 0; i < f->nmodels && strlen(list) < 400; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", f->models[i]->name);
-      diag_error(d, LOC_NONE, "%s has no model '%s' (it has: %s)", f->src->name, model, list);
+      strbuf list;
+      sb_init(&list);
+      for (int i = 0; i < f->nmodels; i++) sb_printf(&list, "%s%s", i ? ", " : "", f->models[i]->name);
+      diag_error(d, LOC_NONE, "%s has no model '%s' (it has: %s)", f->src->name, model, sb_str(&list));
+      sb_free(&list);
       return NULL;
     }
   } else if (f->nmodels == 1) {
@@ -447,10 +484,11 @@ ir_graph *build_model(const cir_file *f, const char *model, diag *d) {
     diag_error(d, (loc){f->src, 0}, "no model in this file; write 'model NAME { ... }'");
     return NULL;
   } else {
-    char list[512] = "";
-    for (int i = 0; i < f->nmodels && strlen(list) < 400; i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", f->models[i]->name);
-    diag_error(d, LOC_NONE, "%s has %d models (%s); pick one with --model NAME", f->src->name, f->nmodels, list);
+    strbuf list;
+    sb_init(&list);
+    for (int i = 0; i < f->nmodels; i++) sb_printf(&list, "%s%s", i ? ", " : "", f->models[i]->name);
+    diag_error(d, LOC_NONE, "%s has %d models (%s); pick one with --model NAME", f->src->name, f->nmodels, sb_str(&list));
+    sb_free(&list);
     return NULL;
   }
   for (int i = 0; i < f->nmodels; i++)

@@ -110,10 +110,16 @@ ir_value *ir_add(ir_graph *g, const char *name, ir_kind kind, ir_opkind op,
 
 const char *ir_fresh_name(ir_graph *g, const char *prefix) {
   if (!ir_lookup(g, prefix)) return ir_intern(g, prefix);
-  char buf[512];
+  strbuf b;
+  sb_init(&b);
   for (int i = 2;; i++) {
-    snprintf(buf, sizeof buf, "%s.%d", prefix, i);
-    if (!ir_lookup(g, buf)) return ir_intern(g, buf);
+    sb_clear(&b);
+    sb_printf(&b, "%s.%d", prefix, i);
+    if (!ir_lookup(g, b.p)) {
+      const char *r = ir_intern(g, b.p);
+      sb_free(&b);
+      return r;
+    }
   }
 }
 

@@ -496,7 +496,7 @@ static int elementwise_op(const ir_value *v) {
 /* mul(x, literal) with one user, in the same layout as that user: foldable. */
 static int scaled(lctx *c, const ir_value *v, int m, int *x, double *k) {
   const ir_value *mv = V(c, m);
-  if (mv->op != IR_MUL || mv->nusers != 1 || lw_kept(c, mv) || c->skip[m]) return 0;
+  if (mv->op != IR_MUL || mv->nusers != 1 || lw_kept(c, mv) || c->skip[m] || c->chain[m] >= 0) return 0;
   int lit = c->isconst[c->src[mv->args[0]]] ? 0 : c->isconst[c->src[mv->args[1]]] ? 1 : -1;
   if (lit < 0 || c->isconst[c->src[mv->args[1 - lit]]]) return 0;
   *x = mv->args[1 - lit];
@@ -555,7 +555,9 @@ static void plan_folds(lctx *c) {
     if (v->op == IR_ADD && fold_axpby(c, v)) continue;
     if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
       const ir_value *m = g->vals[v->args[1]];
-      if (m->op != IR_MUL || m->nusers != 1 || lw_kept(c, m) || m->id == v->args[0]) continue;
+      /* a product already folding a scaling of its own (chain) is not folded again:
+         the update would read a value that no instruction computes */
+      if (m->op != IR_MUL || m->nusers != 1 || lw_kept(c, m) || m->id == v->args[0] || c->chain[m->id] >= 0) continue;
       int lit = c->isconst[m->args[0]] ? 0 : c->isconst[m->args[1]] ? 1 : -1;
       if (lit < 0 || c->isconst[m->args[1 - lit]]) continue;
       const ir_value *gv = g->vals[m->args[1 - lit]];
@@ -655,11 +657,12 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     for (int i = 0; i < n; i++) {
       const ir_value *v = g->vals[i];
       if (v->is_output && c.buf[i] >= 0 && p->bufs[c.buf[i]].kind == RT_BUF_INPUT) {
-        /* returning a leaf: give the output a buffer of its own */
+        /* returning a leaf: the program outputs a copy of its own, but the
+           value stays bound to its input buffer (which is what callers set;
+           the two hold the same numbers after a run) */
         int o = value_buf(&c, v, RT_BUF_OUTPUT);
         rt_instr *in = rt_prog_emit(p, RT_COPY, o);
         in->nin = 1; in->in[0] = c.buf[i]; in->src = i;
-        c.buf[i] = o;
       }
       if (v->carry >= 0 && c.buf[i] >= 0 && c.buf[v->carry] >= 0) p->bufs[c.buf[v->carry]].carry_from = c.buf[i];
     }
@@ -675,7 +678,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   free(c.chain);
   free(c.axpby);
   free(c.skip);
-  if (c.failed) { free(c.buf); free(c.partial); return -1; }
+  if (c.failed) { free(c.buf); free(c.partial); rt_prog_free(p); return -1; }   /* callers free nothing on failure */
   r->buf_of = c.buf;
   r->partial = c.partial;
   r->nvals = n;

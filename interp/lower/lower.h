@@ -30,7 +30,8 @@ typedef struct lower_opts {
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:
-** the unpartitioned program), into p (initialised here). -1 with an error in d. */
+** the unpartitioned program), into p (initialised here). -1 with an error in d,
+** p and r then holding nothing to free. */
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d);
 /* The same with options (NULL: none). */
 int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts *o, rt_prog *p, lower_result *r, diag *d);

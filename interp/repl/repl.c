@@ -14,6 +14,7 @@
 #include "interp/sim/sim.h"
 #include "lang/tac.h"
 #include "util/file.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -396,26 +397,27 @@ static void cmd_values(repl *r, const char *glob, strbuf *out) {
 
 /* show VALUE [rank R]: its sharding and local shape, then which device
 ** holds which block, drawn as carve show draws it. */
-static void cmd_show(repl *r, char *arg, strbuf *out) {
+static void cmd_show(repl *r, const char *line, strbuf *out) {
+  char *arg = strdup(line);
+  if (!arg) { fail(r, out, "out of memory"); return; }
   char *rest = arg;
   while (*rest && !isspace((unsigned char)*rest)) rest++;
   if (*rest) *rest++ = 0;
   while (isspace((unsigned char)*rest)) rest++;
   long rank = -1;
-  int used = 0;
-  if (*rest && (sscanf(rest, "rank %ld%n", &rank, &used) != 1 || rest[used])) {
+  int used = 0, v = -1;
+  if (*rest && (sscanf(rest, "rank %ld%n", &rank, &used) != 1 || rest[used]))
     fail(r, out, "show takes a value and at most 'rank R' after it, as in 'show %s rank 0'", arg);
-    return;
+  else if ((v = value_named(r, arg, out)) >= 0) {
+    int64_t ndev = report_devices(r->p);
+    if (*rest && (rank < 0 || rank >= ndev))
+      fail(r, out, "rank %ld is outside the mesh of %lld devices (0..%lld)", rank, (long long)ndev, (long long)ndev - 1);
+    else {
+      partials(r);
+      report_picture(out, r->p, v, (int)rank);
+    }
   }
-  int v = value_named(r, arg, out);
-  if (v < 0) return;
-  int64_t ndev = report_devices(r->p);
-  if (*rest && (rank < 0 || rank >= ndev)) {
-    fail(r, out, "rank %ld is outside the mesh of %lld devices (0..%lld)", rank, (long long)ndev, (long long)ndev - 1);
-    return;
-  }
-  partials(r);
-  report_picture(out, r->p, v, (int)rank);
+  free(arg);
 }
 
 static void cmd_collectives(repl *r, strbuf *out) {
@@ -515,13 +517,13 @@ static int cmd_save(repl *r, const char *path, strbuf *out) {
   return rc;
 }
 
-/* the rest of the line after the command word, trimmed */
-static const char *argument(const char *line, size_t cmdlen, char *buf, size_t cap) {
+/* the rest of the line after the command word, trimmed (malloc'd) */
+static char *argument(const char *line, size_t cmdlen) {
   const char *s = line + cmdlen;
   while (isspace((unsigned char)*s)) s++;
   size_t n = strlen(s);
   while (n && isspace((unsigned char)s[n - 1])) n--;
-  if (n >= cap) n = cap - 1;
+  char *buf = mem_alloc(n + 1);
   memcpy(buf, s, n);
   buf[n] = 0;
   return buf;
@@ -532,12 +534,24 @@ static int ends_with(const char *s, const char *tail) {
   return n >= k && !strcmp(s + n - k, tail);
 }
 
+static int command_run(repl *r, const char *word, const char *arg, strbuf *out);
+
+/* A command line (-2: not a command, a tactic line). The command word is
+** one of a short list, so a longer word is no command at all. */
 static int command(repl *r, const char *line, strbuf *out) {
-  char word[32] = "", arg[4096];
+  char word[32];
   size_t n = 0;
-  while (line[n] && !isspace((unsigned char)line[n]) && n < sizeof word - 1) { word[n] = line[n]; n++; }
+  while (line[n] && !isspace((unsigned char)line[n])) n++;
+  if (n >= sizeof word) return -2;
+  memcpy(word, line, n);
   word[n] = 0;
-  argument(line, n, arg, sizeof arg);
+  char *arg = argument(line, n);
+  int rc = command_run(r, word, arg, out);
+  free(arg);
+  return rc;
+}
+
+static int command_run(repl *r, const char *word, const char *arg, strbuf *out) {
   int known = 0;
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) known |= !strcmp(word, commands[i]);
   if (!strcmp(word, "exit")) known = 1;
@@ -656,8 +670,8 @@ static const char *const keywords[] = {
 int repl_complete(repl *r, const char *line, int cursor, void (*add)(void *ctx, const char *word), void *ctx) {
   int start = cursor;
   while (start > 0 && !isspace((unsigned char)line[start - 1]) && line[start - 1] != '"' && line[start - 1] != '(') start--;
-  char word[256];
-  int n = cursor - start < (int)sizeof word - 1 ? cursor - start : (int)sizeof word - 1;
+  int n = cursor - start;
+  char *word = mem_alloc((size_t)n + 1);
   memcpy(word, line + start, (size_t)n);
   word[n] = 0;
   int first = 1, count = 0;
@@ -675,12 +689,12 @@ int repl_complete(repl *r, const char *line, int cursor, void (*add)(void *ctx, 
       if (!strncmp(commands[i], word, (size_t)n)) { add(ctx, commands[i]); count++; }
     for (size_t i = 0; i < 4; i++)
       if (!strncmp(keywords[i], word, (size_t)n)) { add(ctx, keywords[i]); count++; }
-    return count;
+    goto done;
   }
   if (!strcmp(prev, "on") && r->p) {                  /* an axis */
     for (int i = 0; i < r->p->mesh.n; i++)
       if (!strncmp(r->p->mesh.name[i], word, (size_t)n)) { add(ctx, r->p->mesh.name[i]); count++; }
-    return count;
+    goto done;
   }
   if (r->loaded)                                      /* value names, by prefix or by glob */
     for (int v = 0; v < r->s.g->nvals; v++) {
@@ -690,5 +704,8 @@ int repl_complete(repl *r, const char *line, int cursor, void (*add)(void *ctx, 
     }
   for (size_t i = 0; i < sizeof keywords / sizeof keywords[0] && !glob; i++)
     if (n && !strncmp(keywords[i], word, (size_t)n)) { add(ctx, keywords[i]); count++; }
+
+done:
+  free(word);
   return count;
 }

@@ -61,28 +61,32 @@ void shard_local(const sh_plan *p, int v, ir_shape *out) {
 }
 
 const char *shard_axes_str(const sh_plan *p, uint32_t mask, arena *a) {
-  char buf[256] = "";
-  size_t k = 0;
-  for (int i = 0; i < p->mesh.n; i++)
-    if ((mask >> i) & 1) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? ", " : "", p->mesh.name[i]);
-  return arena_printf(a, "{%s}", buf);
+  strbuf b;
+  sb_init(&b);
+  sb_putc(&b, '{');
+  for (int i = 0, k = 0; i < p->mesh.n; i++)
+    if ((mask >> i) & 1) sb_printf(&b, "%s%s", k++ ? ", " : "", p->mesh.name[i]);
+  sb_putc(&b, '}');
+  const char *r = arena_strndup(a, b.p, b.n);
+  sb_free(&b);
+  return r;
 }
 
 const char *shard_str(const sh_plan *p, int v, arena *a) {
   const ir_value *x = p->g->vals[v];
-  char buf[512];
-  size_t k = 0;
-  buf[k++] = '[';
+  strbuf b;
+  sb_init(&b);
+  sb_putc(&b, '[');
   for (int i = 0; i < x->shape.rank; i++) {
     const sh_dim *d = &p->lay[v].dim[i];
-    if (i) { buf[k++] = ','; buf[k++] = ' '; }
-    if (!d->n) { buf[k++] = '-'; continue; }
-    for (int j = 0; j < d->n && k < 400; j++)
-      k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", j ? "+" : "", p->mesh.name[d->ax[j]]);
+    if (i) sb_puts(&b, ", ");
+    if (!d->n) { sb_putc(&b, '-'); continue; }
+    for (int j = 0; j < d->n; j++) sb_printf(&b, "%s%s", j ? "+" : "", p->mesh.name[d->ax[j]]);
   }
-  buf[k++] = ']';
-  buf[k] = 0;
-  return arena_strndup(a, buf, k);
+  sb_putc(&b, ']');
+  const char *r = arena_strndup(a, b.p, b.n);
+  sb_free(&b);
+  return r;
 }
 
 int shard_record(sh_plan *p, sh_decision d) {
@@ -102,13 +106,15 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
     p->concap = p->concap ? p->concap * 2 : 64;
     p->con = mem_realloc(p->con, sizeof *p->con * (size_t)p->concap);
   }
-  char msg[512];
+  strbuf msg;
+  sb_init(&msg);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  sb_vprintf(&msg, fmt, ap);
   va_end(ap);
-  p->con[p->ncon] = (sh_conflict){value, op, axis, from_tactic, p->tactic, p->at, arena_strndup(&p->mem, msg, strlen(msg)), lost_to,
+  p->con[p->ncon] = (sh_conflict){value, op, axis, from_tactic, p->tactic, p->at, arena_strndup(&p->mem, sb_str(&msg), msg.n), lost_to,
                                   p->con_last[value]};
+  sb_free(&msg);
   p->con_last[value] = p->ncon++;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const dt_names[] = {"f32", "tf32", "bf16", "f16"};   /* ORDER sim_dt */
 _Static_assert(sizeof dt_names / sizeof dt_names[0] == SIM_NDT, "ORDER sim_dt: dt_names");
@@ -197,13 +198,10 @@ int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_p
   if (strchr(what, '/') || (n > 8 && !strcmp(what + n - 8, ".profile"))) path = what;
   else if (!strcmp(what, "local")) {
     path = sim_profile_local_path(a);
-    FILE *f = fopen(path, "rb");
-    if (!f) return diag_error(d, LOC_NONE, "no profile of this machine at %s yet: run 'carve calibrate' first", path);
-    fclose(f);
+    if (access(path, F_OK) != 0) return diag_error(d, LOC_NONE, "no profile of this machine at %s yet: run 'carve calibrate' first", path);
   } else {
     path = arena_printf(a, "%s/%s.profile", dir, what);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    if (access(path, F_OK) != 0) {    /* no open: a FIFO would block it */
       strbuf b;
       sb_init(&b);
       DIR *dp = opendir(dir);
@@ -217,7 +215,6 @@ int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_p
       sb_free(&b);
       return -1;
     }
-    fclose(f);
   }
   const diag_src *src = diag_load_file(a, d, path);
   return src ? sim_profile_parse(a, d, src, p) : -1;

@@ -20,6 +20,7 @@
 #include "interp/ir/ops.h"
 #include "interp/shard/layout.h"
 #include "interp/sim/sim.h"
+#include "util/mem.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -136,11 +137,13 @@ static loc message_loc(const lapi_state *S, int line, const char *msg) {
     size_t kl = strlen(kinds[k].kind);
     const char *kw = open - 2 - kl;
     if (kw < msg + 1 || kw[-1] != '(' || strncmp(kw, kinds[k].kind, kl) || kw[kl] != ' ') continue;
-    char word[64];
-    size_t wl = (size_t)(q - open) < sizeof word - 1 ? (size_t)(q - open) : sizeof word - 1;
+    size_t wl = (size_t)(q - open);
+    char *word = mem_alloc(wl + 1);
     memcpy(word, open, wl);
     word[wl] = 0;
-    return line_loc(S, line, word, kinds[k].how);
+    loc r = line_loc(S, line, word, kinds[k].how);
+    free(word);
+    return r;
   }
   return line_loc(S, line, NULL, 0);
 }
@@ -161,10 +164,15 @@ static loc call_loc(lua_State *L, const lapi_state *S, const char *method) {
 /* luaL_error, remembering which method raised so that the caret can point at its call */
 static int lapi_raise(lua_State *L, lapi_state *S, const char *method, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int lapi_raise(lua_State *L, lapi_state *S, const char *method, const char *fmt, ...) {
-  char msg[600];
-  va_list ap;
+  /* the text lives in a Lua userdata, so the raise below leaks nothing */
+  va_list ap, aq;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  char *msg = lua_newuserdatauv(L, n > 0 ? (size_t)n + 1 : 1, 0);
+  msg[0] = 0;
+  if (n > 0) vsnprintf(msg, (size_t)n + 1, fmt, ap);
   va_end(ap);
   S->hint = method;
   S->hint_line = lua_line(L, 1);
@@ -453,10 +461,14 @@ static int check_axis(lua_State *L, lapi_state *S, int arg, const char *method) 
   const sh_plan *p = S->c->p;
   int a = shard_axis(p, name);
   if (a >= 0) return a;
-  char list[256] = "";
-  size_t k = 0;
-  for (int i = 0; i < p->mesh.n && k < sizeof list; i++) k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", p->mesh.name[i]);
-  return lapi_raise(L, S, method, "unknown axis '%s'; the mesh has %s", name, list);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; i < p->mesh.n; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, p->mesh.name[i]);
+  }
+  luaL_pushresult(&b);
+  return lapi_raise(L, S, method, "unknown axis '%s'; the mesh has %s", name, lua_tostring(L, -1));
 }
 
 /* dim as tactic files take it: 0-based, negative from the end */
@@ -696,18 +708,17 @@ static void acted(lapi_state *S) {
 
 /* A refused action: the conflict message it recorded (or, when the same
 ** refusal was recorded before, the same message made again). */
-static const char *refusal(const sh_plan *p, int ncon, int v, int dim, int axis, int replicate, char *buf, size_t n) {
-  if (p->ncon > ncon) return p->con[p->ncon - 1].message;
+static void push_refusal(lua_State *L, const sh_plan *p, int ncon, int v, int dim, int axis, int replicate) {
+  if (p->ncon > ncon) { lua_pushstring(L, p->con[p->ncon - 1].message); return; }
   const ir_value *x = p->g->vals[v];
   const sh_layout *l = &p->lay[v];
   int used = shard_uses_axis(l, x->shape.rank, axis);
   const char *ax = p->mesh.name[axis];
-  if (replicate) snprintf(buf, n, "replicate '%s' on '%s' refused: it is already split on '%s' (dim %d)", x->name, ax, ax, used);
+  if (replicate) lua_pushfstring(L, "replicate '%s' on '%s' refused: it is already split on '%s' (dim %d)", x->name, ax, ax, used);
   else
-    snprintf(buf, n, "split dim %d of '%s' on '%s' refused: '%s' %s", dim, x->name, ax, x->name,
-             used == dim ? "is already split on that axis" : used >= 0 ? "already uses that axis on another dim"
-                                                                 : "is kept whole on that axis by a replicate");
-  return buf;
+    lua_pushfstring(L, "split dim %d of '%s' on '%s' refused: '%s' %s", dim, x->name, ax, x->name,
+                    used == dim ? "is already split on that axis" : used >= 0 ? "already uses that axis on another dim"
+                                                                    : "is kept whole on that axis by a replicate");
 }
 
 /* ctx:shard(v, dim, axis) */
@@ -731,10 +742,8 @@ static int ctx_shard(lua_State *L) {
                  (long long)x->shape.d[dim], (long long)pieces, p->mesh.name[axis]);
   }
   if (rc > 0) {
-    char buf[512];
-    const char *m = refusal(p, ncon, v, dim, axis, 0, buf, sizeof buf);
     lua_pushboolean(L, 0);
-    lua_pushstring(L, m);
+    push_refusal(L, p, ncon, v, dim, axis, 0);
     return 2;
   }
   acted(S);
@@ -753,10 +762,8 @@ static int ctx_replicate(lua_State *L) {
   p->at = call_loc(L, S, "replicate");
   int ncon = p->ncon;
   if (shard_replicate(p, v, dim, axis) > 0) {
-    char buf[512];
-    const char *m = refusal(p, ncon, v, dim, axis, 1, buf, sizeof buf);
     lua_pushboolean(L, 0);
-    lua_pushstring(L, m);
+    push_refusal(L, p, ncon, v, dim, axis, 1);
     return 2;
   }
   acted(S);

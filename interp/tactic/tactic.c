@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef CARVE_STDLIB_DIR
 #define CARVE_STDLIB_DIR "stdlib-tactics"
@@ -31,7 +32,7 @@ static loc at(const tac_file *f, uint32_t off) { return (loc){f->src, off}; }
 static void mesh_release(sh_mesh *m) { for (int i = 0; i < m->n; i++) free((char *)m->name[i]); }
 
 /* The axes of a mesh declaration (a file's mesh line or --mesh). */
-static int mesh_of(const tac_file *f, const tac_decl *x, sh_mesh *m, diag *d) {
+static int mesh_of(const tac_file *f, const tac_decl *x, sh_mesh *m, arena *names, diag *d) {
   int64_t total = 1;
   for (int i = 0; i < x->nargs; i++) {
     const tac_arg *a = &x->args[i];
@@ -39,21 +40,22 @@ static int mesh_of(const tac_file *f, const tac_decl *x, sh_mesh *m, diag *d) {
     if (a->val.kind != TAC_VINT || a->val.i < 1) return diag_error(d, at(f, a->off), "mesh axis '%s' must have a size of at least 1", a->key);
     if (__builtin_mul_overflow(total, a->val.i, &total) || total > ((int64_t)1 << 31))
       return diag_error(d, at(f, a->off), "the mesh has more than 2^31 devices");
-    char *nm = mem_alloc(strlen(a->key) + 1);
-    strcpy(nm, a->key);
-    m->name[m->n] = nm;
+    m->name[m->n] = names ? arena_strndup(names, a->key, strlen(a->key)) : strcpy(mem_alloc(strlen(a->key) + 1), a->key);
     m->size[m->n++] = a->val.i;
   }
   m->at = at(f, x->off);
   return 0;
 }
 
-int tactic_parse_mesh(arena *a, const char *text, sh_mesh *m, diag *d) {
+/* --mesh, names in the arena (names NULL: malloc'd, for mesh_release) */
+static int parse_mesh(arena *a, const char *text, sh_mesh *m, arena *names, diag *d) {
   memset(m, 0, sizeof *m);
   const diag_src *src = diag_src_string(a, "--mesh", text, strlen(text));
   tac_file *f = tac_parse_option(a, d, src, TAC_OPT_MESH);
-  return f ? mesh_of(f, &f->decls[0], m, d) : -1;
+  return f ? mesh_of(f, &f->decls[0], m, names, d) : -1;
 }
+
+int tactic_parse_mesh(arena *a, const char *text, sh_mesh *m, diag *d) { return parse_mesh(a, text, m, a, d); }
 
 static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
   const tac_decl *found = NULL;
@@ -69,7 +71,7 @@ static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
     found = x;
   }
   if (!found) return diag_error(d, (loc){f->src, 0}, "no mesh: add a line like 'mesh batch = 2, model = 2' or pass --mesh");
-  return mesh_of(f, found, m, d);
+  return mesh_of(f, found, m, NULL, d);
 }
 
 /* ---- tactic lookup ---- */
@@ -116,11 +118,7 @@ static const char *beside(arena *a, const tac_file *f, const char *path) {
   return strcmp(dir, ".") ? arena_printf(a, "%s/%s", dir, path) : path;
 }
 
-static int file_exists(const char *p) {
-  FILE *f = fopen(p, "rb");
-  if (f) fclose(f);
-  return f != NULL;
-}
+static int file_exists(const char *p) { return access(p, F_OK) == 0; }   /* no open: a FIFO would block it */
 
 /* "batch, embedding, megatron, zero": the stdlib folder's tactics (.tac and .lua), sorted. */
 static const char *stdlib_list(arena *a, const char *dir) {
@@ -209,10 +207,12 @@ static const tac_value *lookup(const binding *b, int n, const char *key) {
 }
 
 static const char *axis_list(const sh_plan *p, arena *a) {
-  char buf[256] = "";
-  size_t k = 0;
-  for (int i = 0; i < p->mesh.n; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? ", " : "", p->mesh.name[i]);
-  return arena_strndup(a, buf, k);
+  strbuf b;
+  sb_init(&b);
+  for (int i = 0; i < p->mesh.n; i++) sb_printf(&b, "%s%s", i ? ", " : "", p->mesh.name[i]);
+  const char *r = arena_strndup(a, sb_str(&b), b.n);
+  sb_free(&b);
+  return r;
 }
 
 static int axis_of(tactic_ctx *c, const tac_file *f, const char *name, uint32_t off, const binding *b, int nb) {
@@ -402,7 +402,7 @@ sh_plan *tactic_plan_new(const ir_graph *g, const tac_file *f, const tactic_opts
     return NULL;
   }
   sh_mesh m;
-  int rc = o->mesh ? tactic_parse_mesh(mem, o->mesh, &m, d) : file_mesh(f, &m, d);
+  int rc = o->mesh ? parse_mesh(mem, o->mesh, &m, NULL, d) : file_mesh(f, &m, d);
   if (rc < 0) { mesh_release(&m); return NULL; }
   sh_plan *p = shard_new(g, &m);
   p->mesh.at = m.at;

@@ -36,8 +36,8 @@ typedef struct tactic_opts {
   size_t lua_memory;       /* Lua tactics: bytes a script may hold (0: LAPI_MEMORY) */
 } tactic_opts;
 
-/* Read --mesh "batch=4, model=2" into m (names malloc'd until the plan
-** interns them); -1 with a located error ("--mesh:1:9: ..."). */
+/* Read --mesh "batch=4, model=2" into m (names in a); -1 with a located
+** error ("--mesh:1:9: ..."). */
 int tactic_parse_mesh(arena *a, const char *text, sh_mesh *m, diag *d);
 
 /* Apply the whole file; returns the plan (NULL after an error in d). The

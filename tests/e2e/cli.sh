@@ -7,7 +7,7 @@ ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 expect_rc() {  # expect_rc RC DESCRIPTION CMD...
   local want=$1 what=$2; shift 2
-  timeout 60 "$@" >/tmp/carve_cli_out.$$ 2>/tmp/carve_cli_err.$$; local rc=$?
+  timeout 300 "$@" >/tmp/carve_cli_out.$$ 2>/tmp/carve_cli_err.$$; local rc=$?
   if [ "$rc" -eq "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; sed 's/^/    /' /tmp/carve_cli_err.$$ | head -5; fi
 }
 expect_rc 0 "help" "$CARVE" --help

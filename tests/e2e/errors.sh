@@ -9,8 +9,8 @@ pass=0; fail=0
 for f in *.cir *.tac; do
   want=$(sed -n 's/^# expect: //p' "$f" | head -1)
   case $f in
-    *.tac) err=$(timeout 10 "$CARVE" check "$SRCDIR/tests/data/chain.cir" "$f" 2>&1 >/dev/null); rc=$? ;;
-    *) err=$(timeout 10 "$CARVE" check "$f" 2>&1 >/dev/null); rc=$? ;;
+    *.tac) err=$(timeout 120 "$CARVE" check "$SRCDIR/tests/data/chain.cir" "$f" 2>&1 >/dev/null); rc=$? ;;
+    *) err=$(timeout 120 "$CARVE" check "$f" 2>&1 >/dev/null); rc=$? ;;
   esac
   first=$(printf '%s\n' "$err" | head -1)
   if [ "$rc" -eq 1 ] && [[ "$first" == *"$want"* ]] && [[ "$first" =~ ^([^:]+:[0-9]+:[0-9]+|carve):\ error:\  ]]; then

@@ -114,14 +114,15 @@ assert all(abs(x - y) <= 1e-5 * abs(x) for x, y in zip(a['losses'], b['losses'])
 err=$("$CARVE" run "$ex/gpt2_small.cir" --steps 1 --data "$tmp/wrong.safetensors" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *"'ids'"* ]] && [[ "$err" == *"[4, 16]"* ]] && ok || bad "a data tensor of the wrong shape: rc $rc: $err"
 
-# one rank given a bad file: every rank exits 1, with the rank named, within the timeout
+# one rank given a bad file: every rank exits 1, with the rank named, and none waits
 printf 'not a safetensors file' > "$tmp/bad.safetensors"
 start=$(date +%s)
 $MPIRUN -n 1 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --steps 2 --params "$tmp/one_mlp.safetensors" : \
         -n 1 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --steps 2 --params "$tmp/bad.safetensors" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 took=$(( $(date +%s) - start ))
-if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "carve: error: rank" "$tmp/err" && [ $took -lt 60 ]; then ok; else bad "bad file on one rank: exit $rc after ${took}s: $(grep carve "$tmp/err" | head -2)"; fi
+# (no clock: a rank left waiting would run into the hang guard's timeout, exit 124)
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "carve: error: rank" "$tmp/err"; then ok; else bad "bad file on one rank: exit $rc after ${took}s: $(grep carve "$tmp/err" | head -2)"; fi
 # a mesh that does not match the rank count
 $MPIRUN -n 3 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --steps 1 2> "$tmp/err" >/dev/null
 [ $? -ne 0 ] && grep -q "needs 4 ranks but mpirun started 3" "$tmp/err" && ok || bad "rank count mismatch: $(grep carve "$tmp/err")"

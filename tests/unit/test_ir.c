@@ -210,7 +210,7 @@ Test(ir, train_option_errors_have_a_caret) {
     {"sgd(lr = \"a\")", "--train:1:10: error: lr takes a number, as in sgd(lr = 0.01, momentum = 0.9)\n"},
     {"adam(lr = 1e-3, lr = 2)", "--train:1:17: error: argument 'lr' is given twice\n"},
     {"adam(lr = 1e-3", "--train:1:15: error: unexpected end of input, expected ')' to close the arguments\n"},
-    {"adam(lr = 0x10)", "--train:1:12: error: "},
+    {"adam(lr = 0x10)", "--train:1:11: error: hexadecimal numbers are not taken"},
     {"sgd lr", "--train:1:5: error: unexpected 'lr', expected '(' or end of input\n"},
     {"sgd(momentum = 1)", "--train:1:16: error: momentum must be in [0, 1)\n"},
   };

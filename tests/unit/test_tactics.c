@@ -384,7 +384,6 @@ Test(tactics, mesh_option) {
     sh_mesh m;
     cr_assert(tactic_parse_mesh(&a, cases[i].mesh, &m, &d) < 0, "'%s' accepted", cases[i].mesh);
     cr_assert(!strncmp(diag_text(&d), cases[i].expect, strlen(cases[i].expect)), "for '%s' wanted:\n%s\ngot:\n%s", cases[i].mesh, cases[i].expect, diag_text(&d));
-    for (int k = 0; k < m.n; k++) free((char *)m.name[k]);
     diag_free(&d);
     arena_free(&a);
   }
@@ -395,7 +394,6 @@ Test(tactics, mesh_option) {
   sh_mesh m;
   cr_assert(tactic_parse_mesh(&a, " batch = 64 ,model=8", &m, &d) == 0, "%s", diag_text(&d));
   cr_assert(m.n == 2 && !strcmp(m.name[0], "batch") && m.size[0] == 64 && !strcmp(m.name[1], "model") && m.size[1] == 8);
-  for (int k = 0; k < m.n; k++) free((char *)m.name[k]);
   diag_free(&d);
   arena_free(&a);
 }
