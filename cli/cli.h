@@ -20,7 +20,7 @@ typedef struct cli_opts {
   const char *out;          /* -o */
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
+  int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs;
 } cli_opts;
 
 int cli_check(const cli_opts *o);

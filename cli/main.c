@@ -31,6 +31,7 @@ static const option options[] = {
   COUNT("steps", steps), COUNT("rank", rank),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
+  FLAG("print-outputs", print_outputs),
 };
 
 typedef struct command {
@@ -47,9 +48,9 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32 quiet",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check json profile device-kind tf32 quiet print-outputs",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check] [--profile] [--json]\n"
-   "          [--device-kind cpu|cuda] [--tf32]",
+   "          [--device-kind cpu|cuda] [--tf32] [--print-outputs]",
    "Execute the program N times (a training step with --train). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
@@ -59,7 +60,9 @@ static const command commands[] = {
    "largest relative error. --profile prints the time per step of each kind of\n"
    "instruction. --device-kind cuda runs each rank's program on a GPU (rank i of a\n"
    "node on GPU i mod the GPUs there; NCCL when every rank has a GPU of its own, else\n"
-   "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32."},
+   "collectives through host memory); --tf32 lets GEMMs round their inputs to TF32.\n"
+   "--print-outputs prints each returned tensor whole after the run, one JSON object a\n"
+   "line: {\"name\", \"shape\", \"dtype\", \"values\"} (NaN and infinities as strings)."},
   {"apply", cli_apply, 2, 2, "train mesh model json strict lenient quiet",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
