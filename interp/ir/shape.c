@@ -461,8 +461,8 @@ static int check_affine(ctx *c, int k, const char *what) {
 
 static int infer_embedding(ctx *c) {
   ir_value *t = arg(c, 0), *ids = arg(c, 1);
-  if (t->shape.rank != 2 || !isfloat(t->dtype))
-    FAIL("embedding: the table '%s' must be a float matrix [rows, dim], not %s %s", t->name, ir_dtype_name(t->dtype), shp(c, &t->shape));
+  if (t->shape.rank != 2)   /* any dtype: rows are copied (imported gathers read integer tables too) */
+    FAIL("embedding: the table '%s' must be a matrix [rows, dim], not %s %s", t->name, ir_dtype_name(t->dtype), shp(c, &t->shape));
   if (ids->dtype != IR_I32) FAIL("embedding: the ids '%s' must be i32, not %s", ids->name, ir_dtype_name(ids->dtype));
   if (ids->shape.rank >= IR_MAXRANK) FAIL("embedding: ids of rank %d leave no room for the row dim", ids->shape.rank);
   c->v->shape = ids->shape;
