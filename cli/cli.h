@@ -18,6 +18,7 @@ typedef struct cli_opts {
   const char *device_kind;  /* --device-kind cpu|cuda (run) */
   const char *device, *links, *compare, *sweep;   /* simulate */
   const char *out;          /* -o */
+  const char *params_from_args, *tactics_out;   /* import */
   long steps;
   int rank;                 /* --rank for lower */
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs;
@@ -32,6 +33,7 @@ int cli_simulate(const cli_opts *o);
 int cli_calibrate(const cli_opts *o);
 int cli_repl(const cli_opts *o);
 int cli_auto(const cli_opts *o);
+int cli_import(const cli_opts *o);
 
 /* Print the session's messages to stderr (first line: the located error). */
 void cli_report(const diag *d);

@@ -27,7 +27,7 @@ static const option options[] = {
   TEXT("train", train), TEXT("mesh", mesh), TEXT("model", model), TEXT("params", params),
   TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
   TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
-  TEXT("out", out),
+  TEXT("out", out), TEXT("params-from-args", params_from_args), TEXT("tactics-out", tactics_out),
   COUNT("steps", steps), COUNT("rank", rank),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
@@ -113,6 +113,15 @@ static const command commands[] = {
    "costs the search on another profile. A progress line shows on a terminal for searches\n"
    "over a second (--quiet: none). Nothing fitting memory_limit (default: the device's\n"
    "memory) is an error that names the smallest footprint found and what fills it."},
+  {"import", cli_import, 1, 1, "out model params-from-args tactics-out quiet",
+   "carve import PROGRAM.mlir -o MODEL.cir [--params-from-args 'GLOB,..'] [--tactics-out FILE.tac] [--model FUNC]",
+   "Read a StableHLO program (what jax.jit(f).lower(..).as_text(), jax.export or torch-xla\n"
+   "print) and write it as a model file. The entry function is @main (or --model FUNC);\n"
+   "private functions are inlined. Arguments are named from jax.arg_info or their loc\n"
+   "names; float arguments of rank >= 1 become params and the rest inputs, unless\n"
+   "--params-from-args lists the params by glob (the rest are inputs). Elided constants\n"
+   "(dense_resource) become params. --tactics-out writes the sdy.mesh and the arguments'\n"
+   "sdy.sharding as a tactic file. Every other command also reads a .mlir directly."},
   {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R]",
    "Print the per-device program: buffers and one instruction a line."},
@@ -121,7 +130,7 @@ static const command commands[] = {
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"import", "export", "diff", "show"};
+static const char *later[] = {"export", "diff", "show"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);

@@ -544,6 +544,86 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
   return reshape_to(b, name, e, &s);
 }
 
+static const char *region_reducer(const mlir_region *r);
+
+/* tensor.insert_slice(src, dest): dest with src written at the offsets;
+** one dim may differ, and the result is the concatenation of dest's parts
+** before and after with src between them */
+static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
+  int x = operand(b, op, 0), dst = operand(b, op, 1);
+  if (x < 0 || dst < 0) return -1;
+  const ir_value *xv = b->g->vals[x], *dv = b->g->vals[dst];
+  int64_t offs[IR_MAXRANK], st[IR_MAXRANK];
+  int r = dv->shape.rank;
+  if (op->noperands != 2 || xv->shape.rank != r || op_ints(b, op, "static_offsets", NULL, offs, IR_MAXRANK) != r)
+    return b->d->nerrors ? -1 : op_error(b, op, "%s: only static offsets, sizes and strides of a source of the destination's rank are supported", op->name);
+  if (op_attr(op, "static_strides", NULL) && op_ints(b, op, "static_strides", NULL, st, IR_MAXRANK) == r)
+    for (int i = 0; i < r; i++) if (st[i] != 1) return op_error(b, op, "%s: strides other than 1 are not supported", op->name);
+  int dim = -1;
+  for (int i = 0; i < r; i++) {
+    if (offs[i] < 0 || offs[i] + xv->shape.d[i] > dv->shape.d[i]) return op_error(b, op, "%s: the source does not fit at dim %d", op->name, i);
+    if (xv->shape.d[i] != dv->shape.d[i]) {
+      if (dim >= 0) return op_error(b, op, "%s: a source smaller than its destination in more than one dim is not supported", op->name);
+      dim = i;
+    }
+  }
+  if (dim < 0) return x;
+  int parts[3], n = 0;
+  int64_t cut[2] = {offs[dim], offs[dim] + xv->shape.d[dim]};
+  if (cut[0] > 0) {
+    ir_attrs at = no_attrs();
+    at.dim = dim; at.start = 0; at.end = cut[0];
+    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+  }
+  parts[n++] = x;
+  if (cut[1] < dv->shape.d[dim]) {
+    ir_attrs at = no_attrs();
+    at.dim = dim; at.start = cut[1]; at.end = dv->shape.d[dim];
+    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+  }
+  ir_attrs at = no_attrs();
+  at.dim = dim;
+  return emit(b, name, IR_CONCAT, parts, n, &at);
+}
+
+/* scatter-add of rows into a table (an embedding's gradient) */
+static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
+  if (op->noperands != 3) return op_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
+  int t = operand(b, op, 0), ix = operand(b, op, 1), up = operand(b, op, 2);
+  if (t < 0 || ix < 0 || up < 0) return -1;
+  const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix], *uv = b->g->vals[up];
+  const mlir_attr *dn = op_attr(op, "scatter_dimension_numbers", NULL);
+  int64_t uw[IR_MAXRANK], ins[IR_MAXRANK], map[IR_MAXRANK], ivd = -1;
+  int nuw = ints_of(mlir_attr_get(dn, "update_window_dims"), uw, IR_MAXRANK);
+  int nins = ints_of(mlir_attr_get(dn, "inserted_window_dims"), ins, IR_MAXRANK);
+  int nmap = ints_of(mlir_attr_get(dn, "scatter_dims_to_operand_dims"), map, IR_MAXRANK);
+  ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  const char *fn = op->nregions ? region_reducer(op->regions[0]) : NULL;
+  int ir = iv->shape.rank;
+  int ok = dn && fn && !strcmp(fn, "add") && tv->shape.rank == 2 && nins == 1 && ins[0] == 0 && nmap == 1 && map[0] == 0 &&
+           ir >= 1 && ivd == ir - 1 && iv->shape.d[ir - 1] == 1 && nuw == 1 && uw[0] == ir - 1 && uv->shape.rank == ir &&
+           uv->shape.d[ir - 1] == tv->shape.d[1];
+  for (int i = 0; ok && i < ir - 1; i++) ok = uv->shape.d[i] == iv->shape.d[i];
+  if (!ok)
+    return op_error(b, op, "%s: only the scatter-add of whole rows into a matrix (an embedding's gradient) is supported", op->name);
+  if (!ir_dtype_isint(iv->dtype)) return op_error(b, op, "%s: indices must be integers", op->name);
+  ir_shape ids = {.rank = ir - 1};
+  for (int i = 0; i < ir - 1; i++) ids.d[i] = iv->shape.d[i];
+  if (iv->dtype != IR_I32) {
+    ir_attrs at = no_attrs();
+    at.dtype = IR_I32;
+    if ((ix = emit(b, fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
+  }
+  if ((ix = reshape_to(b, fresh(b, name), ix, &ids)) < 0) return -1;
+  ir_attrs at = no_attrs();
+  at.rows = tv->shape.d[0];
+  int args[2] = {ix, up};
+  int g = emit(b, fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
+  if (g < 0) return -1;
+  int sum[2] = {t, g};
+  return emit(b, name, IR_ADD, sum, 2, NULL);
+}
+
 /* ---- contractions ---- */
 
 static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plain) {
@@ -793,7 +873,8 @@ static int do_call(hctx *b, const mlir_op *op) {
 }
 
 static const char *const supported =
-  "constant, broadcast_in_dim, reshape, transpose, convert, slice, concatenate, iota, gather (rows), dot_general, dot, "
+  "constant, broadcast_in_dim, reshape, transpose, convert, slice, concatenate, iota, gather (rows), scatter (rows, add), "
+  "tensor.insert_slice, dot_general, dot, "
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, log, sqrt, rsqrt, tanh, logistic, not, and, or, xor, call";
 
@@ -826,6 +907,8 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "dot")) id = do_dot_general(b, op, name, 1);
   else if (!strcmp(sn, "reduce")) id = do_reduce(b, op, name);
   else if (!strcmp(sn, "compare")) id = do_compare(b, op, name);
+  else if (!strcmp(op->name, "tensor.insert_slice")) id = do_insert_slice(b, op, name);
+  else if (!strcmp(sn, "scatter")) id = do_scatter(b, op, name);
   else {
     for (size_t i = 0; i < sizeof ewops / sizeof ewops[0]; i++) {
       if (strcmp(sn, ewops[i].name) || !strchr(op->name, '.')) continue;
@@ -1057,4 +1140,18 @@ char *hlo_tactics(const ir_graph *g, const hlo_info *info, arena *a) {
   char *out = arena_strndup(a, sb_str(&sb), strlen(sb_str(&sb)));
   sb_free(&sb);
   return out;
+}
+
+int hlo_import(arena *a, diag *d, const char *path, const hlo_opts *o, char **cir, char **tac) {
+  *cir = *tac = NULL;
+  const diag_src *src = diag_load_file(a, d, path);
+  mlir_file *f = src ? mlir_parse(a, d, src) : NULL;
+  if (!f) return -1;
+  hlo_info info;
+  ir_graph *g = hlo_build(f, o, &info, d);
+  if (!g) return -1;
+  *cir = ir_print(g, a);
+  *tac = hlo_tactics(g, &info, a);
+  ir_graph_free(g);
+  return 0;
 }

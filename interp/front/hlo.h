@@ -46,4 +46,10 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
 ** split dim, a schedule), or NULL when the program carries no mesh. In a. */
 char *hlo_tactics(const ir_graph *g, const hlo_info *info, arena *a);
 
+/* carve import: read the .mlir file at path and render the model file of
+** its entry function (*cir) and, when it carries a mesh, the tactic file
+** of its argument shardings (*tac, else NULL); both in a. -1 after an
+** error in d. */
+int hlo_import(arena *a, diag *d, const char *path, const hlo_opts *o, char **cir, char **tac);
+
 #endif

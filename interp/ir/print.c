@@ -38,7 +38,11 @@ static void put_values(strbuf *s, const ir_value *v) {
 }
 
 static void put_operand(strbuf *s, const ir_value *v) {
-  if (v->kind == IR_CONST && isfinite(v->attr.scalar)) sb_printf(s, "%.17g", v->attr.scalar);
+  if (v->kind == IR_CONST && v->dtype != IR_F32) {      /* a typed literal keeps its type */
+    sb_printf(s, "constant([");
+    put_number(s, v->attr.scalar);
+    sb_printf(s, "], shape = [], dtype = %s)", ir_dtype_name(v->dtype));
+  } else if (v->kind == IR_CONST && isfinite(v->attr.scalar)) sb_printf(s, "%.17g", v->attr.scalar);
   else if (v->kind == IR_CONST) sb_printf(s, "%s", v->attr.scalar != v->attr.scalar ? "div(0, 0)" : v->attr.scalar > 0 ? "div(1, 0)" : "div(-1, 0)");
   else sb_printf(s, "%s", v->name);
 }
