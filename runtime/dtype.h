@@ -64,15 +64,26 @@ static inline int64_t rt_f2i(double x, double lo, double hi) {
   return (int64_t)x;
 }
 
+/* Typed reads and writes through memcpy: safetensors data and collective
+** buffers may sit at any byte offset (a fixed-size memcpy compiles to a move). */
+#define RT_LDFN(T, nm) static inline T nm(const void *p, int64_t i) { T v; memcpy(&v, (const char *)p + (size_t)i * sizeof(T), sizeof(T)); return v; }
+RT_LDFN(float, rt_ld_f32)
+RT_LDFN(double, rt_ld_f64)
+RT_LDFN(uint16_t, rt_ld_u16)
+RT_LDFN(int32_t, rt_ld_i32)
+RT_LDFN(int64_t, rt_ld_i64)
+#undef RT_LDFN
+#define RT_ST(T, p, i, x) do { T v_ = (x); memcpy((char *)(p) + (size_t)(i) * sizeof(T), &v_, sizeof(T)); } while (0)
+
 /* element i of p (dtype t) as a double: for floats */
 static inline double rt_load_f(rt_dtype t, const void *p, int64_t i) {
   switch (t) {
-  case RT_F32: return ((const float *)p)[i];
-  case RT_F64: return ((const double *)p)[i];
-  case RT_BF16: return rt_bf16_to_f32(((const uint16_t *)p)[i]);
-  case RT_F16: return rt_f16_to_f32(((const uint16_t *)p)[i]);
-  case RT_I32: return ((const int32_t *)p)[i];
-  case RT_I64: return (double)((const int64_t *)p)[i];
+  case RT_F32: return rt_ld_f32(p, i);
+  case RT_F64: return rt_ld_f64(p, i);
+  case RT_BF16: return rt_bf16_to_f32(rt_ld_u16(p, i));
+  case RT_F16: return rt_f16_to_f32(rt_ld_u16(p, i));
+  case RT_I32: return rt_ld_i32(p, i);
+  case RT_I64: return (double)rt_ld_i64(p, i);
   case RT_I8: return ((const int8_t *)p)[i];
   case RT_UI8: case RT_I1: return ((const uint8_t *)p)[i];
   default: return 0;
@@ -82,8 +93,8 @@ static inline double rt_load_f(rt_dtype t, const void *p, int64_t i) {
 /* element i of p as an int64: for integers and i1 (floats convert) */
 static inline int64_t rt_load_i(rt_dtype t, const void *p, int64_t i) {
   switch (t) {
-  case RT_I32: return ((const int32_t *)p)[i];
-  case RT_I64: return ((const int64_t *)p)[i];
+  case RT_I32: return rt_ld_i32(p, i);
+  case RT_I64: return rt_ld_i64(p, i);
   case RT_I8: return ((const int8_t *)p)[i];
   case RT_UI8: case RT_I1: return ((const uint8_t *)p)[i];
   default: return rt_f2i(rt_load_f(t, p, i), -9223372036854775808.0, 9223372036854775807.0);
@@ -93,12 +104,12 @@ static inline int64_t rt_load_i(rt_dtype t, const void *p, int64_t i) {
 /* write the double x as element i of p (dtype t), converting as convert does */
 static inline void rt_store_f(rt_dtype t, void *p, int64_t i, double x) {
   switch (t) {
-  case RT_F32: ((float *)p)[i] = (float)x; break;
-  case RT_F64: ((double *)p)[i] = x; break;
-  case RT_BF16: ((uint16_t *)p)[i] = rt_f32_to_bf16((float)x); break;
-  case RT_F16: ((uint16_t *)p)[i] = rt_f32_to_f16((float)x); break;
-  case RT_I32: ((int32_t *)p)[i] = (int32_t)rt_f2i(x, -2147483648.0, 2147483647.0); break;
-  case RT_I64: ((int64_t *)p)[i] = rt_f2i(x, -9223372036854775808.0, 9223372036854775807.0); break;
+  case RT_F32: RT_ST(float, p, i, (float)x); break;
+  case RT_F64: RT_ST(double, p, i, x); break;
+  case RT_BF16: RT_ST(uint16_t, p, i, rt_f32_to_bf16((float)x)); break;
+  case RT_F16: RT_ST(uint16_t, p, i, rt_f32_to_f16((float)x)); break;
+  case RT_I32: RT_ST(int32_t, p, i, (int32_t)rt_f2i(x, -2147483648.0, 2147483647.0)); break;
+  case RT_I64: RT_ST(int64_t, p, i, rt_f2i(x, -9223372036854775808.0, 9223372036854775807.0)); break;
   case RT_I8: ((int8_t *)p)[i] = (int8_t)rt_f2i(x, -128.0, 127.0); break;
   case RT_UI8: ((uint8_t *)p)[i] = (uint8_t)rt_f2i(x, 0.0, 255.0); break;
   case RT_I1: ((uint8_t *)p)[i] = x != 0; break;
@@ -109,8 +120,8 @@ static inline void rt_store_f(rt_dtype t, void *p, int64_t i, double x) {
 /* write the integer x as element i of p: integers wrap, floats round */
 static inline void rt_store_i(rt_dtype t, void *p, int64_t i, int64_t x) {
   switch (t) {
-  case RT_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)x; break;
-  case RT_I64: ((int64_t *)p)[i] = x; break;
+  case RT_I32: RT_ST(int32_t, p, i, (int32_t)(uint32_t)(uint64_t)x); break;
+  case RT_I64: RT_ST(int64_t, p, i, x); break;
   case RT_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)x; break;
   case RT_UI8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)x; break;
   case RT_I1: ((uint8_t *)p)[i] = x != 0; break;
