@@ -20,9 +20,10 @@ typedef struct cli_opts {
   const char *out;          /* -o */
   const char *svg;          /* show --svg FILE */
   const char *tolerance;    /* run --check, --bisect, bisect: relative error allowed */
+  const char *params_from_args, *tactics_out;   /* import */
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print, profile, tf32, overlap, quiet;
+  int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs;
   int bisect, keep_values;  /* run --bisect; lower --keep-values */
   int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
   int allow_nonfinite;      /* run: go on past a NaN or Inf loss */
@@ -37,6 +38,7 @@ int cli_simulate(const cli_opts *o);
 int cli_calibrate(const cli_opts *o);
 int cli_repl(const cli_opts *o);
 int cli_auto(const cli_opts *o);
+int cli_import(const cli_opts *o);
 int cli_show(const cli_opts *o);
 int cli_diff(const cli_opts *o);
 int cli_bisect(const cli_opts *o);

@@ -28,10 +28,12 @@ static const option options[] = {
   TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
   TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
   TEXT("out", out), TEXT("svg", svg), TEXT("tolerance", tolerance),
+  TEXT("params-from-args", params_from_args), TEXT("tactics-out", tactics_out),
   COUNT("steps", steps), COUNT("rank", rank), COUNT("test-drop-collective", drop_collective),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
   FLAG("bisect", bisect), FLAG("keep-values", keep_values), FLAG("allow-nonfinite", allow_nonfinite),
+  FLAG("print-outputs", print_outputs),
 };
 
 typedef struct command {
@@ -48,9 +50,10 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective",
+  {"run", cli_run, 1, 2, "train mesh model steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
-   "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]",
+   "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
+   "          [--print-outputs]",
    "Execute the program N times (a training step with --train). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
@@ -66,7 +69,9 @@ static const command commands[] = {
    "--bisect (with or without --check) runs one step (the last of --steps N, default 1)\n"
    "keeping every value, compares each value of the partitioned program, put back\n"
    "together, with the one-device program's in program order, and names the first whose\n"
-   "relative error ||a - b|| / ||b|| exceeds --tolerance (default 1e-4)."},
+   "relative error ||a - b|| / ||b|| exceeds --tolerance (default 1e-4).\n"
+   "--print-outputs prints each returned tensor whole after the run, one JSON object a\n"
+   "line: {\"name\", \"shape\", \"dtype\", \"values\"} (NaN and infinities as strings)."},
   {"apply", cli_apply, 2, 2, "train mesh model json strict lenient quiet",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
@@ -117,6 +122,15 @@ static const command commands[] = {
    "costs the search on another profile. A progress line shows on a terminal for searches\n"
    "over a second (--quiet: none). Nothing fitting memory_limit (default: the device's\n"
    "memory) is an error that names the smallest footprint found and what fills it."},
+  {"import", cli_import, 1, 1, "out model params-from-args tactics-out quiet",
+   "carve import PROGRAM.mlir -o MODEL.cir [--params-from-args 'GLOB,..'] [--tactics-out FILE.tac] [--model FUNC]",
+   "Read a StableHLO program (what jax.jit(f).lower(..).as_text(), jax.export or torch-xla\n"
+   "print) and write it as a model file. The entry function is @main (or --model FUNC);\n"
+   "private functions are inlined. Arguments are named from jax.arg_info or their loc\n"
+   "names; float arguments of rank >= 1 become params and the rest inputs, unless\n"
+   "--params-from-args lists the params by glob (the rest are inputs). Elided constants\n"
+   "(dense_resource) become params. --tactics-out writes the sdy.mesh and the arguments'\n"
+   "sdy.sharding as a tactic file. Every other command also reads a .mlir directly."},
   {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient out keep-values test-drop-collective",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R] [-o PROGRAM [--keep-values]]",
    "Print the per-device program: buffers and one instruction a line. -o writes the\n"
@@ -148,7 +162,7 @@ static const command commands[] = {
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 #define NOPTIONS (int)(sizeof options / sizeof options[0])
 
-static const char *later[] = {"import", "export"};
+static const char *later[] = {"export"};
 
 static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);

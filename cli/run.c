@@ -278,6 +278,15 @@ int cli_run(const cli_opts *o) {
     status = drive_save(&r, o->save, err, sizeof err);
     if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   }
+  if (o->print_outputs)       /* every returned tensor, whole, one JSON line each */
+    for (int k = 0; k < s.g->nouts && status == 0; k++) {
+      char *line = NULL;
+      status = drive_output_json(&r, k, &line, err, sizeof err);
+      if (line && !o->json) { puts(line); fflush(stdout); }
+      if (line && o->json) fprintf(stderr, "%s\n", line);
+      free(line);
+    }
+  if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json);
   if (world.rank == 0) print_results(o, &r, losses, agg, check, tol);
   rc = 0;

@@ -4,6 +4,7 @@
 ** others wait, so inputs stay alive and nothing is copied twice.
 */
 #include "runtime/comm_local.h"
+#include "runtime/dtype.h"
 #include "runtime/mesh.h"
 #include "util/arena.h"
 #include "util/diag.h"
@@ -18,9 +19,9 @@
 typedef struct slot {
   int arrived;
   unsigned gen;
-  const float *in[MAXDEV];
+  const void *in[MAXDEV];
   void *arg[MAXDEV];          /* the world's rendezvous: what each device brought */
-  float *out[MAXDEV];
+  void *out[MAXDEV];
   const rt_instr *ins[MAXDEV];
 } slot;
 
@@ -43,34 +44,48 @@ struct rt_local {
 static int l_size(void *impl, int group) { devcomm *d = impl; return rt_mesh_group_size(d->l->p, group); }
 static int l_index(void *impl, int group) { devcomm *d = impl; return rt_mesh_index(d->l->p, d->device, group); }
 
+/* the sum over the members of element x of each input, in out's dtype
+   (f32 as a float sum in member order; others in double or int64) */
+static void sum_at(rt_dtype t, int P, const void *const *in, int64_t x, void *const *out, int64_t y, int nout) {
+  if (t == RT_F32) {
+    float s = 0;
+    for (int i = 0; i < P; i++) s += ((const float *)in[i])[x];
+    for (int j = 0; j < nout; j++) ((float *)out[j])[y] = s;
+  } else if (rt_dtype_isfloat(t)) {
+    double s = 0;
+    for (int i = 0; i < P; i++) s += rt_load_f(t, in[i], x);
+    for (int j = 0; j < nout; j++) rt_store_f(t, out[j], y, s);
+  } else {
+    int64_t s = 0;
+    for (int i = 0; i < P; i++) s = t == RT_I1 ? (s | rt_load_i(t, in[i], x)) : (int64_t)((uint64_t)s + (uint64_t)rt_load_i(t, in[i], x));
+    for (int j = 0; j < nout; j++) rt_store_i(t, out[j], y, s);
+  }
+}
+
 /* every member's output from every member's input */
-static void compute(const rt_instr *ins, int P, const float *const *in, float *const *out) {
+static void compute(const rt_instr *ins, int P, const void *const *in, void *const *out) {
   int64_t O = ins->outer, N = ins->n, I = ins->inner;
+  rt_dtype t = (rt_dtype)ins->odt;
+  size_t es = rt_dtype_size(t);
   switch (ins->op) {
   case RT_ALL_REDUCE: {
     int64_t n = O * N * I;
-    for (int64_t x = 0; x < n; x++) {
-      float s = 0;
-      for (int i = 0; i < P; i++) s += in[i][x];
-      for (int j = 0; j < P; j++) out[j][x] = s;
-    }
+    for (int64_t x = 0; x < n; x++) sum_at(t, P, in, x, out, x, P);
     return;
   }
   case RT_ALL_GATHER:
     for (int j = 0; j < P; j++)
       for (int i = 0; i < P; i++)
         for (int64_t o = 0; o < O; o++)
-          memcpy(out[j] + (o * N * P + (int64_t)i * N) * I, in[i] + o * N * I, sizeof(float) * (size_t)(N * I));
+          memcpy((char *)out[j] + (size_t)((o * N * P + (int64_t)i * N) * I) * es, (const char *)in[i] + (size_t)(o * N * I) * es,
+                 es * (size_t)(N * I));
     return;
   case RT_REDUCE_SCATTER: {
     int64_t piece = N / P;
     for (int j = 0; j < P; j++)
       for (int64_t o = 0; o < O; o++)
-        for (int64_t x = 0; x < piece * I; x++) {
-          float s = 0;
-          for (int i = 0; i < P; i++) s += in[i][(o * N + (int64_t)j * piece) * I + x];
-          out[j][o * piece * I + x] = s;
-        }
+        for (int64_t x = 0; x < piece * I; x++)
+          sum_at(t, P, in, (o * N + (int64_t)j * piece) * I + x, out + j, o * piece * I + x, 1);
     return;
   }
   case RT_ALL_TO_ALL: {
@@ -92,7 +107,7 @@ static void compute(const rt_instr *ins, int P, const float *const *in, float *c
         idx[sd] += (int64_t)j * (shp[sd] / P);
         int64_t off = 0;
         for (int k = 0; k < r; k++) off = off * shp[k] + idx[k];
-        out[j][x] = in[src][off];
+        memcpy((char *)out[j] + (size_t)x * es, (const char *)in[src] + (size_t)off * es, es);
       }
     return;
   }

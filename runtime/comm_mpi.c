@@ -45,6 +45,7 @@
 */
 #include "util/diag.h"
 #include "runtime/comm_mpi.h"
+#include "runtime/dtype.h"
 #include "runtime/mesh.h"
 
 #include <mpi.h>
@@ -615,6 +616,56 @@ static int reduce_scatter(coll *c, float *out, const float *in, size_t outer, si
   return 0;
 }
 
+/* ---- sums of dtypes other than f32: in their own type by MPI; bf16 and f16 in f32 ---- */
+
+static MPI_Datatype sum_type(rt_dtype t, MPI_Op *op) {
+  *op = MPI_SUM;
+  switch (t) {
+  case RT_F64: return MPI_DOUBLE;
+  case RT_I32: return MPI_INT32_T;
+  case RT_I64: return MPI_INT64_T;
+  case RT_I8: return MPI_INT8_T;
+  case RT_UI8: return MPI_UINT8_T;
+  case RT_I1: *op = MPI_MAX; return MPI_UINT8_T;     /* a sum of booleans is their or */
+  default: return MPI_FLOAT;
+  }
+}
+
+static int sum_other(coll *c, rt_dtype t, int scatter, void *out, const void *in, size_t outer, size_t ni, size_t no) {
+  mpi_group *g = c->g;
+  int P = g->size;
+  if (t == RT_BF16 || t == RT_F16) {
+    float *fi = malloc(sizeof(float) * (ni + no + 1));
+    if (!fi) return diag_errbuf(c->err, c->errlen, "%s over %s: out of memory", c->what, g->name);
+    float *fo = fi + ni;
+    for (size_t k = 0; k < ni; k++) fi[k] = (float)rt_load_f(t, in, (int64_t)k);
+    int rc = scatter ? reduce_scatter(c, fo, fi, outer, no) : all_reduce(c, fo, fi, ni);
+    for (size_t k = 0; rc == 0 && k < no; k++) rt_store_f(t, out, (int64_t)k, fo[k]);
+    free(fi);
+    return rc;
+  }
+  MPI_Op op;
+  MPI_Datatype type = sum_type(t, &op);
+  if (count_ok(c, ni)) return -1;
+  if (!scatter) {
+    CK(c, MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, (int)ni, type, op, g->comm));
+    return 0;
+  }
+  const char *packed = in;
+  size_t es = c->es, blk = no / outer;
+  if (outer > 1) {                    /* [outer, n, inner] split along n -> rank-major [P][no] */
+    char *sb = scratch(c, ni * es);
+    if (!sb) return -1;
+    for (int q = 0; q < P; q++) {
+      bview v = {blk, blk * P, blk * q};
+      view_gather(sb + q * no * es, in, v, 0, no, es);
+    }
+    packed = sb;
+  }
+  CK(c, MPI_Reduce_scatter_block(packed, out, (int)no, type, op, g->comm));
+  return 0;
+}
+
 /* ---- all_to_all ---- */
 
 static int all_to_all(coll *c, const rt_instr *ins, char *out, const char *in, size_t nelem) {
@@ -666,22 +717,24 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
   if (ins->out < 0 || ins->out >= p->nbufs || ins->in[0] < 0 || ins->in[0] >= p->nbufs || !out || !in)
     return diag_errbuf(err, errlen, "%s over %s: needs one input and one output buffer", what, g->name);
   const rt_buf *bi = &p->bufs[ins->in[0]], *bo = &p->bufs[ins->out];
-  coll c = {m, g, what, bo->dtype == RT_I32 ? MPI_INT : MPI_FLOAT, rt_dtype_size(bo->dtype), err, errlen};
+  size_t es = rt_dtype_size(bo->dtype);
+  MPI_Datatype moved = bo->dtype == RT_I32 ? MPI_INT : es == 1 ? MPI_UINT8_T : es == 2 ? MPI_UINT16_T : es == 8 ? MPI_UINT64_T : MPI_FLOAT;
+  coll c = {m, g, what, moved, es, err, errlen};
   int P = g->size;
   size_t ni = (size_t)bi->nelem, no = (size_t)bo->nelem;
   if (bi->dtype != bo->dtype) return diag_errbuf(err, errlen, "%s over %s: in and out differ in dtype", what, g->name);
   if (in == out && ins->op != RT_ALL_REDUCE)
     return diag_errbuf(err, errlen, "%s over %s: reads and writes the same buffer", what, g->name);
-  if ((ins->op == RT_ALL_REDUCE || ins->op == RT_REDUCE_SCATTER) && bo->dtype != RT_F32)
-    return diag_errbuf(err, errlen, "%s over %s: sums need f32 values", what, g->name);
   int64_t outer = ins->outer, n = ins->n, inner = ins->inner;
+  int other = bo->dtype != RT_F32;
   switch (ins->op) {
   case RT_ALL_REDUCE:
     if (ni != no) return diag_errbuf(err, errlen, "%s over %s: in has %zu elements, out %zu", what, g->name, ni, no);
     if (P == 1) {
-      if (out != in) memcpy(out, in, ni * sizeof(float));
+      if (out != in) memcpy(out, in, ni * es);
       return 0;
     }
+    if (other) return sum_other(&c, bo->dtype, 0, out, in, 1, ni, no);
     return all_reduce(&c, out, in, ni);
   case RT_ALL_GATHER:
   case RT_REDUCE_SCATTER: {
@@ -698,6 +751,7 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
       memcpy(out, in, ni * c.es);
       return 0;
     }
+    if (!gather && other) return sum_other(&c, bo->dtype, 1, out, in, (size_t)outer, ni, no);
     return gather ? all_gather(&c, out, in, (size_t)outer, ni) : reduce_scatter(&c, out, in, (size_t)outer, no);
   }
   case RT_ALL_TO_ALL: {

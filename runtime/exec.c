@@ -242,8 +242,12 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   if (O < 0 || N < 0 || IN < 0 || ins->m < 0 || ins->k < 0 || ins->n2 < 0)
     return diag_errbuf(why, n, "negative size");
   switch (ins->op) {
-  case RT_FILL:      /* check_prog has checked out */
+  case RT_FILL: case RT_IOTA:     /* check_prog has checked out */
+    if (ins->op == RT_IOTA && O * N * IN != p->bufs[ins->out].nelem) return diag_errbuf(why, n, "iota of %" PRId64 " elements", O * N * IN);
     return want(p, ins, -1, p->bufs[ins->out].nelem, 1, p->bufs[ins->out].dtype, 0, why, n);
+  case RT_CONST:
+    if (!ins->data && p->bufs[ins->out].nelem > 0) return diag_errbuf(why, n, "a constant without data");
+    return 0;
   case RT_COPY: {
     if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     const rt_buf *o = &p->bufs[ins->out];
@@ -255,9 +259,15 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     if (ar < 1) return diag_errbuf(why, n, "unknown function %d", ins->fn);
     int64_t tot = 1;
     for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
-    if (want(p, ins, -1, tot, 1, F, 0, why, n)) return -1;
-    for (int k = 0; k < ar; k++)
-      if (want(p, ins, k, span_of(ins->rank, ins->shape, ins->stride[k]), 0, F, 0, why, n)) return -1;
+    if (want(p, ins, -1, tot, 1, p->bufs[ins->out].dtype, 0, why, n)) return -1;
+    for (int k = 0; k < ar; k++) {     /* inputs of any dtype: kernels convert as they read */
+      rt_dtype dk = ins->in[k] >= 0 && ins->in[k] < p->nbufs ? p->bufs[ins->in[k]].dtype : F;
+      if (want(p, ins, k, span_of(ins->rank, ins->shape, ins->stride[k]), 0, dk, 0, why, n)) return -1;
+    }
+    if ((ins->fn >= RT_CMP_EQ && ins->fn <= RT_CMP_GE) && p->bufs[ins->out].dtype != RT_I1)
+      return diag_errbuf(why, n, "a comparison writes i1, not %s", rt_dtype_name(p->bufs[ins->out].dtype));
+    if (ins->fn == RT_SELECT && p->bufs[ins->in[0]].dtype != RT_I1)
+      return diag_errbuf(why, n, "select's predicate is %s, not i1", rt_dtype_name(p->bufs[ins->in[0]].dtype));
     return 0;
   }
   case RT_TRANSPOSE: {
@@ -270,13 +280,16 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   }
   case RT_GEMM: {
     int64_t bt = ins->batch < 1 ? 1 : ins->batch, m = ins->m, k = ins->k;
+    rt_dtype dt = p->bufs[ins->out].dtype;      /* one dtype for the three */
     if (ins->stride_a < 0 || ins->stride_b < 0 || ins->stride_c < 0) return diag_errbuf(why, n, "negative stride");
-    return want(p, ins, 0, (bt - 1) * ins->stride_a + m * k, 0, F, 0, why, n) ||
-           want(p, ins, 1, (bt - 1) * ins->stride_b + k * N, 0, F, 0, why, n) ||
-           want(p, ins, -1, (bt - 1) * ins->stride_c + m * N, 0, F, 0, why, n);
+    return want(p, ins, 0, (bt - 1) * ins->stride_a + m * k, 0, dt, 0, why, n) ||
+           want(p, ins, 1, (bt - 1) * ins->stride_b + k * N, 0, dt, 0, why, n) ||
+           want(p, ins, -1, (bt - 1) * ins->stride_c + m * N, 0, dt, 0, why, n);
   }
-  case RT_REDUCE:
-    return want(p, ins, 0, O * N * IN, 1, F, 0, why, n) || want(p, ins, -1, O * IN, 1, F, 0, why, n);
+  case RT_REDUCE: {
+    rt_dtype dt = p->bufs[ins->out].dtype;
+    return want(p, ins, 0, O * N * IN, 1, dt, 0, why, n) || want(p, ins, -1, O * IN, 1, dt, 0, why, n);
+  }
   case RT_REDUCE_MAX_GRAD:
     return want(p, ins, 0, O * N * IN, 1, F, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
            want(p, ins, -1, O * N * IN, 1, F, 0, why, n);
@@ -291,10 +304,12 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   case RT_LAYERNORM_GRAD:
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, N, 1, F, 1, why, n) ||
            want(p, ins, 2, O * N, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
-  case RT_GATHER_ROWS:
+  case RT_GATHER_ROWS: {
+    rt_dtype dt = p->bufs[ins->out].dtype;     /* rows of any dtype */
     if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
-    return want(p, ins, 0, N * IN, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
-           want(p, ins, -1, O * IN, 1, F, 0, why, n);
+    return want(p, ins, 0, N * IN, 1, dt, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
+           want(p, ins, -1, O * IN, 1, dt, 0, why, n);
+  }
   case RT_SCATTER_ROWS:
     if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, O, 1, I, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
@@ -332,9 +347,8 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
 static int check_prog(const rt_prog *p, char *err, size_t errlen) {
   char why[256];
   for (int b = 0; b < p->nbufs; b++)
-    if (p->bufs[b].dtype != RT_F32 && p->bufs[b].dtype != RT_I32)
-      return diag_errbuf(err, errlen, "buffer b%d '%s' is %s: carve runs f32 and i32 programs (bf16 and f16 ones are costed by carve simulate)",
-                         b, p->bufs[b].name, rt_dtype_name(p->bufs[b].dtype));
+    if ((unsigned)p->bufs[b].dtype >= RT_NDTYPES)
+      return diag_errbuf(err, errlen, "buffer b%d '%s' has no known dtype (%d)", b, p->bufs[b].name, (int)p->bufs[b].dtype);
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
     if (ins->out < 0 || ins->out >= p->nbufs) {
@@ -495,9 +509,10 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
         be->zero(be->ctx, e->data[o], buf_size(p, o), why, sizeof why))
       return ins_err(p, i, err, errlen, why);
     rt_instr fixed;
-    if (ins->nelem != p->bufs[o].nelem) {     /* rt_prog_finish not called */
+    if (ins->nelem != p->bufs[o].nelem || ins->odt != p->bufs[o].dtype) {     /* rt_prog_finish not called */
       fixed = *ins;
       fixed.nelem = p->bufs[o].nelem;
+      rt_instr_dtypes(p, &fixed);
       ins = &fixed;
     }
     if ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0 &&

@@ -5,6 +5,7 @@
 ** at the same positions of the whole tensor computed anywhere else.
 */
 #include "runtime/init.h"
+#include "runtime/dtype.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,13 +61,15 @@ void rt_init_block(const rt_init *in, rt_dtype t, int rank, const int64_t *globa
   int64_t idx[RT_MAXRANK] = {0};
   float *f = dst;
   int32_t *iv = dst;
+  int other = t != RT_F32 && t != RT_I32;
   for (int64_t r = 0; r < rows; r++) {
     uint64_t g0 = 0;
     for (int d = 0; d < rank; d++) g0 += (uint64_t)((off[d] + (d < rank - 1 ? idx[d] : 0)) * gstride[d]);
     for (int64_t j = 0; j < L; j++) {
       double v = value(in, g0 + (uint64_t)j);
       if (t == RT_I32) iv[r * L + j] = (int32_t)v;
-      else f[r * L + j] = (float)v;
+      else if (!other) f[r * L + j] = (float)v;
+      else rt_store_f(t, dst, r * L + j, v);
     }
     for (int d = rank - 2; d >= 0; d--) {
       if (++idx[d] < local[d]) break;

@@ -11,6 +11,7 @@
 
 #include "util/diag.h"
 #include "runtime/backend.h"
+#include "runtime/kern_any.h"
 
 #include <cblas.h>
 #include <inttypes.h>
@@ -112,9 +113,7 @@ HOT static double dotdev_d(const float *restrict g, const float *restrict x, dou
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-/* max that propagates NaN (fmaxf would drop it) */
-INLINE float maxnan(float x, float y) { return (x > y || x != x) ? x : y; }
-INLINE float minnan(float x, float y) { return (x < y || x != x) ? x : y; }
+#include "runtime/kern_math.h"
 
 HOT static float max_f(const float *restrict x, i64 n) {
   float acc[8];
@@ -130,98 +129,6 @@ HOT static float max_f(const float *restrict x, i64 n) {
 
 /* ---- elementwise ---- */
 
-/* Transcendentals written so that the FOR8 loops around them vectorize:
-   straight-line float and integer arithmetic, and selects through bit
-   masks (with the default -ftrapping-math GCC will not if-convert a
-   float `?:` that feeds further float arithmetic). */
-
-INLINE uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-INLINE float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-INLINE float sel(int c, float a, float b) {
-  uint32_t m = -(uint32_t)c;
-  return bitsf((fbits(a) & m) | (fbits(b) & ~m));
-}
-
-/* exp within 1.2 ulp: x = n ln2 + r with |r| <= ln2/2 (Cody-Waite split of
-   ln2), e^r by its Taylor series to r^7, and 2^n applied as two halves so
-   that results down to the subnormals come out right. -inf gives 0, +inf
-   gives inf, NaN stays NaN. */
-INLINE float exp_core(float x, int big) {
-  float xc = big ? sel(x > 88.8f, 88.8f, x) : x;
-  xc = sel(xc < -104.0f, -104.0f, xc);
-  float f = xc * 1.44269504088896341f + 12582912.0f;     /* 1.5 * 2^23: rounds to an integer */
-  float n = f - 12582912.0f;
-  float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
-            r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  int32_t ni = (int32_t)(fbits(f) - 0x4B400000u);       /* n, from the low mantissa bits */
-  int32_t n1 = ni >> 1, n2 = ni - n1;
-  return p * bitsf((uint32_t)(n1 + 127) << 23) * bitsf((uint32_t)(n2 + 127) << 23);
-}
-
-INLINE float exp_v(float x) { return exp_core(x, 1); }
-/* for arguments known to stay below 88 (x - max, -x^2...): no overflow clamp */
-INLINE float exp_lo(float x) { return exp_core(x, 0); }
-
-/* 0.5 erfc(a) for a >= 0: the Chebyshev-fitted form of Numerical Recipes
-   (relative error under 1.2e-7), so that Phi(x) stays accurate in the
-   negative tail where 1 + erf(x) would cancel. Rounding a*a in float adds
-   about 1e-7 * a^2 relative error: 2e-6 at x = -6, where gelu is 6e-9. */
-INLINE float half_erfc(float a) {
-  float t = 1.0f / (1.0f + 0.5f * a);
-  float y = -a * a - 1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +
-            t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f +
-            t * (-0.82215223f + t * 0.17087277f))))))));
-  return 0.5f * t * exp_lo(y);
-}
-
-#define SQRT1_2F 0.70710678118654752f
-#define INV_SQRT2PI 0.39894228040143268f
-#define GELU_C 0.79788456080286536f   /* sqrt(2/pi) */
-#define GELU_A 0.044715f
-
-/* the standard normal CDF */
-INLINE float phi_cdf(float x) {
-  float e = half_erfc(fabsf(x) * SQRT1_2F);
-  return sel(x < 0, e, 1.0f - e);
-}
-
-/* stable both ways: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) below */
-INLINE float sigm(float x) {
-  float e = exp_lo(-fabsf(x)), s = 1.0f / (1.0f + e);
-  return sel(x >= 0, s, e * s);
-}
-
-/* odd Taylor series near 0 (1 - 2/(e^2x + 1) would cancel there) */
-INLINE float tanh_v(float x) {
-  float a = fabsf(x), a2 = a * a;
-  float big = 1.0f - 2.0f / (exp_v(2.0f * a) + 1.0f);
-  float small = a + a * a2 * (-1.0f / 3 + a2 * (2.0f / 15 + a2 * (-17.0f / 315 + a2 * (62.0f / 2835 +
-                a2 * (-1382.0f / 155925 + a2 * (21844.0f / 6081075))))));
-  float t = sel(a < 0.4f, small, big);
-  return bitsf(fbits(t) | (fbits(x) & 0x80000000u));
-}
-
-INLINE float gelu_f(float x) { return x * phi_cdf(x); }
-
-/* 0.5 x (1 + tanh u) = x sigmoid(2u): no cancellation for negative x */
-INLINE float gelu_tanh_f(float x) { return x * sigm(2.0f * GELU_C * (x + GELU_A * x * x * x)); }
-
-INLINE float gelu_grad_f(float x, float dy) {
-  return dy * (phi_cdf(x) + x * INV_SQRT2PI * exp_lo(-0.5f * x * x));
-}
-
-/* with s = sigmoid(2u): 0.5 (1 + tanh u) = s and 0.5 x (1 - tanh^2 u) = 2 x s (1 - s) */
-INLINE float gelu_tanh_grad_f(float x, float dy) {
-  float s = sigm(2.0f * GELU_C * (x + GELU_A * x * x * x));
-  float du = GELU_C * (1.0f + 3.0f * GELU_A * x * x);
-  return dy * (s + 2.0f * x * s * (1.0f - s) * du);
-}
-
-INLINE float silu_grad_f(float x, float dy) {
-  float s = sigm(x);
-  return dy * (s + x * s * (1.0f - s));
-}
 
 /* One contiguous run. va/vb say whether an input advances (1) or is one
    value repeated (0); they are constants at every call, so each call
@@ -335,6 +242,7 @@ static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float 
 
 static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
+  if (fn >= RT_ABS || !rt_all_f32(ins, ar)) return rt_any_ew(ins, out, in, err, errlen);   /* other dtypes */
   if (ar < 1 || ar > 2) return diag_errbuf(err, errlen, "unknown elementwise function %d", fn);
   if (ins->rank > RT_MAXRANK) return diag_errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
   /* Drop unit dims and merge dims that every input walks contiguously:
@@ -396,6 +304,7 @@ static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char
 /* ---- data movement ---- */
 
 static int k_fill(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt != RT_F32) { rt_any_fill(ins, out); return 0; }
   float *o = out, v = ins->alpha;
   FOR8(ins->nelem, o[k] = v);
   return 0;
@@ -406,14 +315,14 @@ static int k_shard_slice(void *ctx, const rt_instr *ins, void *out, void *const 
   i64 n = ins->n, piece = ins->n2, inner = ins->inner;
   if (ins->off < 0 || piece < 0 || ins->off + piece > n)
     return diag_errbuf(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", ins->off, ins->off + piece, n);
-  size_t row = (size_t)(piece * inner) * 4;
+  size_t es = rt_dtype_size((rt_dtype)ins->odt), row = (size_t)(piece * inner) * es;
   for (i64 o = 0; o < ins->outer; o++)
-    memcpy((char *)out + o * row, (const char *)in[0] + (size_t)((o * n + ins->off) * inner) * 4, row);
+    memcpy((char *)out + o * row, (const char *)in[0] + (size_t)((o * n + ins->off) * inner) * es, row);
   return 0;
 }
 
 static int k_copy(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  if (out != in[0]) memcpy(out, in[0], (size_t)ins->nelem * 4);
+  if (out != in[0]) memcpy(out, in[0], (size_t)ins->nelem * rt_dtype_size((rt_dtype)ins->odt));
   return 0;
 }
 
@@ -427,22 +336,36 @@ static int k_block_copy(void *ctx, const rt_instr *ins, void *out, void *const *
     return diag_errbuf(err, errlen, "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")", k0, k0 + n, m);
   const char *src = in[0];
   char *dst = out;
-  size_t row = (size_t)(n * inner) * 4;
+  size_t es = rt_dtype_size((rt_dtype)ins->odt), row = (size_t)(n * inner) * es;
   for (i64 o = 0; o < ins->outer; o++)
-    memcpy(dst + (size_t)((o * n2 + off) * inner) * 4, src + (size_t)((o * m + k0) * inner) * 4, row);
+    memcpy(dst + (size_t)((o * n2 + off) * inner) * es, src + (size_t)((o * m + k0) * inner) * es, row);
   return 0;
 }
 
-/* out[i*os + j] = in[i + j*is] for a tile-blocked [ni, nj] slab */
-static void transpose_2d(uint32_t *restrict o, i64 os, const uint32_t *restrict s, i64 is, i64 ni, i64 nj) {
-  enum { T = 32 };
-  for (i64 i0 = 0; i0 < ni; i0 += T) {
-    i64 i1 = i0 + T < ni ? i0 + T : ni;
-    for (i64 j0 = 0; j0 < nj; j0 += T) {
-      i64 j1 = j0 + T < nj ? j0 + T : nj;
-      for (i64 i = i0; i < i1; i++)
-        for (i64 j = j0; j < j1; j++) o[i * os + j] = s[i + j * is];
-    }
+/* out[i*os + j] = in[i + j*is] for a tile-blocked [ni, nj] slab, one per element size */
+#define TRANSPOSE_2D(name, E) \
+  static void name(E *restrict o, i64 os, const E *restrict s, i64 is, i64 ni, i64 nj) { \
+    enum { T = 32 }; \
+    for (i64 i0 = 0; i0 < ni; i0 += T) { \
+      i64 i1 = i0 + T < ni ? i0 + T : ni; \
+      for (i64 j0 = 0; j0 < nj; j0 += T) { \
+        i64 j1 = j0 + T < nj ? j0 + T : nj; \
+        for (i64 i = i0; i < i1; i++) \
+          for (i64 j = j0; j < j1; j++) o[i * os + j] = s[i + j * is]; \
+      } \
+    } \
+  }
+TRANSPOSE_2D(transpose_2d, uint32_t)
+TRANSPOSE_2D(transpose_2d_1, uint8_t)
+TRANSPOSE_2D(transpose_2d_2, uint16_t)
+TRANSPOSE_2D(transpose_2d_8, uint64_t)
+
+static void slab(size_t es, char *o, i64 os, const char *s, i64 is, i64 ni, i64 nj) {
+  switch (es) {
+  case 1: transpose_2d_1((uint8_t *)o, os, (const uint8_t *)s, is, ni, nj); break;
+  case 2: transpose_2d_2((uint16_t *)o, os, (const uint16_t *)s, is, ni, nj); break;
+  case 8: transpose_2d_8((uint64_t *)o, os, (const uint64_t *)s, is, ni, nj); break;
+  default: transpose_2d((uint32_t *)o, os, (const uint32_t *)s, is, ni, nj); break;
   }
 }
 
@@ -463,14 +386,15 @@ static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *i
     if (r > 0 && s[r - 1] == istr[p] * ins->shape[p]) { os[r - 1] *= ins->shape[p]; s[r - 1] = istr[p]; }
     else { os[r] = ins->shape[p]; s[r] = istr[p]; r++; }
   }
-  const uint32_t *src = in[0];
-  uint32_t *dst = out;
+  const char *src = in[0];
+  char *dst = out;
+  size_t es = rt_dtype_size((rt_dtype)ins->odt);
   if (r <= 1 || s[r - 1] == 1) {
     /* the innermost output dim is contiguous in the input too: copy runs */
-    if (r == 0) { dst[0] = src[0]; return 0; }
+    if (r == 0) { memcpy(dst, src, es); return 0; }
     i64 L = os[r - 1], rows = total / L, idx[RT_MAXRANK] = {0}, off = 0;
     for (i64 row = 0; row < rows; row++) {
-      memcpy(dst + row * L, src + off, (size_t)L * 4);
+      memcpy(dst + (size_t)(row * L) * es, src + (size_t)off * es, (size_t)L * es);
       for (int d = r - 2; d >= 0; d--) {
         idx[d]++;
         off += s[d];
@@ -489,7 +413,8 @@ static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *i
   for (int d = r - 1; d >= 0; d--) { ostr[d] = acc; acc *= os[d]; }
   i64 idx[RT_MAXRANK] = {0}, ioff = 0, ooff = 0, slabs = total / (os[q] * os[r - 1]);
   for (i64 sl = 0; sl < slabs; sl++) {
-    transpose_2d(dst + ooff, ostr[q], src + ioff, s[r - 1], os[q], os[r - 1]);
+    if (es == 4) transpose_2d((uint32_t *)dst + ooff, ostr[q], (const uint32_t *)src + ioff, s[r - 1], os[q], os[r - 1]);
+    else slab(es, dst + (size_t)ooff * es, ostr[q], src + (size_t)ioff * es, s[r - 1], os[q], os[r - 1]);
     for (int d = r - 2; d >= 0; d--) {
       if (d == q) continue;
       idx[d]++;
@@ -524,6 +449,7 @@ static int k_causal_mask(void *ctx, const rt_instr *ins, void *out, void *const 
 /* ---- GEMM ---- */
 
 static int k_gemm(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (!rt_all_f32(ins, 2)) return rt_any_gemm(ins, out, in, err, errlen);
   const float *A = in[0], *B = in[1];
   float *C = out;
   i64 m = ins->m, n = ins->n, kk = ins->k, batch = ins->batch < 1 ? 1 : ins->batch;
@@ -578,17 +504,28 @@ HOT static void colmax(const float *restrict x, i64 n, i64 inner, float *restric
   }
 }
 
+HOT static void colmin(const float *restrict x, i64 n, i64 inner, float *restrict out) {
+  FOR8(inner, out[k] = INFINITY);
+  for (i64 r = 0; r < n; r++) {
+    const float *xr = x + r * inner;
+    FOR8(inner, out[k] = minnan(xr[k], out[k]));
+  }
+}
+
 static int k_reduce(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (!rt_all_f32(ins, 1)) return rt_any_reduce(ins, out, in[0], err, errlen);
   const float *x = in[0];
   float *y = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
-  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX) return diag_errbuf(err, errlen, "unknown reduction %d", ins->fn);
+  if (ins->fn != RT_RSUM && ins->fn != RT_RMAX && ins->fn != RT_RMIN) return diag_errbuf(err, errlen, "unknown reduction %d", ins->fn);
   for (i64 o = 0; o < NO; o++) {
     const float *xo = x + o * NN * NI;
     float *yo = y + o * NI;
     if (ins->fn == RT_RSUM) {
       if (NI == 1) yo[0] = (float)(sum_d(xo, NN) * ins->alpha);
       else colsum(xo, NN, NI, yo, ins->alpha);
+    } else if (ins->fn == RT_RMIN) {
+      colmin(xo, NN, NI, yo);
     } else {
       if (NI == 1) yo[0] = max_f(xo, NN);
       else colmax(xo, NN, NI, yo);
@@ -773,17 +710,29 @@ static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *con
 static i64 table_rows(const rt_instr *ins) { return ins->n2 > 0 ? ins->n2 : ins->off + ins->n; }
 
 static int k_gather_rows(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  const float *tab = in[0];
+  const char *tab = in[0];
   const int32_t *ids = in[1];
-  float *y = out;
+  char *y = out;
   i64 inner = ins->inner, n2 = table_rows(ins);
+  size_t w = (size_t)inner * rt_dtype_size((rt_dtype)ins->odt);   /* rows are copied whatever their type */
   for (i64 r = 0; r < ins->outer; r++) {
     i64 id = ids[r], row = id - ins->off;
     if (id < 0 || id >= n2)
       return diag_errbuf(err, errlen, "embedding: id %" PRId64 " out of range [0, %" PRId64 ")", id, n2);
-    if (row >= 0 && row < ins->n) memcpy(y + r * inner, tab + row * inner, (size_t)inner * 4);
-    else memset(y + r * inner, 0, (size_t)inner * 4);
+    if (row >= 0 && row < ins->n) memcpy(y + (size_t)r * w, tab + (size_t)row * w, w);
+    else memset(y + (size_t)r * w, 0, w);
   }
+  return 0;
+}
+
+static int k_iota(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rt_any_iota(ins, out);
+  return 0;
+}
+
+static int k_const(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (!ins->data && ins->nelem > 0) return diag_errbuf(err, errlen, "a constant without data");
+  if (ins->nelem > 0) memcpy(out, ins->data, (size_t)ins->nelem * rt_dtype_size((rt_dtype)ins->odt));
   return 0;
 }
 
@@ -876,6 +825,8 @@ static const rt_backend cpu = {
     [RT_CAUSAL_MASK] = k_causal_mask,
     [RT_BLOCK_COPY] = k_block_copy,
     [RT_SHARD_SLICE] = k_shard_slice,
+    [RT_IOTA] = k_iota,
+    [RT_CONST] = k_const,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
 };

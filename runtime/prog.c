@@ -14,7 +14,7 @@ static const char *const op_names[] = {
   "fill", "copy", "ew", "transpose", "gemm", "reduce", "reduce_max_grad",
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad",
-  "causal_mask", "block_copy", "shard_slice",
+  "causal_mask", "block_copy", "shard_slice", "iota", "const",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
@@ -25,12 +25,13 @@ static const char *const ewfn_names[] = {
   "sigmoid", "silu", "affine",
   "add", "sub", "mul", "div", "max", "min", "ge",
   "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad", "axpy", "axpby",
-  "adam_denom",
+  "adam_denom", "abs", "sign", "not", "convert", "pow", "and", "or", "xor",
+  "cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge", "select",
 };
 _Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_EWFN: ewfn_names");
 
 static const struct { const char *name; size_t size; } dtypes[] = {   /* ORDER RT_DTYPE */
-  {"f32", 4}, {"i32", 4}, {"bf16", 2}, {"f16", 2},
+  {"f32", 4}, {"i32", 4}, {"bf16", 2}, {"f16", 2}, {"f64", 8}, {"i64", 8}, {"i1", 1}, {"i8", 1}, {"ui8", 1},
 };
 _Static_assert(sizeof dtypes / sizeof dtypes[0] == RT_NDTYPES, "ORDER RT_DTYPE: dtypes");
 
@@ -74,7 +75,8 @@ const char *rt_ewfn_name(rt_ewfn fn) {
 }
 
 int rt_ewfn_arity(rt_ewfn fn) {
-  if (fn <= RT_AFFINE || fn == RT_ADAM_DENOM) return 1;
+  if (fn <= RT_AFFINE || fn == RT_ADAM_DENOM || (fn >= RT_ABS && fn <= RT_CONVERT)) return 1;
+  if (fn == RT_SELECT) return 3;
   if (fn < RT_NEWFN) return 2;
   return 0;
 }
@@ -158,7 +160,14 @@ void rt_prog_finish(rt_prog *p) {
     for (int k = 0; k < RT_MAXIN; k++)
       if (ins->in[k] >= 0 && ins->in[k] < p->nbufs) p->bufs[ins->in[k]].last_use = i;
     if (ins->out >= 0 && ins->out < p->nbufs) ins->nelem = p->bufs[ins->out].nelem;
+    rt_instr_dtypes(p, ins);
   }
+}
+
+void rt_instr_dtypes(const rt_prog *p, rt_instr *ins) {
+  ins->odt = (uint8_t)(ins->out >= 0 && ins->out < p->nbufs ? p->bufs[ins->out].dtype : RT_F32);
+  for (int k = 0; k < RT_MAXIN; k++)
+    ins->idt[k] = (uint8_t)(ins->in[k] >= 0 && ins->in[k] < p->nbufs ? p->bufs[ins->in[k]].dtype : RT_F32);
 }
 
 /* ---- listing ---- */
@@ -229,6 +238,7 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     if (ins->fn == RT_AFFINE || ins->fn == RT_ADAM_DENOM) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
     if (ins->fn == RT_AXPY) fprintf(f, "; alpha %g", ins->alpha);
     if (ins->fn == RT_AXPBY) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
+    if (ins->fn >= RT_CMP_EQ && ins->fn <= RT_CMP_GE && ins->mode == RT_CMP_TOTAL) fputs("; total order", f);
     fputc(']', f);
     break;
   }
@@ -253,7 +263,7 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     if (ins->beta != 0.0f) fprintf(f, ", beta %g", ins->beta);
     fputc(']', f);
     break;
-  case RT_REDUCE: case RT_REDUCE_MAX_GRAD: case RT_SHARD_SLICE:
+  case RT_REDUCE: case RT_REDUCE_MAX_GRAD: case RT_SHARD_SLICE: case RT_IOTA:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64, ins->outer, ins->n, ins->inner);
     if (ins->op == RT_REDUCE && ins->fn == RT_RSUM && ins->alpha != 1.0f) fprintf(f, ", alpha %g", ins->alpha);
     fputc(']', f);
@@ -335,9 +345,11 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
       const char *nm = rt_op_name((rt_op)ins->op);
       char tmp[32];
       if (ins->op == RT_EW) nm = rt_ewfn_name((rt_ewfn)ins->fn);
-      else if (ins->op == RT_REDUCE) nm = ins->fn == RT_RMAX ? "reduce_max" : "reduce_sum";
+      else if (ins->op == RT_REDUCE) nm = ins->fn == RT_RMAX ? "reduce_max" : ins->fn == RT_RMIN ? "reduce_min" : "reduce_sum";
       if (ins->op == RT_FILL) {
-        snprintf(tmp, sizeof tmp, "fill %g", ins->alpha);
+        int f32 = ins->out < 0 || ins->out >= p->nbufs || p->bufs[ins->out].dtype == RT_F32;
+        snprintf(tmp, sizeof tmp, "fill %.17g", f32 ? (double)ins->alpha : ins->value);
+        if (f32) snprintf(tmp, sizeof tmp, "fill %g", ins->alpha);
         nm = tmp;
       }
       fprintf(f, "b%d = %s", ins->out, nm);

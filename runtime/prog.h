@@ -16,9 +16,11 @@
 #define RT_MAXRANK 8
 #define RT_MAXIN 4
 
-/* f32 and i32 run; bf16 and f16 programs are lowered (the simulator costs
-** them at their own sizes) but not yet run. ORDER RT_DTYPE */
-typedef enum rt_dtype { RT_F32, RT_I32, RT_BF16, RT_F16, RT_NDTYPES } rt_dtype;
+/* Element types. f32 is the fast path of every kernel; bf16 and f16 are
+** stored in two bytes and computed with f32 arithmetic; f64, i64, i8, ui8
+** and i1 (a boolean, one byte holding 0 or 1) compute in their own width
+** (runtime/dtype.h). ORDER RT_DTYPE */
+typedef enum rt_dtype { RT_F32, RT_I32, RT_BF16, RT_F16, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_NDTYPES } rt_dtype;
 
 /* grep "ORDER RT_OP" if you change this */
 typedef enum rt_op {
@@ -31,7 +33,7 @@ typedef enum rt_op {
                        A = in0 (m x k after op), B = in1 (k x n after op), C = out;
                        stride_a/b/c: elements between batches (0 = shared) */
   RT_REDUCE,        /* in0 viewed as [outer, n, inner] -> out [outer, inner];
-                       fn RT_RSUM (times alpha, for mean) or RT_RMAX */
+                       fn RT_RSUM (times alpha, for mean), RT_RMAX or RT_RMIN */
   RT_REDUCE_MAX_GRAD,/* in0 = x [outer, n, inner], in1 = dy [outer, inner] -> dx: dy shared
                        evenly among the maxima of each (outer, inner) row */
   RT_SOFTMAX,       /* in0 [outer, n] -> softmax over n (numerically stable) */
@@ -60,6 +62,8 @@ typedef enum rt_op {
                        is left as it is (slice, concat, pad) */
   RT_SHARD_SLICE,   /* in0 [outer, n, inner] -> out [outer, n / P, inner]: this device's
                        piece along n, where P and the piece index come from group */
+  RT_IOTA,          /* out viewed [outer, n, inner]: each element its index along n */
+  RT_CONST,         /* out = the nelem elements at data (bytes of out's dtype, in the program) */
   RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
   RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */
@@ -86,10 +90,22 @@ typedef enum rt_ewfn {
   RT_AXPBY,         /* alpha * in0 + beta * in1 (Adam's moments in one pass) */
   /* ternary: in0, in1, in2 */
   RT_ADAM_DENOM,    /* sqrt(in0) * alpha + beta; kept binary-free for clarity */
+  /* the ops of imported StableHLO programs, in every dtype (in0 to out's dtype unless said) */
+  RT_ABS, RT_SIGN,  /* unary */
+  RT_NOT,           /* logical not of an i1, bitwise not of an integer */
+  RT_CONVERT,       /* in0's dtype to out's: floats to integers truncate toward zero and
+                       saturate (NaN gives 0), integers wrap, anything to i1 is != 0 */
+  RT_POW,           /* binary; integers by repeated squaring (a negative power gives 0 unless |in0| = 1) */
+  RT_AND, RT_OR, RT_XOR,   /* logical on i1, bitwise on integers */
+  RT_CMP_EQ, RT_CMP_NE, RT_CMP_LT, RT_CMP_LE, RT_CMP_GT, RT_CMP_GE,
+                    /* in0 against in1 in their dtype, into an i1; floats compare as IEEE-754
+                       quiet comparisons, or by totalOrder when mode is RT_CMP_TOTAL */
+  RT_SELECT,        /* ternary: in1 where in0 (an i1) is true, else in2 */
   RT_NEWFN
 } rt_ewfn;
 
-enum { RT_RSUM, RT_RMAX };
+enum { RT_RSUM, RT_RMAX, RT_RMIN };
+enum { RT_CMP_TOTAL = 1 };
 
 typedef struct rt_instr {
   uint8_t op;                 /* rt_op */
@@ -110,6 +126,11 @@ typedef struct rt_instr {
   int8_t  split_dim, concat_dim; /* RT_ALL_TO_ALL */
   int64_t stride_a, stride_b, stride_c;
   float   alpha, beta;        /* see each op */
+  double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32) */
+  const void *data;           /* RT_CONST: nelem elements of out's dtype, in the program's arena */
+  uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder */
+  uint8_t odt;                /* out's dtype, and each input's: set by rt_prog_finish */
+  uint8_t idt[RT_MAXIN];
   int64_t nelem;              /* elements of out (RT_FILL, RT_COPY...); rt_prog_finish sets it */
 } rt_instr;
 
@@ -175,8 +196,10 @@ void rt_prog_free(rt_prog *p);
 int  rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_t *shape, rt_bufkind kind);
 rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out);   /* zeroed, in[] = -1, group = -1 */
 int  rt_prog_group(rt_prog *p, int naxes, const int *axes);
-/* Compute last_use of every buffer and each instruction's nelem (call once after emitting). */
+/* Compute last_use of every buffer and each instruction's nelem and dtypes (call once after emitting). */
 void rt_prog_finish(rt_prog *p);
+/* An instruction's odt and idt from its buffers (rt_prog_finish does it for all). */
+void rt_instr_dtypes(const rt_prog *p, rt_instr *ins);
 /* Human-readable listing (carve lower), one instruction a line. */
 char *rt_prog_dump(const rt_prog *p, arena *a);
 

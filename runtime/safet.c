@@ -6,6 +6,7 @@
 */
 #include "util/diag.h"
 #include "runtime/safet.h"
+#include "runtime/dtype.h"
 #include "util/file.h"
 
 #include <errno.h>
@@ -41,9 +42,21 @@ struct st_file {
 static const struct { const char *name; st_dtype dt; int size; } dtypes[] = {
   {"F32", ST_F32, 4}, {"I32", ST_I32, 4}, {"BF16", ST_BF16, 2}, {"F16", ST_F16, 2},
   {"F64", ST_F64, 8}, {"I64", ST_I64, 8}, {"U64", ST_OTHER, 8}, {"U32", ST_OTHER, 4},
-  {"I16", ST_OTHER, 2}, {"U16", ST_OTHER, 2}, {"I8", ST_OTHER, 1}, {"U8", ST_OTHER, 1},
-  {"BOOL", ST_OTHER, 1}, {"F8_E4M3", ST_OTHER, 1}, {"F8_E5M2", ST_OTHER, 1},
+  {"I16", ST_OTHER, 2}, {"U16", ST_OTHER, 2}, {"I8", ST_I8, 1}, {"U8", ST_U8, 1},
+  {"BOOL", ST_BOOL, 1}, {"F8_E4M3", ST_OTHER, 1}, {"F8_E5M2", ST_OTHER, 1},
 };
+
+/* the runtime's type of a file's tensor, and the file's name of a runtime type */
+static rt_dtype rt_of(st_dtype t) {
+  static const rt_dtype m[] = {RT_F32, RT_I32, RT_BF16, RT_F16, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_F32};
+  return m[t];
+}
+
+static const char *st_name(rt_dtype t) {
+  static const char *const n[] = {"F32", "I32", "BF16", "F16", "F64", "I64", "BOOL", "I8", "U8"};   /* ORDER RT_DTYPE */
+  _Static_assert(sizeof n / sizeof n[0] == RT_NDTYPES, "ORDER RT_DTYPE: safetensors names");
+  return (unsigned)t < RT_NDTYPES ? n[t] : "F32";
+}
 
 /* ---- the header's JSON ---- */
 
@@ -457,34 +470,6 @@ const st_tensor *st_find(const st_file *f, const char *name) {
 
 /* ---- reading blocks ---- */
 
-static float bf16_to_f32(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float v;
-  memcpy(&v, &bits, 4);
-  return v;
-}
-
-static float f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, man = h & 0x3FFu, bits;
-  if (e == 0) {
-    if (man == 0) {
-      bits = sign;
-    } else {                    /* subnormal: renormalise */
-      int shift = 0;
-      while (!(man & 0x400u)) { man <<= 1; shift++; }
-      man &= 0x3FFu;
-      bits = sign | (uint32_t)(113 - shift) << 23 | man << 13;
-    }
-  } else if (e == 31) {
-    bits = sign | 0x7F800000u | man << 13;   /* inf, or NaN keeping its payload */
-  } else {
-    bits = sign | (e + 112) << 23 | man << 13;
-  }
-  float v;
-  memcpy(&v, &bits, 4);
-  return v;
-}
-
 static void shape_i64(char *s, size_t n, int rank, const int64_t *shape) {
   uint64_t u[RT_MAXRANK];
   for (int d = 0; d < rank && d < RT_MAXRANK; d++) u[d] = (uint64_t)shape[d];
@@ -506,12 +491,15 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
   }
   const char *dn = f->dtname[t - f->t];
   if (t->dtype == ST_OTHER)
-    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32 and I64", f->path, name, dn);
-  int is_int = t->dtype == ST_I32 || t->dtype == ST_I64;
-  if (want == RT_I32 && !is_int)
-    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants I32 (or I64)", f->path, name, dn);
-  if (want == RT_F32 && is_int)
-    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants F32 (or BF16, F16, F64)", f->path, name, dn);
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32, I64, I8, U8 and BOOL", f->path, name, dn);
+  rt_dtype have = rt_of(t->dtype);
+  int is_int = !rt_dtype_isfloat(have), want_int = !rt_dtype_isfloat(want);
+  if (want_int && !is_int)
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants %s", f->path, name, dn,
+                       want == RT_I32 ? "I32 (or I64)" : st_name(want));
+  if (!want_int && is_int)
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s but the model wants %s", f->path, name, dn,
+                       want == RT_F32 ? "F32 (or BF16, F16, F64)" : st_name(want));
   int64_t gstr[RT_MAXRANK], acc = 1, rows = 1, L = rank ? local[rank - 1] : 1;
   for (int d = rank - 1; d >= 0; d--) {
     if (off[d] < 0 || local[d] < 0 || off[d] + local[d] > global_shape[d])
@@ -521,31 +509,25 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
   }
   for (int d = 0; d < rank - 1; d++) rows *= local[d];
   if (rows <= 0 || L <= 0) return 0;
-  size_t es = t->dtype == ST_BF16 || t->dtype == ST_F16 ? 2 : t->dtype == ST_F64 || t->dtype == ST_I64 ? 8 : 4;
+  size_t es = rt_dtype_size(have), ew = rt_dtype_size(want);
+  int64_t lo = want == RT_I32 ? INT32_MIN : want == RT_I8 ? -128 : 0, hi = want == RT_I32 ? INT32_MAX : want == RT_I8 ? 127 : 255;
   int64_t idx[RT_MAXRANK] = {0};
   for (int64_t r = 0; r < rows; r++) {
     int64_t g = 0;
     for (int d = 0; d < rank; d++) g += (off[d] + (d < rank - 1 ? idx[d] : 0)) * gstr[d];
     const unsigned char *src = t->data + (size_t)g * es;
-    if (es == 4) {
-      memcpy((char *)dst + (size_t)(r * L) * 4, src, (size_t)L * 4);
-    } else if (t->dtype == ST_F64) {
-      float *o = (float *)dst + r * L;
-      for (int64_t k = 0; k < L; k++) { double x; memcpy(&x, src + 8 * k, 8); o[k] = (float)x; }
-    } else if (t->dtype == ST_I64) {
-      int32_t *o = (int32_t *)dst + r * L;
-      for (int64_t k = 0; k < L; k++) {
-        int64_t x;
-        memcpy(&x, src + 8 * k, 8);
-        if (x < INT32_MIN || x > INT32_MAX)
-          return diag_errbuf(err, errlen, "%s: tensor '%s' (I64) holds %" PRId64 ", which does not fit the model's I32", f->path, name, x);
-        o[k] = (int32_t)x;
-      }
+    void *o = (char *)dst + (size_t)(r * L) * ew;
+    if (have == want) {
+      memcpy(o, src, (size_t)L * es);
+    } else if (!is_int) {
+      for (int64_t k = 0; k < L; k++) rt_store_f(want, o, k, rt_load_f(have, src, k));
     } else {
-      float *o = (float *)dst + r * L;
       for (int64_t k = 0; k < L; k++) {
-        uint16_t h = (uint16_t)(src[2 * k] | src[2 * k + 1] << 8);
-        o[k] = t->dtype == ST_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+        int64_t x = rt_load_i(have, src, k);
+        if (want != RT_I64 && want != RT_I1 && rt_dtype_size(want) < es && (x < lo || x > hi))
+          return diag_errbuf(err, errlen, "%s: tensor '%s' (%s) holds %" PRId64 ", which does not fit the model's %s", f->path, name,
+                             dn, x, st_name(want));
+        rt_store_i(want, o, k, x);
       }
     }
     for (int d = rank - 2; d >= 0; d--) {
@@ -620,7 +602,7 @@ int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen
     for (int d = 0; d < t->rank; d++) nb *= (uint64_t)t->shape[d];
     if (i) fputc(',', h);
     put_json_string(h, t->name);
-    fprintf(h, ":{\"dtype\":\"%s\",\"shape\":[", t->dtype == RT_I32 ? "I32" : "F32");
+    fprintf(h, ":{\"dtype\":\"%s\",\"shape\":[", st_name(t->dtype));
     for (int d = 0; d < t->rank; d++) fprintf(h, "%s%" PRId64, d ? "," : "", t->shape[d]);
     fprintf(h, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", pos, pos + nb);
     pos += nb;

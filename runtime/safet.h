@@ -2,10 +2,10 @@
 ** safet.h: safetensors files (the ecosystem's format: an 8-byte little-
 ** endian header length, a JSON header naming each tensor's dtype, shape
 ** and data_offsets, then the raw data). Full tensors are keyed by name;
-** a device reads only its slice. F32 and I32 are read as they are;
-** BF16, F16 and F64 are converted to F32, and I64 (PyTorch's ids) to I32
-** when every value fits. Every failure is a message naming
-** the file and the tensor.
+** a device reads only its slice. Floats (F32, BF16, F16, F64) are read
+** into the float type the model declares, integers (I32, I64, I8, U8,
+** BOOL) into its integer type, I64 ids (PyTorch's) narrowed when every
+** value fits. Every failure is a message naming the file and the tensor.
 */
 #ifndef runtime_safet_h
 #define runtime_safet_h
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include "runtime/prog.h"
 
-typedef enum st_dtype { ST_F32, ST_I32, ST_BF16, ST_F16, ST_F64, ST_I64, ST_OTHER } st_dtype;
+typedef enum st_dtype { ST_F32, ST_I32, ST_BF16, ST_F16, ST_F64, ST_I64, ST_BOOL, ST_I8, ST_U8, ST_OTHER } st_dtype;
 
 typedef struct st_tensor {
   const char *name;
@@ -36,7 +36,7 @@ const st_tensor *st_at(const st_file *f, int i);
 const st_tensor *st_find(const st_file *f, const char *name);
 
 /* Copy the block [off, off+local) of the named tensor into dst as `want`
-** (F32 from F32/BF16/F16, I32 from I32). Checks that the tensor exists and
+** (a float type from any float, an integer type from any integer). Checks that the tensor exists and
 ** its shape equals global_shape; -1 with err naming the tensor otherwise. */
 int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
                   const int64_t *global_shape, const int64_t *off, const int64_t *local,

@@ -57,6 +57,15 @@ void json_num(json *j, double x) {
   rawc(j, buf);
 }
 
+void json_real(json *j, double x, int digits) {
+  if (x != x) { json_str(j, "nan"); return; }
+  if (isinf(x)) { json_str(j, x > 0 ? "inf" : "-inf"); return; }
+  sep(j);
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.*g", digits, x);
+  rawc(j, buf);
+}
+
 void json_int(json *j, int64_t x) {
   sep(j);
   char buf[32];

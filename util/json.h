@@ -24,6 +24,9 @@ void json_end_arr(json *j);
 void json_key(json *j, const char *k);
 void json_str(json *j, const char *s);
 void json_num(json *j, double x);    /* non-finite numbers are written as null */
+/* x with `digits` significant digits (9 round-trips an f32, 17 an f64);
+** NaN and infinities as the strings "nan", "inf", "-inf" */
+void json_real(json *j, double x, int digits);
 void json_int(json *j, int64_t x);
 void json_bool(json *j, int b);
 void json_null(json *j);

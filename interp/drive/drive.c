@@ -4,10 +4,12 @@
 #include "interp/drive/drive.h"
 #include "interp/drive/feed.h"
 #include "interp/ir/ops.h"
+#include "runtime/dtype.h"
 #include "runtime/init.h"
 #include "runtime/mesh.h"
 #include "runtime/plan.h"
 #include "runtime/safet.h"
+#include "util/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,12 +23,6 @@ int drive_lower_opts(drive *r, const ir_graph *g, const sh_plan *plan, const low
   memset(r, 0, sizeof *r);
   r->g = g;
   r->plan = plan;
-  for (int i = 0; i < g->nvals; i++) {
-    const ir_value *v = g->vals[i];
-    if (v->kind != IR_CONST && (v->dtype == IR_BF16 || v->dtype == IR_F16))
-      return diag_error(d, v->at, "'%s' is %s: carve runs f32 and i32 programs; bf16 and f16 are costed by 'carve simulate' (use f32 types to run)",
-                        v->name, ir_dtype_name(v->dtype));
-  }
   if (lower_program_opts(g, plan, o, &r->prog, &r->lr, d) < 0) return -1;
   r->lowered = 1;
   return 0;
@@ -194,18 +190,51 @@ int drive_step(drive *r, double *loss, char *err, size_t errlen) {
   const ir_value *out = r->g->vals[r->g->outputs[0]];
   int b = r->lr.buf_of[out->id];
   int rc = 0;
+  rt_dtype t = r->prog.bufs[b].dtype;
   if (out->shape.rank == 0) {          /* a scalar output is whole on every device */
-    float x = 0;
-    rc = rt_exec_get(r->e, b, &x, sizeof x, err, errlen);
-    *loss = x;
+    double x[1] = {0};
+    rc = rt_exec_get(r->e, b, x, rt_dtype_size(t), err, errlen);
+    *loss = rt_load_f(t, x, 0);
   } else {
     void *full;
     rc = drive_gather(r, out->id, &full, err, errlen);
-    if (full) for (int64_t k = 0; k < ir_nelem(&out->shape); k++) *loss += ((const float *)full)[k];
+    if (full) for (int64_t k = 0; k < ir_nelem(&out->shape); k++) *loss += rt_load_f(t, full, k);
     free(full);
   }
   if (rc == 0 && r->g->train) rt_exec_carry(r->e);
   return rc;
+}
+
+int drive_output_json(drive *r, int k, char **line, char *err, size_t errlen) {
+  *line = NULL;
+  const ir_value *v = r->g->vals[r->g->outputs[k]];
+  void *full;
+  if (drive_gather(r, v->id, &full, err, errlen) < 0) return -1;
+  if (!full) return 0;
+  rt_dtype t = r->prog.bufs[r->lr.buf_of[v->id]].dtype;
+  int digits = t == RT_F64 ? 17 : t == RT_BF16 || t == RT_F16 ? 5 : 9;
+  json j;
+  json_init(&j);
+  json_obj(&j);
+  json_key(&j, "name"); json_str(&j, v->name);
+  json_key(&j, "shape");
+  json_arr(&j);
+  for (int i = 0; i < v->shape.rank; i++) json_int(&j, v->shape.d[i]);
+  json_end_arr(&j);
+  json_key(&j, "dtype"); json_str(&j, ir_dtype_name(v->dtype));
+  json_key(&j, "values");
+  json_arr(&j);
+  for (int64_t x = 0; x < ir_nelem(&v->shape); x++) {
+    if (t == RT_I1) json_bool(&j, rt_load_i(t, full, x) != 0);
+    else if (!rt_dtype_isfloat(t)) json_int(&j, rt_load_i(t, full, x));
+    else json_real(&j, rt_load_f(t, full, x), digits);
+  }
+  json_end_arr(&j);
+  json_end_obj(&j);
+  *line = strdup(sb_str(&j.out));
+  json_free(&j);
+  free(full);
+  return 0;
 }
 
 int drive_finite(drive *r, long step, double loss, char *err, size_t errlen) {
@@ -239,7 +268,7 @@ int drive_save(drive *r, const char *path, char *err, size_t errlen) {
     const ir_value *v = g->vals[i];
     if (!saved(v) || r->lr.buf_of[i] < 0) continue;
     if (drive_gather(r, i, &keep[n], err, errlen) < 0) rc = -1;
-    outs[n] = (st_out){v->name, RT_F32, v->shape.rank, v->shape.d, keep[n]};
+    outs[n] = (st_out){v->name, r->prog.bufs[r->lr.buf_of[i]].dtype, v->shape.rank, v->shape.d, keep[n]};
     n++;
   }
   if (r->w->rank == 0 && rc == 0) rc = st_write(path, outs, n, err, errlen);
@@ -249,12 +278,15 @@ int drive_save(drive *r, const char *path, char *err, size_t errlen) {
   return rc;
 }
 
-static double rel_norm_error(const float *a, const float *b, int64_t n) {
+static double rel_norm_error(rt_dtype t, const void *a, const void *b, int64_t n) {
   double num = 0, den = 0;
   for (int64_t k = 0; k < n; k++) {
-    double d = (double)a[k] - (double)b[k];
+    double x = rt_load_f(t, a, k), y = rt_load_f(t, b, k);
+    if (x == y) { den += y * y; continue; }       /* equal infinities and NaNs agree too */
+    if (x != x && y != y) continue;
+    double d = x - y;
     num += d * d;
-    den += (double)b[k] * (double)b[k];
+    den += y * y;
   }
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
@@ -291,10 +323,11 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
     if (drive_gather(r, i, &full, e2, sizeof e2) < 0 && rc == 0) rc = diag_errbuf(err, errlen, "%s", e2);
     if (full && rc == 0) {
       int ob = one.lr.buf_of[i];
-      size_t bytes = (size_t)one.prog.bufs[ob].nelem * sizeof(float);
-      float *ref = mem_alloc(bytes + 1);
+      rt_dtype t = one.prog.bufs[ob].dtype;
+      size_t bytes = (size_t)one.prog.bufs[ob].nelem * rt_dtype_size(t);
+      void *ref = mem_alloc(bytes + 1);
       rc = rt_exec_get(one.e, ob, ref, bytes, err, errlen);
-      if (rc == 0) worse(worst, rel_norm_error(full, ref, ir_nelem(&v->shape)));
+      if (rc == 0) worse(worst, rel_norm_error(t, full, ref, ir_nelem(&v->shape)));
       free(ref);
     }
     free(full);

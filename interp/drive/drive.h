@@ -64,6 +64,12 @@ int  drive_step(drive *r, double *loss, char *err, size_t errlen);
 ** NULL elsewhere. A value the program keeps as a partial sum is summed
 ** over its partial axes. Collective. */
 int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
+/* The program's k-th output, whole, as one JSON object on device 0 (into
+** *line, malloc'd; NULL elsewhere): {"name", "shape", "dtype", "values"}
+** with the values flat in row-major order, each float with the digits that
+** read back to the same value, NaN and infinities as "nan", "inf", "-inf",
+** i1 as true/false. Collective. */
+int  drive_output_json(drive *r, int k, char **line, char *err, size_t errlen);
 /* Write the parameters and optimizer state as safetensors from device 0
 ** (atomically), under their own names. Collective. */
 int  drive_save(drive *r, const char *path, char *err, size_t errlen);

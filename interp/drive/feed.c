@@ -3,19 +3,31 @@
 */
 #include "interp/drive/feed.h"
 
-/* i32 inputs: ids within the smallest table or class count they index */
+#include <stdlib.h>
+
+/* integer inputs: ids within the smallest table or class count they index,
+** found through the integer values made from them (an imported program
+** converts, reshapes, concatenates and wraps ids before its lookup) */
 static int64_t id_range(const ir_graph *g, const ir_value *v) {
   int64_t r = 0;
-  for (int k = 0; k < v->nusers; k++) {
-    const ir_value *u = g->vals[v->users[k]];
-    int64_t n = 0;
-    if (u->op == IR_EMBEDDING && u->args[1] == v->id) n = g->vals[u->args[0]]->shape.d[0];
-    if (u->op == IR_CROSS_ENTROPY && u->args[1] == v->id) {
-      const ir_shape *s = &g->vals[u->args[0]]->shape;
-      n = s->d[s->rank - 1];
+  int *todo = mem_alloc(sizeof(int) * 64), n = 0, seen = 0;
+  todo[n++] = v->id;
+  while (n > 0 && seen < 4096) {
+    const ir_value *x = g->vals[todo[--n]];
+    seen++;
+    for (int k = 0; k < x->nusers; k++) {
+      const ir_value *u = g->vals[x->users[k]];
+      int64_t m = 0;
+      if (u->op == IR_EMBEDDING && u->args[1] == x->id) m = g->vals[u->args[0]]->shape.d[0];
+      if (u->op == IR_CROSS_ENTROPY && u->args[1] == x->id) {
+        const ir_shape *s = &g->vals[u->args[0]]->shape;
+        m = s->d[s->rank - 1];
+      }
+      if (m && (!r || m < r)) r = m;
+      if (!m && ir_dtype_isint(u->dtype) && n < 64) todo[n++] = u->id;   /* the ids flow on */
     }
-    if (n && (!r || n < r)) r = n;
   }
+  free(todo);
   return r ? r : 100;
 }
 
@@ -27,8 +39,11 @@ void feed_init(const ir_graph *g, const ir_value *v, rt_init *in) {
     in->kind = kinds[v->init.kind];
     in->a = v->init.a;
     in->b = v->init.b;
-  } else if (v->dtype == IR_I32) {
+  } else if (ir_dtype_isint(v->dtype)) {
     in->kind = RT_INIT_INTS;
     in->b = (double)id_range(g, v);
+  } else if (v->dtype == IR_I1) {
+    in->kind = RT_INIT_INTS;            /* masks: true and false alike */
+    in->b = 2;
   }
 }

@@ -164,6 +164,35 @@ static int get_ints(bctx *b, const cir_expr *e, const char *op, const char *what
 
 ir_value *build_call(ir_graph *g, diag *d, const cir_expr *call, const char *name);
 
+/* constant([v, ...], shape = [..], dtype = T): the values, as many as the shape holds */
+static int constant_values(bctx *b, const cir_expr *e, ir_attrs *at) {
+  int64_t n = 1;
+  for (int i = 0; i < at->to.rank; i++) {
+    if (at->to.d[i] < 0) return diag_error(b->d, L(b, e->off), "constant: dim %d of the shape is negative", i);
+    n *= at->to.d[i];
+    if (n > 100000000) return diag_error(b->d, L(b, e->off), "constant: more than 10^8 values; use a param");
+  }
+  if (e->nargs != n)
+    return diag_error(b->d, L(b, e->off), "constant: %d values for a shape of %lld elements", e->nargs, (long long)n);
+  void *data = ir_values_new(b->g, at->dtype, n);
+  for (int i = 0; i < e->nargs; i++) {
+    const cir_expr *x = e->args[i];
+    double v;
+    if (x->kind == CIR_NUM) v = x->num;
+    else if (x->kind == CIR_STR && !strcmp(x->text, "nan")) v = NAN;
+    else if (x->kind == CIR_STR && !strcmp(x->text, "inf")) v = INFINITY;
+    else if (x->kind == CIR_STR && !strcmp(x->text, "-inf")) v = -INFINITY;
+    else return diag_error(b->d, L(b, x->off), "constant: a value must be a number, \"nan\", \"inf\" or \"-inf\"");
+    if (x->kind == CIR_NUM && x->is_int && !ir_dtype_isfloat(at->dtype) && at->dtype == IR_I64) {
+      memcpy((char *)data + 8 * (size_t)i, &x->inum, 8);      /* i64 exactly, beyond 2^53 */
+      continue;
+    }
+    ir_values_set(data, at->dtype, i, v);
+  }
+  at->data = data;
+  return 0;
+}
+
 static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
   int op = ir_op_lookup(call->text);
   if (op < 0) {
@@ -195,6 +224,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
     s[k].off = at->off;
   }
   int args[64], nargs = 0;
+  const cir_expr *values = NULL;
   ir_attrs attr;
   memset(&attr, 0, sizeof attr);
   attr.ndims = -1;
@@ -254,7 +284,21 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
         diag_error(b->d, L(b, e->off), "%s: %s must be true or false", opn, sn);
         return NULL;
       }
-      attr.keepdims = !strcmp(e->text, "true");
+      if (!strcmp(sn, "total")) attr.total = !strcmp(e->text, "true");
+      else attr.keepdims = !strcmp(e->text, "true");
+      break;
+    case 't':
+      if (e->kind != CIR_NAME || ir_dtype_parse(e->text, &attr.dtype) < 0) {
+        diag_error(b->d, L(b, e->off), "%s: %s must be a type: f32, bf16, f16, f64, i32, i64, i8, ui8 or i1", opn, sn);
+        return NULL;
+      }
+      break;
+    case 'F':
+      if (e->kind != CIR_LIST) {
+        diag_error(b->d, L(b, e->off), "%s: %s must be a list of numbers like [1, 2.5, \"nan\"]", opn, sn);
+        return NULL;
+      }
+      values = e;
       break;
     case 'I': {
       int64_t xs[IR_MAXRANK];
@@ -275,6 +319,9 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
     }
   }
   if (op == IR_TRANSPOSE && attr.ndims < 0) attr.ndims = 0;
+  if (values && constant_values(b, values, &attr) < 0) return NULL;
+  if (oi->flags & (OPF_UNARY | OPF_BINARY)) ir_type_literals(b->g, args, nargs);
+  if (oi->flags & OPF_TERNARY) ir_type_literals(b->g, args + 1, nargs - 1);
   if (!name) {                 /* a nested call: STATEMENT.OP, made unique */
     strbuf buf;
     sb_init(&buf);
@@ -321,7 +368,7 @@ static int eval_value(bctx *b, const cir_expr *e) {
 static int decl_type(bctx *b, const cir_stmt *s, ir_value *v) {
   ir_dtype t;
   if (ir_dtype_parse(s->type.dtype, &t) < 0)
-    return diag_error(b->d, L(b, s->type.off), "unknown type '%s'; use f32, bf16, f16 or i32", s->type.dtype);
+    return diag_error(b->d, L(b, s->type.off), "unknown type '%s'; use f32, bf16, f16, f64, i32, i64, i8, ui8 or i1", s->type.dtype);
   if (s->type.rank > IR_MAXRANK)
     return diag_error(b->d, L(b, s->type.off), "'%s' has %d dims; at most %d are supported", v->name, s->type.rank, IR_MAXRANK);
   int64_t n = 1;
@@ -402,7 +449,8 @@ static int stmt(bctx *b, const cir_stmt *s) {
       if (s->init) return diag_error(b->d, L(b, s->init->off), "inputs take no initializer; their data comes with --data");
       return 0;
     }
-    if (v->dtype == IR_I32) return diag_error(b->d, L(b, s->name_off), "param '%s' is i32; parameters are trained and must be float", nm);
+    if (!ir_dtype_isfloat(v->dtype))
+      return diag_error(b->d, L(b, s->name_off), "param '%s' is %s; parameters are trained and must be float", nm, ir_dtype_name(v->dtype));
     return decl_init(b, s, v);
   }
   case CIR_ASSIGN: {

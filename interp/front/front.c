@@ -3,7 +3,9 @@
 */
 #include "interp/front/front.h"
 #include "interp/front/build.h"
+#include "interp/front/hlo.h"
 #include "lang/cir.h"
+#include "lang/mlir.h"
 
 #include <string.h>
 
@@ -12,8 +14,16 @@ static ir_graph *read_cir(arena *a, diag *d, const diag_src *src, const char *mo
   return f ? build_model(f, model, d) : NULL;
 }
 
+/* StableHLO text: --model names the function to import (main by default) */
+static ir_graph *read_mlir(arena *a, diag *d, const diag_src *src, const char *model) {
+  mlir_file *f = mlir_parse(a, d, src);
+  hlo_opts o = {.entry = model};
+  return f ? hlo_build(f, &o, NULL, d) : NULL;
+}
+
 static const front_format formats[] = {
   {".cir", "a model file", read_cir},
+  {".mlir", "a StableHLO program", read_mlir},
 };
 
 static int ends_with(const char *s, const char *tail) {

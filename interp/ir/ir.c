@@ -2,6 +2,7 @@
 ** ir.c: graph construction, the name index, and small shape helpers.
 */
 #include "interp/ir/ir.h"
+#include "runtime/dtype.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,7 +159,7 @@ void ir_link(ir_graph *g) {
   free(count);
 }
 
-static const char *dtype_names[] = {"f32", "bf16", "f16", "i32"};   /* ORDER IR_DTYPE */
+static const char *dtype_names[] = {"f32", "bf16", "f16", "i32", "f64", "i64", "i1", "i8", "ui8"};   /* ORDER IR_DTYPE */
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == IR_NDTYPES, "ORDER IR_DTYPE: dtype_names");
 
 const char *ir_dtype_name(ir_dtype t) { return dtype_names[t]; }
@@ -169,7 +170,14 @@ int ir_dtype_parse(const char *s, ir_dtype *t) {
   return -1;
 }
 
-size_t ir_dtype_size(ir_dtype t) { return t == IR_F32 || t == IR_I32 ? 4 : 2; }
+size_t ir_dtype_size(ir_dtype t) {
+  static const size_t sz[] = {4, 2, 2, 4, 8, 8, 1, 1, 1};   /* ORDER IR_DTYPE */
+  _Static_assert(sizeof sz / sizeof sz[0] == IR_NDTYPES, "ORDER IR_DTYPE: sizes");
+  return (unsigned)t < IR_NDTYPES ? sz[t] : 4;
+}
+
+int ir_dtype_isfloat(ir_dtype t) { return t == IR_F32 || t == IR_BF16 || t == IR_F16 || t == IR_F64; }
+int ir_dtype_isint(ir_dtype t) { return t == IR_I32 || t == IR_I64 || t == IR_I8 || t == IR_UI8; }
 
 int64_t ir_nelem(const ir_shape *s) {
   int64_t n = 1;
@@ -193,14 +201,56 @@ const char *ir_shape_str(arena *a, const ir_shape *s) {
   return arena_strndup(a, buf, k);
 }
 
-int ir_const(ir_graph *g, double x) {
+int ir_const(ir_graph *g, double x) { return ir_const_typed(g, x, IR_F32); }
+
+int ir_const_typed(ir_graph *g, double x, ir_dtype t) {
   char nm[64];
-  snprintf(nm, sizeof nm, "lit:%.17g", x);
+  if (t == IR_F32) snprintf(nm, sizeof nm, "lit:%.17g", x);
+  else snprintf(nm, sizeof nm, "lit:%s:%.17g", ir_dtype_name(t), x);
   ir_value *v = ir_lookup(g, nm);
   if (v) return v->id;
   v = ir_add(g, nm, IR_CONST, IR_LEAF, NULL, 0, NULL, LOC_NONE);
   v->attr.scalar = x;
-  v->dtype = IR_F32;
+  v->dtype = t;
   v->shape.rank = 0;
   return v->id;
+}
+
+void ir_type_literals(ir_graph *g, int *args, int nargs) {
+  int have = 0;
+  ir_dtype t = IR_F32;
+  for (int k = 0; k < nargs; k++) {
+    const ir_value *a = g->vals[args[k]];
+    if (a->kind == IR_CONST && a->dtype == IR_F32) continue;
+    t = a->dtype;
+    have = 1;
+    break;
+  }
+  if (!have || t == IR_F32 || t == IR_BF16 || t == IR_F16) return;   /* f32 literals serve these as they are */
+  for (int k = 0; k < nargs; k++) {
+    const ir_value *a = g->vals[args[k]];
+    if (a->kind == IR_CONST && a->dtype == IR_F32) args[k] = ir_const_typed(g, a->attr.scalar, t);
+  }
+}
+
+static rt_dtype rt_of(ir_dtype t) {
+  static const rt_dtype m[] = {RT_F32, RT_BF16, RT_F16, RT_I32, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8};   /* ORDER IR_DTYPE */
+  _Static_assert(sizeof m / sizeof m[0] == IR_NDTYPES, "ORDER IR_DTYPE: runtime types");
+  return m[t];
+}
+
+double ir_value_at(const ir_value *v, int64_t k) {
+  if (!v->attr.data) return 0;
+  return rt_load_f(rt_of(v->attr.dtype), v->attr.data, k);
+}
+
+void *ir_values_new(ir_graph *g, ir_dtype t, int64_t n) {
+  size_t bytes = (size_t)(n > 0 ? n : 1) * ir_dtype_size(t);
+  void *p = arena_alloc(&g->mem, bytes);
+  memset(p, 0, bytes);
+  return p;
+}
+
+void ir_values_set(void *data, ir_dtype t, int64_t k, double x) {
+  rt_store_f(rt_of(t), data, k, x);
 }

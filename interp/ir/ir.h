@@ -15,7 +15,10 @@
 
 #define IR_MAXRANK 8
 
-typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32, IR_NDTYPES } ir_dtype;   /* ORDER IR_DTYPE */
+/* f32 runs everywhere; bf16 and f16 are stored in two bytes and computed
+** with f32 arithmetic; f64, i64, i1 (a boolean), i8 and ui8 compute in their
+** own width, as imported StableHLO programs use them. ORDER IR_DTYPE */
+typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32, IR_F64, IR_I64, IR_I1, IR_I8, IR_UI8, IR_NDTYPES } ir_dtype;
 
 typedef struct ir_shape {
   int rank;
@@ -33,13 +36,23 @@ typedef enum ir_opkind {
   /* contractions */
   IR_MATMUL, IR_EINSUM,
   /* reductions */
-  IR_SUM, IR_MEAN, IR_MAX,
+  IR_SUM, IR_MEAN, IR_MAX, IR_MIN,
   /* row-wise */
   IR_SOFTMAX, IR_LOG_SOFTMAX, IR_LAYERNORM,
   /* data movement */
   IR_RESHAPE, IR_TRANSPOSE, IR_BROADCAST, IR_CONCAT, IR_SLICE,
   /* lookups and losses */
   IR_EMBEDDING, IR_CROSS_ENTROPY, IR_CAUSAL_MASK,
+  /* StableHLO's other elementwise ops, in every dtype (imported programs use them) */
+  IR_ABS, IR_SIGN,      /* abs(x), sign(x) (-1, 0 or 1; NaN and -0 stay) */
+  IR_NOT,               /* not(x): logical on i1, bitwise on integers */
+  IR_CONVERT,           /* convert(x, dtype = T) as StableHLO's convert */
+  IR_POWER,             /* power(a, b) */
+  IR_AND, IR_OR, IR_XOR,
+  IR_COMPARE,           /* compare(a, b, "lt", total = false) -> i1 */
+  IR_SELECT,            /* select(pred, a, b): a where pred, else b (broadcasting) */
+  IR_IOTA,              /* iota(shape = [..], dim = d, dtype = T): the index along dim */
+  IR_CONSTANT,          /* constant([values], shape = [..], dtype = T): a tensor of given values */
   /* internal: made by autodiff and the optimizers, printable and parseable */
   IR_GE,                /* ge(a, b): 1 where a >= b else 0 (broadcasting) */
   IR_RELU_GRAD,         /* relu_grad(x, dy) */
@@ -84,9 +97,15 @@ typedef struct ir_attrs {
   int64_t rows;         /* embedding_grad: table rows */
   double eps;           /* layernorm */
   ir_shape to;          /* reshape, broadcast, sum_to: the target shape */
-  const char *spec;     /* einsum: "bsd,dhk->bshk" (interned) */
+  const char *spec;     /* einsum: "bsd,dhk->bshk"; compare: its direction "lt" (interned) */
   double scalar;        /* IR_CONST: the value */
+  int cmp;              /* compare: the direction (ir_cmp), set from spec by the shape rule */
+  int total;            /* compare: IEEE-754 totalOrder for floats */
+  ir_dtype dtype;       /* convert, iota, constant: the result's type */
+  const void *data;     /* constant: nelem values of dtype (in the graph's arena) */
 } ir_attrs;
+
+typedef enum ir_cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } ir_cmp;
 
 typedef struct ir_value {
   int id;               /* index in graph->vals */
@@ -139,6 +158,18 @@ int ir_rename(ir_graph *g, ir_value *v, const char *name);
 void ir_add_output(ir_graph *g, int id);
 /* The literal scalar x (one value per distinct number, printed inline). */
 int ir_const(ir_graph *g, double x);
+/* The same of type t (f32 literals adapt to the operands they meet; other
+** types are fixed: i64 ids, f64 values that must keep their precision). */
+int ir_const_typed(ir_graph *g, double x, ir_dtype t);
+/* Element k of a constant op's values, as a double; and the storage for
+** n values of type t (zeroed, in the graph's arena) with a setter. */
+double ir_value_at(const ir_value *v, int64_t k);
+void  *ir_values_new(ir_graph *g, ir_dtype t, int64_t n);
+void   ir_values_set(void *data, ir_dtype t, int64_t k, double x);
+/* Before adding an elementwise op: give its f32 literal operands the type
+** of its other operands when that is not a float type or f64 (so that
+** add(ids, 1) adds an integer). Rewrites args in place. */
+void ir_type_literals(ir_graph *g, int *args, int nargs);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
 
@@ -163,6 +194,8 @@ char *ir_print(const ir_graph *g, arena *out);
 const char *ir_dtype_name(ir_dtype t);
 int         ir_dtype_parse(const char *s, ir_dtype *t);
 size_t      ir_dtype_size(ir_dtype t);
+int         ir_dtype_isfloat(ir_dtype t);   /* f32 bf16 f16 f64 */
+int         ir_dtype_isint(ir_dtype t);     /* i32 i64 i8 ui8 (not i1) */
 int64_t     ir_nelem(const ir_shape *s);
 int         ir_shape_eq(const ir_shape *a, const ir_shape *b);
 /* "[2048, 768]" into an arena */

@@ -13,7 +13,8 @@
 ** Signature: space-separated slots "name:T" with T one of
 **   v  a value           V  a list of values (concat)
 **   s  a string          i  an integer        f  a number
-**   I  a list of ints    b  true/false
+**   I  a list of ints    b  true/false        t  a dtype name (f32, i32, ...)
+**   F  a list of numbers (constant's values; "nan", "inf", "-inf" as strings)
 ** and a trailing '?' for an optional slot (printed as a keyword).
 */
 typedef struct ir_opinfo {
@@ -26,7 +27,8 @@ enum {
   OPF_INTERNAL = 1,     /* made by autodiff or optimizers, not part of the documented language */
   OPF_UNARY = 2,        /* elementwise, one operand */
   OPF_BINARY = 4,       /* elementwise, two operands, broadcasting */
-  OPF_NODIFF = 8        /* autodiff does not go through it */
+  OPF_NODIFF = 8,       /* autodiff does not go through it */
+  OPF_TERNARY = 16      /* elementwise, three operands, broadcasting (select) */
 };
 
 const ir_opinfo *ir_opinfo_of(ir_opkind op);

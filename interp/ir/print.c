@@ -8,6 +8,7 @@
 #include "interp/ir/ops.h"
 #include "util/strbuf.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,30 @@ static void put_ints(strbuf *s, const int64_t *x, int n) {
   sb_printf(s, "]");
 }
 
+/* a number as the model language reads it back: non-finite ones as strings */
+static void put_number(strbuf *s, double x) {
+  if (x != x) sb_printf(s, "\"nan\"");
+  else if (isinf(x)) sb_printf(s, x > 0 ? "\"inf\"" : "\"-inf\"");
+  else sb_printf(s, "%.17g", x);
+}
+
+static void put_values(strbuf *s, const ir_value *v) {
+  int64_t n = ir_nelem(&v->attr.to);
+  sb_printf(s, "[");
+  for (int64_t k = 0; k < n; k++) {
+    if (k) sb_printf(s, ", ");
+    put_number(s, ir_value_at(v, k));
+  }
+  sb_printf(s, "]");
+}
+
 static void put_operand(strbuf *s, const ir_value *v) {
-  if (v->kind == IR_CONST) sb_printf(s, "%.17g", v->attr.scalar);
+  if (v->kind == IR_CONST && v->dtype != IR_F32) {      /* a typed literal keeps its type */
+    sb_printf(s, "constant([");
+    put_number(s, v->attr.scalar);
+    sb_printf(s, "], shape = [], dtype = %s)", ir_dtype_name(v->dtype));
+  } else if (v->kind == IR_CONST && isfinite(v->attr.scalar)) sb_printf(s, "%.17g", v->attr.scalar);
+  else if (v->kind == IR_CONST) sb_printf(s, "%s", v->attr.scalar != v->attr.scalar ? "div(0, 0)" : v->attr.scalar > 0 ? "div(1, 0)" : "div(-1, 0)");
   else sb_printf(s, "%s", v->name);
 }
 
@@ -68,7 +91,9 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
       else sb_printf(s, "%lld", (long long)a->end);
       break;
     case 'f': sb_printf(s, "%.17g", a->eps); break;
-    case 'b': sb_printf(s, "%s", a->keepdims ? "true" : "false"); break;
+    case 'b': sb_printf(s, "%s", (!strcmp(name, "total") ? a->total : a->keepdims) ? "true" : "false"); break;
+    case 't': sb_printf(s, "%s", ir_dtype_name(a->dtype)); break;
+    case 'F': put_values(s, v); break;
     case 'I':
       if (!strcmp(name, "shape")) put_ints(s, a->to.d, a->to.rank);
       else {

@@ -20,7 +20,7 @@ static const char *shp(ctx *c, const ir_shape *s) { return ir_shape_str(&c->g->m
 
 #define FAIL(...) return diag_error(c->d, c->v->at, __VA_ARGS__)
 
-static int isfloat(ir_dtype t) { return t != IR_I32; }
+static int isfloat(ir_dtype t) { return ir_dtype_isfloat(t); }
 
 static int check_elems(ctx *c, const ir_shape *s) {
   int64_t n = 1;
@@ -70,17 +70,110 @@ static int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *o
   return 0;
 }
 
-static int infer_broadcast2(ctx *c) {
-  ir_value *a = arg(c, 0), *b = arg(c, 1);
-  if (float_operands(c, &c->v->dtype) < 0) return -1;
-  int r = ir_broadcast_shapes(&a->shape, &b->shape, &c->v->shape);
-  if (r < 0) {
-    int i = -r - 1, rk = c->v->shape.rank;
-    int ia = a->shape.rank - rk + i, ib = b->shape.rank - rk + i;
-    FAIL("%s: shapes %s and %s do not broadcast (%lld vs %lld, dim %d from the end)", c->op,
-         shp(c, &a->shape), shp(c, &b->shape), (long long)a->shape.d[ia], (long long)b->shape.d[ib], rk - i);
+/* What an elementwise op accepts: floats only, numbers (no i1), integers and i1, anything. */
+enum { T_FLOAT, T_NUMBER, T_LOGIC, T_ANY };
+
+/* The common dtype of operands k0.. (literals adapt to the others). */
+static int same_operands(ctx *c, int k0, int kind, ir_dtype *out) {
+  if (kind == T_FLOAT) {
+    if (k0 == 0) return float_operands(c, out);
+  }
+  int have = 0;
+  for (int k = k0; k < c->v->nargs; k++) {
+    ir_value *a = arg(c, k);
+    if (a->kind == IR_CONST && a->dtype == IR_F32) continue;
+    if (have && a->dtype != *out)
+      FAIL("%s: operands mix %s and %s; convert one of them first", c->op, ir_dtype_name(*out), ir_dtype_name(a->dtype));
+    *out = a->dtype; have = 1;
+  }
+  if (!have) *out = IR_F32;
+  const char *why = NULL;
+  if (kind == T_FLOAT && !isfloat(*out)) why = "floating-point values";
+  if (kind == T_NUMBER && *out == IR_I1) why = "numbers (not i1)";
+  if (kind == T_LOGIC && isfloat(*out)) why = "integer or i1 values";
+  if (why) {
+    for (int k = k0; k < c->v->nargs; k++)
+      if (arg(c, k)->dtype == *out) FAIL("%s: operand %d ('%s') is %s; this op needs %s", c->op, k + 1, arg(c, k)->name, ir_dtype_name(*out), why);
+    FAIL("%s: this op needs %s, not %s", c->op, why, ir_dtype_name(*out));
   }
   return 0;
+}
+
+/* NumPy broadcasting of operands k0..nargs-1 into the result's shape */
+static int broadcast_operands(ctx *c, int k0) {
+  ir_shape s = arg(c, k0)->shape;
+  for (int k = k0 + 1; k < c->v->nargs; k++) {
+    ir_value *a = arg(c, k);
+    ir_shape out;
+    int r = ir_broadcast_shapes(&s, &a->shape, &out);
+    if (r < 0) {
+      int i = -r - 1, rk = out.rank;
+      int ia = s.rank - rk + i, ib = a->shape.rank - rk + i;
+      FAIL("%s: shapes %s and %s do not broadcast (%lld vs %lld, dim %d from the end)", c->op,
+           shp(c, &s), shp(c, &a->shape), (long long)s.d[ia], (long long)a->shape.d[ib], rk - i);
+    }
+    s = out;
+  }
+  c->v->shape = s;
+  return 0;
+}
+
+static int infer_broadcast2(ctx *c) {
+  if (float_operands(c, &c->v->dtype) < 0) return -1;
+  return broadcast_operands(c, 0);
+}
+
+static int parse_cmp(const char *s, int *cmp) {
+  static const char *const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};   /* ORDER ir_cmp */
+  for (int i = 0; i < 6; i++)
+    if (s && strlen(s) == 2 && (s[0] | 0x20) == names[i][0] && (s[1] | 0x20) == names[i][1]) { *cmp = i; return 0; }
+  return -1;
+}
+
+/* StableHLO's elementwise ops over every dtype; -2 when v is not one of them */
+static int infer_stablehlo_ew(ctx *c) {
+  ir_value *v = c->v;
+  switch (v->op) {
+  case IR_NEG: case IR_ABS: case IR_SIGN:
+    if (same_operands(c, 0, T_NUMBER, &v->dtype) < 0) return -1;
+    v->shape = arg(c, 0)->shape;
+    return 0;
+  case IR_NOT:
+    if (same_operands(c, 0, T_LOGIC, &v->dtype) < 0) return -1;
+    v->shape = arg(c, 0)->shape;
+    return 0;
+  case IR_CONVERT:
+    if ((unsigned)v->attr.dtype >= IR_NDTYPES) FAIL("convert: no such dtype");
+    v->dtype = v->attr.dtype;
+    v->shape = arg(c, 0)->shape;
+    return 0;
+  case IR_ADD: case IR_MUL: case IR_MAXIMUM: case IR_MINIMUM:
+    if (same_operands(c, 0, T_ANY, &v->dtype) < 0) return -1;
+    return broadcast_operands(c, 0);
+  case IR_SUB: case IR_DIV: case IR_POWER:
+    if (same_operands(c, 0, T_NUMBER, &v->dtype) < 0) return -1;
+    return broadcast_operands(c, 0);
+  case IR_AND: case IR_OR: case IR_XOR:
+    if (same_operands(c, 0, T_LOGIC, &v->dtype) < 0) return -1;
+    return broadcast_operands(c, 0);
+  case IR_COMPARE: {
+    ir_dtype t;
+    if (parse_cmp(v->attr.spec, &v->attr.cmp) < 0)
+      FAIL("compare: direction \"%s\" is not one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\"", v->attr.spec ? v->attr.spec : "");
+    if (same_operands(c, 0, T_ANY, &t) < 0) return -1;
+    if (v->attr.total && !isfloat(t)) FAIL("compare: total = true orders floats; '%s' is %s", arg(c, 0)->name, ir_dtype_name(t));
+    v->dtype = IR_I1;
+    return broadcast_operands(c, 0);
+  }
+  case IR_SELECT: {
+    ir_value *p = arg(c, 0);
+    if (p->dtype != IR_I1) FAIL("select: the predicate '%s' must be i1, not %s", p->name, ir_dtype_name(p->dtype));
+    if (same_operands(c, 1, T_ANY, &v->dtype) < 0) return -1;
+    return broadcast_operands(c, 0);
+  }
+  default:
+    return -2;
+  }
 }
 
 static int same_shape(ctx *c, int k0, int k1) {
@@ -217,7 +310,7 @@ static int infer_reduce(ctx *c) {
   at->ndims = 0;
   for (int i = 0; i < r; i++) if (mark[i]) at->dims[at->ndims++] = i;
   if (c->v->op == IR_MAX_GRAD) { c->v->shape = x->shape; c->v->dtype = x->dtype; return 0; }
-  if (!isfloat(x->dtype)) FAIL("%s: '%s' is %s; reductions need floating-point values", c->op, x->name, ir_dtype_name(x->dtype));
+  if (c->v->op == IR_MEAN && !isfloat(x->dtype)) FAIL("%s: '%s' is %s; mean needs floating-point values", c->op, x->name, ir_dtype_name(x->dtype));
   ir_shape s = {0};
   for (int i = 0; i < r; i++) {
     if (!mark[i]) s.d[s.rank++] = x->shape.d[i];
@@ -368,8 +461,8 @@ static int check_affine(ctx *c, int k, const char *what) {
 
 static int infer_embedding(ctx *c) {
   ir_value *t = arg(c, 0), *ids = arg(c, 1);
-  if (t->shape.rank != 2 || !isfloat(t->dtype))
-    FAIL("embedding: the table '%s' must be a float matrix [rows, dim], not %s %s", t->name, ir_dtype_name(t->dtype), shp(c, &t->shape));
+  if (t->shape.rank != 2)   /* any dtype: rows are copied (imported gathers read integer tables too) */
+    FAIL("embedding: the table '%s' must be a matrix [rows, dim], not %s %s", t->name, ir_dtype_name(t->dtype), shp(c, &t->shape));
   if (ids->dtype != IR_I32) FAIL("embedding: the ids '%s' must be i32, not %s", ids->name, ir_dtype_name(ids->dtype));
   if (ids->shape.rank >= IR_MAXRANK) FAIL("embedding: ids of rank %d leave no room for the row dim", ids->shape.rank);
   c->v->shape = ids->shape;
@@ -393,6 +486,8 @@ static int check_labels(ctx *c, ir_value *lg, ir_value *lb) {
 int ir_infer(ir_graph *g, ir_value *v, diag *d) {
   ctx cc = {g, v, d, ir_opinfo_of(v->op)->name}, *c = &cc;
   const ir_opinfo *oi = ir_opinfo_of(v->op);
+  int rc = infer_stablehlo_ew(c);
+  if (rc != -2) return rc < 0 ? -1 : check_elems(c, &v->shape);
   if (oi->flags & OPF_UNARY) {
     if (float_operands(c, &v->dtype) < 0) return -1;
     v->shape = arg(c, 0)->shape;
@@ -402,7 +497,20 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d) {
   switch (v->op) {
   case IR_MATMUL: return infer_matmul(c);
   case IR_EINSUM: return infer_einsum(c);
-  case IR_SUM: case IR_MEAN: case IR_MAX: return infer_reduce(c);
+  case IR_SUM: case IR_MEAN: case IR_MAX: case IR_MIN: return infer_reduce(c);
+  case IR_IOTA: case IR_CONSTANT: {
+    if ((unsigned)v->attr.dtype >= IR_NDTYPES) FAIL("%s: no such dtype", c->op);
+    if (check_elems(c, &v->attr.to) < 0) return -1;
+    if (v->op == IR_IOTA) {
+      if (norm_dim(c, &v->attr.dim, v->attr.to.rank, "dim") < 0) return -1;
+      if (v->attr.dtype == IR_I1) FAIL("iota: i1 holds no index; use an integer or float type");
+    } else if (!v->attr.data && ir_nelem(&v->attr.to) > 0) {
+      FAIL("constant: no values (internal error)");
+    }
+    v->shape = v->attr.to;
+    v->dtype = v->attr.dtype;
+    return 0;
+  }
   case IR_MAX_GRAD:
     if (infer_reduce(c) < 0) return -1;
     return 0;

@@ -26,6 +26,7 @@ int lw_buf(lctx *c, int id) {
   int b = lw_tmp(c, v->name, rtype(v->dtype), v->shape.rank, v->shape.d);
   rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
   in->alpha = (float)c->cval[id];
+  in->value = c->cval[id];          /* other dtypes fill from value, exactly */
   in->src = id;
   c->buf[id] = b;
   return b;

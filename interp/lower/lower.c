@@ -71,8 +71,33 @@ static const rt_ewfn binary_fn[] = { /* ORDER IR_OP from IR_ADD */
 _Static_assert(sizeof unary_fn / sizeof unary_fn[0] == IR_SILU - IR_NEG + 1, "ORDER IR_OP: unary_fn");
 _Static_assert(sizeof binary_fn / sizeof binary_fn[0] == IR_MINIMUM - IR_ADD + 1, "ORDER IR_OP: binary_fn");
 
+/* StableHLO's other elementwise ops: one instruction each, in any dtype */
+static int lower_stablehlo_ew(lctx *c, const ir_value *v, int out) {
+  rt_ewfn fn;
+  switch (v->op) {
+  case IR_ABS: fn = RT_ABS; break;
+  case IR_SIGN: fn = RT_SIGN; break;
+  case IR_NOT: fn = RT_NOT; break;
+  case IR_CONVERT: fn = RT_CONVERT; break;
+  case IR_POWER: fn = RT_POW; break;
+  case IR_AND: fn = RT_AND; break;
+  case IR_OR: fn = RT_OR; break;
+  case IR_XOR: fn = RT_XOR; break;
+  case IR_COMPARE: fn = (rt_ewfn)(RT_CMP_EQ + v->attr.cmp); break;   /* ORDER ir_cmp */
+  case IR_SELECT: fn = RT_SELECT; break;
+  default: return 0;
+  }
+  const ir_shape *ss[3];
+  int bs[3];
+  for (int k = 0; k < v->nargs && k < 3; k++) { ss[k] = AS(c, k); bs[k] = AB(c, k); }
+  rt_instr *in = ew(c, out, OS(c), fn, bs, ss, v->nargs);
+  if (v->op == IR_COMPARE && v->attr.total) in->mode = RT_CMP_TOTAL;
+  return 1;
+}
+
 static void lower_ew(lctx *c, const ir_value *v, int out) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);
+  if (lower_stablehlo_ew(c, v, out)) return;
   if (oi->flags & OPF_UNARY) {
     const ir_shape *s = AS(c, 0);
     int b = AB(c, 0);
@@ -80,8 +105,8 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
     return;
   }
   int a = c->src[v->args[0]], bb = c->src[v->args[1]];   /* a broadcast literal is a literal */
-  /* x op literal: one affine pass */
-  if (v->op != IR_GE && v->op != IR_MAXIMUM && v->op != IR_MINIMUM && (c->isconst[a] || c->isconst[bb])) {
+  /* x op literal: one affine pass (in f32 arithmetic: f64 and integers keep their own) */
+  if (v->op != IR_GE && v->op != IR_MAXIMUM && v->op != IR_MINIMUM && f32arith(v->dtype) && (c->isconst[a] || c->isconst[bb])) {
     int lit_first = c->isconst[a];
     double k = lit_first ? c->cval[a] : c->cval[bb];
     double al = 1, be = 0;
@@ -139,7 +164,7 @@ static void lower_reduce(lctx *c, const ir_value *v, int out) {
   int mark[IR_MAXRANK] = {0};
   double count = 1;      /* a mean divides by the global count: partial sums add up to it */
   for (int i = 0; i < v->attr.ndims; i++) { mark[v->attr.dims[i]] = 1; count *= (double)x->shape.d[v->attr.dims[i]]; }
-  int fn = v->op == IR_MAX ? RT_RMAX : RT_RSUM;
+  int fn = v->op == IR_MAX ? RT_RMAX : v->op == IR_MIN ? RT_RMIN : RT_RSUM;
   lw_reduce(c, AB(c, 0), AS(c, 0), mark, fn, v->op == IR_MEAN ? 1.0 / count : 1.0, out, v->name);
 }
 
@@ -336,6 +361,19 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     return;
   }
   case IR_MAX_GRAD: lower_max_grad(c, v, out); return;
+  case IR_IOTA: {             /* computed whole (its factors are whole), sliced after if split */
+    const ir_shape *os = OS(c);
+    int d = v->attr.dim;
+    in = rt_prog_emit(c->p, RT_IOTA, out);
+    in->outer = lw_prod(os->d, 0, d); in->n = os->d[d]; in->inner = lw_prod(os->d, d + 1, os->rank);
+    return;
+  }
+  case IR_CONSTANT: {
+    size_t bytes = (size_t)ir_nelem(&v->shape) * ir_dtype_size(v->dtype);
+    in = rt_prog_emit(c->p, RT_CONST, out);
+    in->data = bytes ? arena_dup(&c->p->mem, v->attr.data, bytes) : NULL;
+    return;
+  }
   default: c->failed = 1;
   }
 }
@@ -346,20 +384,58 @@ static int foldable(lctx *c, const ir_value *v, double *r) {
     *r = c->cval[v->args[0]];
     return 1;
   }
-  if (ir_nelem(&v->shape) != 1) return 0;
+  if (ir_nelem(&v->shape) != 1 || !f32arith(v->dtype)) return 0;   /* integers and f64 compute at run time */
   if (oi->flags & OPF_UNARY) return c->isconst[v->args[0]] && fold_unary(v->op, c->cval[v->args[0]], r);
   if ((oi->flags & OPF_BINARY) && v->op != IR_GE)
     return c->isconst[v->args[0]] && c->isconst[v->args[1]] && fold_binary(v->op, c->cval[v->args[0]], c->cval[v->args[1]], r);
   return 0;
 }
 
+static void lower_op_f32(lctx *c, const ir_value *v, int out);
+
+/* carve's composite ops (softmax, layer norm, cross-entropy, ...) have f32
+** kernels: in another float type they read f32 copies of their operands
+** and write an f32 result that is converted back (f32 arithmetic). */
+static int f32_kernel(const ir_value *v) {
+  switch (v->op) {
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
+  case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: case IR_MAX_GRAD:
+  case IR_EMBEDDING_GRAD: case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD:
+  case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 static void lower_op(lctx *c, const ir_value *v, int out) {
+  int wrap = f32_kernel(v) && v->dtype != IR_F32;
+  if (!wrap) { lower_op_f32(c, v, out); return; }
+  rt_dtype keep = c->dt;
+  for (int k = 0; k < v->nargs && k < SH_MAXOPS; k++) {
+    int b = AB(c, k);
+    rt_dtype t = c->p->bufs[b].dtype;
+    if (t != RT_BF16 && t != RT_F16 && t != RT_F64) continue;   /* ids and labels stay */
+    const ir_shape *s = AS(c, k);
+    int w = lw_tmp(c, v->name, RT_F32, s->rank ? s->rank : 1, s->rank ? s->d : (int64_t[]){1});
+    ew(c, w, s, RT_CONVERT, &b, &s, 1);
+    c->abuf[k] = w;
+  }
+  const ir_shape *os = OS(c);
+  int t = lw_tmp(c, v->name, RT_F32, os->rank ? os->rank : 1, os->rank ? os->d : (int64_t[]){1});
+  c->dt = RT_F32;
+  lower_op_f32(c, v, t);
+  c->dt = keep;
+  ew(c, out, os, RT_CONVERT, &t, &os, 1);
+}
+
+static void lower_op_f32(lctx *c, const ir_value *v, int out) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);
-  if (oi->flags & (OPF_UNARY | OPF_BINARY)) lower_ew(c, v, out);
+  if (oi->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) lower_ew(c, v, out);
   else switch (v->op) {
   case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD: lower_ew(c, v, out); break;
   case IR_MATMUL: case IR_EINSUM: lower_contract(c, v, out); break;
-  case IR_SUM: case IR_MEAN: case IR_MAX: lower_reduce(c, v, out); break;
+  case IR_SUM: case IR_MEAN: case IR_MAX: case IR_MIN: lower_reduce(c, v, out); break;
   case IR_SUM_TO: lower_sum_to(c, v, out); break;
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
   case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: lower_rowwise(c, v, out); break;
@@ -389,7 +465,7 @@ static int elementwise_op(const ir_value *v);
 
 /* v = alpha * x + beta with a literal: which x, and the coefficients. */
 static int affine_of(lctx *c, const ir_value *v, int *x, double *al, double *be) {
-  if (v->kind != IR_OP || !(v->op == IR_ADD || v->op == IR_SUB || v->op == IR_MUL || v->op == IR_DIV)) return 0;
+  if (v->kind != IR_OP || !(v->op == IR_ADD || v->op == IR_SUB || v->op == IR_MUL || v->op == IR_DIV) || !f32arith(v->dtype)) return 0;
   int a = c->src[v->args[0]], b = c->src[v->args[1]];
   int lit_first = c->isconst[a];
   if (lit_first == c->isconst[b]) return 0;
@@ -489,14 +565,14 @@ static void lower_value(lctx *c, const ir_value *v) {
 }
 
 static int elementwise_op(const ir_value *v) {
-  return (ir_opinfo_of(v->op)->flags & (OPF_UNARY | OPF_BINARY)) || v->op == IR_RELU_GRAD ||
+  return (ir_opinfo_of(v->op)->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) || v->op == IR_RELU_GRAD ||
          v->op == IR_GELU_GRAD || v->op == IR_GELU_TANH_GRAD || v->op == IR_SILU_GRAD;
 }
 
 /* mul(x, literal) with one user, in the same layout as that user: foldable. */
 static int scaled(lctx *c, const ir_value *v, int m, int *x, double *k) {
   const ir_value *mv = V(c, m);
-  if (mv->op != IR_MUL || mv->nusers != 1 || lw_kept(c, mv) || c->skip[m] || c->chain[m] >= 0) return 0;
+  if (mv->op != IR_MUL || mv->nusers != 1 || lw_kept(c, mv) || c->skip[m] || c->chain[m] >= 0 || !f32arith(mv->dtype)) return 0;
   int lit = c->isconst[c->src[mv->args[0]]] ? 0 : c->isconst[c->src[mv->args[1]]] ? 1 : -1;
   if (lit < 0 || c->isconst[c->src[mv->args[1 - lit]]]) return 0;
   *x = mv->args[1 - lit];
@@ -553,7 +629,7 @@ static void plan_folds(lctx *c) {
       }
     }
     if (v->op == IR_ADD && fold_axpby(c, v)) continue;
-    if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]]) {
+    if ((v->op == IR_SUB || v->op == IR_ADD) && !c->isconst[v->args[0]] && f32arith(v->dtype)) {
       const ir_value *m = g->vals[v->args[1]];
       /* a product already folding a scaling of its own (chain) is not folded again:
          the update would read a value that no instruction computes */

@@ -127,13 +127,15 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r) {
   init(r, g, v);
   const ir_opinfo *oi = ir_opinfo_of(v->op);
   int R = v->shape.rank;
-  if (oi->flags & (OPF_UNARY | OPF_BINARY)) { elementwise(r, g, v); return 0; }
+  if (oi->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) { elementwise(r, g, v); return 0; }
   switch (v->op) {
   case IR_RELU_GRAD: case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD:
     elementwise(r, g, v); return 0;
   case IR_MATMUL: case IR_EINSUM: contraction(r, g, v); return 0;
   case IR_SUM: case IR_MEAN: reduction(r, g, v, F_CONTRACT); return 0;
-  case IR_MAX: case IR_MAX_GRAD: reduction(r, g, v, F_WHOLE); return 0;
+  case IR_MAX: case IR_MIN: case IR_MAX_GRAD: reduction(r, g, v, F_WHOLE); return 0;
+  case IR_IOTA: case IR_CONSTANT:    /* made whole on every device; a split of it is a local slice */
+    same_dims(r, g, v, ~0u, 0); return 0;
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_NORMALIZE:
     same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
   case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:

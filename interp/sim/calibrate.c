@@ -285,6 +285,7 @@ int sim_calibrate(const cal_opts *o, sim_profile *prof, char *err, size_t errlen
   for (int k = 0; k < RT_NEWFN + RT_NOPS; k++) {
     int ew = k < RT_NEWFN, op = ew ? RT_EW : k - RT_NEWFN;
     if (!ew && (op == RT_EW || op == RT_GEMM || rt_is_collective((rt_op)op))) continue;
+    if (ew && k > RT_ADAM_DENOM) continue;     /* the functions of other dtypes: costed as the f32 ones */
     double tk[3], ek[3];
     int made = 1;
     for (int s = 0; s < 3 && made; s++) {

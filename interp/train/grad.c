@@ -198,6 +198,13 @@ static int rule_unary(gctx *c, int u, int dy) {
   case IR_GELU: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_GRAD, a, dy)); break;
   case IR_GELU_TANH: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_TANH_GRAD, a, dy)); break;
   case IR_SILU: give(c, a, emit2(c, bwd(c, u, "silu"), IR_SILU_GRAD, a, dy)); break;
+  case IR_ABS: give(c, a, emit2(c, bwd(c, u, "abs"), IR_MUL, dy, emit1(c, bwd(c, u, "sign"), IR_SIGN, a))); break;
+  case IR_CONVERT: {     /* between floats: the adjoint converts back */
+    ir_attrs at = {0};
+    at.dtype = V(c, a)->dtype;
+    give(c, a, emit(c, bwd(c, u, "convert"), IR_CONVERT, &dy, 1, &at));
+    break;
+  }
   default: return 0;
   }
   return 1;
@@ -235,6 +242,20 @@ static int rule_binary(gctx *c, int u, int dy) {
       give(c, b, sum_to(c, bwd(c, u, "db"), emit1(c, bwd(c, u, "db.n"), IR_NEG, q), sb));
     }
     break;
+  case IR_POWER: {       /* d a^b = b a^(b-1) da + log(a) a^b db */
+    if (c->needs[a]) {
+      int e = emit2(c, bwd(c, u, "da.e"), IR_SUB, b, ir_const(c->g, 1));
+      int p = emit2(c, bwd(c, u, "da.p"), IR_POWER, a, e);
+      int m = emit2(c, bwd(c, u, "da.m"), IR_MUL, p, b);
+      give(c, a, sum_to(c, bwd(c, u, "da"), emit2(c, bwd(c, u, "da.d"), IR_MUL, dy, m), sa));
+    }
+    if (c->needs[b]) {
+      int l = emit1(c, bwd(c, u, "db.l"), IR_LOG, a);
+      int m = emit2(c, bwd(c, u, "db.m"), IR_MUL, u, l);
+      give(c, b, sum_to(c, bwd(c, u, "db"), emit2(c, bwd(c, u, "db.d"), IR_MUL, dy, m), sb));
+    }
+    break;
+  }
   case IR_MAXIMUM: case IR_MINIMUM: {
     /* the winner takes the gradient; on a tie the first operand does */
     int m = y->op == IR_MAXIMUM ? emit2(c, bwd(c, u, "mask"), IR_GE, a, b) : emit2(c, bwd(c, u, "mask"), IR_GE, b, a);
@@ -244,6 +265,22 @@ static int rule_binary(gctx *c, int u, int dy) {
     break;
   }
   default: return 0;
+  }
+  return 1;
+}
+
+/* select(p, a, b): the adjoint goes to the branch taken, zero to the other */
+static int rule_select(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  if (y->op != IR_SELECT) return 0;
+  int p = y->args[0], a = y->args[1], b = y->args[2];
+  if (c->needs[a]) {
+    int args[3] = {p, dy, ir_const(c->g, 0)};
+    give(c, a, sum_to(c, bwd(c, u, "da"), emit(c, bwd(c, u, "da.s"), IR_SELECT, args, 3, NULL), &V(c, a)->shape));
+  }
+  if (c->needs[b]) {
+    int args[3] = {p, ir_const(c->g, 0), dy};
+    give(c, b, sum_to(c, bwd(c, u, "db"), emit(c, bwd(c, u, "db.s"), IR_SELECT, args, 3, NULL), &V(c, b)->shape));
   }
   return 1;
 }
@@ -272,6 +309,13 @@ static int rule_reduce(gctx *c, int u, int dy) {
     at = y->attr;
     int args[2] = {a, dy};
     give(c, a, emit(c, bwd(c, u, "max"), IR_MAX_GRAD, args, 2, &at));
+    break;
+  }
+  case IR_MIN: {         /* min(x) = -max(-x) */
+    at = y->attr;
+    int args[2] = {emit1(c, bwd(c, u, "negx"), IR_NEG, a), emit1(c, bwd(c, u, "negdy"), IR_NEG, dy)};
+    int m = emit(c, bwd(c, u, "min"), IR_MAX_GRAD, args, 2, &at);
+    give(c, a, emit1(c, bwd(c, u, "min.n"), IR_NEG, m));
     break;
   }
   default: return 0;
@@ -394,7 +438,7 @@ static int rule_other(gctx *c, int u, int dy) {
 
 /* u's vector-Jacobian product: contributions to its operands' adjoints. */
 static void rule(gctx *c, int u, int dy) {
-  if (rule_unary(c, u, dy) || rule_binary(c, u, dy) || rule_reduce(c, u, dy) || rule_rowwise(c, u, dy) ||
+  if (rule_unary(c, u, dy) || rule_binary(c, u, dy) || rule_select(c, u, dy) || rule_reduce(c, u, dy) || rule_rowwise(c, u, dy) ||
       rule_move(c, u, dy) || rule_other(c, u, dy)) return;
   ir_value *y = V(c, u);
   diag_error(c->d, y->at, "cannot differentiate %s ('%s')", ir_opinfo_of(y->op)->name, y->name);
@@ -449,7 +493,7 @@ int grad_build(ir_graph *g, diag *d) {
   for (int i = 0; i < n; i++) {
     ir_value *v = g->vals[i];
     if (v->kind == IR_PARAM) { c.needs[i] = 1; nparams++; continue; }
-    if (v->kind != IR_OP || (ir_opinfo_of(v->op)->flags & OPF_NODIFF)) continue;
+    if (v->kind != IR_OP || (ir_opinfo_of(v->op)->flags & OPF_NODIFF) || !ir_dtype_isfloat(v->dtype)) continue;
     for (int k = 0; k < v->nargs; k++) c.needs[i] |= c.needs[v->args[k]];
   }
   c.live[loss->id] = 1;

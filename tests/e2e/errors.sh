@@ -20,5 +20,19 @@ for f in *.cir *.tac; do
     echo "FAIL $f (exit $rc)"; echo "  want: $want"; echo "  got:  $first"
   fi
 done
+# StableHLO programs: the reader's corpus (mlir/) and the importer's (import/);
+# each gives exactly one located error
+for f in mlir/*.mlir import/*.mlir; do
+  want=$(sed -n 's|^// expect: ||p' "$f" | head -1)
+  err=$(timeout 10 "$CARVE" check "$f" 2>&1 >/dev/null); rc=$?
+  first=$(printf '%s\n' "$err" | head -1)
+  nerr=$(printf '%s\n' "$err" | grep -cE '^([^ ]+:[0-9]+:[0-9]+|carve): error: ')
+  if [ "$rc" -eq 1 ] && [ "$nerr" -eq 1 ] && [[ "$first" == *"$want"* ]] && [[ "$first" =~ ^([^:]+:[0-9]+:[0-9]+|carve):\ error:\  ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $f (exit $rc, $nerr errors)"; echo "  want: $want"; echo "  got:  $first"
+  fi
+done
 echo "errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -307,7 +307,7 @@ Test(safet, metadata_escapes_and_unsupported_dtypes) {
   double buf[2];
   int64_t sh[1] = {8}, z[1] = {0};
   cr_assert_eq(st_read_block(f, "d", RT_F32, 1, sh, z, sh, buf, err, sizeof err), -1);
-  cr_assert(strstr(err, "meta.safetensors: tensor 'd' is U16; carve reads F32, BF16, F16, F64, I32 and I64"), "%s", err);
+  cr_assert(strstr(err, "meta.safetensors: tensor 'd' is U16; carve reads F32, BF16, F16, F64, I32, I64, I8, U8 and BOOL"), "%s", err);
   st_close(f);
 }
 

@@ -1,0 +1,1157 @@
+/*
+** hlo.c: StableHLO and MHLO syntax trees -> IR (see hlo.h).
+**
+** Each function call is inlined: a scope maps the SSA names of one
+** function instance to value ids, and the values it defines are named
+** after their SSA names under the call path ("apply_fn._var.v3"), so a
+** report names the place in the .mlir program. Ops are read in either
+** printed form: the pretty form's items (dims = [..], contracting_dims =
+** [..] x [..]) or the generic form's properties (broadcast_dimensions,
+** dot_dimension_numbers = #mhlo.dot<..>), whichever is present.
+*/
+#include "interp/front/hlo.h"
+#include "runtime/dtype.h"
+#include "util/strbuf.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CALL_DEPTH 64
+#define MAX_VALUES 4000000
+
+/* ---- scopes: SSA name (interned) and result number -> value id ---- */
+
+typedef struct sslot { const char *name; int k, id; } sslot;
+
+typedef struct scope {
+  sslot *s;
+  int n, cap;             /* cap: a power of two */
+} scope;
+
+static unsigned shash(const char *p, int k) { return (unsigned)(((uintptr_t)p >> 3) * 2654435761u) ^ (unsigned)k * 40503u; }
+
+static void scope_put(arena *a, scope *sc, const char *name, int k, int id) {
+  if (2 * (sc->n + 1) > sc->cap) {
+    scope old = *sc;
+    sc->cap = old.cap ? 2 * old.cap : 64;
+    sc->s = arena_alloc(a, sizeof(sslot) * (size_t)sc->cap);
+    sc->n = 0;
+    for (int i = 0; i < old.cap; i++) if (old.s[i].name) scope_put(a, sc, old.s[i].name, old.s[i].k, old.s[i].id);
+  }
+  unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
+  while (sc->s[h].name && !(sc->s[h].name == name && sc->s[h].k == k)) h = (h + 1) & m;
+  if (!sc->s[h].name) sc->n++;
+  sc->s[h] = (sslot){name, k, id};
+}
+
+static int scope_get(const scope *sc, const char *name, int k) {
+  if (!sc->cap) return -1;
+  unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
+  while (sc->s[h].name) {
+    if (sc->s[h].name == name && sc->s[h].k == k) return sc->s[h].id;
+    h = (h + 1) & m;
+  }
+  return -1;
+}
+
+typedef struct hctx {
+  ir_graph *g;
+  diag *d;
+  const diag_src *src;
+  const mlir_file *f;
+  const mlir_module *m;
+  arena tmp;              /* scopes and scratch, freed at the end */
+  scope *sc;              /* the current function instance */
+  const char *prefix;     /* its call path, "" at the entry */
+  int depth;
+  const char **callees;   /* how many times each function was inlined, for unique paths */
+  int *ncalls, ncallees;
+  const mlir_op *op;      /* the op being read, for messages */
+} hctx;
+
+static loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
+
+/* Every message about an op: at the op's name, plus the Python place its loc names. */
+static int op_error(hctx *b, const mlir_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int op_error(hctx *b, const mlir_op *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error(b->d, L(b, op->name_off), "%s", msg);
+  const char *where = op->loc ? mlir_loc_text(&b->tmp, op->loc) : NULL;
+  if (where) diag_note(b->d, LOC_NONE, "the program says this op comes from %s", where);
+  return -1;
+}
+
+/* ---- types ---- */
+
+static int elem_dtype(hctx *b, const mlir_type *t, uint32_t off, ir_dtype *out) {
+  static const struct { const char *n; ir_dtype t; } m[] = {
+    {"f32", IR_F32}, {"bf16", IR_BF16}, {"f16", IR_F16}, {"f64", IR_F64}, {"i32", IR_I32}, {"si32", IR_I32},
+    {"i64", IR_I64}, {"si64", IR_I64}, {"i1", IR_I1}, {"i8", IR_I8}, {"si8", IR_I8}, {"ui8", IR_UI8},
+  };
+  if (t && t->kind == MLIR_T_SCALAR)
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+      if (!strcmp(t->name, m[i].n)) { *out = m[i].t; return 0; }
+  int n = t ? (int)(t->end - t->off) : 0;
+  return diag_error(b->d, L(b, t ? t->off : off), "element type '%.*s' is not supported; carve runs f32, bf16, f16, f64, i32, i64, i8, ui8 and i1",
+                    n, t ? b->src->text + t->off : "");
+}
+
+/* A tensor type (or a bare element type, rank 0) into shape and dtype. */
+static int tensor_type(hctx *b, const mlir_type *t, uint32_t off, ir_shape *s, ir_dtype *dt) {
+  memset(s, 0, sizeof *s);
+  if (!t) return diag_error(b->d, L(b, off), "a type is missing here");
+  if (t->kind == MLIR_T_SCALAR) return elem_dtype(b, t, off, dt);
+  if (t->kind != MLIR_T_TENSOR || strcmp(t->name, "tensor"))
+    return diag_error(b->d, L(b, t->off), "carve imports tensors; '%.*s' is not one", (int)(t->end - t->off), b->src->text + t->off);
+  if (t->rank < 0) return diag_error(b->d, L(b, t->off), "unranked tensors are not supported; export with static shapes");
+  if (t->rank > IR_MAXRANK) return diag_error(b->d, L(b, t->off), "tensors of rank %d are not supported (at most %d)", t->rank, IR_MAXRANK);
+  s->rank = t->rank;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->dims[i] == MLIR_DYN)
+      return diag_error(b->d, L(b, t->dim_off ? t->dim_off[i] : t->off), "dynamic dims ('?') are not supported; export with static shapes (jax.export without symbolic shapes)");
+    s->d[i] = t->dims[i];
+  }
+  return elem_dtype(b, t->elem, t->off, dt);
+}
+
+/* The k-th result type of op. */
+static const mlir_type *result_type(const mlir_op *op, int k) {
+  if (op->sig.arrow) return k < op->sig.nouts ? op->sig.outs[k] : NULL;
+  return op->sig.nins ? op->sig.ins[op->sig.nins - 1] : NULL;
+}
+
+static int result_shape(hctx *b, const mlir_op *op, ir_shape *s, ir_dtype *dt) {
+  const mlir_type *t = result_type(op, 0);
+  if (!t) return op_error(b, op, "%s: the result type is missing (write ': type' after the op)", op->name);
+  return tensor_type(b, t, op->off, s, dt);
+}
+
+/* ---- attributes ---- */
+
+/* The attribute keyed k1 among a pretty op's items, else k1 or k2 among
+** its properties and attributes. */
+static const mlir_attr *op_attr(const mlir_op *op, const char *k1, const char *k2) {
+  const mlir_item *it = mlir_op_item(op, k1);
+  if (it) return it->val;
+  const mlir_attr *a = mlir_op_attr(op, k1);
+  if (!a && k2) a = mlir_op_attr(op, k2);
+  return a;
+}
+
+/* A list of integers written [1, 2], array<i64: 1, 2>, dense<[1, 2]> or a single number. */
+static int ints_of(const mlir_attr *a, int64_t *out, int max) {
+  if (!a) return -1;
+  switch (a->kind) {
+  case MLIR_A_INT: if (max < 1) return -1; out[0] = a->i; return 1;
+  case MLIR_A_DENSE:
+    if (a->nitems == 0) return 0;
+    return ints_of(a->items[0].val, out, max);
+  case MLIR_A_LIST: case MLIR_A_ARRAY: case MLIR_A_GROUP: {
+    if (a->nitems > max) return -1;
+    for (int i = 0; i < a->nitems; i++) {
+      if (a->items[i].val->kind != MLIR_A_INT) return -1;
+      out[i] = a->items[i].val->i;
+    }
+    return a->nitems;
+  }
+  default: return -1;
+  }
+}
+
+static int op_ints(hctx *b, const mlir_op *op, const char *k1, const char *k2, int64_t *out, int max) {
+  const mlir_attr *a = op_attr(op, k1, k2);
+  if (!a) return op_error(b, op, "%s: '%s' is missing", op->name, k1);
+  int n = ints_of(a, out, max);
+  if (n < 0) return diag_error(b->d, L(b, a->off), "%s: '%s' must be a list of at most %d integers", op->name, k1, max);
+  return n;
+}
+
+/* The first bare word of a set found anywhere inside a (depth-first). */
+static const char *find_word(const mlir_attr *a, const char *const *set) {
+  if (!a) return NULL;
+  if (a->kind == MLIR_A_WORD)
+    for (int i = 0; set[i]; i++) if (!strcmp(a->text, set[i])) return set[i];
+  for (int i = 0; i < a->nitems; i++) {
+    const char *w = find_word(a->items[i].val, set);
+    if (w) return w;
+  }
+  return NULL;
+}
+
+static const char *op_word(const mlir_op *op, const char *const *set, const char *key) {
+  for (int i = 0; i < op->nitems; i++) {
+    const char *w = find_word(op->items[i].val, set);
+    if (w) return w;
+  }
+  return key ? find_word(mlir_op_attr(op, key), set) : NULL;
+}
+
+/* ---- values ---- */
+
+/* Operand k of op: the value its name is bound to in the current scope. */
+static int operand(hctx *b, const mlir_op *op, int k) {
+  if (k >= op->noperands) { op_error(b, op, "%s: expected at least %d operands, found %d", op->name, k + 1, op->noperands); return -1; }
+  const mlir_attr *v = op->operands[k];
+  int id = scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
+  if (id < 0) diag_error(b->d, L(b, v->off), "'%s' is used before it is defined", v->text);
+  return id;
+}
+
+/* A valid carve name from an SSA name or a Python path: "%0" -> "v0",
+** "params['w']" -> "params.w"; NULL when nothing usable is left. */
+static const char *clean_name(hctx *b, const char *s) {
+  char buf[256];
+  size_t k = 0;
+  int dot = 0;
+  for (; *s && k < sizeof buf - 8; s++) {
+    unsigned char c = (unsigned char)*s;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (ok) {
+      if (dot && k) buf[k++] = '.';
+      dot = 0;
+      if (!k && c >= '0' && c <= '9') buf[k++] = 'v';
+      buf[k++] = (char)c;
+    } else if (c != '%') {
+      dot = 1;
+    }
+  }
+  buf[k] = 0;
+  return k ? arena_strndup(&b->tmp, buf, k) : NULL;
+}
+
+/* The name for a value the op defines: its SSA name under the call path. */
+static const char *value_name(hctx *b, const mlir_op *op, int k) {
+  const char *n = op->nresults ? clean_name(b, op->results[0].name) : NULL;
+  if (!n) n = "v";
+  char buf[512];
+  if (k) snprintf(buf, sizeof buf, "%s%s.%d", b->prefix, n, k);
+  else snprintf(buf, sizeof buf, "%s%s", b->prefix, n);
+  return arena_strndup(&b->tmp, buf, strlen(buf));
+}
+
+static ir_attrs no_attrs(void) {
+  ir_attrs a;
+  memset(&a, 0, sizeof a);
+  a.ndims = -1;
+  return a;
+}
+
+/* Add an op value named base (or a fresh name from it when taken). */
+static int emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
+  if (b->g->nvals > MAX_VALUES) return op_error(b, b->op, "the program has more than %d values", MAX_VALUES);
+  const char *name = ir_lookup(b->g, base) ? ir_fresh_name(b->g, base) : base;
+  ir_attrs a = at ? *at : no_attrs();
+  ir_value *v = ir_op(b->g, b->d, name, k, args, nargs, &a, L(b, b->op->name_off));
+  return v ? v->id : -1;
+}
+
+/* A name for a helper value of the op whose result is base ("v5.p", "v5.p.2") */
+static const char *fresh(hctx *b, const char *base) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s.p", base);
+  return ir_fresh_name(b->g, buf);
+}
+
+static int check_result(hctx *b, const mlir_op *op, int id, const ir_shape *s, ir_dtype dt) {
+  const ir_value *v = b->g->vals[id];
+  if (v->dtype != dt || !ir_shape_eq(&v->shape, s)) {
+    arena *a = &b->tmp;
+    return op_error(b, op, "%s: the result is %s%s but the program declares %s%s", op->name,
+                    ir_dtype_name(v->dtype), ir_shape_str(a, &v->shape), ir_dtype_name(dt), ir_shape_str(a, s));
+  }
+  return 0;
+}
+
+/* ---- constants ---- */
+
+/* A literal as a number of type t: hex literals are the bits of a float. */
+static double literal(const mlir_attr *a, ir_dtype t) {
+  if (a->kind == MLIR_A_FLOAT) return a->f;
+  if (a->kind == MLIR_A_BOOL) return a->i != 0;
+  if (a->is_hex && ir_dtype_isfloat(t)) {
+    uint64_t u = (uint64_t)a->i;
+    if (t == IR_F64) { double x; memcpy(&x, &u, 8); return x; }
+    if (t == IR_F32) return rt_bits_f32((uint32_t)u);
+    if (t == IR_BF16) return rt_bf16_to_f32((uint16_t)u);
+    return rt_f16_to_f32((uint16_t)u);
+  }
+  return (double)a->i;
+}
+
+static int flat_literals(const mlir_attr *a, ir_dtype t, double *out, int64_t n, int64_t *k) {
+  if (a->kind == MLIR_A_LIST || a->kind == MLIR_A_GROUP) {
+    for (int i = 0; i < a->nitems; i++)
+      if (flat_literals(a->items[i].val, t, out, n, k) < 0) return -1;
+    return 0;
+  }
+  if (a->kind != MLIR_A_INT && a->kind != MLIR_A_FLOAT && a->kind != MLIR_A_BOOL) return -1;
+  if (*k >= n) return -1;
+  out[(*k)++] = literal(a, t);
+  return 0;
+}
+
+static int hexval(char c) { return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1; }
+
+static int make_param(hctx *b, const mlir_op *op, const ir_shape *s, ir_dtype dt) {
+  const char *name = value_name(b, op, 0);
+  if (ir_lookup(b->g, name)) name = fresh(b, name);
+  if (!ir_dtype_isfloat(dt))
+    return op_error(b, op, "an elided constant of type %s cannot stand as a parameter; export with the constant's values", ir_dtype_name(dt));
+  ir_value *v = ir_add(b->g, name, IR_PARAM, IR_LEAF, NULL, 0, NULL, L(b, op->name_off));
+  v->dtype = dt;
+  v->shape = *s;
+  v->init = (ir_init){INIT_NORMAL, 0.02, 0};
+  return v->id;
+}
+
+static int do_constant(hctx *b, const mlir_op *op) {
+  ir_shape s;
+  ir_dtype dt;
+  if (result_shape(b, op, &s, &dt) < 0) return -1;
+  const mlir_attr *val = op->nitems ? op->items[0].val : mlir_op_attr(op, "value");
+  if (!val) return op_error(b, op, "%s: no value", op->name);
+  if (val->kind == MLIR_A_DENSE_RESOURCE) return make_param(b, op, &s, dt);   /* weights elided from the text */
+  if (val->kind != MLIR_A_DENSE) return diag_error(b->d, L(b, val->off), "%s: expected dense<...>", op->name);
+  int64_t n = ir_nelem(&s);
+  const mlir_attr *lit = val->nitems ? val->items[0].val : NULL;
+  if (lit && (lit->kind == MLIR_A_INT || lit->kind == MLIR_A_FLOAT || lit->kind == MLIR_A_BOOL)) {   /* a splat */
+    int c = dt == IR_F32 ? ir_const(b->g, literal(lit, dt)) : ir_const_typed(b->g, literal(lit, dt), dt);
+    if (s.rank == 0) return c;
+    ir_attrs at = no_attrs();
+    at.to = s;
+    return emit(b, value_name(b, op, 0), IR_BROADCAST, &c, 1, &at);
+  }
+  if (n > ((int64_t)1 << 28)) return op_error(b, op, "%s: a constant of %lld elements is too large", op->name, (long long)n);
+  void *data = ir_values_new(b->g, dt, n);
+  if (lit && lit->kind == MLIR_A_STRING) {          /* "0x..." raw little-endian bytes */
+    size_t es = ir_dtype_size(dt), bytes = (size_t)n * es;
+    const char *h = lit->text;
+    if (lit->len != 2 + 2 * bytes && lit->len != 2 + 2 * es)
+      return diag_error(b->d, L(b, lit->off), "%s: the hex value holds %u bytes; %s%s needs %zu", op->name, (lit->len - 2) / 2,
+                        ir_dtype_name(dt), ir_shape_str(&b->tmp, &s), bytes);
+    unsigned char *raw = arena_alloc(&b->tmp, bytes + 1);
+    size_t have = (lit->len - 2) / 2;
+    for (size_t i = 0; i < have; i++) {
+      int hi = hexval(h[2 + 2 * i]), lo = hexval(h[3 + 2 * i]);
+      if (hi < 0 || lo < 0) return diag_error(b->d, L(b, lit->off), "%s: bad hex digit in the value", op->name);
+      raw[i] = (unsigned char)(hi * 16 + lo);
+    }
+    for (size_t i = have; i < bytes; i++) raw[i] = raw[i % es];  /* a hex splat */
+    memcpy(data, raw, bytes);
+  } else {
+    double *vals = arena_alloc(&b->tmp, sizeof(double) * (size_t)(n + 1));
+    int64_t k = 0;
+    if (!lit || flat_literals(lit, dt, vals, n, &k) < 0 || k != n)
+      return diag_error(b->d, L(b, val->off), "%s: the value must hold %lld numbers for %s%s", op->name, (long long)n,
+                        ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
+    for (int64_t i = 0; i < n; i++) ir_values_set(data, dt, i, vals[i]);
+  }
+  ir_attrs at = no_attrs();
+  at.to = s;
+  at.dtype = dt;
+  at.data = data;
+  return emit(b, value_name(b, op, 0), IR_CONSTANT, NULL, 0, &at);
+}
+
+/* ---- data movement ---- */
+
+static int reshape_to(hctx *b, const char *name, int x, const ir_shape *s) {
+  if (ir_shape_eq(&b->g->vals[x]->shape, s)) return x;
+  ir_attrs at = no_attrs();
+  at.to = *s;
+  return emit(b, name, IR_RESHAPE, &x, 1, &at);
+}
+
+static int do_broadcast_in_dim(hctx *b, const mlir_op *op, const char *name) {
+  ir_shape s;
+  ir_dtype dt;
+  int64_t dims[IR_MAXRANK];
+  if (result_shape(b, op, &s, &dt) < 0) return -1;
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  int nd = op_ints(b, op, "dims", "broadcast_dimensions", dims, IR_MAXRANK);
+  if (nd < 0) return -1;
+  const ir_value *xv = b->g->vals[x];
+  if (nd != xv->shape.rank) return op_error(b, op, "%s: %d dims for an operand of rank %d", op->name, nd, xv->shape.rank);
+  int used[IR_MAXRANK] = {0};
+  for (int i = 0; i < nd; i++) {
+    if (dims[i] < 0 || dims[i] >= s.rank || used[dims[i]]++)
+      return op_error(b, op, "%s: dims must be distinct result dims below %d", op->name, s.rank);
+    if (xv->shape.d[i] != 1 && xv->shape.d[i] != s.d[dims[i]])
+      return op_error(b, op, "%s: operand dim %d (%lld) does not broadcast to result dim %lld (%lld)", op->name, i,
+                      (long long)xv->shape.d[i], (long long)dims[i], (long long)s.d[dims[i]]);
+  }
+  /* dims out of order: transpose the operand so that they increase */
+  int perm[IR_MAXRANK], sorted = 1;
+  for (int i = 0; i < nd; i++) perm[i] = i;
+  for (int i = 1; i < nd; i++)
+    for (int j = i; j > 0 && dims[perm[j - 1]] > dims[perm[j]]; j--) { int t = perm[j]; perm[j] = perm[j - 1]; perm[j - 1] = t; sorted = 0; }
+  if (!sorted) {
+    ir_attrs at = no_attrs();
+    at.ndims = nd;
+    for (int i = 0; i < nd; i++) at.dims[i] = perm[i];
+    x = emit(b, fresh(b, name), IR_TRANSPOSE, &x, 1, &at);
+    if (x < 0) return -1;
+  }
+  /* the operand's dims in place among 1s, then NumPy broadcasting */
+  ir_shape r = {.rank = s.rank};
+  for (int i = 0; i < s.rank; i++) r.d[i] = 1;
+  for (int i = 0; i < nd; i++) r.d[dims[perm[i]]] = xv->shape.d[perm[i]];
+  if (ir_shape_eq(&r, &s)) return reshape_to(b, name, x, &s);
+  if (b->g->vals[x]->shape.rank) {
+    x = reshape_to(b, fresh(b, name), x, &r);
+    if (x < 0) return -1;
+  }
+  ir_attrs at = no_attrs();
+  at.to = s;
+  return emit(b, name, IR_BROADCAST, &x, 1, &at);
+}
+
+static int do_transpose(hctx *b, const mlir_op *op, const char *name) {
+  int64_t p[IR_MAXRANK];
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  int n = op_ints(b, op, "dims", "permutation", p, IR_MAXRANK);
+  if (n < 0) return -1;
+  ir_attrs at = no_attrs();
+  at.ndims = n;
+  int id = 1;
+  for (int i = 0; i < n; i++) { at.dims[i] = (int)p[i]; id &= p[i] == i; }
+  if (id && n == b->g->vals[x]->shape.rank) return x;
+  return emit(b, name, IR_TRANSPOSE, &x, 1, &at);
+}
+
+static int do_slice(hctx *b, const mlir_op *op, const char *name) {
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  const ir_value *xv = b->g->vals[x];
+  int r = xv->shape.rank;
+  int64_t lo[IR_MAXRANK], hi[IR_MAXRANK], st[IR_MAXRANK];
+  const mlir_attr *ranges = NULL;
+  for (int i = 0; i < op->nitems; i++)
+    if (!op->items[i].key && op->items[i].val->kind == MLIR_A_LIST) ranges = op->items[i].val;
+  if (ranges) {
+    if (ranges->nitems != r) return op_error(b, op, "%s: %d ranges for rank %d", op->name, ranges->nitems, r);
+    for (int i = 0; i < r; i++) {
+      const mlir_attr *g = ranges->items[i].val;
+      if (g->kind != MLIR_A_RANGE || g->nitems < 2) return diag_error(b->d, L(b, g->off), "%s: expected start:end[:stride]", op->name);
+      lo[i] = g->items[0].val->i;
+      hi[i] = g->items[1].val->i;
+      st[i] = g->nitems > 2 ? g->items[2].val->i : 1;
+    }
+  } else {
+    if (op_ints(b, op, "start_indices", NULL, lo, r) != r || op_ints(b, op, "limit_indices", NULL, hi, r) != r) {
+      if (!b->d->nerrors) op_error(b, op, "%s: start_indices and limit_indices need %d numbers", op->name, r);
+      return -1;
+    }
+    if (op_attr(op, "strides", NULL)) { if (op_ints(b, op, "strides", NULL, st, r) != r) return -1; }
+    else for (int i = 0; i < r; i++) st[i] = 1;
+  }
+  for (int i = 0; i < r; i++) {
+    if (st[i] != 1) return op_error(b, op, "%s: strides other than 1 are not supported (dim %d has %lld)", op->name, i, (long long)st[i]);
+    if (lo[i] < 0 || hi[i] > xv->shape.d[i] || lo[i] > hi[i])
+      return op_error(b, op, "%s: range %lld:%lld is outside dim %d of size %lld", op->name, (long long)lo[i], (long long)hi[i], i,
+                      (long long)xv->shape.d[i]);
+  }
+  int last = -1;
+  for (int i = 0; i < r; i++) if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+  if (last < 0) return x;
+  for (int i = 0; i <= last; i++) {
+    if (lo[i] == 0 && hi[i] == xv->shape.d[i]) continue;
+    ir_attrs at = no_attrs();
+    at.dim = i;
+    at.start = lo[i];
+    at.end = hi[i];
+    x = emit(b, i == last ? name : fresh(b, name), IR_SLICE, &x, 1, &at);
+    if (x < 0) return -1;
+  }
+  return x;
+}
+
+static int do_concatenate(hctx *b, const mlir_op *op, const char *name) {
+  int64_t dim;
+  if (op_ints(b, op, "dim", "dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : op_error(b, op, "%s: dim is missing", op->name);
+  int *xs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(op->noperands + 1));
+  for (int k = 0; k < op->noperands; k++) if ((xs[k] = operand(b, op, k)) < 0) return -1;
+  if (op->noperands == 1) return xs[0];
+  ir_attrs at = no_attrs();
+  at.dim = (int)dim;
+  return emit(b, name, IR_CONCAT, xs, op->noperands, &at);
+}
+
+static int do_iota(hctx *b, const mlir_op *op, const char *name) {
+  ir_shape s;
+  ir_dtype dt;
+  int64_t dim;
+  if (result_shape(b, op, &s, &dt) < 0) return -1;
+  if (op_ints(b, op, "dim", "iota_dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : op_error(b, op, "%s: dim is missing", op->name);
+  ir_attrs at = no_attrs();
+  at.to = s;
+  at.dim = (int)dim;
+  at.dtype = dt;
+  return emit(b, name, IR_IOTA, NULL, 0, &at);
+}
+
+/* gather of whole rows of a table by an index per position: embedding */
+static int do_gather(hctx *b, const mlir_op *op, const char *name) {
+  ir_shape s;
+  ir_dtype dt;
+  if (result_shape(b, op, &s, &dt) < 0) return -1;
+  int t = operand(b, op, 0), ix = operand(b, op, 1);
+  if (t < 0 || ix < 0) return -1;
+  const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix];
+  const mlir_attr *dn = op_attr(op, "dimension_numbers", NULL);
+  int64_t off[IR_MAXRANK], col[IR_MAXRANK], map[IR_MAXRANK], sizes[IR_MAXRANK], ivd = -1;
+  int noff = ints_of(mlir_attr_get(dn, "offset_dims"), off, IR_MAXRANK);
+  int ncol = ints_of(mlir_attr_get(dn, "collapsed_slice_dims"), col, IR_MAXRANK);
+  int nmap = ints_of(mlir_attr_get(dn, "start_index_map"), map, IR_MAXRANK);
+  int nsz = ints_of(op_attr(op, "slice_sizes", NULL), sizes, IR_MAXRANK);
+  ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  if (noff < 0) noff = 0;
+  int r = tv->shape.rank, ir = iv->shape.rank;
+  int ok = dn && ncol == 1 && col[0] == 0 && nmap == 1 && map[0] == 0 && nsz == r && sizes[0] == 1 && noff == r - 1 &&
+           !mlir_attr_get(dn, "operand_batching_dims") && (ivd == ir || (ivd == ir - 1 && ir > 0 && iv->shape.d[ir - 1] == 1));
+  for (int i = 1; ok && i < r; i++) ok = sizes[i] == tv->shape.d[i];
+  int nb = ivd == ir ? ir : ir - 1;
+  for (int i = 0; ok && i < noff; i++) ok = off[i] == nb + i;
+  if (!ok)
+    return op_error(b, op, "%s: only the gather of whole rows of a table (an embedding lookup: collapsed_slice_dims = [0], "
+                    "start_index_map = [0], slice_sizes = [1, ...whole dims]) is supported", op->name);
+  ir_shape ids = {.rank = nb}, tab = {.rank = 2};
+  for (int i = 0; i < nb; i++) ids.d[i] = iv->shape.d[i];
+  tab.d[0] = tv->shape.d[0];
+  tab.d[1] = 1;
+  for (int i = 1; i < r; i++) tab.d[1] *= tv->shape.d[i];
+  if (iv->dtype != IR_I32) {
+    if (!ir_dtype_isint(iv->dtype)) return op_error(b, op, "%s: indices must be integers, not %s", op->name, ir_dtype_name(iv->dtype));
+    ir_attrs at = no_attrs();
+    at.dtype = IR_I32;
+    if ((ix = emit(b, fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
+  }
+  if ((ix = reshape_to(b, fresh(b, name), ix, &ids)) < 0) return -1;
+  if ((t = reshape_to(b, fresh(b, name), t, &tab)) < 0) return -1;
+  int args[2] = {t, ix};
+  int e = emit(b, ir_shape_eq(&s, &(ir_shape){0}) ? name : fresh(b, name), IR_EMBEDDING, args, 2, NULL);
+  if (e < 0) return -1;
+  return reshape_to(b, name, e, &s);
+}
+
+static const char *region_reducer(const mlir_region *r);
+
+/* tensor.insert_slice(src, dest): dest with src written at the offsets;
+** one dim may differ, and the result is the concatenation of dest's parts
+** before and after with src between them */
+static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
+  int x = operand(b, op, 0), dst = operand(b, op, 1);
+  if (x < 0 || dst < 0) return -1;
+  const ir_value *xv = b->g->vals[x], *dv = b->g->vals[dst];
+  int64_t offs[IR_MAXRANK], st[IR_MAXRANK];
+  int r = dv->shape.rank;
+  if (op->noperands != 2 || xv->shape.rank != r || op_ints(b, op, "static_offsets", NULL, offs, IR_MAXRANK) != r)
+    return b->d->nerrors ? -1 : op_error(b, op, "%s: only static offsets, sizes and strides of a source of the destination's rank are supported", op->name);
+  if (op_attr(op, "static_strides", NULL) && op_ints(b, op, "static_strides", NULL, st, IR_MAXRANK) == r)
+    for (int i = 0; i < r; i++) if (st[i] != 1) return op_error(b, op, "%s: strides other than 1 are not supported", op->name);
+  int dim = -1;
+  for (int i = 0; i < r; i++) {
+    if (offs[i] < 0 || offs[i] + xv->shape.d[i] > dv->shape.d[i]) return op_error(b, op, "%s: the source does not fit at dim %d", op->name, i);
+    if (xv->shape.d[i] != dv->shape.d[i]) {
+      if (dim >= 0) return op_error(b, op, "%s: a source smaller than its destination in more than one dim is not supported", op->name);
+      dim = i;
+    }
+  }
+  if (dim < 0) return x;
+  int parts[3], n = 0;
+  int64_t cut[2] = {offs[dim], offs[dim] + xv->shape.d[dim]};
+  if (cut[0] > 0) {
+    ir_attrs at = no_attrs();
+    at.dim = dim; at.start = 0; at.end = cut[0];
+    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+  }
+  parts[n++] = x;
+  if (cut[1] < dv->shape.d[dim]) {
+    ir_attrs at = no_attrs();
+    at.dim = dim; at.start = cut[1]; at.end = dv->shape.d[dim];
+    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+  }
+  ir_attrs at = no_attrs();
+  at.dim = dim;
+  return emit(b, name, IR_CONCAT, parts, n, &at);
+}
+
+/* scatter-add of rows into a table (an embedding's gradient) */
+static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
+  if (op->noperands != 3) return op_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
+  int t = operand(b, op, 0), ix = operand(b, op, 1), up = operand(b, op, 2);
+  if (t < 0 || ix < 0 || up < 0) return -1;
+  const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix], *uv = b->g->vals[up];
+  const mlir_attr *dn = op_attr(op, "scatter_dimension_numbers", NULL);
+  int64_t uw[IR_MAXRANK], ins[IR_MAXRANK], map[IR_MAXRANK], ivd = -1;
+  int nuw = ints_of(mlir_attr_get(dn, "update_window_dims"), uw, IR_MAXRANK);
+  int nins = ints_of(mlir_attr_get(dn, "inserted_window_dims"), ins, IR_MAXRANK);
+  int nmap = ints_of(mlir_attr_get(dn, "scatter_dims_to_operand_dims"), map, IR_MAXRANK);
+  ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  const char *fn = op->nregions ? region_reducer(op->regions[0]) : NULL;
+  int ir = iv->shape.rank;
+  int ok = dn && fn && !strcmp(fn, "add") && tv->shape.rank == 2 && nins == 1 && ins[0] == 0 && nmap == 1 && map[0] == 0 &&
+           ir >= 1 && ivd == ir - 1 && iv->shape.d[ir - 1] == 1 && nuw == 1 && uw[0] == ir - 1 && uv->shape.rank == ir &&
+           uv->shape.d[ir - 1] == tv->shape.d[1];
+  for (int i = 0; ok && i < ir - 1; i++) ok = uv->shape.d[i] == iv->shape.d[i];
+  if (!ok)
+    return op_error(b, op, "%s: only the scatter-add of whole rows into a matrix (an embedding's gradient) is supported", op->name);
+  if (!ir_dtype_isint(iv->dtype)) return op_error(b, op, "%s: indices must be integers", op->name);
+  ir_shape ids = {.rank = ir - 1};
+  for (int i = 0; i < ir - 1; i++) ids.d[i] = iv->shape.d[i];
+  if (iv->dtype != IR_I32) {
+    ir_attrs at = no_attrs();
+    at.dtype = IR_I32;
+    if ((ix = emit(b, fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
+  }
+  if ((ix = reshape_to(b, fresh(b, name), ix, &ids)) < 0) return -1;
+  ir_attrs at = no_attrs();
+  at.rows = tv->shape.d[0];
+  int args[2] = {ix, up};
+  int g = emit(b, fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
+  if (g < 0) return -1;
+  int sum[2] = {t, g};
+  return emit(b, name, IR_ADD, sum, 2, NULL);
+}
+
+/* ---- contractions ---- */
+
+static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plain) {
+  int x = operand(b, op, 0), y = operand(b, op, 1);
+  if (x < 0 || y < 0) return -1;
+  const ir_value *xv = b->g->vals[x], *yv = b->g->vals[y];
+  int64_t lb[IR_MAXRANK], rb[IR_MAXRANK], lc[IR_MAXRANK], rc[IR_MAXRANK];
+  int nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+  if (plain) {                 /* dot: the last dim of lhs with the first of rhs */
+    nlc = nrc = 1;
+    lc[0] = xv->shape.rank - 1;
+    rc[0] = 0;
+  } else {
+    const mlir_item *ib = mlir_op_item(op, "batching_dims"), *ic = mlir_op_item(op, "contracting_dims");
+    if (ib || ic) {
+      if (ib && (ib->val->kind != MLIR_A_CROSS || ib->val->nitems != 2)) return diag_error(b->d, L(b, ib->val->off), "batching_dims: expected [..] x [..]");
+      if (ic && (ic->val->kind != MLIR_A_CROSS || ic->val->nitems != 2)) return diag_error(b->d, L(b, ic->val->off), "contracting_dims: expected [..] x [..]");
+      if (ib) { nlb = ints_of(ib->val->items[0].val, lb, IR_MAXRANK); nrb = ints_of(ib->val->items[1].val, rb, IR_MAXRANK); }
+      if (ic) { nlc = ints_of(ic->val->items[0].val, lc, IR_MAXRANK); nrc = ints_of(ic->val->items[1].val, rc, IR_MAXRANK); }
+    } else {
+      const mlir_attr *dn = op_attr(op, "dot_dimension_numbers", NULL);
+      if (!dn) return op_error(b, op, "%s: dot_dimension_numbers is missing", op->name);
+      nlb = ints_of(mlir_attr_get(dn, "lhs_batching_dimensions"), lb, IR_MAXRANK);
+      nrb = ints_of(mlir_attr_get(dn, "rhs_batching_dimensions"), rb, IR_MAXRANK);
+      nlc = ints_of(mlir_attr_get(dn, "lhs_contracting_dimensions"), lc, IR_MAXRANK);
+      nrc = ints_of(mlir_attr_get(dn, "rhs_contracting_dimensions"), rc, IR_MAXRANK);
+      if (nlb < 0) nlb = 0;
+      if (nrb < 0) nrb = 0;
+      if (nlc < 0) nlc = 0;
+      if (nrc < 0) nrc = 0;
+    }
+  }
+  if (nlb < 0 || nrb < 0 || nlc < 0 || nrc < 0 || nlb != nrb || nlc != nrc)
+    return op_error(b, op, "%s: the lhs and rhs lists of batching and contracting dims must pair up", op->name);
+  char l[2][IR_MAXRANK + 1], o[IR_MAXRANK + 1];
+  memset(l, 0, sizeof l);
+  memset(o, 0, sizeof o);
+  char next = 'a';
+  int no = 0;
+  for (int i = 0; i < nlb; i++) {
+    if (lb[i] < 0 || lb[i] >= xv->shape.rank || rb[i] < 0 || rb[i] >= yv->shape.rank || l[0][lb[i]] || l[1][rb[i]])
+      return op_error(b, op, "%s: batching dims out of range", op->name);
+    l[0][lb[i]] = l[1][rb[i]] = o[no++] = next++;
+  }
+  for (int i = 0; i < nlc; i++) {
+    if (lc[i] < 0 || lc[i] >= xv->shape.rank || rc[i] < 0 || rc[i] >= yv->shape.rank || l[0][lc[i]] || l[1][rc[i]])
+      return op_error(b, op, "%s: contracting dims out of range", op->name);
+    l[0][lc[i]] = l[1][rc[i]] = next++;
+  }
+  for (int i = 0; i < xv->shape.rank; i++) if (!l[0][i]) l[0][i] = o[no++] = next++;
+  for (int i = 0; i < yv->shape.rank; i++) if (!l[1][i]) l[1][i] = o[no++] = next++;
+  if (no > IR_MAXRANK) return op_error(b, op, "%s: the result would have rank %d (at most %d)", op->name, no, IR_MAXRANK);
+  char spec[64];
+  snprintf(spec, sizeof spec, "%s,%s->%s", l[0], l[1], o);
+  ir_attrs at = no_attrs();
+  at.spec = ir_intern(b->g, spec);
+  int args[2] = {x, y};
+  return emit(b, name, IR_EINSUM, args, 2, &at);
+}
+
+/* ---- reductions ---- */
+
+typedef struct redop { const char *name; ir_opkind red, ew; double identity; } redop;
+
+/* ORDER: looked up by the body op's short name */
+static const redop redops[] = {
+  {"add", IR_SUM, IR_ADD, 0}, {"maximum", IR_MAX, IR_MAXIMUM, -INFINITY}, {"minimum", IR_MIN, IR_MINIMUM, INFINITY},
+  {"or", IR_MAX, IR_OR, 0}, {"and", IR_MIN, IR_AND, 1},
+};
+
+static const char *short_name(const char *n) {
+  static const char *const pre[] = {"stablehlo.", "mhlo.", "func.", "chlo."};
+  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+    if (!strncmp(n, pre[i], strlen(pre[i]))) return n + strlen(pre[i]);
+  return n;
+}
+
+static const mlir_op *block_def(const mlir_block *bl, const char *name) {
+  for (int i = 0; i < bl->nops; i++)
+    if (bl->ops[i]->nresults == 1 && bl->ops[i]->results[0].name == name) return bl->ops[i];
+  return NULL;
+}
+
+/* a constant dense<true> or dense<false> of the block */
+static int block_bool(const mlir_block *bl, const char *name, int want) {
+  const mlir_op *o = block_def(bl, name);
+  if (!o || !strstr(o->name, "constant") || !o->nitems || o->items[0].val->kind != MLIR_A_DENSE) return 0;
+  const mlir_attr *a = o->items[0].val;
+  return a->nitems == 1 && a->items[0].val->kind == MLIR_A_BOOL && (a->items[0].val->i != 0) == want;
+}
+
+/* The reducer of a region: the op of its block that combines both block
+** arguments and is returned, maybe through select(r, true, false) as
+** torch-xla writes boolean reductions; other ops may stand beside. */
+static const char *region_reducer(const mlir_region *r) {
+  if (!r || r->nblocks != 1) return NULL;
+  const mlir_block *bl = r->blocks[0];
+  if (bl->nargs != 2) return NULL;
+  const mlir_op *ret = bl->nops ? bl->ops[bl->nops - 1] : NULL;
+  if (!ret || strcmp(short_name(ret->name), "return") || ret->noperands != 1) return NULL;
+  const mlir_op *o = block_def(bl, ret->operands[0]->text);
+  for (int hops = 0; o && hops < 4 && !strcmp(short_name(o->name), "select") && o->noperands == 3 &&
+       block_bool(bl, o->operands[1]->text, 1) && block_bool(bl, o->operands[2]->text, 0); hops++)
+    o = block_def(bl, o->operands[0]->text);
+  if (!o || o->noperands != 2) return NULL;
+  const char *a = o->operands[0]->text, *c = o->operands[1]->text;
+  if ((a == bl->args[0].name && c == bl->args[1].name) || (a == bl->args[1].name && c == bl->args[0].name)) return short_name(o->name);
+  return NULL;
+}
+
+static int do_reduce(hctx *b, const mlir_op *op, const char *name) {
+  const char *fn = NULL;
+  for (int i = 0; i + 1 < op->nitems; i++)
+    if (!op->items[i].key && op->items[i].val->kind == MLIR_A_WORD && !strcmp(op->items[i].val->text, "applies") &&
+        op->items[i + 1].val->kind == MLIR_A_WORD)
+      fn = short_name(op->items[i + 1].val->text);
+  if (!fn) fn = op->nregions ? region_reducer(op->regions[0]) : NULL;
+  if (op->noperands != 2)
+    return op_error(b, op, "%s: reductions of %d operands at once are not supported (one operand and its init)", op->name, op->noperands / 2);
+  const redop *ro = NULL;
+  for (size_t i = 0; fn && i < sizeof redops / sizeof redops[0]; i++) if (!strcmp(redops[i].name, fn)) ro = &redops[i];
+  if (!ro) return op_error(b, op, "%s: the reducer %s%s is not supported; carve reduces with add, maximum, minimum, and, or", op->name,
+                           fn ? fn : "(a region that is not one binary op)", "");
+  int x = operand(b, op, 0), init = operand(b, op, 1);
+  if (x < 0 || init < 0) return -1;
+  const ir_value *xv = b->g->vals[x];
+  if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1 && !ir_dtype_isint(xv->dtype))
+    return op_error(b, op, "%s: %s of %s values", op->name, fn, ir_dtype_name(xv->dtype));
+  if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1)
+    return op_error(b, op, "%s: bitwise %s reductions of integers are not supported (i1 only)", op->name, fn);
+  int64_t dims[IR_MAXRANK];
+  int nd = op_ints(b, op, "dimensions", NULL, dims, IR_MAXRANK);
+  if (nd < 0) return -1;
+  ir_attrs at = no_attrs();
+  at.ndims = nd;
+  for (int i = 0; i < nd; i++) at.dims[i] = (int)dims[i];
+  const ir_value *iv = b->g->vals[init];
+  int identity = iv->kind == IR_CONST && (iv->attr.scalar == ro->identity ||
+                 (ro->ew == IR_MAXIMUM && !ir_dtype_isfloat(xv->dtype) && iv->attr.scalar <= -2147483648.0) ||
+                 (ro->ew == IR_MINIMUM && !ir_dtype_isfloat(xv->dtype) && iv->attr.scalar >= 2147483647.0));
+  if (nd == 0) {
+    if (identity) return x;
+  }
+  int r = nd ? emit(b, identity ? name : fresh(b, name), ro->red, &x, 1, &at) : x;
+  if (r < 0 || identity) return r;
+  int args[2] = {r, init};
+  return emit(b, name, ro->ew, args, 2, NULL);
+}
+
+/* ---- elementwise ---- */
+
+typedef struct ewop { const char *name; ir_opkind op; int arity; } ewop;
+
+static const ewop ewops[] = {
+  {"add", IR_ADD, 2}, {"subtract", IR_SUB, 2}, {"multiply", IR_MUL, 2}, {"divide", IR_DIV, 2},
+  {"maximum", IR_MAXIMUM, 2}, {"minimum", IR_MINIMUM, 2}, {"power", IR_POWER, 2},
+  {"and", IR_AND, 2}, {"or", IR_OR, 2}, {"xor", IR_XOR, 2},
+  {"negate", IR_NEG, 1}, {"abs", IR_ABS, 1}, {"sign", IR_SIGN, 1}, {"not", IR_NOT, 1},
+  {"exponential", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
+  {"tanh", IR_TANH, 1}, {"logistic", IR_SIGMOID, 1},
+  {"select", IR_SELECT, 3},
+};
+
+static int do_compare(hctx *b, const mlir_op *op, const char *name) {
+  static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE", NULL};
+  static const char *const types[] = {"TOTALORDER", "FLOAT", "SIGNED", "UNSIGNED", NULL};
+  const char *dir = op_word(op, dirs, "comparison_direction");
+  if (!dir) return op_error(b, op, "%s: the direction (EQ, NE, LT, LE, GT, GE) is missing", op->name);
+  const char *ty = op_word(op, types, "compare_type");
+  int x = operand(b, op, 0), y = operand(b, op, 1);
+  if (x < 0 || y < 0) return -1;
+  char lower[3] = {(char)(dir[0] | 0x20), (char)(dir[1] | 0x20), 0};
+  ir_attrs at = no_attrs();
+  at.spec = ir_intern(b->g, lower);
+  at.total = ty && !strcmp(ty, "TOTALORDER");
+  int args[2] = {x, y};
+  return emit(b, name, IR_COMPARE, args, 2, &at);
+}
+
+static int do_convert(hctx *b, const mlir_op *op, const char *name) {
+  ir_shape s;
+  ir_dtype dt;
+  if (result_shape(b, op, &s, &dt) < 0) return -1;
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  if (b->g->vals[x]->dtype == dt) return x;
+  ir_attrs at = no_attrs();
+  at.dtype = dt;
+  return emit(b, name, IR_CONVERT, &x, 1, &at);
+}
+
+/* ---- functions ---- */
+
+static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, int maxouts, int *nouts);
+
+static const mlir_func *find_func(hctx *b, const char *name) {
+  for (int i = 0; i < b->m->nfuncs; i++) if (b->m->funcs[i]->name == name || !strcmp(b->m->funcs[i]->name, name)) return b->m->funcs[i];
+  return NULL;
+}
+
+static int do_call(hctx *b, const mlir_op *op) {
+  const char *callee = NULL;
+  for (int i = 0; i < op->nitems; i++) if (op->items[i].val->kind == MLIR_A_SYMBOL) callee = op->items[i].val->text;
+  if (!callee) { const mlir_attr *c = mlir_op_attr(op, "callee"); if (c && c->kind == MLIR_A_SYMBOL) callee = c->text; }
+  if (!callee) return op_error(b, op, "%s: no callee", op->name);
+  const mlir_func *fn = find_func(b, callee);
+  if (!fn) return op_error(b, op, "%s: no function @%s in this module", op->name, callee);
+  if (!fn->body) return op_error(b, op, "%s: @%s is only declared; carve inlines calls and needs its body", op->name, callee);
+  if (fn->nargs != op->noperands) return op_error(b, op, "%s: @%s takes %d arguments, given %d", op->name, callee, fn->nargs, op->noperands);
+  if (b->depth >= MAX_CALL_DEPTH) return op_error(b, op, "%s: calls nest deeper than %d (a recursive function?)", op->name, MAX_CALL_DEPTH);
+  int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nargs + 1));
+  for (int k = 0; k < fn->nargs; k++) if ((args[k] = operand(b, op, k)) < 0) return -1;
+  int nres = op->nresults ? op->results[0].count : 0;
+  for (int k = 1; k < op->nresults; k++) nres += op->results[k].count;
+  int *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(nres + fn->nresults + 1)), nouts = 0;
+  /* the callee's values are named under the call's path */
+  const char *cn = clean_name(b, callee);
+  int c = 0;
+  while (c < b->ncallees && b->callees[c] != fn->name) c++;
+  if (c == b->ncallees) {
+    b->callees = arena_grow(&b->tmp, b->callees, (size_t)c, (size_t)c + 1, sizeof *b->callees);
+    b->ncalls = arena_grow(&b->tmp, b->ncalls, (size_t)c, (size_t)c + 1, sizeof *b->ncalls);
+    b->callees[c] = fn->name;
+    b->ncallees++;
+  }
+  int nth = ++b->ncalls[c];
+  char pre[512];
+  if (nth > 1) snprintf(pre, sizeof pre, "%s%s%d.", b->prefix, cn ? cn : "f", nth);
+  else snprintf(pre, sizeof pre, "%s%s.", b->prefix, cn ? cn : "f");
+  const char *saved_prefix = b->prefix;
+  scope *saved = b->sc, inner = {0};
+  const mlir_op *saved_op = b->op;
+  b->prefix = arena_strndup(&b->tmp, pre, strlen(pre));
+  b->sc = &inner;
+  b->depth++;
+  int rc = build_body(b, fn, args, outs, nres + fn->nresults, &nouts);
+  b->depth--;
+  b->sc = saved;
+  b->prefix = saved_prefix;
+  b->op = saved_op;
+  if (rc < 0) return -1;
+  if (nouts != nres) return op_error(b, op, "%s: @%s returns %d values; the call names %d", op->name, callee, nouts, nres);
+  int k = 0;
+  for (int r = 0; r < op->nresults; r++)
+    for (int j = 0; j < op->results[r].count; j++) scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, outs[k++]);
+  return 0;
+}
+
+static const char *const supported =
+  "constant, broadcast_in_dim, reshape, transpose, convert, slice, concatenate, iota, gather (rows), scatter (rows, add), "
+  "tensor.insert_slice, dot_general, dot, "
+  "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
+  "negate, abs, sign, exponential, log, sqrt, rsqrt, tanh, logistic, not, and, or, xor, call";
+
+/* One op of a function body: binds its results in the scope. */
+static int build_op(hctx *b, const mlir_op *op) {
+  b->op = op;
+  const char *sn = short_name(op->name);
+  if (!strcmp(sn, "call")) return do_call(b, op);
+  if (op->nresults != 1 || op->results[0].count != 1) {
+    if (op->nresults == 0) return op_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
+    return op_error(b, op, "'%s' with several results is not supported", op->name);
+  }
+  const char *name = value_name(b, op, 0);
+  int id = -2;
+  if (!strcmp(op->name, "sdy.constant") || !strcmp(sn, "constant")) id = do_constant(b, op);
+  else if (!strcmp(sn, "broadcast_in_dim")) id = do_broadcast_in_dim(b, op, name);
+  else if (!strcmp(sn, "reshape")) {
+    ir_shape s;
+    ir_dtype dt;
+    int x = operand(b, op, 0);
+    id = x < 0 || result_shape(b, op, &s, &dt) < 0 ? -1 : reshape_to(b, name, x, &s);
+  }
+  else if (!strcmp(sn, "transpose")) id = do_transpose(b, op, name);
+  else if (!strcmp(sn, "convert")) id = do_convert(b, op, name);
+  else if (!strcmp(sn, "slice")) id = do_slice(b, op, name);
+  else if (!strcmp(sn, "concatenate")) id = do_concatenate(b, op, name);
+  else if (!strcmp(sn, "iota")) id = do_iota(b, op, name);
+  else if (!strcmp(sn, "gather")) id = do_gather(b, op, name);
+  else if (!strcmp(sn, "dot_general")) id = do_dot_general(b, op, name, 0);
+  else if (!strcmp(sn, "dot")) id = do_dot_general(b, op, name, 1);
+  else if (!strcmp(sn, "reduce")) id = do_reduce(b, op, name);
+  else if (!strcmp(sn, "compare")) id = do_compare(b, op, name);
+  else if (!strcmp(op->name, "tensor.insert_slice")) id = do_insert_slice(b, op, name);
+  else if (!strcmp(sn, "scatter")) id = do_scatter(b, op, name);
+  else {
+    for (size_t i = 0; i < sizeof ewops / sizeof ewops[0]; i++) {
+      if (strcmp(sn, ewops[i].name) || !strchr(op->name, '.')) continue;
+      if (op->noperands != ewops[i].arity)
+        return op_error(b, op, "%s takes %d operand%s, given %d", op->name, ewops[i].arity, ewops[i].arity > 1 ? "s" : "", op->noperands);
+      int args[3];
+      for (int k = 0; k < ewops[i].arity; k++) if ((args[k] = operand(b, op, k)) < 0) return -1;
+      id = emit(b, name, ewops[i].op, args, ewops[i].arity, NULL);
+      break;
+    }
+  }
+  if (id == -2) return op_error(b, op, "'%s' is not supported by carve import; it reads %s", op->name, supported);
+  if (id < 0) return -1;
+  ir_shape s;
+  ir_dtype dt;
+  if (result_type(op, 0)) {
+    if (result_shape(b, op, &s, &dt) < 0 || check_result(b, op, id, &s, dt) < 0) return -1;
+  }
+  scope_put(&b->tmp, b->sc, op->results[0].name, 0, id);
+  return 0;
+}
+
+static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, int maxouts, int *nouts) {
+  const mlir_region *r = fn->body;
+  if (!r || r->nblocks < 1) return diag_error(b->d, L(b, fn->off), "@%s has no body", fn->name);
+  if (r->nblocks > 1) return diag_error(b->d, L(b, r->blocks[1]->off), "@%s has several blocks (control flow); carve imports straight-line functions", fn->name);
+  const mlir_block *bl = r->blocks[0];
+  for (int k = 0; k < fn->nargs; k++) {
+    const char *an = fn->args[k].name ? fn->args[k].name : (k < bl->nargs ? bl->args[k].name : NULL);
+    if (an) scope_put(&b->tmp, b->sc, an, 0, args[k]);
+  }
+  for (int i = 0; i < bl->nops; i++) {
+    const mlir_op *op = bl->ops[i];
+    if (!strcmp(short_name(op->name), "return")) {
+      *nouts = 0;
+      for (int k = 0; k < op->noperands; k++) {
+        b->op = op;
+        int id = operand(b, op, k);
+        if (id < 0) return -1;
+        if (*nouts < maxouts) outs[*nouts] = id;
+        ++*nouts;
+      }
+      return 0;
+    }
+    if (build_op(b, op) < 0) return -1;
+  }
+  return diag_error(b->d, L(b, fn->off), "@%s does not end with a return", fn->name);
+}
+
+/* ---- the entry function's arguments ---- */
+
+static const char *arg_name(hctx *b, const mlir_func *fn, int k) {
+  const mlir_arg *a = &fn->args[k];
+  const mlir_attr *info = mlir_attr_get(a->attrs, "jax.arg_info");
+  const char *n = info && info->kind == MLIR_A_STRING ? clean_name(b, info->text) : NULL;
+  const mlir_loc *l = a->loc;
+  while (!n && l && l->kind == MLIR_L_ALIAS && l->child) l = l->child;
+  if (!n && l && l->kind == MLIR_L_NAME && l->text) n = clean_name(b, l->text);
+  if (!n && a->name) n = clean_name(b, a->name);
+  if (!n) n = arena_printf(&b->tmp, "arg%d", k);
+  return n;
+}
+
+static int is_param(const hlo_opts *o, const char *name, const ir_value *v) {
+  if (!o || !o->params) return ir_dtype_isfloat(v->dtype) && v->shape.rank >= 1;
+  char pat[256];
+  for (const char *p = o->params; *p; ) {
+    size_t n = strcspn(p, ",");
+    while (n && *p == ' ') { p++; n--; }
+    size_t m = n;
+    while (m && p[m - 1] == ' ') m--;
+    if (m && m < sizeof pat) {
+      memcpy(pat, p, m);
+      pat[m] = 0;
+      if (!fnmatch(pat, name, 0)) return 1;
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+  return 0;
+}
+
+/* #sdy.sharding<@mesh, [{"x"}, {}]> of argument k, into info */
+static int arg_sharding(hctx *b, const mlir_arg *a, int id, hlo_info *info) {
+  const mlir_attr *s = mlir_attr_get(a->attrs, "sdy.sharding");
+  if (!s || !info) return 0;
+  const mlir_attr *dims = NULL;
+  for (int i = 0; i < s->nitems; i++) if (s->items[i].val->kind == MLIR_A_LIST) dims = s->items[i].val;
+  const ir_value *v = b->g->vals[id];
+  if (!dims || dims->nitems != v->shape.rank)
+    return diag_error(b->d, L(b, s->off), "sdy.sharding of '%s' must list %d dims", v->name, v->shape.rank);
+  hlo_sharding sh = {.value = id, .rank = v->shape.rank};
+  int any = 0;
+  for (int i = 0; i < dims->nitems; i++) {
+    const mlir_attr *dd = dims->items[i].val;
+    for (int j = 0; j < dd->nitems; j++) {
+      const mlir_attr *ax = dd->items[j].val;
+      if (dd->items[j].key || ax->kind != MLIR_A_STRING) continue;   /* '?' (open) and keyed items */
+      int known = 0;
+      for (int q = 0; q < info->naxes; q++) known |= !strcmp(info->axis[q], ax->text);
+      if (!known) return diag_error(b->d, L(b, ax->off), "axis \"%s\" is not in the module's sdy.mesh", ax->text);
+      if (sh.naxes[i] < HLO_MAXAXES) sh.axes[i][sh.naxes[i]++] = ir_intern(b->g, ax->text);
+      any = 1;
+    }
+  }
+  if (!any) return 0;
+  info->shardings = arena_grow(&b->g->mem, info->shardings, (size_t)info->nshardings, (size_t)info->nshardings + 1, sizeof(hlo_sharding));
+  info->shardings[info->nshardings++] = sh;
+  return 0;
+}
+
+static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {
+  const char *want = o && o->entry ? o->entry : NULL;
+  const mlir_func *pub = NULL;
+  int npub = 0;
+  for (int m = 0; m < b->f->nmodules; m++) {
+    const mlir_module *mod = b->f->modules[m];
+    for (int i = 0; i < mod->nfuncs; i++) {
+      const mlir_func *fn = mod->funcs[i];
+      if (want ? !strcmp(fn->name, want) : !strcmp(fn->name, "main")) { b->m = mod; return fn; }
+      if (!fn->visibility || !strcmp(fn->visibility, "public")) { pub = fn; npub++; b->m = mod; }
+    }
+  }
+  if (want) { diag_error(b->d, (loc){b->src, 0}, "this program has no function @%s (--model names the function to import)", want); return NULL; }
+  if (npub == 1) return pub;
+  if (npub) diag_error(b->d, (loc){b->src, 0}, "this program has %d public functions and none is @main; pick one with --model NAME", npub);
+  else diag_error(b->d, (loc){b->src, 0}, "this program has no function to import");
+  return NULL;
+}
+
+ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag *d) {
+  hctx bb = {.d = d, .src = f->src, .f = f, .prefix = ""}, *b = &bb;
+  if (info) memset(info, 0, sizeof *info);
+  arena_init(&b->tmp);
+  const mlir_func *fn = entry_func(b, o);
+  if (!fn) { arena_free(&b->tmp); return NULL; }
+  if (info && b->m->nmeshes) {
+    const mlir_mesh *me = b->m->meshes[0];
+    for (int i = 0; i < me->naxes && i < HLO_MAXAXES; i++) {
+      info->axis[info->naxes] = me->axes[i].name;
+      info->size[info->naxes++] = me->axes[i].size;
+    }
+  }
+  const char *gname = b->m->name ? clean_name(b, b->m->name) : NULL;
+  b->g = ir_graph_new(f->src, gname ? gname : fn->name);
+  if (info && info->naxes)
+    for (int i = 0; i < info->naxes; i++) info->axis[i] = ir_intern(b->g, info->axis[i]);
+  scope top = {0};
+  b->sc = &top;
+  int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nargs + 1));
+  int rc = 0;
+  for (int k = 0; k < fn->nargs && rc == 0; k++) {
+    const mlir_arg *a = &fn->args[k];
+    ir_shape s;
+    ir_dtype dt;
+    if (tensor_type(b, a->type, a->off, &s, &dt) < 0) { rc = -1; break; }
+    const char *nm = arg_name(b, fn, k);
+    if (ir_lookup(b->g, nm)) nm = ir_fresh_name(b->g, nm);
+    ir_value tmpv = {.dtype = dt, .shape = s};
+    int param = is_param(o, nm, &tmpv);
+    if (param && !ir_dtype_isfloat(dt)) {
+      rc = diag_error(d, L(b, a->off), "argument '%s' is %s; parameters are trained and must be float (leave it out of --params-from-args)",
+                      nm, ir_dtype_name(dt));
+      break;
+    }
+    ir_value *v = ir_add(b->g, nm, param ? IR_PARAM : IR_INPUT, IR_LEAF, NULL, 0, NULL, L(b, a->off));
+    v->dtype = dt;
+    v->shape = s;
+    if (param) v->init = (ir_init){INIT_NORMAL, 0.02, 0};
+    args[k] = v->id;
+    rc = arg_sharding(b, a, v->id, info);
+  }
+  int nouts = 0, *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nresults + 1));
+  if (rc == 0) rc = build_body(b, fn, args, outs, fn->nresults, &nouts);
+  if (rc == 0 && nouts != fn->nresults)
+    rc = diag_error(d, L(b, fn->off), "@%s declares %d results but returns %d", fn->name, fn->nresults, nouts);
+  if (rc == 0 && nouts == 0) rc = diag_error(d, L(b, fn->off), "@%s returns nothing; carve needs a result", fn->name);
+  for (int k = 0; rc == 0 && k < nouts; k++) {
+    ir_value *v = b->g->vals[outs[k]];
+    ir_shape s;
+    ir_dtype dt;
+    if (tensor_type(b, fn->results[k].type, fn->off, &s, &dt) < 0) { rc = -1; break; }
+    if (v->dtype != dt || !ir_shape_eq(&v->shape, &s)) {
+      rc = diag_error(d, L(b, fn->off), "@%s: result %d is %s%s but the function declares %s%s", fn->name, k, ir_dtype_name(v->dtype),
+                      ir_shape_str(&b->tmp, &v->shape), ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
+      break;
+    }
+    if (v->is_output || v->kind == IR_CONST) {        /* returned twice, or a literal: a copy of its own */
+      int x = v->id;
+      ir_attrs at = no_attrs();
+      at.to = v->shape;
+      b->op = NULL;
+      ir_value *c = ir_op(b->g, d, ir_fresh_name(b->g, "out"), IR_BROADCAST, &x, 1, &at, L(b, fn->off));
+      if (!c) { rc = -1; break; }
+      v = c;
+    }
+    /* results take the name jax.result_info gives them, else out, out1, ... */
+    const mlir_attr *ri = mlir_attr_get(fn->results[k].attrs, "jax.result_info");
+    const char *rn = ri && ri->kind == MLIR_A_STRING ? clean_name(b, ri->text) : NULL;
+    if (rn && rn[0] == 'v' && rn[1] >= '0' && rn[1] <= '9') rn = NULL;   /* "[0]": no name in it */
+    if (!rn) rn = k ? arena_printf(&b->tmp, "out%d", k) : "out";
+    if (v->kind == IR_OP && !ir_lookup(b->g, rn)) ir_rename(b->g, v, ir_intern(b->g, rn));
+    ir_add_output(b->g, v->id);
+  }
+  arena_free(&b->tmp);
+  if (rc < 0) { ir_graph_free(b->g); return NULL; }
+  ir_link(b->g);
+  return b->g;
+}
+
+/* ---- the tactic file of the argument shardings ---- */
+
+char *hlo_tactics(const ir_graph *g, const hlo_info *info, arena *a) {
+  if (!info || !info->naxes) return NULL;
+  strbuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "# the argument shardings of the imported program (sdy.sharding)\nversion 1\nmesh ");
+  for (int i = 0; i < info->naxes; i++) sb_printf(&sb, "%s%s = %lld", i ? ", " : "", info->axis[i], (long long)info->size[i]);
+  sb_puts(&sb, "\n\ntactic imported {\n");
+  for (int i = 0; i < info->nshardings; i++) {
+    const hlo_sharding *s = &info->shardings[i];
+    const ir_value *v = g->vals[s->value];
+    for (int d = 0; d < s->rank; d++)
+      for (int j = 0; j < s->naxes[d]; j++)
+        sb_printf(&sb, "  shard %s \"%s\" dim %d on %s\n", v->kind == IR_PARAM ? "param" : "input", v->name, d, s->axes[d][j]);
+  }
+  if (!info->nshardings) sb_puts(&sb, "  # no argument is split\n");
+  sb_puts(&sb, "}\n\nschedule imported\n");
+  char *out = arena_strndup(a, sb_str(&sb), strlen(sb_str(&sb)));
+  sb_free(&sb);
+  return out;
+}
+
+int hlo_import(arena *a, diag *d, const char *path, const hlo_opts *o, char **cir, char **tac) {
+  *cir = *tac = NULL;
+  const diag_src *src = diag_load_file(a, d, path);
+  mlir_file *f = src ? mlir_parse(a, d, src) : NULL;
+  if (!f) return -1;
+  hlo_info info;
+  ir_graph *g = hlo_build(f, o, &info, d);
+  if (!g) return -1;
+  *cir = ir_print(g, a);
+  *tac = hlo_tactics(g, &info, a);
+  ir_graph_free(g);
+  return 0;
+}

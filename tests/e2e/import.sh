@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# StableHLO import end to end: the four real programs of
+# shared/third_party/stablehlo-models import and check (op counts, results),
+# an imported model file reads back, the Llama block's sdy shardings become
+# a tactic file, and the chess model and BERT run forward on 1 rank and give
+# the same outputs (--print-outputs) on 2 and 4 ranks.
+set -u
+models=${STABLEHLO_MODELS:-$SRCDIR/../shared/third_party/stablehlo-models}
+[ -d "$models" ] || models=/work/shared/third_party/stablehlo-models
+[ -d "$models" ] || { echo "no $models: skipped"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export LSAN_OPTIONS="suppressions=$SRCDIR/tests/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+MPIRUN="timeout 600 mpirun --oversubscribe -x LSAN_OPTIONS -x ASAN_OPTIONS"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+chess=$models/stablehlo-exports/searchless_chess_9m.mlir
+bert=$models/stablehlo-exports/pt_bert.mlir
+llama=$models/tt-mlir/sdy_llama_attn_prefill_manual.mlir
+nano=$models/byteir/NanoGPT_BW_input.mlir
+
+# import and check: IR ops and params of each program (the .mlir op counts
+# differ: calls are inlined, broadcast_in_dim may become reshape + broadcast)
+expect_check() {  # FILE OPS PARAMS
+  local out; out=$(timeout 120 "$CARVE" check "$1" 2>&1)
+  [[ "$out" == *"well-formed: $2 ops, $3 params"* ]] && ok || bad "check $(basename "$1"): $out"
+}
+expect_check "$chess" 916 94
+expect_check "$bert" 3280 199
+expect_check "$llama" 91 8
+expect_check "$nano" 875 177
+
+# results: names, shapes and dtypes as the functions declare them
+results() {  # FILE -> one "name shape dtype" a line
+  "$CARVE" run "$1" --steps 1 --print-outputs 2>"$tmp/err" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    if line.startswith("{"):
+        o = json.loads(line); print(o["name"], "x".join(map(str, o["shape"])), o["dtype"], len(o["values"]))'
+}
+r=$(results "$llama"); [ "$r" = "out 1x1024x2048 bf16 2097152" ] && ok || bad "llama results: $r $(head -3 "$tmp/err")"
+
+# the imported model file reads back to the same program
+"$CARVE" import "$chess" -o "$tmp/chess.cir" --quiet && "$CARVE" check "$tmp/chess.cir" >/dev/null 2>&1 && ok || bad "import chess -o .cir"
+"$CARVE" import "$bert" -o "$tmp/bert.cir" --params-from-args 'arg?, arg??, arg1[0-8]?, arg19[0-8]' --quiet 2>"$tmp/err" && ok || bad "import --params-from-args: $(cat "$tmp/err")"
+grep -q '^  input arg199 : i32\[1, 512\]' "$tmp/bert.cir" && grep -q '^  param arg0 : f32\[30522, 768\]' "$tmp/bert.cir" && ok || bad "bert params and inputs"
+
+# sdy shardings -> tactic file; applying it splits what the annotations split
+"$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"
+grep -q 'mesh _axis_0 = 2' "$tmp/llama.tac" && [ "$(grep -c '^  shard param' "$tmp/llama.tac")" -eq 4 ] && ok || bad "llama.tac: $(cat "$tmp/llama.tac")"
+out=$("$CARVE" apply "$tmp/llama.cir" "$tmp/llama.tac" 2>&1)
+echo "$out" | grep -qE '^p0\.1 +param +\[2048, 2048\] +\[-, _axis_0\]' && ok || bad "apply llama.tac: $(echo "$out" | head -5)"
+
+# forward runs: 1 rank, then 2 and 4 ranks under a split of the params
+same() {  # A B: equal up to float rounding
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+b = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+assert len(a) == len(b) and a, "different outputs"
+for x, y in zip(a, b):
+    assert x["shape"] == y["shape"] and x["dtype"] == y["dtype"], (x["shape"], y["shape"])
+    num = sum((p - q) ** 2 for p, q in zip(x["values"], y["values"]))
+    den = sum(q * q for q in y["values"]) or 1
+    assert (num / den) ** 0.5 < 1e-5, (x["name"], (num / den) ** 0.5)
+PY
+}
+for m in chess bert; do
+  f=${!m}
+  "$CARVE" run "$f" --steps 1 --print-outputs >"$tmp/$m.1" 2>"$tmp/err" && ok || bad "$m on 1 rank: $(head -3 "$tmp/err")"
+  for n in 2 4; do
+    $MPIRUN -n $n "$CARVE" run "$f" "$SRCDIR/tests/data/split_params.tac" --mesh "model=$n" --steps 1 --print-outputs \
+      >"$tmp/$m.$n" 2>"$tmp/err" || { bad "$m on $n ranks: $(head -3 "$tmp/err")"; continue; }
+    same "$tmp/$m.$n" "$tmp/$m.1" 2>"$tmp/err" && ok || bad "$m on $n ranks differs: $(tail -1 "$tmp/err")"
+  done
+done
+r=$(grep '^{' "$tmp/chess.1" | python3 -c 'import json,sys; o=json.loads(sys.stdin.readline()); print(o["name"], o["shape"], o["dtype"])')
+[ "$r" = "out [33, 79, 128] f32" ] && ok || bad "chess result: $r"
+r=$(grep '^{' "$tmp/bert.1" | python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["shape"]) for l in sys.stdin))')
+[ "$r" = "[1, 7, 768] [1, 768]" ] && ok || bad "bert results: $r"
+
+echo "import: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
