@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 1
+#define PF_VERSION 2   /* 2: value, mode and the bytes of constants */
+
+/* bytes of an RT_CONST's elements: nelem of its output's dtype */
+static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
+  return x->out >= 0 && x->out < p->nbufs ? (size_t)p->bufs[x->out].nelem * rt_dtype_size(p->bufs[x->out].dtype) : 0;
+}
 
 static const char *const bufkinds[] = {"temp", "input", "output"};   /* ORDER rt_bufkind */
 static const char *const initkinds[] = {"normal", "zeros", "ones", "uniform", "ints"};   /* ORDER rt_initkind */
@@ -129,8 +134,16 @@ static void put_prog(strbuf *b, const rt_prog *p) {
     sb_printf(b, " outer %lld n %lld inner %lld n2 %lld off %lld batch %lld m %lld k %lld transa %d transb %d split %d concat %d",
               (long long)x->outer, (long long)x->n, (long long)x->inner, (long long)x->n2, (long long)x->off, (long long)x->batch,
               (long long)x->m, (long long)x->k, x->transa, x->transb, x->split_dim, x->concat_dim);
-    sb_printf(b, " sa %lld sb %lld sc %lld alpha %.9g beta %.9g nelem %lld\n", (long long)x->stride_a, (long long)x->stride_b,
+    sb_printf(b, " sa %lld sb %lld sc %lld alpha %.9g beta %.9g nelem %lld", (long long)x->stride_a, (long long)x->stride_b,
               (long long)x->stride_c, (double)x->alpha, (double)x->beta, (long long)x->nelem);
+    sb_printf(b, " value %.17g mode %d", x->value, x->mode);
+    if (x->op == RT_CONST) {            /* the elements' bytes, in hexadecimal */
+      const unsigned char *c = x->data;
+      size_t n = const_bytes(p, x);
+      sb_puts(b, " data ");
+      for (size_t i = 0; i < n; i++) sb_printf(b, "%02x", c[i]);
+    }
+    sb_putc(b, '\n');
   }
 }
 
@@ -330,6 +343,10 @@ static int read_buf(rd *r, rt_prog *p) {
   return end_of_line(r);
 }
 
+static int hexdigit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 static int read_instr(rd *r, rt_prog *p) {
   char w[64];
   blank(r);
@@ -365,6 +382,9 @@ static int read_instr(rd *r, rt_prog *p) {
   double alpha, beta;
   if (expect(r, "sa") < 0 || integer(r, &sa) < 0 || expect(r, "sb") < 0 || integer(r, &sb) < 0 || expect(r, "sc") < 0 || integer(r, &sc) < 0) return -1;
   if (expect(r, "alpha") < 0 || real(r, &alpha) < 0 || expect(r, "beta") < 0 || real(r, &beta) < 0 || expect(r, "nelem") < 0 || integer(r, &nelem) < 0) return -1;
+  double value;
+  int mode;
+  if (expect(r, "value") < 0 || real(r, &value) < 0 || expect(r, "mode") < 0 || int_in(r, 0, 255, &mode) < 0) return -1;
   for (int k = 0; k < RT_MAXIN; k++)
     if (in[k] < -1 || in[k] >= p->nbufs) return fail(r, at, "%s", "an instruction reads a buffer that does not exist");
   rt_instr *x = rt_prog_emit(p, (rt_op)op, out);
@@ -384,6 +404,23 @@ static int read_instr(rd *r, rt_prog *p) {
   x->stride_a = sa; x->stride_b = sb; x->stride_c = sc;
   x->alpha = (float)alpha; x->beta = (float)beta;
   x->nelem = nelem;
+  x->value = value;
+  x->mode = (uint8_t)mode;
+  rt_instr_dtypes(p, x);
+  if (op == RT_CONST) {
+    size_t n = const_bytes(p, x);
+    if (expect(r, "data") < 0) return -1;
+    blank(r);
+    at = r->p;
+    unsigned char *c = arena_alloc(&p->mem, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+      int hi = hexdigit(r->p[0]), lo = hi < 0 ? -1 : hexdigit(r->p[1]);
+      if (lo < 0) return fail(r, at, "%s", arena_printf(r->a, "a constant needs %zu bytes in hexadecimal here", n));
+      c[i] = (unsigned char)(hi << 4 | lo);
+      r->p += 2;
+    }
+    x->data = c;
+  }
   return end_of_line(r);
 }
 

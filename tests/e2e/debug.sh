@@ -102,6 +102,19 @@ grep -q "checksum does not match" "$tmp/err" && grep -q "bpmp.prog:" "$tmp/err" 
 expect_rc 1 "not a program file" "$CARVE" bisect "$ex/gpt2_small.cir" "$tmp/one.prog"
 grep -q "not a carve program file" "$tmp/err" && ok || bad "not a program: $(cat "$tmp/err")"
 expect_rc 2 "bisect with one file" "$CARVE" bisect "$tmp/one.prog"
+# a program's constants travel in the file: two programs that differ in one constant's element
+for c in 3.25 3.5; do
+  cat > "$tmp/k$c.mlir" <<EOF
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<[1.5, -2.0, $c, 0.5]> : tensor<4xf32>
+  %y = stablehlo.multiply %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+EOF
+  "$CARVE" lower "$tmp/k$c.mlir" -o "$tmp/k$c.prog" --keep-values > /dev/null 2> "$tmp/err" || bad "lower k$c.mlir: $(cat "$tmp/err")"
+done
+expect_rc 0 "bisect programs with a constant each" "$CARVE" bisect "$tmp/k3.5.prog" "$tmp/k3.25.prog"
+grep -q "'c'" "$tmp/out" && ! grep -q "^bisect: no value differs" "$tmp/out" && ok || bad "constants in program files: $(cat "$tmp/out")"
 
 echo "debug: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
