@@ -10,6 +10,8 @@
 #            (examples/mlp_mp.tac, examples/mlp_bp.tac) vs bench/mlp_mpi_ref.c.
 #   issue 3: carve apply (BP + MP + ZeRO-3) on GPT-3-shaped steps of 12..96 layers.
 #   issue 8: carve simulate on calibrated profiles against carve run.
+#   issue 11: check / apply / lower on 1,000..100,000-layer chains.
+#   issue 10: carve auto against the expert schedules (bench/auto_search.sh).
 # Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
 # bench/bin/). Runtime: about 2 minutes on a 2-core machine.
 set -u
@@ -388,6 +390,9 @@ for N in 1000 10000 100000; do
 done
 out "   target: growth near 10x per 10x layers (linear), 100,000 layers in seconds"
 out ""
+
+# ---- 7. the automatic search against expert schedules ----
+. "$SRCDIR/bench/auto_search.sh"
 
 # ---- appendix: the GEMMs one by one ----
 out "Appendix: cblas_sgemm per GEMM (bench/gemm_ref)"
