@@ -115,8 +115,8 @@ static const command commands[] = {
    "carve auto MODEL.cir TACTICS.tac -o FOUND.tac [--device PROFILE] [--json] [--quiet]",
    "Run the schedule's auto tactics (tactic found = auto (axes = [..], objective = time|memory,\n"
    "memory_limit = 16GiB, budget = 2000 | 30s, seed = 0, over = [inputs, params, states, grads],\n"
-   "values = [\"glob\", ..], device = PROFILE, links = \"..\", strategy = greedy|mcts)) and write\n"
-   "FOUND.tac: the same file with each auto tactic replaced by the plain tactics it found,\n"
+   "values = [\"glob\", ..], device = PROFILE, links = \"..\", strategy = beam|greedy|mcts, beam = 8))\n"
+   "and write FOUND.tac: the same file with each auto tactic replaced by the plain tactics it found,\n"
    "one per action (found_1, found_2, ...), with the predicted time and memory in comments.\n"
    "The written file is loaded back and checked to give exactly the found plan. --device\n"
    "costs the search on another profile. A progress line shows on a terminal for searches\n"

@@ -520,11 +520,13 @@ typedef struct bstate {
 } bstate;
 
 /* Of two actions with the same effect, the one a person would write:
-** parameters, then inputs, then gradients, then optimizer state, then the rest. */
+** parameters, then inputs, then gradients, then optimizer state, then the
+** rest; of two alike, the value the model declares first (ids before labels). */
 static int plainer(const search *s, int i, int j) {
   static const int rank[] = {1, 0, 2, 3, 4};      /* ORDER TAC_SEL: input, param, grad, state, value */
-  int a = s->gr[s->c[i].group].sel, b = s->gr[s->c[j].group].sel;
-  return rank[a] < rank[b];
+  const group *x = &s->gr[s->c[i].group], *y = &s->gr[s->c[j].group];
+  if (rank[x->sel] != rank[y->sel]) return rank[x->sel] < rank[y->sel];
+  return x->n && y->n && x->m[0] < y->m[0];
 }
 
 static int by_score(const void *x, const void *y) {
