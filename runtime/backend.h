@@ -42,6 +42,8 @@ typedef struct rt_backend {
   int (*sync)(void *ctx, int *where, char *err, size_t errlen);
   void (*release)(const struct rt_backend *be);   /* rt_backend_free; NULL: nothing to free */
   rt_kernel kernels[RT_NOPS];     /* NULL for the collectives: they go to rt_comm */
+  unsigned dtypes;                /* a bit per rt_dtype its kernels read and write */
+  int newfn;                      /* the elementwise functions it has: those below this one */
 } rt_backend;
 
 /* The CPU backend: static, never freed (rt_backend_free ignores it). */

@@ -635,6 +635,8 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
   be->sync = cu_sync;
   be->release = cuda_release;
   /* ORDER RT_OP */
+  be->dtypes = 1u << RT_F32 | 1u << RT_I32;   /* the kernels' sources are f32 (and i32 ids) */
+  be->newfn = RT_ABS;                          /* the functions of imported programs have no CUDA kernel yet */
   be->kernels[RT_FILL] = k_fill;
   be->kernels[RT_COPY] = k_copy;
   be->kernels[RT_EW] = k_ew;

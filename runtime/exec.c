@@ -344,13 +344,23 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   }
 }
 
-static int check_prog(const rt_prog *p, char *err, size_t errlen) {
+static int check_prog(const rt_prog *p, const rt_backend *be, char *err, size_t errlen) {
   char why[256];
-  for (int b = 0; b < p->nbufs; b++)
-    if ((unsigned)p->bufs[b].dtype >= RT_NDTYPES)
-      return diag_errbuf(err, errlen, "buffer b%d '%s' has no known dtype (%d)", b, p->bufs[b].name, (int)p->bufs[b].dtype);
+  for (int b = 0; b < p->nbufs; b++) {
+    rt_dtype t = p->bufs[b].dtype;
+    if ((unsigned)t >= RT_NDTYPES)
+      return diag_errbuf(err, errlen, "buffer b%d '%s' has no known dtype (%d)", b, p->bufs[b].name, (int)t);
+    if (!(be->dtypes >> t & 1u))
+      return diag_errbuf(err, errlen, "the %s backend has no %s kernels, and '%s' is %s; run the program with --device-kind cpu",
+                         be->name, rt_dtype_name(t), p->bufs[b].name, rt_dtype_name(t));
+  }
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
+    if (ins->op == RT_EW && ins->fn < RT_NEWFN && ins->fn >= be->newfn) {
+      snprintf(why, sizeof why, "the %s backend has no kernel for %s; run the program with --device-kind cpu", be->name,
+               rt_ewfn_name((rt_ewfn)ins->fn));
+      return ins_err(p, i, err, errlen, why);
+    }
     if (ins->out < 0 || ins->out >= p->nbufs) {
       snprintf(why, sizeof why, "writes no buffer (b%d)", ins->out);
       return ins_err(p, i, err, errlen, why);
@@ -460,7 +470,7 @@ int rt_exec_first_nonfinite(const rt_exec *e) { return e->first_nonfinite; }
 int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
   const rt_prog *p = e->p;
   if (!e->checked) {
-    if (check_prog(p, err, errlen)) return -1;
+    if (check_prog(p, e->be, err, errlen)) return -1;
     e->checked = 1;
   }
   if (e->collectives && !e->comm) return diag_errbuf(err, errlen, "program needs collectives but runs on one device");

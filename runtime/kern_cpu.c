@@ -829,6 +829,8 @@ static const rt_backend cpu = {
     [RT_CONST] = k_const,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
+  .dtypes = (1u << RT_NDTYPES) - 1,
+  .newfn = RT_NEWFN,
 };
 
 const rt_backend *rt_backend_cpu(void) { return &cpu; }

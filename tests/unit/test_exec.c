@@ -292,6 +292,38 @@ Test(exec, errors_name_the_instruction) {
   rt_exec_free(e);
 }
 
+/* A backend runs only what it has kernels for: a dtype or an elementwise
+** function beyond its set is refused before anything runs (the CUDA
+** backend's f32/i32 and its function list, modelled on the CPU's kernels). */
+Test(exec, a_backend_refuses_what_it_has_no_kernel_for) {
+  rt_backend narrow = *rt_backend_cpu();
+  narrow.name = "narrow";
+  narrow.dtypes = 1u << RT_F32 | 1u << RT_I32;
+  narrow.newfn = RT_ABS;
+  int x = buf("x", RT_F32, RT_BUF_INPUT, 1, 4, 0);
+  int y = buf("y", RT_F32, RT_BUF_OUTPUT, 1, 4, 0);
+  ew(RT_ABS, y, x, -1, 4);
+  rt_prog_finish(&P);
+  float v[4] = {-1, 2, -3, 4};
+  rt_exec *e = rt_exec_new(&P, &narrow, NULL);
+  cr_assert_eq(rt_exec_set(e, x, v, sizeof v, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert(strstr(err, "the narrow backend has no kernel for abs; run the program with --device-kind cpu"), "%s", err);
+  rt_exec_free(e);
+  e = rt_exec_new(&P, rt_backend_cpu(), NULL);   /* the CPU has it */
+  cr_assert_eq(rt_exec_set(e, x, v, sizeof v, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+  rt_exec_free(e);
+  int d = buf("d", RT_F64, RT_BUF_OUTPUT, 1, 4, 0);
+  rt_instr *f = rt_prog_emit(&P, RT_FILL, d);
+  f->value = 1;
+  rt_prog_finish(&P);
+  e = rt_exec_new(&P, &narrow, NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_assert_str_eq(err, "the narrow backend has no f64 kernels, and 'd' is f64; run the program with --device-kind cpu");
+  rt_exec_free(e);
+}
+
 Test(exec, size_mismatch_is_caught_before_running) {
   int a = buf("a", RT_F32, RT_BUF_INPUT, 2, 4, 5);
   int b = buf("b", RT_F32, RT_BUF_INPUT, 2, 4, 6);
