@@ -4,6 +4,7 @@
 ** library's; here are the options, MPI's start and end, and the output.
 */
 #include "cli/cli.h"
+#include "util/mem.h"
 #include "interp/drive/agree.h"
 #include "interp/drive/bisect.h"
 #include "interp/drive/drive.h"
@@ -258,7 +259,7 @@ int cli_run(const cli_opts *o) {
   double agg[2] = {0, (double)rt_exec_peak(r.e)};
   if (o->steps > 0) {
     int first = o->steps > 1 ? 1 : 0;
-    qsort(times + first, (size_t)(o->steps - first), sizeof(double), cmp_double);
+    mem_sort(times + first, (size_t)(o->steps - first), sizeof(double), cmp_double);
     agg[0] = times[first + (o->steps - first) / 2];
   }
   world.max(world.impl, agg, 2);

@@ -121,7 +121,7 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
   for (int b = 0; b < nb; b++)
     if (p->bufs[b].kind == RT_BUF_TEMP && m->first_write[b] >= 0)
       t[n++] = (tslot){b, m->first_write[b], m->last_use[b], rt_memplan_size(p, b), 0};
-  qsort(t, (size_t)n, sizeof *t, by_size);
+  mem_sort(t, (size_t)n, sizeof *t, by_size);
   stree alive, starts;
   tree_init(&alive, ni);
   tree_init(&starts, ni);

@@ -5,6 +5,7 @@
 ** __metadata__); the data stays in a read-only mapping of the file.
 */
 #include "util/diag.h"
+#include "util/mem.h"
 #include "runtime/safet.h"
 #include "runtime/dtype.h"
 #include "util/file.h"
@@ -410,7 +411,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
     }
   }
   /* names unique, data disjoint */
-  qsort(ti, (size_t)n, sizeof *ti, cmp_name);
+  mem_sort(ti, (size_t)n, sizeof *ti, cmp_name);
   for (int i = 1; i < n; i++)
     if (!strcmp(ti[i - 1].name, ti[i].name)) {
       diag_errbuf(err, errlen, "%s: tensor '%s' appears twice in the header", path, ti[i].name);
@@ -419,7 +420,7 @@ st_file *st_open(const char *path, char *err, size_t errlen) {
   {
     tinfo **by = mem_alloc((size_t)(n ? n : 1) * sizeof *by);
     for (int i = 0; i < n; i++) by[i] = &ti[i];
-    qsort(by, (size_t)n, sizeof *by, cmp_off);
+    mem_sort(by, (size_t)n, sizeof *by, cmp_off);
     const tinfo *prev = NULL;
     for (int i = 0; i < n; i++) {
       if (by[i]->off[0] == by[i]->off[1]) continue;   /* empty tensors take no room */
@@ -573,7 +574,7 @@ static int write_all(int fd, const void *p, size_t n) {
 int st_write(const char *path, const st_out *ts, int n, char *err, size_t errlen) {
   const st_out **by = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *by);
   for (int i = 0; i < n; i++) by[i] = &ts[i];
-  qsort(by, (size_t)(n > 0 ? n : 0), sizeof *by, cmp_out);
+  mem_sort(by, (size_t)(n > 0 ? n : 0), sizeof *by, cmp_out);
   for (int i = 0; i < n; i++) {
     const char *why = NULL;
     if (!by[i]->name || !by[i]->name[0]) why = "a tensor without a name";

@@ -2,6 +2,7 @@
 ** bisect.c: the first value where a partitioned run differs.
 */
 #include "interp/drive/bisect.h"
+#include "util/mem.h"
 #include "runtime/comm_local.h"
 #include "runtime/mesh.h"
 
@@ -182,7 +183,7 @@ int bisect_files(const progfile *a, const progfile *b, const char *params, const
   if (!fa) { for (int v = 0; v < b->nvals; v++) free(fb[v]); free(fb); return -1; }
   named *idx = mem_alloc(sizeof *idx * (size_t)(b->nvals + 1));
   for (int v = 0; v < b->nvals; v++) idx[v] = (named){b->vals[v].name, v};
-  qsort(idx, (size_t)b->nvals, sizeof *idx, by_name);
+  mem_sort(idx, (size_t)b->nvals, sizeof *idx, by_name);
   int cap = 0;
   for (int v = 0; v < a->nvals; v++) {
     if (!fa[v]) continue;

@@ -2,6 +2,7 @@
 ** drive.c: one device's part of a run.
 */
 #include "interp/drive/drive.h"
+#include "util/mem.h"
 #include "interp/drive/feed.h"
 #include "interp/ir/ops.h"
 #include "runtime/dtype.h"
@@ -358,7 +359,7 @@ int drive_profile(const drive *r, long steps, drive_prof **rows, double *total) 
     t[k].count++;
     *total += sec[i] / (double)steps;
   }
-  qsort(t, (size_t)n, sizeof *t, by_time);
+  mem_sort(t, (size_t)n, sizeof *t, by_time);
   *rows = t;
   return n;
 }

@@ -2,6 +2,7 @@
 ** diff.c: what changes between two plans (carve diff).
 */
 #include "interp/report/diff.h"
+#include "util/mem.h"
 #include "interp/report/report.h"
 #include "interp/ir/ops.h"
 
@@ -92,7 +93,7 @@ static void name_group(arena *a, diff_group *g, const char *const *names) {
 
 /* Group items by key, the groups in program order of their first member. */
 static diff_group *group_items(arena *a, item *it, int n, int *ngroups) {
-  qsort(it, (size_t)n, sizeof *it, by_key);
+  mem_sort(it, (size_t)n, sizeof *it, by_key);
   diff_group *g = arena_alloc(a, sizeof *g * (size_t)(n ? n : 1));
   const char **names = mem_alloc(sizeof(char *) * (size_t)(n + 1));
   int ng = 0;
@@ -108,7 +109,7 @@ static diff_group *group_items(arena *a, item *it, int n, int *ngroups) {
     i = j;
   }
   free(names);
-  qsort(g, (size_t)ng, sizeof *g, by_first);
+  mem_sort(g, (size_t)ng, sizeof *g, by_first);
   *ngroups = ng;
   return g;
 }
@@ -207,7 +208,7 @@ static void diff_collectives(report_diff_t *d) {
       all[n++] = c;
     }
   }
-  qsort(all, (size_t)n, sizeof *all, coll_cmp);
+  mem_sort(all, (size_t)n, sizeof *all, coll_cmp);
   d->coll = arena_alloc(&d->mem, sizeof *d->coll * (size_t)(n ? n : 1));
   for (int i = 0; i < n; i++) {
     if (d->ncoll && !coll_cmp(&d->coll[d->ncoll - 1], &all[i])) {
@@ -317,7 +318,7 @@ static int slot_numbers(const report_diff_t *d, const diff_group *g, int k, int 
     runs_of(member_name(d, g, m, collectives), r);
     out[n++] = r[g->run[k]].num;
   }
-  qsort(out, (size_t)n, sizeof *out, cmp_i64);
+  mem_sort(out, (size_t)n, sizeof *out, cmp_i64);
   int u = 0;
   for (int i = 0; i < n; i++) if (!u || out[u - 1] != out[i]) out[u++] = out[i];
   return u;

@@ -2,6 +2,7 @@
 ** sim.c: memory and time of one device's program on a profile.
 */
 #include "interp/sim/sim.h"
+#include "util/mem.h"
 #include "interp/shard/layout.h"
 #include "lang/tac.h"
 #include "runtime/mesh.h"
@@ -235,7 +236,7 @@ int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lowe
   }
   free(ready);
   r->total = o->overlap ? end : r->compute + r->communication;
-  qsort(r->kinds, (size_t)r->nkinds, sizeof *r->kinds, by_seconds);
+  mem_sort(r->kinds, (size_t)r->nkinds, sizeof *r->kinds, by_seconds);
   return 0;
 }
 

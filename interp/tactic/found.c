@@ -7,6 +7,7 @@
 ** settings, statistics and predictions.
 */
 #include "interp/tactic/tactic.h"
+#include "util/mem.h"
 #include "interp/report/report.h"
 #include "interp/shard/layout.h"
 
@@ -113,7 +114,7 @@ int tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *l
       sb_free(&s);
     }
   }
-  qsort(e, (size_t)ne, sizeof *e, by_start);
+  mem_sort(e, (size_t)ne, sizeof *e, by_start);
   uint32_t at = 0;
   for (int i = 0; i < ne; i++) {
     sb_put(out, f->src->text + at, e[i].start - at);

@@ -9,6 +9,7 @@
 ** PartIR, is the baseline it is measured against (strategy = mcts).
 */
 #include "interp/tactic/search.h"
+#include "util/mem.h"
 #include "interp/report/report.h"
 #include "interp/shard/layout.h"
 #include "interp/sim/sim.h"
@@ -227,7 +228,7 @@ static void layer_index_build(const ir_graph *g, arena *a, layer_index *li) {
       pr[n++] = (prefix){arena_strndup(a, name, (size_t)(q + 1 - name)), skel};
     }
   }
-  qsort(pr, (size_t)n, sizeof *pr, by_prefix);
+  mem_sort(pr, (size_t)n, sizeof *pr, by_prefix);
   li->multi = arena_alloc(a, sizeof *li->multi * (size_t)(n ? n : 1));
   li->n = 0;
   for (int i = 0; i < n;) {
@@ -304,7 +305,7 @@ static void build_candidates(search *s) {
     if (sel != TAC_SEL_VALUE && !((s->o->kinds >> sel) & 1)) sel = TAC_SEL_VALUE;   /* chosen by a glob */
     k[nk++] = (keyed){sel, pattern_of(s->a, &li, x->name), x};
   }
-  qsort(k, (size_t)nk, sizeof *k, by_key);
+  mem_sort(k, (size_t)nk, sizeof *k, by_key);
   s->gr = arena_alloc(s->a, sizeof *s->gr * (size_t)(nk ? nk : 1));
   for (int i = 0; i < nk;) {
     int j = i;
@@ -655,7 +656,7 @@ static int beam_search(search *s, const char *name, search_result *r) {
     if (round == 0) r->st.choices = nchoice;
     r->st.rounds = round + 1;
     if (rc || !nkids) break;
-    qsort(kids, (size_t)nkids, sizeof *kids, by_score);
+    mem_sort(kids, (size_t)nkids, sizeof *kids, by_score);
     if (!better_by(kids[0].sc, best.sc, WORTH)) break;   /* nothing one more action does is worth it */
     best = kids[0];
     /* the next beam: the best plan of each of the best choices, so that one
@@ -677,7 +678,7 @@ static int beam_search(search *s, const char *name, search_result *r) {
     /* the other half by the objective alone, over the limit or not: a plan
     ** that does not fit yet may be one memory-saving action from the best
     ** (Megatron's two halves before the embedding is split) */
-    qsort(kids, (size_t)nkids, sizeof *kids, by_objective);
+    mem_sort(kids, (size_t)nkids, sizeof *kids, by_objective);
     memset(seen, 0, sizeof(int) * ((size_t)nchoice + 1));
     for (int pass = 0; pass < 2; pass++)
       for (int k = 0; k < nkids && nbeam < width; k++) {
@@ -690,7 +691,7 @@ static int beam_search(search *s, const char *name, search_result *r) {
       }
     free(took);
     free(seen);
-    if (nbeam > 1) qsort(beam, (size_t)nbeam, sizeof *beam, by_score);
+    if (nbeam > 1) mem_sort(beam, (size_t)nbeam, sizeof *beam, by_score);
   }
   /* the simulator picks among the best the estimator saw */
   if (rc == 0 && nfin > 1 && pick_finalist(s, fin, nfin, &best) < 0) rc = -1;

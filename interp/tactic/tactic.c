@@ -7,6 +7,7 @@
 ** is priority.
 */
 #include "interp/tactic/tactic.h"
+#include "util/mem.h"
 #include "interp/tactic/lua.h"
 #include "interp/shard/layout.h"
 
@@ -132,7 +133,7 @@ static const char *stdlib_list(arena *a, const char *dir) {
     names[k++] = (char *)base_of(a, e->d_name);
   }
   if (dp) closedir(dp);
-  qsort(names, (size_t)k, sizeof *names, by_name);
+  mem_sort(names, (size_t)k, sizeof *names, by_name);
   strbuf b;
   sb_init(&b);
   for (int i = 0; i < k; i++)
