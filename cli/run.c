@@ -182,6 +182,7 @@ int cli_run(const cli_opts *o) {
   so.tac.ranks = world.size;
   int rc = session_load(&s, &so);
   lower_opts lo = {o->bisect, o->drop_collective};   /* --test-drop-collective: tests only */
+  lo.no_fused_optim = o->device_kind && !strcmp(o->device_kind, "cuda");   /* no fused kernels there yet */
   if (rc == 0) rc = drive_lower_opts(&r, s.g, s.plan, &lo, &s.diag);
   if (world.agree(world.impl, rc, "the model or tactic file did not load", agreed, sizeof agreed) < 0) {
     if (world.rank == 0) cli_report(&s.diag);

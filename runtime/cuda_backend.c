@@ -657,6 +657,8 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
   be->kernels[RT_CAUSAL_MASK] = k_causal_mask;
   be->kernels[RT_BLOCK_COPY] = k_block_copy;
   be->kernels[RT_SHARD_SLICE] = k_shard_slice;
+  /* RT_ADAM, RT_SGD: no kernel here yet; the executor refuses them ("no cuda
+     kernel for adam") and lower_opts.no_fused_optim lowers the updates unfused */
   if (setup(c, err, errlen)) {
     cuda_release(be);
     return NULL;

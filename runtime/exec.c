@@ -320,6 +320,14 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   case RT_XENT_GRAD:
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, 2, 1, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_ADAM: case RT_SGD: {
+    if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
+    int64_t e = p->bufs[ins->out].nelem;
+    int adam = ins->op == RT_ADAM;
+    return want(p, ins, -1, e, 1, F, 0, why, n) || want(p, ins, 0, e, 1, F, 0, why, n) || want(p, ins, 1, e, 1, F, 0, why, n) ||
+           want(p, ins, 2, e, 1, F, !adam, why, n) || (adam && (want(p, ins, 3, e, 1, F, 0, why, n) ||
+           want(p, ins, 4, 1, 1, F, 0, why, n) || want(p, ins, 5, 1, 1, F, 0, why, n)));
+  }
   case RT_CAUSAL_MASK:
     return want(p, ins, 0, O * ins->m * N, 1, F, 0, why, n) || want(p, ins, -1, O * ins->m * N, 1, F, 0, why, n);
   case RT_BLOCK_COPY: {

@@ -190,16 +190,61 @@ static void ew_inplace(int fn, i64 n, float *o, const float *a, int va, const fl
   }
 }
 
-/* Large runs of transcendentals use as many threads as BLAS does, so that
-** the kernels between the GEMMs keep pace with them ("one BLAS thread"
-** means one thread for everything). Each thread takes a contiguous piece. */
-typedef struct ewjob { int fn; i64 n; float *o; const float *a; int va; const float *b; int vb; float al, be; int inplace; } ewjob;
+/* ---- threads ----
+** Large kernels use as many threads as BLAS does, so that the kernels
+** between the GEMMs keep pace with them ("one BLAS thread" means one thread
+** for everything). Threads are started for a kernel and joined before it
+** returns: none is left spinning while the GEMMs run. */
 
-static void *ew_thread(void *x) {
-  ewjob *j = x;
-  if (j->inplace) ew_inplace(j->fn, j->n, j->o, j->a, j->va, j->b, j->vb, j->al, j->be);
-  else ew_run(j->fn, j->n, j->o, j->a, j->va, j->b, j->vb, j->al, j->be);
+typedef void (*span_fn)(void *ctx, i64 lo, i64 hi);
+typedef struct span { span_fn fn; void *ctx; i64 lo, hi; } span;
+
+enum { MAXTHREADS = 8 };
+#define PAR_MIN ((i64)1 << 16)    /* elements below which one thread does it all */
+
+static void *span_thread(void *x) {
+  span *s = x;
+  s->fn(s->ctx, s->lo, s->hi);
   return NULL;
+}
+
+/* How many threads for `work` elements in `pieces` independent pieces. */
+static int kernel_threads(i64 work, i64 pieces) {
+  if (work < PAR_MIN) return 1;
+  i64 t = openblas_get_num_threads();
+  if (t > MAXTHREADS) t = MAXTHREADS;
+  if (t > pieces) t = pieces;
+  return t < 1 ? 1 : (int)t;
+}
+
+/* fn over [0, n) in t contiguous pieces, multiples of align but the last,
+** the first on this thread; where no thread can be had, here too. */
+static void par_spans(int t, i64 n, i64 align, span_fn fn, void *ctx) {
+  if (t <= 1) { fn(ctx, 0, n); return; }
+  if (t > MAXTHREADS) t = MAXTHREADS;
+  pthread_t th[MAXTHREADS];
+  span sp[MAXTHREADS];
+  int started = 0;
+  i64 piece = ((n + t - 1) / t + align - 1) / align * align;
+  for (int i = 0; i < t; i++) {
+    i64 lo = (i64)i * piece < n ? (i64)i * piece : n, hi = lo + piece < n ? lo + piece : n;
+    sp[i] = (span){fn, ctx, lo, hi};
+    if (i == 0 || lo >= hi) continue;
+    if (pthread_create(&th[i], NULL, span_thread, &sp[i]) != 0) span_thread(&sp[i]);
+    else started |= 1 << i;
+  }
+  span_thread(&sp[0]);
+  for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
+}
+
+typedef struct ewjob { int fn; float *o; const float *a; int va; const float *b; int vb; float al, be; int inplace; } ewjob;
+
+static void ew_span_job(void *x, i64 lo, i64 hi) {
+  const ewjob *j = x;
+  float *o = j->o + lo;
+  const float *a = j->va ? j->a + lo : j->a, *b = j->b && j->vb ? j->b + lo : j->b;
+  if (j->inplace) ew_inplace(j->fn, hi - lo, o, a, j->va, b, j->vb, j->al, j->be);
+  else ew_run(j->fn, hi - lo, o, a, j->va, b, j->vb, j->al, j->be);
 }
 
 /* Transcendentals are worth more threads; sums and products are bound by
@@ -215,29 +260,66 @@ static int heavy(int fn) {
 }
 
 static void ew_par(int fn, i64 n, float *o, const float *a, int va, const float *b, int vb, float al, float be) {
-  int inplace = o == a || (b && o == b);
-  int t = n >= ((i64)1 << 18) && heavy(fn) ? openblas_get_num_threads() : 1;
-  if (t > 8) t = 8;
-  if (t <= 1) {
-    if (inplace) ew_inplace(fn, n, o, a, va, b, vb, al, be); else ew_run(fn, n, o, a, va, b, vb, al, be);
+  ewjob j = {fn, o, a, va, b, vb, al, be, o == a || (b && o == b)};
+  par_spans(n >= ((i64)1 << 18) && heavy(fn) ? kernel_threads(n, n / 16) : 1, n, 16, ew_span_job, &j);
+}
+
+/* The index over dims [0, r - 1) of shape shp of row `row`. */
+static void row_index(i64 row, int r, const i64 *shp, i64 *idx) {
+  for (int d = r - 2; d >= 0; d--) { idx[d] = row % shp[d]; row /= shp[d]; }
+}
+
+static i64 index_offset(const i64 *idx, int r, const i64 *st) {
+  i64 off = 0;
+  for (int d = 0; d < r - 1; d++) off += idx[d] * st[d];
+  return off;
+}
+
+/* An elementwise op as rows of its last merged dim (a broadcast, a bias add):
+** rows [lo, hi), strided inputs gathered a row at a time. */
+typedef struct ewrows {
+  int fn, ar, r;
+  const i64 *shp;
+  i64 (*st)[RT_MAXRANK];
+  const float *a, *b;
+  float *o;
+  float al, be;
+  int one_row;            /* the whole op is one run: threads within it (ew_par) */
+  int failed;
+} ewrows;
+
+static void ew_rows_span(void *x, i64 lo, i64 hi) {
+  ewrows *j = x;
+  int r = j->r, two = j->ar > 1;
+  i64 L = j->shp[r - 1], sa = j->st[0][r - 1], sb = j->st[1][r - 1];
+  float *ta = NULL, *tb = NULL;       /* rows of strided inputs, gathered */
+  if ((sa != 0 && sa != 1 && !(ta = malloc((size_t)L * sizeof *ta))) ||
+      (two && sb != 0 && sb != 1 && !(tb = malloc((size_t)L * sizeof *tb)))) {
+    free(ta);
+    j->failed = 1;
     return;
   }
-  pthread_t th[8];
-  ewjob jobs[8];
-  i64 piece = ((n + t - 1) / t + 15) & ~(i64)15;
-  int started = 0;
-  for (int i = 0; i < t; i++) {
-    i64 lo = (i64)i * piece, hi = lo + piece < n ? lo + piece : n;
-    if (lo >= hi) break;
-    jobs[i] = (ewjob){fn, hi - lo, o + lo, va ? a + lo : a, va, b && vb ? b + lo : b, vb, al, be, inplace};
-    if (i == 0 || pthread_create(&th[i], NULL, ew_thread, &jobs[i]) != 0) {
-      if (i > 0) ew_thread(&jobs[i]);     /* no thread to be had: do it here */
-      continue;
+  i64 idx[RT_MAXRANK] = {0};
+  row_index(lo, r, j->shp, idx);
+  i64 oa = index_offset(idx, r, j->st[0]), ob = index_offset(idx, r, j->st[1]);
+  for (i64 row = lo; row < hi; row++) {
+    const float *pa = j->a + oa, *pb = j->b ? j->b + ob : NULL;
+    if (ta) { for (i64 k = 0; k < L; k++) ta[k] = pa[k * sa]; pa = ta; }
+    if (tb) { for (i64 k = 0; k < L; k++) tb[k] = pb[k * sb]; pb = tb; }
+    if (j->one_row) ew_par(j->fn, L, j->o, pa, sa != 0, pb, !two || sb != 0, j->al, j->be);   /* in place too */
+    else ew_run(j->fn, L, j->o + row * L, pa, sa != 0, pb, !two || sb != 0, j->al, j->be);
+    for (int d = r - 2; d >= 0; d--) {
+      idx[d]++;
+      oa += j->st[0][d];
+      ob += j->st[1][d];
+      if (idx[d] < j->shp[d]) break;
+      oa -= j->st[0][d] * j->shp[d];
+      ob -= j->st[1][d] * j->shp[d];
+      idx[d] = 0;
     }
-    started |= 1 << i;
   }
-  ew_thread(&jobs[0]);
-  for (int i = 1; i < t; i++) if ((started >> i) & 1) pthread_join(th[i], NULL);
+  free(ta);
+  free(tb);
 }
 
 static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
@@ -267,38 +349,11 @@ static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char
   }
   if (r == 0) { shp[0] = 1; st[0][0] = st[1][0] = 0; r = 1; }
 
-  const float *a = in[0], *b = ar > 1 ? in[1] : NULL;
-  float *o = out;
-  i64 L = shp[r - 1], sa = st[0][r - 1], sb = st[1][r - 1];
-  float *ta = NULL, *tb = NULL;       /* rows of strided inputs, gathered */
-  if (sa != 0 && sa != 1) ta = malloc((size_t)L * sizeof *ta);
-  if (ar > 1 && sb != 0 && sb != 1) tb = malloc((size_t)L * sizeof *tb);
-  if ((sa != 0 && sa != 1 && !ta) || (ar > 1 && sb != 0 && sb != 1 && !tb)) {
-    free(ta);
-    free(tb);
-    return diag_errbuf(err, errlen, "out of memory");
-  }
-  i64 rows = 1, idx[RT_MAXRANK] = {0}, oa = 0, ob = 0;
+  i64 rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= shp[d];
-  for (i64 row = 0; row < rows; row++) {
-    const float *pa = a + oa, *pb = b ? b + ob : NULL;
-    if (ta) { for (i64 j = 0; j < L; j++) ta[j] = pa[j * sa]; pa = ta; }
-    if (tb) { for (i64 j = 0; j < L; j++) tb[j] = pb[j * sb]; pb = tb; }
-    if (rows == 1) ew_par(fn, L, o, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);   /* in place too */
-    else ew_run(fn, L, o + row * L, pa, sa != 0, pb, ar < 2 || sb != 0, ins->alpha, ins->beta);
-    for (int d = r - 2; d >= 0; d--) {
-      idx[d]++;
-      oa += st[0][d];
-      ob += st[1][d];
-      if (idx[d] < shp[d]) break;
-      oa -= st[0][d] * shp[d];
-      ob -= st[1][d] * shp[d];
-      idx[d] = 0;
-    }
-  }
-  free(ta);
-  free(tb);
-  return 0;
+  ewrows j = {fn, ar, r, shp, st, in[0], ar > 1 ? in[1] : NULL, out, ins->alpha, ins->beta, rows == 1, 0};
+  par_spans(rows > 1 ? kernel_threads(rows * shp[r - 1], rows) : 1, rows, 1, ew_rows_span, &j);
+  return j.failed ? diag_errbuf(err, errlen, "out of memory") : 0;
 }
 
 /* ---- data movement ---- */
@@ -369,6 +424,66 @@ static void slab(size_t es, char *o, i64 os, const char *s, i64 is, i64 ni, i64 
   }
 }
 
+/* A transpose with unit dims dropped and runs merged: output dims os[r],
+** their strides in the input s[r]; pieces of it on threads. */
+typedef struct trjob {
+  const char *src;
+  char *dst;
+  size_t es;
+  int r;
+  const i64 *os, *s;
+  int q;                  /* slabs: the output dim contiguous in the input */
+  i64 ostr[RT_MAXRANK];
+} trjob;
+
+/* rows [lo, hi) of the output, each a contiguous run of the input */
+static void transpose_runs(void *x, i64 lo, i64 hi) {
+  const trjob *j = x;
+  int r = j->r;
+  i64 L = j->os[r - 1], idx[RT_MAXRANK] = {0};
+  size_t es = j->es;
+  row_index(lo, r, j->os, idx);
+  i64 off = index_offset(idx, r, j->s);
+  for (i64 row = lo; row < hi; row++) {
+    memcpy(j->dst + (size_t)(row * L) * es, j->src + (size_t)off * es, (size_t)L * es);
+    for (int d = r - 2; d >= 0; d--) {
+      idx[d]++;
+      off += j->s[d];
+      if (idx[d] < j->os[d]) break;
+      off -= j->s[d] * j->os[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* slabs [lo, hi): each a 2-D transpose of dim q against the last */
+static void transpose_slabs(void *x, i64 lo, i64 hi) {
+  const trjob *j = x;
+  int r = j->r, q = j->q;
+  i64 idx[RT_MAXRANK] = {0}, ioff = 0, ooff = 0, t = lo;
+  for (int d = r - 2; d >= 0; d--) if (d != q) { idx[d] = t % j->os[d]; t /= j->os[d]; ioff += idx[d] * j->s[d]; ooff += idx[d] * j->ostr[d]; }
+  for (i64 sl = lo; sl < hi; sl++) {
+    slab(j->es, j->dst + (size_t)ooff * j->es, j->ostr[q], j->src + (size_t)ioff * j->es, j->s[r - 1], j->os[q], j->os[r - 1]);
+    for (int d = r - 2; d >= 0; d--) {
+      if (d == q) continue;
+      idx[d]++;
+      ioff += j->s[d];
+      ooff += j->ostr[d];
+      if (idx[d] < j->os[d]) break;
+      ioff -= j->s[d] * j->os[d];
+      ooff -= j->ostr[d] * j->os[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+/* one slab, its rows (along q) [lo, hi) */
+static void transpose_one_slab(void *x, i64 lo, i64 hi) {
+  const trjob *j = x;
+  int r = j->r, q = j->q;
+  slab(j->es, j->dst + (size_t)(lo * j->ostr[q]) * j->es, j->ostr[q], j->src + (size_t)lo * j->es, j->s[r - 1], hi - lo, j->os[r - 1]);
+}
+
 static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   int rank = ins->rank;
   if (rank < 0 || rank > RT_MAXRANK) return diag_errbuf(err, errlen, "bad rank %d", rank);
@@ -386,46 +501,21 @@ static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *i
     if (r > 0 && s[r - 1] == istr[p] * ins->shape[p]) { os[r - 1] *= ins->shape[p]; s[r - 1] = istr[p]; }
     else { os[r] = ins->shape[p]; s[r] = istr[p]; r++; }
   }
-  const char *src = in[0];
-  char *dst = out;
-  size_t es = rt_dtype_size((rt_dtype)ins->odt);
-  if (r <= 1 || s[r - 1] == 1) {
-    /* the innermost output dim is contiguous in the input too: copy runs */
-    if (r == 0) { memcpy(dst, src, es); return 0; }
-    i64 L = os[r - 1], rows = total / L, idx[RT_MAXRANK] = {0}, off = 0;
-    for (i64 row = 0; row < rows; row++) {
-      memcpy(dst + (size_t)(row * L) * es, src + (size_t)off * es, (size_t)L * es);
-      for (int d = r - 2; d >= 0; d--) {
-        idx[d]++;
-        off += s[d];
-        if (idx[d] < os[d]) break;
-        off -= s[d] * os[d];
-        idx[d] = 0;
-      }
-    }
+  trjob j = {in[0], out, rt_dtype_size((rt_dtype)ins->odt), r, os, s, 0};
+  if (r == 0) { memcpy(out, in[0], j.es); return 0; }
+  if (s[r - 1] == 1 || r == 1) {       /* the innermost output dim is contiguous in the input too: copy runs */
+    i64 rows = total / os[r - 1];
+    par_spans(kernel_threads(total, rows), rows, 1, transpose_runs, &j);
     return 0;
   }
   /* otherwise transpose 2-D slabs: dim q (input-contiguous) against the last */
-  int q = 0;
-  while (q < r && s[q] != 1) q++;
-  if (q == r) return diag_errbuf(err, errlen, "bad transpose strides");
-  i64 ostr[RT_MAXRANK], acc = 1;
-  for (int d = r - 1; d >= 0; d--) { ostr[d] = acc; acc *= os[d]; }
-  i64 idx[RT_MAXRANK] = {0}, ioff = 0, ooff = 0, slabs = total / (os[q] * os[r - 1]);
-  for (i64 sl = 0; sl < slabs; sl++) {
-    if (es == 4) transpose_2d((uint32_t *)dst + ooff, ostr[q], (const uint32_t *)src + ioff, s[r - 1], os[q], os[r - 1]);
-    else slab(es, dst + (size_t)ooff * es, ostr[q], src + (size_t)ioff * es, s[r - 1], os[q], os[r - 1]);
-    for (int d = r - 2; d >= 0; d--) {
-      if (d == q) continue;
-      idx[d]++;
-      ioff += s[d];
-      ooff += ostr[d];
-      if (idx[d] < os[d]) break;
-      ioff -= s[d] * os[d];
-      ooff -= ostr[d] * os[d];
-      idx[d] = 0;
-    }
-  }
+  while (j.q < r && s[j.q] != 1) j.q++;
+  if (j.q == r) return diag_errbuf(err, errlen, "bad transpose strides");
+  i64 acc = 1;
+  for (int d = r - 1; d >= 0; d--) { j.ostr[d] = acc; acc *= os[d]; }
+  i64 slabs = total / (os[j.q] * os[r - 1]);
+  if (slabs > 1) par_spans(kernel_threads(total, slabs), slabs, 1, transpose_slabs, &j);
+  else par_spans(kernel_threads(total, os[j.q] / 32), os[j.q], 32, transpose_one_slab, &j);
   return 0;
 }
 
@@ -480,57 +570,68 @@ static int k_gemm(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
 
 /* ---- reductions ---- */
 
-/* out[j] = alpha * sum_r x[r*inner + j], in column blocks so the double
-   accumulators stay in L1 */
-HOT static void colsum(const float *restrict x, i64 n, i64 inner, float *restrict out, double alpha) {
+/* out[j] = alpha * sum_r x[r*stride + j] for j < w, in column blocks so
+   the double accumulators stay in L1 */
+HOT static void colsum(const float *restrict x, i64 n, i64 stride, i64 width, float *restrict out, double alpha) {
   enum { CB = 512 };
   double acc[CB];
-  for (i64 c0 = 0; c0 < inner; c0 += CB) {
-    i64 w = inner - c0 < CB ? inner - c0 : CB;
+  for (i64 c0 = 0; c0 < width; c0 += CB) {
+    i64 w = width - c0 < CB ? width - c0 : CB;
     for (i64 j = 0; j < w; j++) acc[j] = 0;
     for (i64 r = 0; r < n; r++) {
-      const float *xr = x + r * inner + c0;
+      const float *xr = x + r * stride + c0;
       FOR8(w, acc[k] += xr[k]);
     }
     for (i64 j = 0; j < w; j++) out[c0 + j] = (float)(acc[j] * alpha);
   }
 }
 
-HOT static void colmax(const float *restrict x, i64 n, i64 inner, float *restrict out) {
-  FOR8(inner, out[k] = -INFINITY);
+HOT static void colmax(const float *restrict x, i64 n, i64 stride, i64 width, float *restrict out) {
+  FOR8(width, out[k] = -INFINITY);
   for (i64 r = 0; r < n; r++) {
-    const float *xr = x + r * inner;
-    FOR8(inner, out[k] = maxnan(xr[k], out[k]));
+    const float *xr = x + r * stride;
+    FOR8(width, out[k] = maxnan(xr[k], out[k]));
   }
 }
 
-HOT static void colmin(const float *restrict x, i64 n, i64 inner, float *restrict out) {
-  FOR8(inner, out[k] = INFINITY);
+HOT static void colmin(const float *restrict x, i64 n, i64 stride, i64 width, float *restrict out) {
+  FOR8(width, out[k] = INFINITY);
   for (i64 r = 0; r < n; r++) {
-    const float *xr = x + r * inner;
-    FOR8(inner, out[k] = minnan(xr[k], out[k]));
+    const float *xr = x + r * stride;
+    FOR8(width, out[k] = minnan(xr[k], out[k]));
+  }
+}
+
+/* outer rows [lo, hi) of a reduction, or with by_cols its columns [lo, hi) of every row */
+typedef struct redjob { const rt_instr *ins; float *y; const float *x; int by_cols; } redjob;
+
+static void reduce_span(void *arg, i64 lo, i64 hi) {
+  const redjob *j = arg;
+  i64 NN = j->ins->n, NI = j->ins->inner;
+  i64 o0 = j->by_cols ? 0 : lo, o1 = j->by_cols ? j->ins->outer : hi, c0 = j->by_cols ? lo : 0, w = j->by_cols ? hi - lo : NI;
+  for (i64 o = o0; o < o1; o++) {
+    const float *xo = j->x + o * NN * NI + c0;
+    float *yo = j->y + o * NI + c0;
+    if (j->ins->fn == RT_RSUM) {
+      if (NI == 1) yo[0] = (float)(sum_d(xo, NN) * j->ins->alpha);
+      else colsum(xo, NN, NI, w, yo, j->ins->alpha);
+    } else if (j->ins->fn == RT_RMIN) {
+      colmin(xo, NN, NI, w, yo);
+    } else {
+      if (NI == 1) yo[0] = max_f(xo, NN);
+      else colmax(xo, NN, NI, w, yo);
+    }
   }
 }
 
 static int k_reduce(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (!rt_all_f32(ins, 1)) return rt_any_reduce(ins, out, in[0], err, errlen);
-  const float *x = in[0];
-  float *y = out;
-  i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
   if (ins->fn != RT_RSUM && ins->fn != RT_RMAX && ins->fn != RT_RMIN) return diag_errbuf(err, errlen, "unknown reduction %d", ins->fn);
-  for (i64 o = 0; o < NO; o++) {
-    const float *xo = x + o * NN * NI;
-    float *yo = y + o * NI;
-    if (ins->fn == RT_RSUM) {
-      if (NI == 1) yo[0] = (float)(sum_d(xo, NN) * ins->alpha);
-      else colsum(xo, NN, NI, yo, ins->alpha);
-    } else if (ins->fn == RT_RMIN) {
-      colmin(xo, NN, NI, yo);
-    } else {
-      if (NI == 1) yo[0] = max_f(xo, NN);
-      else colmax(xo, NN, NI, yo);
-    }
-  }
+  i64 NO = ins->outer, NI = ins->inner, work = NO * ins->n * NI;
+  /* few rows of many columns (a bias gradient): the columns are split */
+  redjob j = {ins, out, in[0], NO < 4 && NI >= 256};
+  if (j.by_cols) par_spans(kernel_threads(work, NI / 64), NI, 64, reduce_span, &j);
+  else par_spans(kernel_threads(work, NO), NO, 1, reduce_span, &j);
   return 0;
 }
 
@@ -557,7 +658,7 @@ static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *co
   for (i64 o = 0; o < NO; o++) {
     const float *xo = x + o * NN * NI;
     float *dxo = dx + o * NN * NI;
-    colmax(xo, NN, NI, mx);
+    colmax(xo, NN, NI, NI, mx);
     memset(cnt, 0, (size_t)NI * sizeof *cnt);
     for (i64 r = 0; r < NN; r++) tie_count(NI, xo + r * NI, mx, cnt);
     tie_share(NI, dy + o * NI, cnt);      /* cnt becomes each tie's share */
@@ -579,15 +680,36 @@ HOT static double exp_shift(const float *restrict x, float *restrict y, float m,
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-static int k_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *x = (const float *)in[0] + r * n;
-    float *y = (float *)out + r * n;
-    float m = max_f(x, n);
-    float inv = (float)(1.0 / exp_shift(x, y, m, n));
+/* Row-wise kernels split their rows over the threads: rows are
+** independent, so each row's arithmetic (and result) is the same whatever
+** the split. */
+typedef struct rowjob {
+  const rt_instr *ins;
+  float *out;
+  void *const *in;
+  double *acc;            /* per-row results summed afterwards in row order (xent) */
+  int failed;             /* out of memory in a piece */
+} rowjob;
+
+static void run_rows(rowjob *j, span_fn fn) {
+  par_spans(kernel_threads(j->ins->outer * j->ins->n, j->ins->outer), j->ins->outer, 1, fn, j);
+}
+
+static void softmax_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    float *y = j->out + r * n;
+    float m = max_f(xr, n);
+    float inv = (float)(1.0 / exp_shift(xr, y, m, n));
     FOR8(n, y[k] *= inv);
   }
+}
+
+static int k_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rowjob j = {ins, out, in};
+  run_rows(&j, softmax_span);
   return 0;
 }
 
@@ -605,14 +727,19 @@ HOT static void shift_row(i64 n, const float *restrict x, float *restrict y, flo
   FOR8(n, y[k] = (x[k] - m) - l);
 }
 
-static int k_log_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *x = (const float *)in[0] + r * n;
-    float *y = (float *)out + r * n;
-    float m = max_f(x, n), l = (float)lse_shift(x, m, n);
-    shift_row(n, x, y, m, l);
+static void log_softmax_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    float m = max_f(xr, n), l = (float)lse_shift(xr, m, n);
+    shift_row(n, xr, j->out + r * n, m, l);
   }
+}
+
+static int k_log_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rowjob j = {ins, out, in};
+  run_rows(&j, log_softmax_span);
   return 0;
 }
 
@@ -620,14 +747,18 @@ HOT static void smgrad_row(i64 n, const float *restrict y, const float *restrict
   FOR8(n, dx[k] = y[k] * (dy[k] - s));
 }
 
-static int k_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
-    float *dx = (float *)out + r * n;
-    float s = (float)dot_d(dy, y, n);
-    smgrad_row(n, y, dy, dx, s);
+static void softmax_grad_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) {
+    const float *y = (const float *)j->in[0] + r * n, *dy = (const float *)j->in[1] + r * n;
+    smgrad_row(n, y, dy, j->out + r * n, (float)dot_d(dy, y, n));
   }
+}
+
+static int k_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rowjob j = {ins, out, in};
+  run_rows(&j, softmax_grad_span);
   return 0;
 }
 
@@ -635,14 +766,18 @@ HOT static void lsm_grad_row(i64 n, const float *restrict y, const float *restri
   FOR8(n, dx[k] = dy[k] - exp_v(y[k]) * s);
 }
 
-static int k_log_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *y = (const float *)in[0] + r * n, *dy = (const float *)in[1] + r * n;
-    float *dx = (float *)out + r * n;
-    float s = (float)sum_d(dy, n);
-    lsm_grad_row(n, y, dy, dx, s);
+static void log_softmax_grad_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) {
+    const float *y = (const float *)j->in[0] + r * n, *dy = (const float *)j->in[1] + r * n;
+    lsm_grad_row(n, y, dy, j->out + r * n, (float)sum_d(dy, n));
   }
+}
+
+static int k_log_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rowjob j = {ins, out, in};
+  run_rows(&j, log_softmax_grad_span);
   return 0;
 }
 
@@ -664,13 +799,19 @@ HOT static void ln_row(i64 n, const float *restrict x, const float *restrict g, 
   else FOR8(n, y[k] = (x[k] - mu) * rs);
 }
 
-static int k_layernorm(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *x = (const float *)in[0] + r * n;
-    ln_stats st = row_stats(x, n, ins->alpha);
-    ln_row(n, x, in[1], in[2], (float *)out + r * n, st.mu, st.rs);
+static void layernorm_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    ln_stats st = row_stats(xr, n, j->ins->alpha);
+    ln_row(n, xr, j->in[1], j->in[2], j->out + r * n, st.mu, st.rs);
   }
+}
+
+static int k_layernorm(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rowjob j = {ins, out, in};
+  run_rows(&j, layernorm_span);
   return 0;
 }
 
@@ -684,25 +825,28 @@ HOT static void ln_grad_row(i64 n, const float *restrict x, const float *restric
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma */
-static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  i64 n = ins->n;
-  const float *gam = in[1];
+static void layernorm_grad_span(void *x, i64 lo, i64 hi) {
+  rowjob *j = x;
+  i64 n = j->ins->n;
+  const float *gam = j->in[1];
   float *gbuf = NULL;
-  if (gam) {
-    gbuf = malloc((size_t)(n > 0 ? n : 1) * sizeof *gbuf);
-    if (!gbuf) return diag_errbuf(err, errlen, "out of memory");
-  }
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *x = (const float *)in[0] + r * n, *dy = (const float *)in[2] + r * n;
-    ln_stats st = row_stats(x, n, ins->alpha);
+  if (gam && !(gbuf = malloc((size_t)(n > 0 ? n : 1) * sizeof *gbuf))) { j->failed = 1; return; }
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n, *dy = (const float *)j->in[2] + r * n;
+    ln_stats st = row_stats(xr, n, j->ins->alpha);
     const float *g = dy;
     if (gam) { mul_row(n, dy, gam, gbuf); g = gbuf; }
-    double sg = sum_d(g, n), sgx = dotdev_d(g, x, st.mu, n);
+    double sg = sum_d(g, n), sgx = dotdev_d(g, xr, st.mu, n);
     float mg = n ? (float)(sg / n) : 0, mgx = n ? (float)(sgx * st.rs / n) : 0;
-    ln_grad_row(n, x, g, (float *)out + r * n, st.mu, st.rs, mg, mgx);
+    ln_grad_row(n, xr, g, j->out + r * n, st.mu, st.rs, mg, mgx);
   }
   free(gbuf);
-  return 0;
+}
+
+static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  rowjob j = {ins, out, in};
+  run_rows(&j, layernorm_grad_span);
+  return j.failed ? diag_errbuf(err, errlen, "out of memory") : 0;
 }
 
 /* ---- embeddings and cross-entropy ---- */
@@ -763,33 +907,112 @@ static int check_labels(const rt_instr *ins, const int32_t *lab, char *err, size
   return 0;
 }
 
-static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  const int32_t *lab = in[1];
-  i64 n = ins->n;
-  if (check_labels(ins, lab, err, errlen)) return -1;
-  double total = 0;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *x = (const float *)in[0] + r * n;
-    float m = max_f(x, n);
-    total += ((double)m + lse_shift(x, m, n)) - x[lab[r]];
+static void xent_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  const int32_t *lab = j->in[1];
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    float m = max_f(xr, n);
+    j->acc[r] = ((double)m + lse_shift(xr, m, n)) - xr[lab[r]];
   }
+}
+
+static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (check_labels(ins, in[1], err, errlen)) return -1;
+  rowjob j = {ins, out, in, malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(double))};
+  if (!j.acc) return diag_errbuf(err, errlen, "out of memory");
+  run_rows(&j, xent_span);
+  double total = 0;
+  for (i64 r = 0; r < ins->outer; r++) total += j.acc[r];    /* in row order, whatever the split */
+  free(j.acc);
   *(float *)out = (float)(total * ins->alpha);
   return 0;
 }
 
-static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  const int32_t *lab = in[1];
-  i64 n = ins->n;
-  if (check_labels(ins, lab, err, errlen)) return -1;
-  float g = *(const float *)in[2] * ins->alpha;
-  for (i64 r = 0; r < ins->outer; r++) {
-    const float *x = (const float *)in[0] + r * n;
-    float *dx = (float *)out + r * n;
-    float m = max_f(x, n);
-    float sc = (float)(g / exp_shift(x, dx, m, n));
+static void xent_grad_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  const int32_t *lab = j->in[1];
+  i64 n = j->ins->n;
+  float g = *(const float *)j->in[2] * j->ins->alpha;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    float *dx = j->out + r * n;
+    float m = max_f(xr, n);
+    float sc = (float)(g / exp_shift(xr, dx, m, n));
     FOR8(n, dx[k] *= sc);
     dx[lab[r]] -= g;
   }
+}
+
+static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (check_labels(ins, in[1], err, errlen)) return -1;
+  rowjob j = {ins, out, in};
+  run_rows(&j, xent_grad_span);
+  return 0;
+}
+
+/* ---- optimizer updates ----
+** One pass per parameter: each element reads p, g and the state once and
+** writes the new p and the state in place. The arithmetic is the unfused
+** IR's, in its order (tests compare the two). */
+
+typedef struct optjob {
+  const rt_instr *ins;
+  float *out, *m, *v;
+  const float *p, *g;
+  float bc1, bc2s;
+} optjob;
+
+INLINE void adam_body(const optjob *j, i64 lo, i64 hi, int decay) {
+  const float lr = j->ins->alpha, b1 = (float)j->ins->hyper[0], b2 = (float)j->ins->hyper[1];
+  const float c1 = (float)(1 - j->ins->hyper[0]), c2 = (float)(1 - j->ins->hyper[1]);
+  const float eps = (float)j->ins->hyper[2], wd = (float)j->ins->hyper[3], bc1 = j->bc1, bc2s = j->bc2s;
+  float *o = j->out + lo, *m = j->m + lo, *v = j->v + lo;
+  const float *p = j->p + lo, *g = j->g + lo;
+  FOR8(hi - lo, {
+    float gr = decay ? g[k] + wd * p[k] : g[k];
+    float mn = b1 * m[k] + c1 * gr, vn = b2 * v[k] + c2 * (gr * gr);
+    float de = sqrtf(vn) / bc2s + eps;
+    m[k] = mn;
+    v[k] = vn;
+    o[k] = p[k] - mn / de * lr / bc1;
+  });
+}
+
+HOT static void adam_span(void *x, i64 lo, i64 hi) {
+  const optjob *j = x;
+  if (j->ins->hyper[3] != 0) adam_body(j, lo, hi, 1); else adam_body(j, lo, hi, 0);
+}
+
+INLINE void sgd_body(const optjob *j, i64 lo, i64 hi, int decay, int mom) {
+  const float nlr = -j->ins->alpha, mu = (float)j->ins->hyper[0], wd = (float)j->ins->hyper[1];
+  float *o = j->out + lo, *m = mom ? j->m + lo : NULL;
+  const float *p = j->p + lo, *g = j->g + lo;
+  FOR8(hi - lo, {
+    float gr = decay ? g[k] + wd * p[k] : g[k];
+    if (mom) { gr = m[k] * mu + gr; m[k] = gr; }
+    o[k] = p[k] + nlr * gr;
+  });
+}
+
+HOT static void sgd_span(void *x, i64 lo, i64 hi) {
+  const optjob *j = x;
+  int decay = j->ins->hyper[1] != 0;
+  if (j->m) { if (decay) sgd_body(j, lo, hi, 1, 1); else sgd_body(j, lo, hi, 0, 1); }
+  else if (decay) sgd_body(j, lo, hi, 1, 0);
+  else sgd_body(j, lo, hi, 0, 0);
+}
+
+static int k_adam(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  optjob j = {ins, out, in[2], in[3], in[0], in[1], *(const float *)in[4], *(const float *)in[5]};
+  par_spans(kernel_threads(ins->nelem, ins->nelem / 1024), ins->nelem, 16, adam_span, &j);
+  return 0;
+}
+
+static int k_sgd(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  optjob j = {ins, out, in[2], NULL, in[0], in[1], 1, 1};
+  par_spans(kernel_threads(ins->nelem, ins->nelem / 1024), ins->nelem, 16, sgd_span, &j);
   return 0;
 }
 
@@ -827,6 +1050,8 @@ static const rt_backend cpu = {
     [RT_SHARD_SLICE] = k_shard_slice,
     [RT_IOTA] = k_iota,
     [RT_CONST] = k_const,
+    [RT_ADAM] = k_adam,
+    [RT_SGD] = k_sgd,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
   .dtypes = (1u << RT_NDTYPES) - 1,

@@ -15,6 +15,7 @@ static const char *const op_names[] = {
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
+  "adam", "sgd",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
@@ -290,6 +291,12 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
   case RT_CAUSAL_MASK:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", off %" PRId64 ", fill %g]",
             ins->outer, ins->m, ins->n, ins->off, ins->alpha);
+    break;
+  case RT_ADAM:
+    fprintf(f, "   [lr %g, betas %g %g, eps %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1], ins->hyper[2], ins->hyper[3]);
+    break;
+  case RT_SGD:
+    fprintf(f, "   [lr %g, momentum %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1]);
     break;
   default:
     break;

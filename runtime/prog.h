@@ -14,7 +14,7 @@
 #include "util/arena.h"
 
 #define RT_MAXRANK 8
-#define RT_MAXIN 4
+#define RT_MAXIN 6
 
 /* Element types. f32 is the fast path of every kernel; bf16 and f16 are
 ** stored in two bytes and computed with f32 arithmetic; f64, i64, i8, ui8
@@ -64,6 +64,13 @@ typedef enum rt_op {
                        piece along n, where P and the piece index come from group */
   RT_IOTA,          /* out viewed [outer, n, inner]: each element its index along n */
   RT_CONST,         /* out = the nelem elements at data (bytes of out's dtype, in the program) */
+  /* fused optimizer updates (f32, nelem elements each, one pass); they also write
+     their state inputs in place; hyper[] holds the constants */
+  RT_ADAM,          /* in0 = p, in1 = g, in2 = m, in3 = v, in4 = 1 - beta1^t, in5 = sqrt(1 - beta2^t)
+                       (scalars); alpha = lr, hyper = beta1, beta2, eps, weight decay:
+                       torch.optim.Adam; m and v are rewritten, out = the new p (may be in0) */
+  RT_SGD,           /* in0 = p, in1 = g, in2 = momentum buffer (rewritten) or -1; alpha = lr,
+                       hyper = momentum, weight decay: torch.optim.SGD; out = the new p */
   RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
   RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */
@@ -126,6 +133,7 @@ typedef struct rt_instr {
   int8_t  split_dim, concat_dim; /* RT_ALL_TO_ALL */
   int64_t stride_a, stride_b, stride_c;
   float   alpha, beta;        /* see each op */
+  double  hyper[4];           /* RT_ADAM, RT_SGD: see each */
   double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32) */
   const void *data;           /* RT_CONST: nelem elements of out's dtype, in the program's arena */
   uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 2   /* 2: value, mode and the bytes of constants */
+#define PF_VERSION 3   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd */
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
@@ -137,6 +137,8 @@ static void put_prog(strbuf *b, const rt_prog *p) {
     sb_printf(b, " sa %lld sb %lld sc %lld alpha %.9g beta %.9g nelem %lld", (long long)x->stride_a, (long long)x->stride_b,
               (long long)x->stride_c, (double)x->alpha, (double)x->beta, (long long)x->nelem);
     sb_printf(b, " value %.17g mode %d", x->value, x->mode);
+    if (x->op == RT_ADAM || x->op == RT_SGD)
+      sb_printf(b, " hyper %.17g %.17g %.17g %.17g", x->hyper[0], x->hyper[1], x->hyper[2], x->hyper[3]);
     if (x->op == RT_CONST) {            /* the elements' bytes, in hexadecimal */
       const unsigned char *c = x->data;
       size_t n = const_bytes(p, x);
@@ -363,10 +365,12 @@ static int read_instr(rd *r, rt_prog *p) {
     at = r->p;
     if (word(r, w, sizeof w) < 0 || (fn = name_index(r, at, w, fn_name, RT_NEWFN, "unknown elementwise function '%s'")) < 0) return -1;
   } else if (int_in(r, 0, 255, &fn) < 0) return -1;
-  int rank, nin, out, group, src;
+  int rank, nin, out, group, src, nread;
   int64_t in[RT_MAXIN], shape[RT_MAXRANK], stride[3][RT_MAXRANK], perm[RT_MAXRANK];
   if (expect(r, "rank") < 0 || int_in(r, 0, RT_MAXRANK, &rank) < 0 || expect(r, "nin") < 0 || int_in(r, 0, RT_MAXIN, &nin) < 0) return -1;
-  if (expect(r, "out") < 0 || int_in(r, 0, p->nbufs - 1, &out) < 0 || expect(r, "in") < 0 || list(r, in, RT_MAXIN, RT_MAXIN, NULL) < 0) return -1;
+  if (expect(r, "out") < 0 || int_in(r, 0, p->nbufs - 1, &out) < 0 || expect(r, "in") < 0 || list(r, in, RT_MAXIN, -1, &nread) < 0) return -1;
+  if (nread != 4 && nread != RT_MAXIN) return fail(r, at, "%s", "an instruction lists 4 or 6 inputs");   /* 4: version 2 */
+  for (int k = nread; k < RT_MAXIN; k++) in[k] = -1;
   if (expect(r, "group") < 0 || int_in(r, -1, p->ngroups - 1, &group) < 0 || expect(r, "src") < 0 || int_in(r, -1, INT32_MAX, &src) < 0) return -1;
   if (expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
   static const char *const sk[3] = {"stride0", "stride1", "stride2"};
@@ -407,6 +411,10 @@ static int read_instr(rd *r, rt_prog *p) {
   x->value = value;
   x->mode = (uint8_t)mode;
   rt_instr_dtypes(p, x);
+  if (op == RT_ADAM || op == RT_SGD) {
+    if (expect(r, "hyper") < 0) return -1;
+    for (int k = 0; k < 4; k++) if (real(r, &x->hyper[k]) < 0) return -1;
+  }
   if (op == RT_CONST) {
     size_t n = const_bytes(p, x);
     if (expect(r, "data") < 0) return -1;

@@ -500,6 +500,14 @@ static void lower_axpby(lctx *c, int out, const double *k) {
   in->beta = (float)k[1];
 }
 
+/* v's instruction into out: a fused update, a fold, or its op */
+static void emit_value(lctx *c, const ir_value *v, int out, const double *ab_k, const sh_dim *comp) {
+  if (c->fuse[v->id] >= 0) lw_lower_update(c, v, out, comp);
+  else if (c->axpby[v->id]) lower_axpby(c, out, ab_k);
+  else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out);
+  else lower_op(c, v, out);
+}
+
 static void lower_value(lctx *c, const ir_value *v) {
   c->dt = rtype(v->dtype);
   int args[SH_MAXOPS];
@@ -542,7 +550,7 @@ static void lower_value(lctx *c, const ir_value *v) {
     if (v->op == IR_RESHAPE && !lw_kept(c, v)) { c->buf[v->id] = AB(c, 0); return; }   /* same bytes, no copy */
     int out = value_buf(c, v, kind_of(c, v));
     c->buf[v->id] = out;
-    if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out);
+    emit_value(c, v, out, ab_k, NULL);
     return;
   }
   sh_dim comp[IR_MAXRANK];
@@ -558,9 +566,9 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (!n && v->op == IR_RESHAPE && !lw_kept(c, v)) { c->buf[v->id] = AB(c, 0); return; }
   int out = value_buf(c, v, kind_of(c, v));
   c->buf[v->id] = out;
-  if (!n) { if (c->axpby[v->id]) lower_axpby(c, out, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, out); else lower_op(c, v, out); return; }
+  if (!n) { emit_value(c, v, out, ab_k, comp); return; }
   int t = lw_tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
-  if (c->axpby[v->id]) lower_axpby(c, t, ab_k); else if (c->axpy[v->id] >= 0) lower_axpy(c, v, t); else lower_op(c, v, t);
+  emit_value(c, v, t, ab_k, comp);
   lw_emit_steps(c, t, c->osh, st, n, out, v->name, c->dt);
 }
 
@@ -604,7 +612,7 @@ static void plan_folds(lctx *c) {
   for (int i = 0; i < g->nvals; i++) { c->src[i] = i; c->axpy[i] = -1; c->chain[i] = -1; }
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
-    if (v->kind != IR_OP) continue;
+    if (v->kind != IR_OP || c->skip[i] || c->fuse[i] >= 0) continue;   /* in a fused update */
     if (!lw_kept(c, v) && (v->op == IR_BROADCAST || (v->op == IR_RESHAPE && ir_nelem(&v->shape) == 1))) {
       int s = c->src[v->args[0]];
       int users_ew = v->nusers > 0;
@@ -665,7 +673,7 @@ static void update_in_place(lctx *c) {
     int bo = p->bufs[bw].carry_from;
     if (bo < 0 || writes[bo] != 1) continue;
     rt_instr *w = &p->instrs[writer[bo]];
-    if (w->op != RT_EW || p->bufs[bw].last_use != writer[bo] || p->bufs[bw].nelem != p->bufs[bo].nelem) continue;
+    if ((w->op != RT_EW && w->op != RT_ADAM && w->op != RT_SGD) || p->bufs[bw].last_use != writer[bo] || p->bufs[bw].nelem != p->bufs[bo].nelem) continue;
     int reads_w = 0;
     for (int k = 0; k < w->nin; k++) reads_w |= w->in[k] == bw;
     if (!reads_w) continue;
@@ -712,13 +720,17 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   c.axpby = mem_calloc((size_t)n + 1, 1);
   c.skip = mem_calloc((size_t)n + 1, 1);
   c.partial = mem_calloc((size_t)n + 1, sizeof(uint32_t));
-  for (int i = 0; i < n; i++) c.buf[i] = -1;
+  c.fuse = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
+  c.ups = mem_alloc(sizeof(lw_update) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) c.buf[i] = c.fuse[i] = -1;
   for (int i = 0; i < n; i++) {         /* literals first: folds need them */
     const ir_value *v = g->vals[i];
     double fv;
     if (v->kind == IR_CONST) { c.isconst[i] = 1; c.cval[i] = v->attr.scalar; }
     else if (v->kind == IR_OP && !v->is_output && foldable(&c, v, &fv)) { c.isconst[i] = 1; c.cval[i] = fv; }
   }
+  for (int i = 0; i < n; i++) c.src[i] = i;   /* (plan_folds sets it again) */
+  if (!c.opt.keep_values && !c.opt.no_fused_optim) lw_plan_updates(&c);
   plan_folds(&c);
   for (int i = 0; i < n && !c.failed; i++) {
     const ir_value *v = g->vals[i];
@@ -732,6 +744,8 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   if (!c.failed) {
     for (int i = 0; i < n; i++) {
       const ir_value *v = g->vals[i];
+      /* a new state value computed where its leaf lies (a fused update): nothing to copy or carry */
+      if (v->carry >= 0 && c.buf[i] >= 0 && c.buf[i] == c.buf[v->carry]) continue;
       if (v->is_output && c.buf[i] >= 0 && p->bufs[c.buf[i]].kind == RT_BUF_INPUT) {
         /* returning a leaf: the program outputs a copy of its own, but the
            value stays bound to its input buffer (which is what callers set;
@@ -754,6 +768,8 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   free(c.chain);
   free(c.axpby);
   free(c.skip);
+  free(c.fuse);
+  free(c.ups);
   if (c.failed) { free(c.buf); free(c.partial); rt_prog_free(p); return -1; }   /* callers free nothing on failure */
   r->buf_of = c.buf;
   r->partial = c.partial;

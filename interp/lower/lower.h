@@ -27,6 +27,9 @@ typedef struct lower_opts {
   /* For tests only: the k-th all_reduce emitted (from 1; 0: none) becomes a
   ** plain copy, a planted wrong collective for bisection to find. */
   int drop_collective;
+  /* Optimizer updates value by value rather than one fused instruction per
+  ** parameter (backends without the fused kernels; tests compare the two). */
+  int no_fused_optim;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:
@@ -36,5 +39,10 @@ int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_resu
 /* The same with options (NULL: none). */
 int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts *o, rt_prog *p, lower_result *r, diag *d);
 void lower_result_free(lower_result *r);
+/* The optimizer updates that lower as one instruction (on one device):
+** folded[v] = -1 for a value computed inside one, the arrays the update
+** reads and writes (7 for Adam, 5 or 3 for SGD) for its result, else 0.
+** For estimates that do not lower (the search's). */
+void lower_fused_updates(const ir_graph *g, signed char *folded);
 
 #endif

@@ -11,6 +11,15 @@
 #include "interp/shard/shard.h"
 #include "interp/shard/layout.h"
 
+/* one parameter's optimizer update, lowered as one instruction (update.c) */
+typedef struct lw_update {
+  int kind;                 /* RT_ADAM or RT_SGD */
+  int param, grad, m, v;    /* values read; m: Adam's first moment or SGD's momentum buffer (-1: none) */
+  int newm, newv;           /* the state's new values, computed in place of m and v */
+  int bc1, bc2s;            /* Adam: the scalars 1 - beta1^t and sqrt(1 - beta2^t) */
+  double lr, b1, b2, eps, wd, mom;
+} lw_update;
+
 typedef struct lctx {
   const ir_graph *g;
   const sh_plan *plan;  /* NULL: one device */
@@ -34,6 +43,9 @@ typedef struct lctx {
   char *skip;           /* values folded into their single user */
   uint32_t *partial;    /* value -> the axes its buffer holds a partial sum over (lower_result.partial) */
   int group_cache[1 << SH_MAXAXES];
+  int *fuse;             /* a new parameter value -> its update in ups, or -1 */
+  lw_update *ups;
+  int nups;
   lower_opts opt;
   int nall_reduce;      /* all_reduces emitted so far (opt.drop_collective counts them) */
 } lctx;
@@ -66,6 +78,10 @@ int  lw_buf(lctx *c, int id);                  /* v's buffer, a literal made on 
 int  lw_operand(lctx *c, int k);               /* operand k of the op being lowered */
 int  lw_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t);
 void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name);
+
+/* update.c */
+void lw_plan_updates(lctx *c);                 /* which updates fuse (before the other folds) */
+void lw_lower_update(lctx *c, const ir_value *v, int out, const sh_dim *comp);   /* comp NULL: one device */
 
 /* lower_gemm.c */
 void lower_contract(lctx *c, const ir_value *v, int out);

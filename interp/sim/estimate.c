@@ -4,6 +4,7 @@
 #include "interp/sim/estimate.h"
 #include "interp/shard/layout.h"
 #include "interp/ir/ops.h"
+#include "interp/lower/lower.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ struct estimator {
   int64_t *tmp;                   /* per op: its operands and result in another layout, alive while it runs */
   int *last;                      /* an op value's last position alive (its buffer's last reader) */
   char *leaf, *alias;             /* leaves; values read in place from their operand (no buffer) */
+  signed char *fused;             /* lower_fused_updates: -1 inside an update, its arrays at its result */
   int64_t t_time, t_comm, t_leaves;
   /* the live bytes over program order: max tree with lazy adds */
   int size;
@@ -127,6 +129,11 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   *comm += reshard(e, v, want, o.contract, p->lay[u].dim);
   *tmp += relaid_bytes(e, v, want, o.contract, p->lay[u].dim);
   if (e->alias[u]) return;
+  if (e->fused[u] < 0) return;    /* computed inside a fused update */
+  if (e->fused[u] > 0) {          /* the update: one pass over its arrays */
+    *compute = e->o.prof->launch + e->fused[u] * local_elems(p, v, want) * (double)ir_dtype_size(v->dtype) / e->o.prof->bandwidth;
+    return;
+  }
   if (is_contraction(v)) {
     /* 2 x the product of every factor's local size; batch: the pass factors every operand has */
     double flops = 2, batch = 1;
@@ -153,7 +160,7 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
 
 static int64_t value_bytes(const estimator *e, int v) {
   const ir_value *x = e->g->vals[v];
-  if (x->kind == IR_CONST || e->alias[v] || x->carry >= 0) return 0;   /* literals; read in place; updated in place */
+  if (x->kind == IR_CONST || e->alias[v] || x->carry >= 0 || e->fused[v] < 0) return 0;   /* literals; read in place; updated in place */
   return (int64_t)(local_elems(e->p, x, e->p->lay[v].dim) * (double)ir_dtype_size(x->dtype));
 }
 
@@ -199,6 +206,8 @@ estimator *est_new(const sh_plan *p, const sim_opts *o) {
   e->last = mem_calloc((size_t)n + 1, sizeof *e->last);
   e->leaf = mem_calloc((size_t)n + 1, 1);
   e->alias = mem_calloc((size_t)n + 1, 1);
+  e->fused = mem_calloc((size_t)n + 1, 1);
+  lower_fused_updates(g, e->fused);
   e->stamp = mem_calloc((size_t)n + 1, sizeof *e->stamp);
   e->mx = mem_calloc(2 * (size_t)e->size, sizeof *e->mx);
   e->lz = mem_calloc(2 * (size_t)e->size, sizeof *e->lz);
@@ -230,6 +239,7 @@ void est_free(estimator *e) {
   free(e->last);
   free(e->leaf);
   free(e->alias);
+  free(e->fused);
   free(e->stamp);
   free(e->mx);
   free(e->lz);
