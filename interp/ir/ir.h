@@ -53,6 +53,8 @@ typedef enum ir_opkind {
   IR_SELECT,            /* select(pred, a, b): a where pred, else b (broadcasting) */
   IR_IOTA,              /* iota(shape = [..], dim = d, dtype = T): the index along dim */
   IR_CONSTANT,          /* constant([values], shape = [..], dtype = T): a tensor of given values */
+  IR_ATTENTION,         /* attention(q, k, v, causal = true, scale = s): softmax(scale q k^T) v over
+                           [b, h, s, dk], fused (the scores are never stored whole) */
   /* internal: made by autodiff and the optimizers, printable and parseable */
   IR_GE,                /* ge(a, b): 1 where a >= b else 0 (broadcasting) */
   IR_RELU_GRAD,         /* relu_grad(x, dy) */
@@ -67,6 +69,8 @@ typedef enum ir_opkind {
   IR_CAUSAL_MASK_GRAD,  /* causal_mask_grad(dy): masked entries become 0 */
   IR_SUM_TO,            /* sum_to(x, [shape]): sums broadcast dims away (gradient of broadcasting) */
   IR_PAD,               /* pad(x, dim, start, size): zeros around x (gradient of slice) */
+  IR_ATTENTION_GRAD,    /* attention_grad(q, k, v, dy, causal, scale) -> [b, h, s, 3 dk]:
+                           dq, dk, dv side by side along the last dim */
   IR_NOPS
 } ir_opkind;
 
@@ -103,6 +107,8 @@ typedef struct ir_attrs {
   int total;            /* compare: IEEE-754 totalOrder for floats */
   ir_dtype dtype;       /* convert, iota, constant: the result's type */
   const void *data;     /* constant: nelem values of dtype (in the graph's arena) */
+  double scale;         /* attention: the factor of the scores (0 before the shape rule: 1/sqrt(dk)) */
+  int causal;           /* attention: a query sees only the keys at or before it */
 } ir_attrs;
 
 typedef enum ir_cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } ir_cmp;
