@@ -179,6 +179,16 @@ void ir_type_literals(ir_graph *g, int *args, int nargs);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
 
+/* Drop the values marked in dead[id] (no kept value may read one): the
+** others are renumbered in order, names and users rebuilt. */
+void ir_compact(ir_graph *g, const char *dead);
+
+/* Rewrite softmax(causal_mask(scale * q k^T)) v, written as einsums over
+** [b, h, s, dk] f32 values whose scores have no other reader, into one
+** attention op (fuse.c). Call on a linked graph before autodiff; returns
+** how many were fused. */
+int ir_fuse_attention(ir_graph *g);
+
 /* Shape inference and verification for one op value whose args and attrs
 ** are set: fills v->shape and v->dtype or records a located error. */
 int ir_infer(ir_graph *g, ir_value *v, diag *d);
