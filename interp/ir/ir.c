@@ -159,6 +159,14 @@ void ir_link(ir_graph *g) {
   free(count);
 }
 
+int ir_attr_flag(const ir_attrs *a, const char *name) {
+  if (!strcmp(name, "total")) return a->total;
+  if (!strcmp(name, "causal")) return a->causal;
+  return a->keepdims;
+}
+
+double ir_attr_number(const ir_attrs *a, const char *name) { return !strcmp(name, "scale") ? a->scale : a->eps; }
+
 void ir_compact(ir_graph *g, const char *dead) {
   int *to = mem_alloc(sizeof(int) * ((size_t)g->nvals + 1));
   int n = 0;

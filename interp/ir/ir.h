@@ -179,6 +179,11 @@ void ir_type_literals(ir_graph *g, int *args, int nargs);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
 
+/* The true/false and number attributes by their signature names (ops.h):
+** keepdims, total, causal; eps, scale. */
+int    ir_attr_flag(const ir_attrs *a, const char *name);
+double ir_attr_number(const ir_attrs *a, const char *name);
+
 /* Drop the values marked in dead[id] (no kept value may read one): the
 ** others are renumbered in order, names and users rebuilt. */
 void ir_compact(ir_graph *g, const char *dead);

@@ -57,12 +57,6 @@ static void put_init(strbuf *s, const ir_init *in) {
   }
 }
 
-static int flag_of(const ir_attrs *a, const char *name) {
-  if (!strcmp(name, "total")) return a->total;
-  if (!strcmp(name, "causal")) return a->causal;
-  return a->keepdims;
-}
-
 static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);
   const ir_attrs *a = &v->attr;
@@ -96,8 +90,8 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
       else if (!strcmp(name, "rows")) sb_printf(s, "%lld", (long long)a->rows);
       else sb_printf(s, "%lld", (long long)a->end);
       break;
-    case 'f': sb_printf(s, "%.17g", !strcmp(name, "scale") ? a->scale : a->eps); break;
-    case 'b': sb_printf(s, "%s", flag_of(a, name) ? "true" : "false"); break;
+    case 'f': sb_printf(s, "%.17g", ir_attr_number(a, name)); break;
+    case 'b': sb_printf(s, "%s", ir_attr_flag(a, name) ? "true" : "false"); break;
     case 't': sb_printf(s, "%s", ir_dtype_name(a->dtype)); break;
     case 'F': put_values(s, v); break;
     case 'I':
