@@ -227,7 +227,7 @@ static void layer_index_build(const ir_graph *g, arena *a, layer_index *li) {
       pr[n++] = (prefix){arena_strndup(a, name, (size_t)(q + 1 - name)), skel};
     }
   }
-  qsort(pr, (size_t)n, sizeof *pr, by_prefix);
+  if (n > 1) qsort(pr, (size_t)n, sizeof *pr, by_prefix);   /* pr is NULL when no name has a digit */
   li->multi = arena_alloc(a, sizeof *li->multi * (size_t)(n ? n : 1));
   li->n = 0;
   for (int i = 0; i < n;) {
