@@ -23,7 +23,7 @@ typedef struct cli_opts {
   const char *params_from_args, *tactics_out;   /* import */
   long steps;
   int rank;                 /* --rank for lower */
-  int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs;
+  int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs, no_fuse;
   int bisect, keep_values;  /* run --bisect; lower --keep-values */
   int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
   int allow_nonfinite;      /* run: go on past a NaN or Inf loss */

@@ -30,6 +30,7 @@ static void progress(void *ud, const search_progress *pr, int done) {
 void cli_session_opts(const cli_opts *o, session_opts *so) {
   *so = (session_opts){o->files[0], o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, {o->mesh, o->strict, o->lenient, NULL}};
   so->tac.device = o->device;
+  so->no_fuse = o->no_fuse;
   if (!o->quiet && isatty(2)) so->tac.progress = progress;
 }
 

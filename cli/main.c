@@ -33,7 +33,7 @@ static const option options[] = {
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
   FLAG("bisect", bisect), FLAG("keep-values", keep_values), FLAG("allow-nonfinite", allow_nonfinite),
-  FLAG("print-outputs", print_outputs),
+  FLAG("print-outputs", print_outputs), FLAG("no-fuse", no_fuse),
 };
 
 typedef struct command {
@@ -46,11 +46,11 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-  {"check", cli_check, 1, 2, "train mesh model print lenient strict",
+  {"check", cli_check, 1, 2, "train mesh model no-fuse print lenient strict",
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs",
+  {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
    "          [--print-outputs]",
@@ -71,17 +71,19 @@ static const command commands[] = {
    "together, with the one-device program's in program order, and names the first whose\n"
    "relative error ||a - b|| / ||b|| exceeds --tolerance (default 1e-4).\n"
    "--print-outputs prints each returned tensor whole after the run, one JSON object a\n"
-   "line: {\"name\", \"shape\", \"dtype\", \"values\"} (NaN and infinities as strings)."},
-  {"apply", cli_apply, 2, 2, "train mesh model json strict lenient quiet",
+   "line: {\"name\", \"shape\", \"dtype\", \"values\"} (NaN and infinities as strings).\n"
+   "Every command that reads a model fuses softmax(scale q k^T) v attention into one\n"
+   "attention op (README \"Fused attention\"); --no-fuse keeps the model as written."},
+  {"apply", cli_apply, 2, 2, "train mesh model no-fuse json strict lenient quiet",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
    "the conflicts (what was refused and why), and the collectives of the lowered\n"
    "program with their bytes per device. --strict makes a tactic's conflict an error."},
-  {"explain", cli_explain, 3, 3, "train mesh model strict lenient",
+  {"explain", cli_explain, 3, 3, "train mesh model no-fuse strict lenient",
    "carve explain MODEL.cir TACTICS.tac VALUE [--train OPT]",
    "Why VALUE has its sharding: the chain of decisions from a tactic statement through\n"
    "the ops propagation went through, what kept it whole, and its conflicts."},
-  {"simulate", cli_simulate, 1, 2, "train mesh model json strict lenient device links compare sweep overlap tf32 quiet",
+  {"simulate", cli_simulate, 1, 2, "train mesh model no-fuse json strict lenient device links compare sweep overlap tf32 quiet",
    "carve simulate MODEL.cir [TACTICS.tac] [--device NAME|FILE] [--links AXIS=LINK,..] [--compare OTHER.tac]\n"
    "          [--sweep AXIS=LO..HI,..] [--overlap] [--tf32] [--json] [--strict]",
    "Predict one device's memory (params, gradients, optimizer state, activations,\n"
@@ -111,7 +113,7 @@ static const command commands[] = {
    "the commands. History in ~/.carve_history, Tab completes commands, value names (a\n"
    "glob lists its matches) and axes. Lines piped on stdin are read without a prompt;\n"
    "the exit status is 1 when a line ended in an error."},
-  {"auto", cli_auto, 2, 2, "train mesh model out device json strict lenient quiet",
+  {"auto", cli_auto, 2, 2, "train mesh model no-fuse out device json strict lenient quiet",
    "carve auto MODEL.cir TACTICS.tac -o FOUND.tac [--device PROFILE] [--json] [--quiet]",
    "Run the schedule's auto tactics (tactic found = auto (axes = [..], objective = time|memory,\n"
    "memory_limit = 16GiB, budget = 2000 | 30s, seed = 0, over = [inputs, params, states, grads],\n"
@@ -131,20 +133,20 @@ static const command commands[] = {
    "--params-from-args lists the params by glob (the rest are inputs). Elided constants\n"
    "(dense_resource) become params. --tactics-out writes the sdy.mesh and the arguments'\n"
    "sdy.sharding as a tactic file. Every other command also reads a .mlir directly."},
-  {"lower", cli_lower, 1, 2, "train mesh model rank strict lenient out keep-values test-drop-collective",
+  {"lower", cli_lower, 1, 2, "train mesh model no-fuse rank strict lenient out keep-values test-drop-collective",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R] [-o PROGRAM [--keep-values]]",
    "Print the per-device program: buffers and one instruction a line. -o writes the\n"
    "program to a file that 'carve bisect' reads back (every rank's program: they\n"
    "differ only in which piece each rank holds); --keep-values keeps every value's\n"
    "buffer after a step, so that bisection can compare them all."},
-  {"show", cli_show, 3, 3, "train mesh model rank svg strict lenient",
+  {"show", cli_show, 3, 3, "train mesh model no-fuse rank svg strict lenient",
    "carve show MODEL.cir TACTICS.tac VALUE [--rank R] [--svg FILE] [--train OPT] [--mesh ..]",
    "Which device holds which block of VALUE: its global shape and sharding, then a grid\n"
    "(split on two dims: rows are the pieces of the first, columns those of the second) or\n"
    "a list of blocks with their index ranges and the devices holding each; devices are\n"
    "ranks (d3), row-major over the mesh axes. Partial sums are marked. --rank R shows\n"
    "only what rank R holds; --svg FILE also writes the picture as SVG."},
-  {"diff", cli_diff, 3, 3, "train mesh model json device links strict lenient",
+  {"diff", cli_diff, 3, 3, "train mesh model no-fuse json device links strict lenient",
    "carve diff MODEL.cir A.tac B.tac [--train OPT] [--device PROFILE] [--json]",
    "What changes from plan A to plan B: the values whose sharding differs (names that\n"
    "differ only in their numbers, l0.attn.wq, l1.attn.wq, as one line l{i}.attn.wq when\n"

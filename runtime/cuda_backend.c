@@ -197,6 +197,13 @@ static int k_shard_slice(void *ctx, const rt_instr *ins, void *out, void *const 
   return rows_copy(c, out, in[0], ins->outer, piece, ins->inner, piece, 0, n, ins->off, err, errlen);
 }
 
+/* Fused attention has only a CPU kernel so far: say so, and how to run without it. */
+static int k_no_attention(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  (void)ctx; (void)out; (void)in;
+  return diag_errbuf(err, errlen, "%s has no CUDA kernel yet; run with --no-fuse to keep attention unfused",
+                     rt_op_name((rt_op)ins->op));
+}
+
 static int permute(cuda_ctx *c, CUdeviceptr o, CUdeviceptr i, int r, const i64 *shape, const i64 *st, char *err,
                    size_t errlen) {
   cuda_perm p;
@@ -659,6 +666,8 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
   be->kernels[RT_SHARD_SLICE] = k_shard_slice;
   /* RT_ADAM, RT_SGD: no kernel here yet; the executor refuses them ("no cuda
      kernel for adam") and lower_opts.no_fused_optim lowers the updates unfused */
+  be->kernels[RT_ATTENTION] = k_no_attention;
+  be->kernels[RT_ATTENTION_GRAD] = k_no_attention;
   if (setup(c, err, errlen)) {
     cuda_release(be);
     return NULL;

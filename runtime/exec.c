@@ -328,6 +328,12 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
            want(p, ins, 2, e, 1, F, !adam, why, n) || (adam && (want(p, ins, 3, e, 1, F, 0, why, n) ||
            want(p, ins, 4, 1, 1, F, 0, why, n) || want(p, ins, 5, 1, 1, F, 0, why, n)));
   }
+  case RT_ATTENTION: case RT_ATTENTION_GRAD: {
+    int64_t e = O * ins->m * ins->k, grad = ins->op == RT_ATTENTION_GRAD;
+    for (int i = 0; i < 3 + grad; i++)
+      if (want(p, ins, i, e, 1, F, 0, why, n)) return -1;
+    return want(p, ins, -1, grad ? 3 * e : e, 1, F, 0, why, n);
+  }
   case RT_CAUSAL_MASK:
     return want(p, ins, 0, O * ins->m * N, 1, F, 0, why, n) || want(p, ins, -1, O * ins->m * N, 1, F, 0, why, n);
   case RT_BLOCK_COPY: {

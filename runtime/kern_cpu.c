@@ -12,6 +12,7 @@
 #include "util/diag.h"
 #include "runtime/backend.h"
 #include "runtime/kern_any.h"
+#include "runtime/kern_attn.h"
 
 #include <cblas.h>
 #include <inttypes.h>
@@ -1016,6 +1017,12 @@ static int k_sgd(void *ctx, const rt_instr *ins, void *out, void *const *in, cha
   return 0;
 }
 
+/* f32 only: the lowering gives other types f32 copies */
+static int k_attention(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (!rt_all_f32(ins, ins->op == RT_ATTENTION ? 3 : 4)) return diag_errbuf(err, errlen, "%s takes f32 only", rt_op_name((rt_op)ins->op));
+  return rt_kern_attention(openblas_get_num_threads(), ins, out, in, err, errlen);
+}
+
 static const rt_backend cpu = {
   .name = "cpu",
   .ctx = NULL,
@@ -1052,6 +1059,8 @@ static const rt_backend cpu = {
     [RT_CONST] = k_const,
     [RT_ADAM] = k_adam,
     [RT_SGD] = k_sgd,
+    [RT_ATTENTION] = k_attention,
+    [RT_ATTENTION_GRAD] = k_attention,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
   .dtypes = (1u << RT_NDTYPES) - 1,

@@ -15,7 +15,7 @@ static const char *const op_names[] = {
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
-  "adam", "sgd",
+  "adam", "sgd", "attention", "attention_grad",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
@@ -287,6 +287,10 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     break;
   case RT_XENT: case RT_XENT_GRAD:
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g]", ins->outer, ins->n, ins->alpha);
+    break;
+  case RT_ATTENTION: case RT_ATTENTION_GRAD:
+    fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", scale %g%s]", ins->outer, ins->m, ins->k, ins->alpha,
+            ins->fn ? ", causal" : "");
     break;
   case RT_CAUSAL_MASK:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", off %" PRId64 ", fill %g]",

@@ -71,6 +71,11 @@ typedef enum rt_op {
                        torch.optim.Adam; m and v are rewritten, out = the new p (may be in0) */
   RT_SGD,           /* in0 = p, in1 = g, in2 = momentum buffer (rewritten) or -1; alpha = lr,
                        hyper = momentum, weight decay: torch.optim.SGD; out = the new p */
+  RT_ATTENTION,     /* in0 = q, in1 = k, in2 = v, each [outer, m, k] (f32) -> out [outer, m, k]:
+                       softmax(alpha * q k^T) v per outer slice, with keys after the query
+                       masked when fn is 1 (causal); the scores exist a block at a time */
+  RT_ATTENTION_GRAD,/* in0..2 = q, k, v, in3 = dy, as RT_ATTENTION -> out [outer, m, 3 k]:
+                       dq, dk, dv side by side in each row; the scores are recomputed */
   RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
   RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */

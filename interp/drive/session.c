@@ -16,6 +16,7 @@ int session_load(session *s, const session_opts *o) {
   if (o->train && train_parse(&s->mem, o->train, &s->train, &s->diag) < 0) return -1;
   s->g = front_read(&s->mem, &s->diag, o->model_path, o->model_name);
   if (!s->g) return -1;
+  if (!o->no_fuse) ir_fuse_attention(s->g);
   if (o->train && train_build(s->g, &s->train, &s->diag) < 0) return -1;
   if (!o->tactic_path) {
     if (o->tac.mesh) return diag_error(&s->diag, LOC_NONE, "--mesh needs a tactic file saying how to split the program");

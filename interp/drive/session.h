@@ -17,6 +17,7 @@ typedef struct session_opts {
   const char *train;        /* --train text, or NULL for the forward program */
   const char *tactic_path;  /* NULL: one device */
   tactic_opts tac;          /* --mesh, --strict, --lenient */
+  int no_fuse;              /* --no-fuse: keep attention as the model wrote it (interp/ir/fuse.c) */
 } session_opts;
 
 typedef struct session {

@@ -230,6 +230,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
   attr.ndims = -1;
   attr.dim = -1;
   attr.eps = 1e-5;
+  attr.causal = 1;
   for (int k = 0; k < ns; k++) {
     const cir_expr *e = s[k].e;
     if (!e) {
@@ -274,10 +275,9 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
     }
     case 'f':
       if (e->kind != CIR_NUM) { diag_error(b->d, L(b, e->off), "%s: %s must be a number", opn, sn); return NULL; }
-      if (!strcmp(sn, "eps")) {
-        if (!(e->num > 0)) { diag_error(b->d, L(b, e->off), "%s: eps must be positive", opn); return NULL; }
-        attr.eps = e->num;
-      }
+      if (!(e->num > 0)) { diag_error(b->d, L(b, e->off), "%s: %s must be positive", opn, sn); return NULL; }
+      if (!strcmp(sn, "eps")) attr.eps = e->num;
+      else if (!strcmp(sn, "scale")) attr.scale = e->num;
       break;
     case 'b':
       if (e->kind != CIR_NAME || (strcmp(e->text, "true") && strcmp(e->text, "false"))) {
@@ -285,6 +285,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
         return NULL;
       }
       if (!strcmp(sn, "total")) attr.total = !strcmp(e->text, "true");
+      else if (!strcmp(sn, "causal")) attr.causal = !strcmp(e->text, "true");
       else attr.keepdims = !strcmp(e->text, "true");
       break;
     case 't':

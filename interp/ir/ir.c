@@ -159,6 +159,38 @@ void ir_link(ir_graph *g) {
   free(count);
 }
 
+int ir_attr_flag(const ir_attrs *a, const char *name) {
+  if (!strcmp(name, "total")) return a->total;
+  if (!strcmp(name, "causal")) return a->causal;
+  return a->keepdims;
+}
+
+double ir_attr_number(const ir_attrs *a, const char *name) { return !strcmp(name, "scale") ? a->scale : a->eps; }
+
+void ir_compact(ir_graph *g, const char *dead) {
+  int *to = mem_alloc(sizeof(int) * ((size_t)g->nvals + 1));
+  int n = 0;
+  for (int i = 0; i < g->nvals; i++) {
+    to[i] = dead[i] ? -1 : n;
+    if (!dead[i]) g->vals[n++] = g->vals[i];
+  }
+  for (int i = 0; i < n; i++) {
+    ir_value *v = g->vals[i];
+    v->id = i;
+    for (int k = 0; k < v->nargs; k++) v->args[k] = to[v->args[k]];
+    if (v->carry >= 0) v->carry = to[v->carry];
+  }
+  for (int i = 0; i < g->nouts; i++) g->outputs[i] = to[g->outputs[i]];
+  free(to);
+  free(g->index);             /* the names stay interned; only their slots move */
+  g->index = NULL;
+  g->nindex = g->ntomb = 0;
+  g->nvals = 0;
+  for (int i = 0; i < n; i++) { g->nvals = i; index_put(g, g->vals[i]->name, i); }
+  g->nvals = n;
+  ir_link(g);
+}
+
 static const char *dtype_names[] = {"f32", "bf16", "f16", "i32", "f64", "i64", "i1", "i8", "ui8"};   /* ORDER IR_DTYPE */
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == IR_NDTYPES, "ORDER IR_DTYPE: dtype_names");
 

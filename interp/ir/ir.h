@@ -53,6 +53,8 @@ typedef enum ir_opkind {
   IR_SELECT,            /* select(pred, a, b): a where pred, else b (broadcasting) */
   IR_IOTA,              /* iota(shape = [..], dim = d, dtype = T): the index along dim */
   IR_CONSTANT,          /* constant([values], shape = [..], dtype = T): a tensor of given values */
+  IR_ATTENTION,         /* attention(q, k, v, causal = true, scale = s): softmax(scale q k^T) v over
+                           [b, h, s, dk], fused (the scores are never stored whole) */
   /* internal: made by autodiff and the optimizers, printable and parseable */
   IR_GE,                /* ge(a, b): 1 where a >= b else 0 (broadcasting) */
   IR_RELU_GRAD,         /* relu_grad(x, dy) */
@@ -67,6 +69,8 @@ typedef enum ir_opkind {
   IR_CAUSAL_MASK_GRAD,  /* causal_mask_grad(dy): masked entries become 0 */
   IR_SUM_TO,            /* sum_to(x, [shape]): sums broadcast dims away (gradient of broadcasting) */
   IR_PAD,               /* pad(x, dim, start, size): zeros around x (gradient of slice) */
+  IR_ATTENTION_GRAD,    /* attention_grad(q, k, v, dy, causal, scale) -> [b, h, s, 3 dk]:
+                           dq, dk, dv side by side along the last dim */
   IR_NOPS
 } ir_opkind;
 
@@ -103,6 +107,8 @@ typedef struct ir_attrs {
   int total;            /* compare: IEEE-754 totalOrder for floats */
   ir_dtype dtype;       /* convert, iota, constant: the result's type */
   const void *data;     /* constant: nelem values of dtype (in the graph's arena) */
+  double scale;         /* attention: the factor of the scores (0 before the shape rule: 1/sqrt(dk)) */
+  int causal;           /* attention: a query sees only the keys at or before it */
 } ir_attrs;
 
 typedef enum ir_cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } ir_cmp;
@@ -172,6 +178,21 @@ void   ir_values_set(void *data, ir_dtype t, int64_t k, double x);
 void ir_type_literals(ir_graph *g, int *args, int nargs);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
+
+/* The true/false and number attributes by their signature names (ops.h):
+** keepdims, total, causal; eps, scale. */
+int    ir_attr_flag(const ir_attrs *a, const char *name);
+double ir_attr_number(const ir_attrs *a, const char *name);
+
+/* Drop the values marked in dead[id] (no kept value may read one): the
+** others are renumbered in order, names and users rebuilt. */
+void ir_compact(ir_graph *g, const char *dead);
+
+/* Rewrite softmax(causal_mask(scale * q k^T)) v, written as einsums over
+** [b, h, s, dk] f32 values whose scores have no other reader, into one
+** attention op (fuse.c). Call on a linked graph before autodiff; returns
+** how many were fused. */
+int ir_fuse_attention(ir_graph *g);
 
 /* Shape inference and verification for one op value whose args and attrs
 ** are set: fills v->shape and v->dtype or records a located error. */

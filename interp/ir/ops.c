@@ -42,6 +42,7 @@ static const ir_opinfo opinfo[] = {
   {"select", "pred:v a:v b:v", OPF_TERNARY},
   {"iota", "shape:I dim:i dtype:t", OPF_NODIFF},
   {"constant", "values:F shape:I dtype:t", OPF_NODIFF},
+  {"attention", "q:v k:v v:v causal:b? scale:f?", 0},
   {"ge", "a:v b:v", B | INT},
   {"relu_grad", "x:v dy:v", INT},
   {"gelu_grad", "x:v dy:v", INT},
@@ -57,6 +58,7 @@ static const ir_opinfo opinfo[] = {
   {"causal_mask_grad", "dy:v", INT},
   {"sum_to", "x:v shape:I", OPF_INTERNAL},
   {"pad", "x:v dim:i start:i size:i", OPF_INTERNAL},
+  {"attention_grad", "q:v k:v v:v dy:v causal:b? scale:f?", INT},
 };
 _Static_assert(sizeof opinfo / sizeof opinfo[0] == IR_NOPS, "ORDER IR_OP: one opinfo row per op");
 

@@ -90,8 +90,8 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
       else if (!strcmp(name, "rows")) sb_printf(s, "%lld", (long long)a->rows);
       else sb_printf(s, "%lld", (long long)a->end);
       break;
-    case 'f': sb_printf(s, "%.17g", a->eps); break;
-    case 'b': sb_printf(s, "%s", (!strcmp(name, "total") ? a->total : a->keepdims) ? "true" : "false"); break;
+    case 'f': sb_printf(s, "%.17g", ir_attr_number(a, name)); break;
+    case 'b': sb_printf(s, "%s", ir_attr_flag(a, name) ? "true" : "false"); break;
     case 't': sb_printf(s, "%s", ir_dtype_name(a->dtype)); break;
     case 'F': put_values(s, v); break;
     case 'I':

@@ -7,6 +7,7 @@
 #include "interp/ir/ir.h"
 #include "interp/ir/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -483,6 +484,26 @@ static int check_labels(ctx *c, ir_value *lg, ir_value *lb) {
   return 0;
 }
 
+/* q, k, v (and dy) all [b, h, s, dk] in one float type; the scale
+** defaults to 1/sqrt(dk) */
+static int infer_attention(ctx *c) {
+  ir_value *q = arg(c, 0);
+  if (q->shape.rank != 4)
+    FAIL("%s: q '%s' has shape %s; it needs [batch, heads, seq, head_dim]", c->op, q->name, shp(c, &q->shape));
+  if (!isfloat(q->dtype)) FAIL("%s: q '%s' must be float", c->op, q->name);
+  for (int k = 1; k < c->v->nargs; k++) {
+    ir_value *x = arg(c, k);
+    if (!ir_shape_eq(&x->shape, &q->shape) || x->dtype != q->dtype)
+      FAIL("%s: '%s' is %s%s but q '%s' is %s%s; they must match", c->op, x->name, ir_dtype_name(x->dtype),
+           shp(c, &x->shape), q->name, ir_dtype_name(q->dtype), shp(c, &q->shape));
+  }
+  if (c->v->attr.scale == 0 && q->shape.d[3] > 0) c->v->attr.scale = 1.0 / sqrt((double)q->shape.d[3]);
+  c->v->shape = q->shape;
+  c->v->dtype = q->dtype;
+  if (c->v->op == IR_ATTENTION_GRAD) c->v->shape.d[3] *= 3;
+  return check_elems(c, &c->v->shape);
+}
+
 int ir_infer(ir_graph *g, ir_value *v, diag *d) {
   ctx cc = {g, v, d, ir_opinfo_of(v->op)->name}, *c = &cc;
   const ir_opinfo *oi = ir_opinfo_of(v->op);
@@ -532,6 +553,7 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d) {
   case IR_CONCAT: return infer_concat(c);
   case IR_SLICE: return infer_slice(c);
   case IR_PAD: return infer_pad(c);
+  case IR_ATTENTION: case IR_ATTENTION_GRAD: return infer_attention(c);
   case IR_EMBEDDING: return infer_embedding(c);
   case IR_EMBEDDING_GRAD: {
     ir_value *ids = arg(c, 0), *dy = arg(c, 1);

@@ -360,6 +360,16 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->alpha = v->op == IR_CAUSAL_MASK ? -INFINITY : 0.0f;
     return;
   }
+  case IR_ATTENTION: case IR_ATTENTION_GRAD: {    /* [b, h, s, dk]: b and h may be split, s and dk are whole */
+    const ir_shape *qs = AS(c, 0);
+    in = rt_prog_emit(c->p, v->op == IR_ATTENTION ? RT_ATTENTION : RT_ATTENTION_GRAD, out);
+    in->nin = (uint8_t)v->nargs;
+    for (int k = 0; k < v->nargs; k++) in->in[k] = AB(c, k);
+    in->outer = qs->d[0] * qs->d[1]; in->m = in->n = qs->d[2]; in->k = qs->d[3];
+    in->fn = (uint8_t)(v->attr.causal != 0);
+    in->alpha = (float)v->attr.scale;
+    return;
+  }
   case IR_MAX_GRAD: lower_max_grad(c, v, out); return;
   case IR_IOTA: {             /* computed whole (its factors are whole), sliced after if split */
     const ir_shape *os = OS(c);
@@ -401,7 +411,7 @@ static int f32_kernel(const ir_value *v) {
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
   case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: case IR_MAX_GRAD:
   case IR_EMBEDDING_GRAD: case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD:
-  case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD:
+  case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: case IR_ATTENTION: case IR_ATTENTION_GRAD:
     return 1;
   default:
     return 0;

@@ -156,6 +156,11 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r) {
         if (shape_of(g, v, k)->d[i] != 1 || i == v->attr.dim) r->map[k][i] = r->map[RES][i];
     return 0;
   }
+  case IR_ATTENTION: case IR_ATTENTION_GRAD:      /* batch and heads pass; seq and head dim whole */
+    same_dims(r, g, v, 3u << 2, (1u << v->nargs) - 1);
+    if (v->op == IR_ATTENTION_GRAD)                 /* dk vs 3 dk: whole either way, not one factor */
+      for (int k = 0; k < v->nargs; k++) r->map[k][3] = (int8_t)(shape_of(g, v, k)->d[3] == 1 ? -1 : newf(r, F_WHOLE));
+    return 0;
   case IR_SLICE: case IR_PAD: same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
   case IR_TRANSPOSE:
     for (int i = 0; i < R; i++) {

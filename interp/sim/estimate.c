@@ -116,7 +116,7 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   const sh_rule *r = &o.r;
   if (!r->nops) return;
   sh_dim want[IR_MAXRANK];
-  double bytes = 0;
+  double bytes = 0, q_elems = 0;
   for (int k = 0; k < v->nargs; k++) {
     const ir_value *a = e->g->vals[v->args[k]];
     if (a->kind == IR_CONST) continue;
@@ -124,6 +124,7 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
     *comm += reshard(e, a, p->lay[a->id].dim, 0, want);
     *tmp += relaid_bytes(e, a, want, 0, p->lay[a->id].dim);
     bytes += local_elems(p, a, want) * (double)ir_dtype_size(a->dtype);
+    if (k == 0) q_elems = local_elems(p, a, want);
   }
   shard_required(p, &o, r->nops - 1, want, v->shape.rank);
   *comm += reshard(e, v, want, o.contract, p->lay[u].dim);
@@ -132,6 +133,13 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   if (e->fused[u] < 0) return;    /* computed inside a fused update */
   if (e->fused[u] > 0) {          /* the update: one pass over its arrays */
     *compute = e->o.prof->launch + e->fused[u] * local_elems(p, v, want) * (double)ir_dtype_size(v->dtype) / e->o.prof->bandwidth;
+    return;
+  }
+  if (v->op == IR_ATTENTION || v->op == IR_ATTENTION_GRAD) {    /* seq and head dim are whole: bh is what splits */
+    double s = (double)v->shape.d[2], dk = (double)e->g->vals[v->args[0]]->shape.d[3];
+    double bh = s * dk > 0 ? q_elems / (s * dk) : 0;
+    *compute = sim_gemm_seconds(&e->o, sim_attention_flops(bh, s, dk, v->attr.causal, v->op == IR_ATTENTION_GRAD), bh,
+                                sim_dt_of(v->dtype));
     return;
   }
   if (is_contraction(v)) {

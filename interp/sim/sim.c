@@ -110,6 +110,12 @@ double sim_gemm_seconds(const sim_opts *o, double flops, double batch, sim_dt dt
   return pr->launch + flops / (peak * sim_gemm_efficiency(pr, flops / batch));
 }
 
+double sim_attention_flops(double bh, double s, double dk, int causal, int grad) {
+  double f = 4.0 * bh * s * s * dk;
+  if (causal) f *= 0.5;
+  return grad ? 3.5 * f : f;
+}
+
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
@@ -117,6 +123,10 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   if (x->op == RT_GEMM) {
     double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
     return sim_gemm_seconds(o, flops, x->batch, dt_of(p->bufs[x->out].dtype));
+  }
+  if (x->op == RT_ATTENTION || x->op == RT_ATTENTION_GRAD) {   /* block GEMMs, no [s, s] buffer */
+    double flops = sim_attention_flops((double)x->outer, (double)x->m, (double)x->k, x->fn, x->op == RT_ATTENTION_GRAD);
+    return sim_gemm_seconds(o, flops, (double)x->outer, dt_of(p->bufs[x->out].dtype));
   }
   double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
   if (kt > 0) return pr->launch + kt;

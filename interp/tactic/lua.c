@@ -306,8 +306,8 @@ static void push_attrs(lua_State *L, const ir_value *v) {
     switch (t) {
     case 'v': case 'V': continue;
     case 's': lua_pushstring(L, a->spec ? a->spec : ""); break;
-    case 'f': lua_pushnumber(L, a->eps); break;
-    case 'b': lua_pushboolean(L, a->keepdims); break;
+    case 'f': lua_pushnumber(L, ir_attr_number(a, name)); break;
+    case 'b': lua_pushboolean(L, ir_attr_flag(a, name)); break;
     case 'i':
       lua_pushinteger(L, !strcmp(name, "dim") ? a->dim : !strcmp(name, "start") ? a->start : !strcmp(name, "rows") ? a->rows : a->end);
       break;

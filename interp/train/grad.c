@@ -409,6 +409,29 @@ static int rule_move(gctx *c, int u, int dy) {
   return 1;
 }
 
+/* attention: one attention_grad recomputes the scores block by block and
+** gives dq, dk, dv side by side; each operand takes its slice */
+static void rule_attention(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  ir_attrs at;
+  memset(&at, 0, sizeof at);
+  at.causal = y->attr.causal;
+  at.scale = y->attr.scale;
+  int args[4] = {y->args[0], y->args[1], y->args[2], dy};
+  int packed = emit(c, bwd(c, u, "qkv"), IR_ATTENTION_GRAD, args, 4, &at);
+  static const char *const what[3] = {"q", "k", "v"};
+  int64_t dk = y->shape.d[3];
+  for (int k = 0; k < 3; k++) {
+    int a = y->args[k];
+    if (!c->needs[a] || packed < 0) continue;
+    memset(&at, 0, sizeof at);
+    at.dim = 3;
+    at.start = k * dk;
+    at.end = (k + 1) * dk;
+    give(c, a, emit(c, bwd(c, u, what[k]), IR_SLICE, &packed, 1, &at));
+  }
+}
+
 /* contractions, lookups, losses, masks */
 static int rule_other(gctx *c, int u, int dy) {
   ir_value *y = V(c, u);
@@ -431,6 +454,7 @@ static int rule_other(gctx *c, int u, int dy) {
     break;
   }
   case IR_CAUSAL_MASK: give(c, a, emit1(c, bwd(c, u, "x"), IR_CAUSAL_MASK_GRAD, dy)); break;
+  case IR_ATTENTION: rule_attention(c, u, dy); break;
   default: return 0;
   }
   return 1;

@@ -26,6 +26,14 @@ import json, sys
 a = json.load(open(sys.argv[1]))["losses"]; b = json.load(open(sys.argv[2]))["losses"]
 assert abs(a[2] - b[0]) <= 1e-6 * abs(a[2]) and abs(a[3] - b[1]) <= 1e-6 * abs(a[3]), (a, b)
 PY
+# fused attention (the default) and --no-fuse give the same losses
+"$CARVE" run "$ex/gpt2_small.cir" --train 'adam(lr=1e-3)' --steps 3 --json > "$tmp/f.json"
+"$CARVE" run "$ex/gpt2_small.cir" --train 'adam(lr=1e-3)' --steps 3 --json --no-fuse > "$tmp/u.json"
+python3 - "$tmp/f.json" "$tmp/u.json" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: fused vs unfused losses"; }
+import json, sys
+f = json.load(open(sys.argv[1]))["losses"]; u = json.load(open(sys.argv[2]))["losses"]
+assert len(f) == 3 and all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(f, u)), (f, u)
+PY
 # a params file missing a tensor is refused with its name
 python3 - "$tmp/s.safetensors" "$tmp/cut.safetensors" <<'PY'
 import json, struct, sys

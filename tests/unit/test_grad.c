@@ -151,3 +151,14 @@ Test(grad, small_gpt_whole_model) {
 Test(grad, shared_input_two_users) {
   fd_check(M("param x : f32[16] = uniform(-2, 2)\n input cot : f32[16]\n out = add(tanh(x), sigmoid(x))"), 16, 1e-3, 2e-2);
 }
+Test(grad, fused_attention_causal) {
+  fd_check(M("param q : f32[1, 2, 5, 3]\n param k : f32[1, 2, 5, 3]\n param v : f32[1, 2, 5, 3]\n input cot : f32[1, 2, 5, 3]\n"
+             " out = attention(q, k, v, causal = true, scale = 0.5)"), 30, 1e-2, 2e-2);
+}
+Test(grad, fused_attention_full_default_scale) {
+  fd_check(M("param q : f32[2, 1, 4, 3]\n param k : f32[2, 1, 4, 3]\n param v : f32[2, 1, 4, 3]\n input cot : f32[2, 1, 4, 3]\n"
+             " out = attention(q, k, v, causal = false)"), 24, 1e-2, 2e-2);
+}
+Test(grad, fused_attention_shared_operand) {
+  fd_check(M("param x : f32[1, 2, 6, 4]\n input cot : f32[1, 2, 6, 4]\n out = attention(x, x, x)"), 24, 1e-2, 2e-2);
+}

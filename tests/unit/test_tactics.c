@@ -21,7 +21,8 @@ typedef struct setup {
   int counts[RT_NOPS];
 } setup;
 
-static int load(setup *s, const char *model_text, const char *model_path, const char *tac_text, const char *train) {
+/* fuse: rewrite attention into the fused op first, as sessions do */
+static int load_opt(setup *s, const char *model_text, const char *model_path, const char *tac_text, const char *train, int fuse) {
   memset(s, 0, sizeof *s);
   arena_init(&s->mem);
   diag_init(&s->d);
@@ -37,6 +38,7 @@ static int load(setup *s, const char *model_text, const char *model_path, const 
   if (!f) return -1;
   s->g = build_model(f, NULL, &s->d);
   if (!s->g) return -1;
+  if (fuse) ir_fuse_attention(s->g);
   if (train) {
     train_spec t;
     if (train_parse(&s->mem, train, &t, &s->d) < 0 || train_build(s->g, &t, &s->d) < 0) return -1;
@@ -50,6 +52,10 @@ static int load(setup *s, const char *model_text, const char *model_path, const 
   if (lower_program(s->g, s->p, &s->prog, &s->lr, &s->d) < 0) return -1;
   for (int i = 0; i < s->prog.ninstrs; i++) s->counts[s->prog.instrs[i].op]++;
   return 0;
+}
+
+static int load(setup *s, const char *model_text, const char *model_path, const char *tac_text, const char *train) {
+  return load_opt(s, model_text, model_path, tac_text, train, 0);
 }
 
 static void unload(setup *s) {
@@ -332,22 +338,31 @@ static int param_uses(const ir_graph *g) {
 
 #define LAYERS 2   /* gpt2_small */
 
-static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
-  char rel[256];
-  snprintf(rel, sizeof rel, "examples/%s", tac);
-  char *text = hx_slurp(rel);
+static void counts_once(const char *tac, const char *text, int ar, int ag, int rs, int a2a, int fuse) {
   setup s;
-  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  cr_assert(load_opt(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)", fuse) == 0, "%s", diag_text(&s.d));
+  int fused = 0;
+  for (int i = 0; i < s.prog.ninstrs; i++) fused += s.prog.instrs[i].op == RT_ATTENTION;
+  cr_expect_eq(fused, fuse ? LAYERS : 0, "%s: attention instructions", tac);
   int P = nparams(s.g);
   cr_assert_eq(P, 4 + 13 * LAYERS);
   if (ar < 0) ar = -ar == 1 ? P + 1 : -ar == 2 ? P + 1 + 4 * LAYERS : 0;
   if (ag < 0) ag = -ag == 1 ? P : -ag == 2 ? param_uses(s.g) : param_uses(s.g) + 1;
   if (rs < 0) rs = P;
-  cr_expect_eq(s.counts[RT_ALL_REDUCE], ar, "%s: all_reduce", tac);
-  cr_expect_eq(s.counts[RT_ALL_GATHER], ag, "%s: all_gather", tac);
-  cr_expect_eq(s.counts[RT_REDUCE_SCATTER], rs, "%s: reduce_scatter", tac);
-  cr_expect_eq(s.counts[RT_ALL_TO_ALL], a2a, "%s: all_to_all", tac);
+  cr_expect_eq(s.counts[RT_ALL_REDUCE], ar, "%s (fused %d): all_reduce", tac, fuse);
+  cr_expect_eq(s.counts[RT_ALL_GATHER], ag, "%s (fused %d): all_gather", tac, fuse);
+  cr_expect_eq(s.counts[RT_REDUCE_SCATTER], rs, "%s (fused %d): reduce_scatter", tac, fuse);
+  cr_expect_eq(s.counts[RT_ALL_TO_ALL], a2a, "%s (fused %d): all_to_all", tac, fuse);
   unload(&s);
+}
+
+/* with attention as written and fused: the fused op's batch and heads
+** split as the einsums' did, so the counts are the same */
+static void counts(const char *tac, int ar, int ag, int rs, int a2a) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "examples/%s", tac);
+  char *text = hx_slurp(rel);
+  for (int fuse = 0; fuse < 2; fuse++) counts_once(tac, text, ar, ag, rs, a2a, fuse);
   free(text);
 }
 

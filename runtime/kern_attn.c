@@ -1,0 +1,179 @@
+/*
+** kern_attn.c: fused attention on the CPU, f32. The scores of a block of
+** queries against a block of keys are computed by one small GEMM, used,
+** and dropped: no [s, s] matrix is ever stored.
+**
+** Forward (per query block): running maximum m and sum l per row, as
+** online softmax does; when a later key block raises m, what was summed
+** so far is rescaled by exp(m_old - m_new). Causal: key blocks after the
+** last query of the block are skipped.
+**
+** Backward: the forward of each query block is recomputed for its
+** log-sum-exp and output, which give D = rowsum(dy * o); then for each key
+** block and each query block that sees it, P = exp(S - lse) is recomputed
+** and dv += P^T dy, dS = P * (dy v^T - D), dq += a dS k, dk += a dS^T q.
+** Slices of the outer dim go to as many threads as BLAS has.
+*/
+#include "util/diag.h"
+#include "runtime/kern_attn.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int64_t i64;
+
+enum { BQ = 64, BK = 64 };   /* queries and keys per block */
+
+typedef struct attn_job {
+  const rt_instr *ins;
+  float *out;
+  const float *q, *k, *v, *dy;
+  i64 lo, hi;                /* the outer slices this job takes */
+  int failed;
+} attn_job;
+
+typedef struct scratch {
+  float s[BQ * BK], dp[BQ * BK];
+  float m[BQ], l[BQ], lse[BQ], d[BQ];
+  float *o;                  /* [BQ, dk] */
+} scratch;
+
+static i64 min64(i64 a, i64 b) { return a < b ? a : b; }
+
+/* s = alpha q k^T for queries [i0, i0+nq) and keys [j0, j0+nk), with the
+** keys after each query set to -inf when causal */
+static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, i64 nq, i64 j0, i64 nk, float *s) {
+  i64 dk = ins->k;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q + i0 * dk, (int)dk,
+              k + j0 * dk, (int)dk, 0.0f, s, BK);
+  if (!ins->fn || j0 + nk - 1 <= i0) return;
+  for (i64 r = 0; r < nq; r++)
+    for (i64 c = i0 + r + 1 - j0; c < nk; c++)
+      if (c >= 0) s[r * BK + c] = -INFINITY;
+}
+
+/* One query block's output rows (unnormalized in x->o, then divided) and
+** log-sum-exp; keys up to kend. */
+static void forward_block(const rt_instr *ins, const float *q, const float *k, const float *v, i64 i0, i64 nq,
+                          scratch *x) {
+  i64 dk = ins->k, kend = ins->fn ? i0 + nq : ins->m;
+  for (i64 r = 0; r < nq; r++) { x->m[r] = -INFINITY; x->l[r] = 0; }
+  memset(x->o, 0, sizeof(float) * (size_t)(nq * dk));
+  for (i64 j0 = 0; j0 < kend; j0 += BK) {
+    i64 nk = min64(BK, kend - j0);
+    scores(ins, q, k, i0, nq, j0, nk, x->s);
+    for (i64 r = 0; r < nq; r++) {
+      float *sr = x->s + r * BK, mx = x->m[r];
+      for (i64 c = 0; c < nk; c++) mx = sr[c] > mx ? sr[c] : mx;
+      float corr = x->m[r] == -INFINITY ? 0.0f : expf(x->m[r] - mx);
+      double sum = 0;
+      for (i64 c = 0; c < nk; c++) {
+        sr[c] = mx == -INFINITY ? 0.0f : expf(sr[c] - mx);
+        sum += sr[c];
+      }
+      x->l[r] = x->l[r] * corr + (float)sum;
+      x->m[r] = mx;
+      if (corr != 1.0f) for (i64 c = 0; c < dk; c++) x->o[r * dk + c] *= corr;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, v + j0 * dk, (int)dk,
+                1.0f, x->o, (int)dk);
+  }
+  for (i64 r = 0; r < nq; r++) {
+    float inv = x->l[r] > 0 ? 1.0f / x->l[r] : 0.0f;
+    for (i64 c = 0; c < dk; c++) x->o[r * dk + c] *= inv;
+    x->lse[r] = x->l[r] > 0 ? x->m[r] + logf(x->l[r]) : INFINITY;
+  }
+}
+
+static void forward_slice(const rt_instr *ins, float *out, const float *q, const float *k, const float *v, scratch *x) {
+  i64 s = ins->m, dk = ins->k;
+  for (i64 i0 = 0; i0 < s; i0 += BQ) {
+    i64 nq = min64(BQ, s - i0);
+    forward_block(ins, q, k, v, i0, nq, x);
+    memcpy(out + i0 * dk, x->o, sizeof(float) * (size_t)(nq * dk));
+  }
+}
+
+/* The gradient of one query block against one key block; lse and D of
+** the block's rows in x. */
+static void backward_pair(const rt_instr *ins, const float *q, const float *k, const float *v, const float *dy, float *g,
+                          i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
+  i64 dk = ins->k, ld = 3 * dk;
+  scores(ins, q, k, i0, nq, j0, nk, x->s);
+  for (i64 r = 0; r < nq; r++)
+    for (i64 c = 0; c < nk; c++) x->s[r * BK + c] = expf(x->s[r * BK + c] - x->lse[r]);
+  /* dv_j += P^T dy_i */
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy + i0 * dk, (int)dk,
+              1.0f, g + j0 * ld + 2 * dk, (int)ld);
+  /* dP = dy_i v_j^T, then dS = P (dP - D) in place */
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, 1.0f, dy + i0 * dk, (int)dk, v + j0 * dk,
+              (int)dk, 0.0f, x->dp, BK);
+  for (i64 r = 0; r < nq; r++)
+    for (i64 c = 0; c < nk; c++) x->dp[r * BK + c] = x->s[r * BK + c] * (x->dp[r * BK + c] - x->d[r]);
+  /* dq_i += alpha dS k_j; dk_j += alpha dS^T q_i */
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, ins->alpha, x->dp, BK, k + j0 * dk,
+              (int)dk, 1.0f, g + i0 * ld, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, ins->alpha, x->dp, BK, q + i0 * dk,
+              (int)dk, 1.0f, g + j0 * ld + dk, (int)ld);
+}
+
+static void backward_slice(const rt_instr *ins, float *g, const float *q, const float *k, const float *v, const float *dy,
+                           scratch *x) {
+  i64 s = ins->m, dk = ins->k;
+  memset(g, 0, sizeof(float) * (size_t)(s * 3 * dk));
+  for (i64 i0 = 0; i0 < s; i0 += BQ) {
+    i64 nq = min64(BQ, s - i0);
+    forward_block(ins, q, k, v, i0, nq, x);
+    for (i64 r = 0; r < nq; r++) {
+      double d = 0;
+      for (i64 c = 0; c < dk; c++) d += (double)dy[(i0 + r) * dk + c] * x->o[r * dk + c];
+      x->d[r] = (float)d;
+    }
+    i64 kend = ins->fn ? i0 + nq : s;
+    for (i64 j0 = 0; j0 < kend; j0 += BK) backward_pair(ins, q, k, v, dy, g, i0, nq, j0, min64(BK, kend - j0), x);
+  }
+}
+
+static void *run_job(void *p) {
+  attn_job *j = p;
+  const rt_instr *ins = j->ins;
+  i64 e = ins->m * ins->k;
+  scratch *x = malloc(sizeof *x);
+  float *o = x ? malloc(sizeof(float) * (size_t)(BQ * (ins->k ? ins->k : 1))) : NULL;
+  if (!o) { free(x); j->failed = 1; return NULL; }
+  x->o = o;
+  for (i64 b = j->lo; b < j->hi; b++) {
+    if (ins->op == RT_ATTENTION) forward_slice(ins, j->out + b * e, j->q + b * e, j->k + b * e, j->v + b * e, x);
+    else backward_slice(ins, j->out + b * 3 * e, j->q + b * e, j->k + b * e, j->v + b * e, j->dy + b * e, x);
+  }
+  free(o);
+  free(x);
+  return NULL;
+}
+
+int rt_kern_attention(int threads, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->m > INT_MAX / 4 || ins->k > INT_MAX / 4) return diag_errbuf(err, errlen, "attention of %lld x %lld is too large for BLAS", (long long)ins->m, (long long)ins->k);
+  if (ins->outer == 0 || ins->m == 0 || ins->k == 0) return 0;   /* no elements out */
+  enum { MAXT = 8 };
+  int t = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+  if (t > ins->outer) t = (int)ins->outer;
+  attn_job jobs[MAXT];
+  pthread_t th[MAXT];
+  int started[MAXT] = {0};
+  for (int i = 0; i < t; i++) {
+    jobs[i] = (attn_job){ins, out, in[0], in[1], in[2], ins->op == RT_ATTENTION_GRAD ? in[3] : NULL,
+                         ins->outer * i / t, ins->outer * (i + 1) / t, 0};
+    if (i > 0 && pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0) started[i] = 1;
+  }
+  for (int i = 0; i < t; i++) if (!started[i]) run_job(&jobs[i]);   /* the first, and any no thread took */
+  int failed = 0;
+  for (int i = 0; i < t; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    failed |= jobs[i].failed;
+  }
+  return failed ? diag_errbuf(err, errlen, "out of memory for attention blocks") : 0;
+}
