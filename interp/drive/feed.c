@@ -2,6 +2,7 @@
 ** feed.c: default values of leaves, and where a device's piece sits.
 */
 #include "interp/drive/feed.h"
+#include "util/mem.h"
 
 #include <stdlib.h>
 
@@ -10,11 +11,12 @@
 ** converts, reshapes, concatenates and wraps ids before its lookup) */
 static int64_t id_range(const ir_graph *g, const ir_value *v) {
   int64_t r = 0;
-  int *todo = mem_alloc(sizeof(int) * 64), n = 0, seen = 0;
-  todo[n++] = v->id;
-  while (n > 0 && seen < 4096) {
-    const ir_value *x = g->vals[todo[--n]];
-    seen++;
+  int *stack = mem_alloc(sizeof(int) * (size_t)g->nvals), n = 0;   /* each value pushed once: linear */
+  char *pushed = mem_calloc((size_t)g->nvals, 1);
+  stack[n++] = v->id;
+  pushed[v->id] = 1;
+  while (n > 0) {
+    const ir_value *x = g->vals[stack[--n]];
     for (int k = 0; k < x->nusers; k++) {
       const ir_value *u = g->vals[x->users[k]];
       int64_t m = 0;
@@ -24,10 +26,14 @@ static int64_t id_range(const ir_graph *g, const ir_value *v) {
         m = s->d[s->rank - 1];
       }
       if (m && (!r || m < r)) r = m;
-      if (!m && ir_dtype_isint(u->dtype) && n < 64) todo[n++] = u->id;   /* the ids flow on */
+      if (!m && ir_dtype_isint(u->dtype) && !pushed[u->id]) {   /* the ids flow on */
+        pushed[u->id] = 1;
+        stack[n++] = u->id;
+      }
     }
   }
-  free(todo);
+  free(stack);
+  free(pushed);
   return r ? r : 100;
 }
 

@@ -462,11 +462,17 @@ static void back_to_root(search *s) {
   shard_rollback(s->p, s->root);
 }
 
+/* The plan that path's candidates make from the root. */
+static int replay(search *s, const int *path, int len) {
+  back_to_root(s);
+  for (int i = 0; i < len; i++) if (step(s, &s->c[path[i]]) < 0) return -1;
+  return 0;
+}
+
 /* The score of the plan that path's candidates make from the root. */
 static int score_path(search *s, const int *path, int len, score *out) {
   est_cost c;
-  back_to_root(s);
-  for (int i = 0; i < len; i++) if (step(s, &s->c[path[i]]) < 0) return -1;
+  if (replay(s, path, len) < 0) return -1;
   est_get(s->e, &c);
   s->evals++;
   *out = score_of(s, &c);
@@ -568,8 +574,7 @@ static int pick_finalist(search *s, const bstate *fin, int n, bstate *best) {
   score top = {0, 0, 0};
   for (int i = 0; i < n; i++) {
     double sec, mem;
-    back_to_root(s);
-    for (int k = 0; k < fin[i].len; k++) if (step(s, &s->c[fin[i].path[k]]) < 0) return -1;
+    if (replay(s, fin[i].path, fin[i].len) < 0) return -1;
     if (simulate(s, &sec, &mem, NULL) < 0) return -1;
     est_cost c = {sec, 0, 0, mem, 0};
     score sc = score_of(s, &c);
@@ -595,8 +600,7 @@ static int beam_search(search *s, const char *name, search_result *r) {
   for (int round = 0; rc == 0 && !out_of_budget(s); round++) {
     nkids = 0;
     for (int b = 0; b < nbeam && rc == 0 && !out_of_budget(s); b++) {
-      back_to_root(s);
-      for (int i = 0; i < beam[b].len && rc == 0; i++) if (step(s, &s->c[beam[b].path[i]]) < 0) rc = -1;
+      if (replay(s, beam[b].path, beam[b].len) < 0) rc = -1;
       int tries = round == 0 ? s->nc : nchoice;
       for (int t = 0; t < tries && rc == 0 && !out_of_budget(s); t++) {
         int i = -1, e = 1;
@@ -691,7 +695,7 @@ static int beam_search(search *s, const char *name, search_result *r) {
       }
     free(took);
     free(seen);
-    if (nbeam > 1) mem_sort(beam, (size_t)nbeam, sizeof *beam, by_score);
+    mem_sort(beam, (size_t)nbeam, sizeof *beam, by_score);
   }
   /* the simulator picks among the best the estimator saw */
   if (rc == 0 && nfin > 1 && pick_finalist(s, fin, nfin, &best) < 0) rc = -1;
