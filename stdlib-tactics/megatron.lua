@@ -60,6 +60,19 @@ end
 
 local function is_contraction(op) return op.kind == "matmul" or op.kind == "einsum" end
 
+-- the parameter v is, seen through ops that only move or retype its
+-- elements (an imported program reshapes and transposes its weights
+-- before each dot), or nil
+local layout = {reshape = true, transpose = true, convert = true}
+local function param_behind(v)
+  while v.kind ~= "param" do
+    local op = v.producer
+    if not op or not layout[op.kind] or #op.operands ~= 1 then return nil end
+    v = op.operands[1]
+  end
+  return v
+end
+
 -- the result dim (0-based) that factor f maps to, or nil
 local function result_dim(fr, f)
   local rd
@@ -88,9 +101,10 @@ local function reaches_row_partner(ctx, fwd, x, dim, depth, partner)
             if not is_contraction(op) then return false end
             local other = false
             for b, o in ipairs(op.operands) do
-              if b ~= a and o.kind == "param" then
+              local p = b ~= a and param_behind(o)
+              if p then
                 other = true
-                partner[o] = true
+                partner[p] = true
               end
             end
             if not other then return false end
@@ -118,7 +132,8 @@ return function(ctx, args)
       if fwd[v] and op and is_contraction(op) then
         local fr = ctx:factors(op)
         for k, w in ipairs(fr and op.operands or {}) do
-          if w.kind == "param" and not done[w] and not partner[w] then
+          local p = param_behind(w)      -- split w (propagation splits p)
+          if p and not done[p] and not partner[p] then
             for i = 1, #w.shape do
               local f = fr.operands[k][i]
               if f and fr.kind[f] == "pass" then
@@ -131,7 +146,7 @@ return function(ctx, args)
                     if not undivided then undivided, undivided_dim = w, i - 1 end
                   else
                     ctx:shard(w, i - 1, axis)   -- refused (a conflict, recorded): the weight is still done
-                    done[w] = true
+                    done[p] = true
                     n = n + 1
                     break
                   end
