@@ -9,10 +9,11 @@
 
 int cli_apply(const cli_opts *o) {
   session s;
-  if (cli_load(&s, o) < 0) return 1;
+  lower_opts lo = {0};
+  if (cli_lower_opts(o, &lo) < 0 || cli_load(&s, o) < 0) return 1;
   rt_prog prog;
   lower_result lr;
-  if (lower_program(s.g, s.plan, &prog, &lr, &s.diag) < 0) { cli_report(&s.diag); session_free(&s); return 1; }
+  if (lower_program_opts(s.g, s.plan, &lo, &prog, &lr, &s.diag) < 0) { cli_report(&s.diag); session_free(&s); return 1; }
   if (o->json) {
     json j;
     json_init(&j);

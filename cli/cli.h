@@ -21,6 +21,7 @@ typedef struct cli_opts {
   const char *svg;          /* show --svg FILE */
   const char *tolerance;    /* run --check, --bisect, bisect: relative error allowed */
   const char *params_from_args, *tactics_out;   /* import */
+  const char *bucket;       /* --bucket SIZE: gradient reductions joined (apply, lower, simulate, run) */
   long steps;
   int rank;                 /* --rank for lower */
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs, no_fuse;
@@ -53,6 +54,9 @@ void cli_bisect_print(const cli_opts *o, const struct bisect_result *res, const 
 void cli_report(const diag *d);
 /* The session options of a command's files and flags. */
 void cli_session_opts(const cli_opts *o, session_opts *so);
+/* The lowering options of a command's flags (--bucket); -1 after saying what is wrong. */
+struct lower_opts;
+int cli_lower_opts(const cli_opts *o, struct lower_opts *lo);
 /* Load the model (and tactic file) of a command; -1 after reporting. */
 int cli_load(session *s, const cli_opts *o);
 /* The id of the value named name (not a literal); -1 after saying there is none. */

@@ -4,6 +4,10 @@
 */
 #include "cli/cli.h"
 #include "interp/drive/session.h"
+#include "interp/lower/lower.h"
+
+#include <errno.h>
+#include <stdlib.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +36,21 @@ void cli_session_opts(const cli_opts *o, session_opts *so) {
   so->tac.device = o->device;
   so->no_fuse = o->no_fuse;
   if (!o->quiet && isatty(2)) so->tac.progress = progress;
+}
+
+int cli_lower_opts(const cli_opts *o, lower_opts *lo) {
+  if (!o->bucket) return 0;
+  static const struct { const char *unit; int64_t bytes; } units[] = {
+    {"", 1}, {"B", 1}, {"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
+  };
+  const char *t = o->bucket;
+  char *end;
+  errno = 0;
+  long long n = t[0] >= '0' && t[0] <= '9' ? strtoll(t, &end, 10) : -1;
+  for (size_t u = 0; n >= 0 && errno == 0 && u < sizeof units / sizeof *units; u++)
+    if (!strcmp(end, units[u].unit) && n <= INT64_MAX / units[u].bytes) { lo->bucket_bytes = n * units[u].bytes; return 0; }
+  fprintf(stderr, "carve: error: --bucket '%s': give a size in bytes, KiB, MiB or GiB, as in --bucket 25MiB (0: each gradient alone)\n", t);
+  return -1;
 }
 
 int cli_load(session *s, const cli_opts *o) {

@@ -9,10 +9,10 @@
 
 int cli_lower(const cli_opts *o) {
   session s;
-  if (cli_load(&s, o) < 0) return 1;
+  lower_opts lo = {o->keep_values, o->drop_collective};   /* --test-drop-collective: tests only */
+  if (cli_lower_opts(o, &lo) < 0 || cli_load(&s, o) < 0) return 1;
   rt_prog p;
   lower_result lr;
-  lower_opts lo = {o->keep_values, o->drop_collective};   /* --test-drop-collective: tests only */
   if ((o->keep_values || o->drop_collective) && !o->out) {
     fprintf(stderr, "carve: error: --keep-values and --test-drop-collective shape the program a file keeps: give -o FILE\n");
     session_free(&s);

@@ -28,7 +28,7 @@ static const option options[] = {
   TEXT("data", data), TEXT("save", save), TEXT("device-kind", device_kind),
   TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
   TEXT("out", out), TEXT("svg", svg), TEXT("tolerance", tolerance),
-  TEXT("params-from-args", params_from_args), TEXT("tactics-out", tactics_out),
+  TEXT("params-from-args", params_from_args), TEXT("tactics-out", tactics_out), TEXT("bucket", bucket),
   COUNT("steps", steps), COUNT("rank", rank), COUNT("test-drop-collective", drop_collective),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
@@ -50,7 +50,7 @@ static const command commands[] = {
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text."},
-  {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs",
+  {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs bucket",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
    "          [--print-outputs]",
@@ -74,7 +74,7 @@ static const command commands[] = {
    "line: {\"name\", \"shape\", \"dtype\", \"values\"} (NaN and infinities as strings).\n"
    "Every command that reads a model fuses softmax(scale q k^T) v attention into one\n"
    "attention op (README \"Fused attention\"); --no-fuse keeps the model as written."},
-  {"apply", cli_apply, 2, 2, "train mesh model no-fuse json strict lenient quiet",
+  {"apply", cli_apply, 2, 2, "train mesh model no-fuse json strict lenient quiet bucket",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
    "the conflicts (what was refused and why), and the collectives of the lowered\n"
@@ -83,7 +83,7 @@ static const command commands[] = {
    "carve explain MODEL.cir TACTICS.tac VALUE [--train OPT]",
    "Why VALUE has its sharding: the chain of decisions from a tactic statement through\n"
    "the ops propagation went through, what kept it whole, and its conflicts."},
-  {"simulate", cli_simulate, 1, 2, "train mesh model no-fuse json strict lenient device links compare sweep overlap tf32 quiet",
+  {"simulate", cli_simulate, 1, 2, "train mesh model no-fuse json strict lenient device links compare sweep overlap tf32 quiet bucket",
    "carve simulate MODEL.cir [TACTICS.tac] [--device NAME|FILE] [--links AXIS=LINK,..] [--compare OTHER.tac]\n"
    "          [--sweep AXIS=LO..HI,..] [--overlap] [--tf32] [--json] [--strict]",
    "Predict one device's memory (params, gradients, optimizer state, activations,\n"
@@ -133,7 +133,7 @@ static const command commands[] = {
    "--params-from-args lists the params by glob (the rest are inputs). Elided constants\n"
    "(dense_resource) become params. --tactics-out writes the sdy.mesh and the arguments'\n"
    "sdy.sharding as a tactic file. Every other command also reads a .mlir directly."},
-  {"lower", cli_lower, 1, 2, "train mesh model no-fuse rank strict lenient out keep-values test-drop-collective",
+  {"lower", cli_lower, 1, 2, "train mesh model no-fuse rank strict lenient out keep-values test-drop-collective bucket",
    "carve lower MODEL.cir [TACTICS.tac] [--train OPT] [--rank R] [-o PROGRAM [--keep-values]]",
    "Print the per-device program: buffers and one instruction a line. -o writes the\n"
    "program to a file that 'carve bisect' reads back (every rank's program: they\n"

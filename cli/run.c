@@ -123,6 +123,8 @@ int cli_run(const cli_opts *o) {
   }
   double tol = cli_tolerance(o, 1);
   if (tol <= 0) return 2;
+  lower_opts bucket = {0};
+  if (cli_lower_opts(o, &bucket) < 0) return 1;
   if (o->tolerance && !o->check && !o->bisect) {
     fprintf(stderr, "carve: error: --tolerance applies to --check and --bisect; add one of them\n");
     return 2;
@@ -157,6 +159,7 @@ int cli_run(const cli_opts *o) {
     agree_bytes(&given, "--steps", &steps, sizeof steps);
     agree_text(&given, "--check", o->check ? "yes" : NULL);
     agree_text(&given, "--tolerance", o->tolerance);
+    agree_text(&given, "--bucket", o->bucket);
     agree_header(&given, "--params file (its header)", o->params);
     agree_header(&given, "--data file (its header)", o->data);
     agree_text(&given, "--save", o->save ? "yes" : NULL);
@@ -185,6 +188,7 @@ int cli_run(const cli_opts *o) {
   int rc = session_load(&s, &so);
   lower_opts lo = {o->bisect, o->drop_collective};   /* --test-drop-collective: tests only */
   lo.no_fused_optim = cuda;          /* the GPU runs the program as written, as checked on an H100 */
+  cli_lower_opts(o, &lo);            /* checked when the command began */
   if (rc == 0) rc = drive_lower_opts(&r, s.g, s.plan, &lo, &s.diag);
   if (world.agree(world.impl, rc, "the model or tactic file did not load", agreed, sizeof agreed) < 0) {
     if (world.rank == 0) cli_report(&s.diag);

@@ -73,7 +73,9 @@ typedef struct costed { rt_prog p; lower_result lr; int lowered; sim_result r; }
 
 static int cost(const session *s, const sh_plan *plan, const sim_profile *prof, const cli_opts *o, arena *a, costed *c, diag *d) {
   memset(c, 0, sizeof *c);
-  if (lower_program(s->g, plan, &c->p, &c->lr, d) < 0) return -1;
+  lower_opts lo = {0};
+  cli_lower_opts(o, &lo);               /* checked when the command began */
+  if (lower_program_opts(s->g, plan, &lo, &c->p, &c->lr, d) < 0) return -1;
   c->lowered = 1;
   sim_opts so = {prof, o->overlap, o->tf32, {0}};
   if (sim_map_links(a, d, prof, &c->p, o->links, &so) < 0) return -1;
@@ -273,7 +275,8 @@ static int sweep(const cli_opts *o, session *s, const sim_profile *prof, arena *
 
 int cli_simulate(const cli_opts *o) {
   session s;
-  if (cli_load(&s, o) < 0) return 1;
+  lower_opts lo = {0};
+  if (cli_lower_opts(o, &lo) < 0 || cli_load(&s, o) < 0) return 1;
   arena a;
   arena_init(&a);
   sim_profile prof;

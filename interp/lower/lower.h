@@ -30,6 +30,10 @@ typedef struct lower_opts {
   /* Optimizer updates value by value rather than one fused instruction per
   ** parameter (backends without the fused kernels; tests compare the two). */
   int no_fused_optim;
+  /* Gradients' all-reduces (and reduce-scatters of first-dim splits) over
+  ** the same devices joined into buckets of up to this many bytes, in the
+  ** order the backward pass produces them (bucket.c); 0: each alone. */
+  int64_t bucket_bytes;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

@@ -72,6 +72,27 @@ static void group_names(strbuf *b, const rt_prog *p, int g) {
   sb_putc(b, '}');
 }
 
+/* Is instruction y one of the copies of gradients into the bucket that x
+** reduces (lower_opts.bucket_bytes; such a reduction has no value)? */
+static int fills(const rt_instr *x, const rt_instr *y) {
+  return x->src < 0 && y->op == RT_BLOCK_COPY && y->out == x->in[0] && y->src >= 0;
+}
+
+/* What a collective reduces or moves: its value, or a bucket's gradients
+** (how many, the first and the last). */
+static void collective_name(strbuf *b, const ir_graph *g, const rt_prog *prog, const rt_instr *x) {
+  if (x->src >= 0) { sb_puts(b, g->vals[x->src]->name); return; }
+  const char *first = NULL, *last = NULL;
+  int n = 0;
+  for (int i = 0; i < prog->ninstrs; i++)
+    if (fills(x, &prog->instrs[i])) {
+      last = g->vals[prog->instrs[i].src]->name;
+      if (!n++) first = last;
+    }
+  sb_puts(b, prog->bufs[x->in[0]].name);
+  if (n) sb_printf(b, " (%d grads: %s .. %s)", n, first, last);
+}
+
 void report_collectives(strbuf *b, const ir_graph *g, const rt_prog *prog) {
   arena a;
   arena_init(&a);
@@ -87,9 +108,11 @@ void report_collectives(strbuf *b, const ir_graph *g, const rt_prog *prog) {
     count[x->op]++;
     bytes[x->op] += by;
     sb_clear(&grp);
+    collective_name(&grp, g, prog, x);
+    sb_printf(b, "  %-15s %-34s over ", rt_op_name((rt_op)x->op), sb_str(&grp));
+    sb_clear(&grp);
     group_names(&grp, prog, x->group);
-    sb_printf(b, "  %-15s %-34s over %-16s %s\n", rt_op_name((rt_op)x->op), x->src >= 0 ? g->vals[x->src]->name : "",
-              sb_str(&grp), report_bytes(&a, (double)by));
+    sb_printf(b, "%-16s %s\n", sb_str(&grp), report_bytes(&a, (double)by));
   }
   sb_puts(b, "total:");
   int any = 0;
@@ -168,7 +191,12 @@ void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog) {
     if (!rt_is_collective((rt_op)x->op)) continue;
     json_obj(j);
     json_key(j, "kind"); json_str(j, rt_op_name((rt_op)x->op));
-    json_key(j, "value"); json_str(j, x->src >= 0 ? g->vals[x->src]->name : prog->bufs[x->out].name);
+    json_key(j, "value"); json_str(j, x->src >= 0 ? g->vals[x->src]->name : prog->bufs[x->in[0]].name);
+    if (x->src < 0) {                      /* a bucket: the gradients it reduces */
+      json_key(j, "values"); json_arr(j);
+      for (int k = 0; k < prog->ninstrs; k++) if (fills(x, &prog->instrs[k])) json_str(j, g->vals[prog->instrs[k].src]->name);
+      json_end_arr(j);
+    }
     json_key(j, "axes"); json_arr(j);
     for (int k = 0; k < prog->groups[x->group].naxes; k++) json_str(j, prog->axis_names[prog->groups[x->group].axes[k]]);
     json_end_arr(j);

@@ -11,9 +11,9 @@ pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 train='adam(lr = 1e-3)'
-check() {  # check RANKS TACTIC
+check() {  # check RANKS TACTIC [OPTIONS]
   local out
-  out=$($MPIRUN -n "$1" "$CARVE" run "$ex/gpt2_small.cir" "$ex/$2" --train "$train" --steps 3 --check --json 2>"$tmp/err") \
+  out=$($MPIRUN -n "$1" "$CARVE" run "$ex/gpt2_small.cir" "$ex/$2" --train "$train" --steps 3 --check --json ${3:-} 2>"$tmp/err") \
     || { bad "$2 on $1 ranks: $(head -3 "$tmp/err")"; return; }
   if python3 -c "
 import json, sys
@@ -28,6 +28,19 @@ check 4 gpt2_small_bp_mp.tac
 check 4 gpt2_small_bp_z3.tac
 check 4 gpt2_small_bp_mp_z1.tac
 check 4 gpt2_small_bp_mp_z2.tac
+# gradients reduced in buckets (all-reduces; ZeRO's reduce-scatters) over MPI
+check 4 gpt2_small_bp.tac "--bucket 256KiB"
+check 4 gpt2_small_bp_mp_z2.tac "--bucket 64KiB"
+# the bucketed program reduces in fewer collectives, and says which gradients each holds
+n0=$("$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["collectives"]))')
+out=$("$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --json --bucket 25MiB | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["collectives"]
+b = [x for x in c if "values" in x]
+print(len(c), len(b), len(b[0]["values"]) if b else 0, b[0]["value"] if b else "")')
+[ "$out" = "2 1 30 bucket0" ] && [ "$n0" -eq 31 ] && ok || bad "apply --bucket 25MiB: $out (unbucketed: $n0 collectives)"
+"$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --bucket 25Mb >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "^carve: error: --bucket '25Mb': give a size in bytes, KiB, MiB or GiB" "$tmp/err" && ok || bad "--bucket 25Mb: $(cat "$tmp/err")"
 check 4 gpt2_small_bp_mp_z3.tac
 check 4 gpt2_small.tac
 # meshes of 1 and 8 ranks (--mesh overrides the file's), and a forward program

@@ -4,7 +4,9 @@
 ** in this process, collectives in shared memory) for three Adam steps;
 ** the losses and every updated parameter, put back together from the
 ** devices' pieces, must match the one-device run to float rounding
-** (relative error of the whole tensor, ||a - b|| / ||b||).
+** (relative error of the whole tensor, ||a - b|| / ||b||). Cases with a
+** bucket size join the gradients' reductions into buckets (bucket.c):
+** the same numbers, from fewer collectives.
 */
 #include "harness.h"
 #include "interp/drive/feed.h"
@@ -72,12 +74,25 @@ static int device(int dev, void *arg) {
   return rc;
 }
 
-static void one_run(const ir_graph *g, const sh_plan *plan, run *r) {
+/* the collectives of p, and those reducing a bucket (no value of their own) */
+static int collectives(const rt_prog *p, int *buckets) {
+  int n = 0;
+  *buckets = 0;
+  for (int i = 0; i < p->ninstrs; i++)
+    if (rt_is_collective((rt_op)p->instrs[i].op)) { n++; *buckets += p->instrs[i].src < 0; }
+  return n;
+}
+
+/* Run the plan's program (plan NULL: one device); the program's collectives, and how many reduce buckets. */
+static int one_run(const ir_graph *g, const sh_plan *plan, int64_t bucket, run *r, int *buckets) {
   static rt_prog p;
   static lower_result lr;
   diag d;
   diag_init(&d);
-  cr_assert(lower_program(g, plan, &p, &lr, &d) == 0, "%s", diag_text(&d));
+  lower_opts lo = {0};
+  lo.bucket_bytes = bucket;
+  cr_assert(lower_program_opts(g, plan, &lo, &p, &lr, &d) == 0, "%s", diag_text(&d));
+  int ncoll = collectives(&p, buckets);
   r->g = g;
   r->p = &p;
   r->lr = &lr;
@@ -97,9 +112,10 @@ static void one_run(const ir_graph *g, const sh_plan *plan, run *r) {
   lower_result_free(&lr);
   rt_prog_free(&p);
   diag_free(&d);
+  return ncoll;
 }
 
-typedef struct pcase { char model[48]; char tactic[48]; char train[40]; int ndev; } pcase;
+typedef struct pcase { char model[48]; char tactic[48]; char train[40]; int ndev; int64_t bucket; } pcase;
 
 static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "sgd(lr = 0.1)", 4},
@@ -113,6 +129,14 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small_bp_mp_z2.tac", "adam(lr = 1e-3)", 4},
   {"gpt2_small.cir", "gpt2_small_bp_mp_z3.tac", "adam(lr = 1e-3)", 4},
   {"gpt2_small.cir", "gpt2_small.tac", "adam(lr = 1e-3)", 4},
+  /* buckets: all-reduces (bp), reduce-scatters (ZeRO 2 and 3), beside
+     megatron's activations; 1 KiB holds few gradients, so most go alone */
+  {"mlp_small.cir", "mlp_bp.tac", "sgd(lr = 0.1)", 2, 25 << 20},
+  {"gpt2_small.cir", "gpt2_small_bp.tac", "adam(lr = 1e-3)", 4, 256 << 10},
+  {"gpt2_small.cir", "gpt2_small_bp.tac", "sgd(lr = 0.1)", 4, 1 << 10},
+  {"gpt2_small.cir", "gpt2_small_bp_mp_z1.tac", "adam(lr = 1e-3)", 4, 256 << 10},
+  {"gpt2_small.cir", "gpt2_small_bp_mp_z2.tac", "adam(lr = 1e-3)", 4, 256 << 10},
+  {"gpt2_small.cir", "gpt2_small_bp_z3.tac", "adam(lr = 1e-3)", 4, 64 << 10},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
@@ -149,8 +173,21 @@ ParameterizedTest(pcase *c, partition, equals_one_device) {
   static run one, many;
   memset(&one, 0, sizeof one);
   memset(&many, 0, sizeof many);
-  one_run(g, NULL, &one);
-  one_run(g, plan, &many);
+  int nb, nb0;
+  one_run(g, NULL, 0, &one, &nb);
+  int ncoll = one_run(g, plan, c->bucket, &many, &nb);
+  if (c->bucket) {                    /* fewer collectives than each gradient alone */
+    static run alone;
+    memset(&alone, 0, sizeof alone);
+    int n0 = one_run(g, plan, 0, &alone, &nb0);
+    cr_expect(nb > 0 && nb0 == 0 && ncoll < n0, "%s: %d collectives (%d buckets) against %d", c->tactic, ncoll, nb, n0);
+    for (int i = 0; i < g->nvals; i++) {
+      if (alone.full[i]) cr_expect(hx_normerr(many.full[i], alone.full[i], ir_nelem(&g->vals[i]->shape)) == 0,
+                                  "%s: '%s' differs with buckets (the same sums)", c->tactic, g->vals[i]->name);
+      free(alone.full[i]);
+    }
+    free(alone.full);
+  }
   for (int s = 0; s < STEPS; s++)
     for (int k = 0; k < c->ndev; k++) {
       double e = fabs(many.loss[k][s] - one.loss[0][s]) / fabs(one.loss[0][s]);

@@ -378,6 +378,55 @@ Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 
 ** contributions are summed as partial sums and scattered once */
 Test(counts, zero3_and_embedding) { counts("gpt2_small.tac", 4 * LAYERS + 1 + 2, -3, -1, 0); }
 
+/* --bucket 25MiB: every gradient's reduction of a plan joins one bucket
+** (gpt2_small's 30 gradients hold 461 KiB); with 1 KiB, no bucket holds
+** more than 1 KiB unless it is one gradient alone (then it is no bucket) */
+static void bucketed(const char *tac, int ar, int rs) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "examples/%s", tac);
+  char *text = hx_slurp(rel);
+  setup s;
+  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  for (int small = 0; small < 2; small++) {
+    rt_prog p;
+    lower_result lr;
+    lower_opts o = {0};
+    o.bucket_bytes = small ? 1024 : 25 << 20;
+    cr_assert(lower_program_opts(s.g, s.p, &o, &p, &lr, &s.d) == 0, "%s", diag_text(&s.d));
+    int n[RT_NOPS] = {0}, buckets = 0;
+    for (int i = 0; i < p.ninstrs; i++) {
+      const rt_instr *x = &p.instrs[i];
+      n[x->op]++;
+      if (!rt_is_collective((rt_op)x->op) || x->src >= 0) continue;
+      buckets++;
+      int64_t bytes = p.bufs[x->in[0]].nelem * 4;
+      cr_expect(!small || bytes <= 1024, "%s: a bucket of %lld bytes over 1 KiB", tac, (long long)bytes);
+    }
+    if (!small) {
+      cr_expect_eq(n[RT_ALL_REDUCE], ar, "%s bucketed: all_reduce", tac);
+      cr_expect_eq(n[RT_REDUCE_SCATTER], rs, "%s bucketed: reduce_scatter", tac);
+      cr_expect_eq(n[RT_ALL_GATHER], s.counts[RT_ALL_GATHER], "%s bucketed: all_gather", tac);
+      cr_expect_eq(buckets, 1, "%s: buckets", tac);
+    } else {
+      cr_expect(buckets > 1 && n[RT_ALL_REDUCE] + n[RT_REDUCE_SCATTER] < s.counts[RT_ALL_REDUCE] + s.counts[RT_REDUCE_SCATTER],
+                "%s: %d buckets of 1 KiB", tac, buckets);
+    }
+    lower_result_free(&lr);
+    rt_prog_free(&p);
+  }
+  unload(&s);
+  free(text);
+}
+
+Test(counts, bucketed) {
+  bucketed("gpt2_small_bp.tac", 2, 0);                       /* one bucket + the loss */
+  bucketed("gpt2_small_bp_mp.tac", 4 * LAYERS + 2, 0);       /* Megatron's, the loss, one bucket */
+  bucketed("gpt2_small_bp_mp_z1.tac", 4 * LAYERS + 2, 0);
+  bucketed("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, 1);    /* the gradients scattered in one */
+  bucketed("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, 1);
+  bucketed("gpt2_small.tac", 4 * LAYERS + 3, 1);
+}
+
 /* --mesh is read by the tactic grammar's mesh rule: located errors with a
 ** caret, and the axes it names replace the file's. */
 Test(tactics, mesh_option) {
