@@ -4,6 +4,7 @@
 ** transposes and reductions.
 */
 #include "interp/lower/lower_int.h"
+#include "util/mem.h"
 
 int lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape) {
   return rt_prog_buf(c->p, name, t, rank, shape, RT_BUF_TEMP);
@@ -35,11 +36,41 @@ int lw_buf(lctx *c, int id) {
 /* ---- transposes ---- */
 
 /* buffer `in` of shape s permuted by perm into a new temp (or `out` if >= 0) */
+/* The temporary an earlier transpose of `in` by perm wrote, if `in` has
+** not been written since (a gradient's GEMM and the next layer's both want
+** the same head-split copy); -1 if none. Only the last transpose of each
+** buffer is remembered and only a short way back is looked at, so that
+** the lowering stays linear. */
+static int same_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, rt_dtype t) {
+  if (in >= c->nlast_tr || c->last_tr[in] < 0) return -1;
+  int at = c->last_tr[in];
+  const rt_instr *x = &c->p->instrs[at];
+  if (x->op != RT_TRANSPOSE || x->in[0] != in || x->rank != rank || c->p->bufs[x->out].dtype != t ||
+      c->p->bufs[x->out].kind != RT_BUF_TEMP || c->p->ninstrs - at > 64) return -1;
+  for (int i = 0; i < rank; i++) if (x->shape[i] != s[i] || x->perm[i] != perm[i]) return -1;
+  for (int k = at + 1; k < c->p->ninstrs; k++)
+    if (c->p->instrs[k].out == in || c->p->instrs[k].out == x->out) return -1;
+  return x->out;
+}
+
 int lw_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t) {
   int64_t os[IR_MAXRANK];
   int ident = 1;
   for (int i = 0; i < rank; i++) { os[i] = s[perm[i]]; ident &= perm[i] == i; }
+  if (out < 0 && !ident) {
+    int same = same_transpose(c, in, s, rank, perm, t);
+    if (same >= 0) return same;
+  }
   if (out < 0) out = lw_tmp(c, name, t, rank, os);
+  if (!ident && in >= 0) {             /* remember it for same_transpose */
+    if (in >= c->nlast_tr) {
+      int n = c->p->nbufs > in ? c->p->nbufs * 2 : in + 1;
+      c->last_tr = mem_realloc(c->last_tr, sizeof(int) * (size_t)n);
+      for (int i = c->nlast_tr; i < n; i++) c->last_tr[i] = -1;
+      c->nlast_tr = n;
+    }
+    c->last_tr[in] = c->p->ninstrs;
+  }
   rt_instr *x = rt_prog_emit(c->p, ident ? RT_COPY : RT_TRANSPOSE, out);
   x->in[0] = in;
   x->nin = 1;

@@ -781,6 +781,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   free(c.skip);
   free(c.fuse);
   free(c.ups);
+  free(c.last_tr);
   if (c.failed) { free(c.buf); free(c.partial); rt_prog_free(p); return -1; }   /* callers free nothing on failure */
   r->buf_of = c.buf;
   r->partial = c.partial;

@@ -48,6 +48,8 @@ typedef struct lctx {
   int nups;
   lower_opts opt;
   int nall_reduce;      /* all_reduces emitted so far (opt.drop_collective counts them) */
+  int *last_tr;         /* buffer -> the last transpose instruction that read it, or -1 (emit.c) */
+  int nlast_tr;
 } lctx;
 
 #define AS(c, k) (&(c)->ash[k])

@@ -378,6 +378,35 @@ Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 
 ** contributions are summed as partial sums and scattered once */
 Test(counts, zero3_and_embedding) { counts("gpt2_small.tac", 4 * LAYERS + 1 + 2, -3, -1, 0); }
 
+/* A buffer transposed the same way twice is transposed once: the head
+** split of a gradient feeds both the input gradient's GEMM and the weight
+** gradient's (before: 24 transposes in gpt2_small's Adam step, now 18). */
+Test(lowering, no_transpose_twice) {
+  const char *tacs[] = {"gpt2_small_bp.tac", "gpt2_small_bp_mp.tac"};
+  for (int t = 0; t < 2; t++) {
+    char rel[256];
+    snprintf(rel, sizeof rel, "examples/%s", tacs[t]);
+    char *text = hx_slurp(rel);
+    setup s;
+    cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+    const rt_prog *p = &s.prog;
+    int n = 0;
+    for (int i = 0; i < p->ninstrs; i++) {
+      const rt_instr *a = &p->instrs[i];
+      if (a->op != RT_TRANSPOSE) continue;
+      n++;
+      for (int j = i + 1; j < p->ninstrs && p->instrs[j].out != a->in[0]; j++) {
+        const rt_instr *b = &p->instrs[j];
+        cr_expect(!(b->op == RT_TRANSPOSE && b->in[0] == a->in[0] && !memcmp(a->perm, b->perm, sizeof a->perm)),
+                  "%s: instructions %d and %d transpose buffer %d alike", tacs[t], i, j, a->in[0]);
+      }
+    }
+    cr_expect(n > 0);
+    unload(&s);
+    free(text);
+  }
+}
+
 /* --bucket 25MiB: every gradient's reduction of a plan joins one bucket
 ** (gpt2_small's 30 gradients hold 461 KiB); with 1 KiB, no bucket holds
 ** more than 1 KiB unless it is one gradient alone (then it is no bucket) */
