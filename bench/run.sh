@@ -12,8 +12,10 @@
 #   issue 8: carve simulate on calibrated profiles against carve run.
 #   issue 11: check / apply / lower on 1,000..100,000-layer chains.
 #   issue 10: carve auto against the expert schedules (bench/auto_search.sh).
+#   issue 13: a 4-layer GPT step against its GEMM-only bound and PyTorch,
+#            gradient buckets on 2 ranks, GPT-2 small (bench/gpt_step.sh).
 # Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
-# bench/bin/). Runtime: about 2 minutes on a 2-core machine.
+# bench/bin/). Runtime: about 5 minutes on a 2-core machine.
 set -u
 
 SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -393,6 +395,9 @@ out ""
 
 # ---- 7. the automatic search against expert schedules ----
 . "$SRCDIR/bench/auto_search.sh"
+
+# ---- 8. the GPT step against the machine, PyTorch, buckets, GPT-2 small ----
+. "$SRCDIR/bench/gpt_step.sh"
 
 # ---- appendix: the GEMMs one by one ----
 out "Appendix: cblas_sgemm per GEMM (bench/gemm_ref)"
