@@ -360,7 +360,7 @@ static int do_constant(hctx *b, const mlir_op *op) {
     for (int64_t i = 0; i < n; i++) store_literal(data, dt, i, lit);
   } else {
     int64_t k = 0;
-    if (!lit || flat_literals(lit, dt, data, n, &k) < 0 || k != n)
+    if ((!lit && n) || (lit && flat_literals(lit, dt, data, n, &k) < 0) || k != n)
       return diag_error(b->d, L(b, val->off), "%s: the value must hold %lld numbers for %s%s", op->name, (long long)n,
                         ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
   }
@@ -471,9 +471,20 @@ static int do_slice(hctx *b, const mlir_op *op, const char *name) {
       return op_error(b, op, "%s: range %lld:%lld is outside dim %d of size %lld", op->name, (long long)lo[i], (long long)hi[i], i,
                       (long long)xv->shape.d[i]);
   }
-  int last = -1;
-  for (int i = 0; i < r; i++) if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+  int last = -1, empty = 0;
+  for (int i = 0; i < r; i++) {
+    if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+    empty |= lo[i] == hi[i];
+  }
   if (last < 0) return x;
+  if (empty) {                  /* no elements: nothing to read from x */
+    ir_attrs at = no_attrs();
+    at.dtype = xv->dtype;
+    at.to.rank = r;
+    for (int i = 0; i < r; i++) at.to.d[i] = hi[i] - lo[i];
+    at.data = ir_values_new(b->g, xv->dtype, 0);
+    return emit(b, name, IR_CONSTANT, NULL, 0, &at);
+  }
   for (int i = 0; i <= last; i++) {
     if (lo[i] == 0 && hi[i] == xv->shape.d[i]) continue;
     ir_attrs at = no_attrs();
