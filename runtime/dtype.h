@@ -3,7 +3,7 @@
 ** kernels, the collectives, safetensors and the initializers. An element
 ** is read as a double (floats) or an int64 (integers and i1) and written
 ** back with the conversions of StableHLO's convert: float to float and
-** integer to float round to nearest even; float to integer truncates
+** integer to float round to nearest even, once; float to integer truncates
 ** toward zero and saturates, NaN giving 0 (as the reference interpreter's
 ** APFloat::convertToInteger); integer to integer wraps (two's complement);
 ** anything to i1 is "not zero". bf16 and f16 are the upper half of an f32
@@ -56,6 +56,25 @@ static inline uint16_t rt_f32_to_f16(float f) {
   return (uint16_t)(sign | (m >> 13));
 }
 
+/* Round to odd: toward zero, with the last bit set when that dropped any
+** bits. Rounded on to bf16 or f16 (at least two bits shorter than f32),
+** this gives the value rounded once to nearest even, where rounding to
+** nearest through f32 could land on a tie and round a second time. */
+static inline float rt_f64_to_f32_odd(double x) {
+  float f = (float)x;
+  if (x != x || (double)f == x || isinf(x)) return f;
+  if (fabs((double)f) > fabs(x)) f = nextafterf(f, 0.0f);     /* inf: the largest float */
+  return rt_bits_f32(rt_f32_bits(f) | 1u);
+}
+
+static inline float rt_i64_to_f32_odd(int64_t x) {
+  uint64_t m = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, sticky = 0;
+  int e = 0;
+  while (m >> 24) { sticky |= m & 1; m >>= 1; e++; }          /* 24 bits: exact in a float */
+  float f = ldexpf((float)(m | sticky), e);
+  return x < 0 ? -f : f;
+}
+
 /* float to integer: toward zero, saturating at [lo, hi], NaN -> 0 */
 static inline int64_t rt_f2i(double x, double lo, double hi) {
   if (x != x) return 0;
@@ -106,8 +125,8 @@ static inline void rt_store_f(rt_dtype t, void *p, int64_t i, double x) {
   switch (t) {
   case RT_F32: RT_ST(float, p, i, (float)x); break;
   case RT_F64: RT_ST(double, p, i, x); break;
-  case RT_BF16: RT_ST(uint16_t, p, i, rt_f32_to_bf16((float)x)); break;
-  case RT_F16: RT_ST(uint16_t, p, i, rt_f32_to_f16((float)x)); break;
+  case RT_BF16: RT_ST(uint16_t, p, i, rt_f32_to_bf16(rt_f64_to_f32_odd(x))); break;
+  case RT_F16: RT_ST(uint16_t, p, i, rt_f32_to_f16(rt_f64_to_f32_odd(x))); break;
   case RT_I32: RT_ST(int32_t, p, i, (int32_t)rt_f2i(x, -2147483648.0, 2147483647.0)); break;
   case RT_I64: RT_ST(int64_t, p, i, rt_f2i(x, -9223372036854775808.0, 9223372036854775807.0)); break;
   case RT_I8: ((int8_t *)p)[i] = (int8_t)rt_f2i(x, -128.0, 127.0); break;
@@ -117,9 +136,14 @@ static inline void rt_store_f(rt_dtype t, void *p, int64_t i, double x) {
   }
 }
 
-/* write the integer x as element i of p: integers wrap, floats round */
+/* write the integer x as element i of p: integers wrap, floats round once
+** to nearest even (not through a double, which rounds beyond 2^53) */
 static inline void rt_store_i(rt_dtype t, void *p, int64_t i, int64_t x) {
   switch (t) {
+  case RT_F32: RT_ST(float, p, i, (float)x); break;
+  case RT_F64: RT_ST(double, p, i, (double)x); break;
+  case RT_BF16: RT_ST(uint16_t, p, i, rt_f32_to_bf16(rt_i64_to_f32_odd(x))); break;
+  case RT_F16: RT_ST(uint16_t, p, i, rt_f32_to_f16(rt_i64_to_f32_odd(x))); break;
   case RT_I32: RT_ST(int32_t, p, i, (int32_t)(uint32_t)(uint64_t)x); break;
   case RT_I64: RT_ST(int64_t, p, i, x); break;
   case RT_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)x; break;

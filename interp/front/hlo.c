@@ -286,15 +286,22 @@ static double literal(const mlir_attr *a, ir_dtype t) {
   return (double)a->i;
 }
 
-static int flat_literals(const mlir_attr *a, ir_dtype t, double *out, int64_t n, int64_t *k) {
+/* Store literal a as element k of data: integers of an integer type as
+** they are (a double holds only 53 bits), anything else as a number. */
+static void store_literal(void *data, ir_dtype t, int64_t k, const mlir_attr *a) {
+  if (a->kind == MLIR_A_INT && !ir_dtype_isfloat(t)) ir_values_set_int(data, t, k, a->i);
+  else ir_values_set(data, t, k, literal(a, t));
+}
+
+static int flat_literals(const mlir_attr *a, ir_dtype t, void *data, int64_t n, int64_t *k) {
   if (a->kind == MLIR_A_LIST || a->kind == MLIR_A_GROUP) {
     for (int i = 0; i < a->nitems; i++)
-      if (flat_literals(a->items[i].val, t, out, n, k) < 0) return -1;
+      if (flat_literals(a->items[i].val, t, data, n, k) < 0) return -1;
     return 0;
   }
   if (a->kind != MLIR_A_INT && a->kind != MLIR_A_FLOAT && a->kind != MLIR_A_BOOL) return -1;
   if (*k >= n) return -1;
-  out[(*k)++] = literal(a, t);
+  store_literal(data, t, (*k)++, a);
   return 0;
 }
 
@@ -322,7 +329,10 @@ static int do_constant(hctx *b, const mlir_op *op) {
   if (val->kind != MLIR_A_DENSE) return diag_error(b->d, L(b, val->off), "%s: expected dense<...>", op->name);
   int64_t n = ir_nelem(&s);
   const mlir_attr *lit = val->nitems ? val->items[0].val : NULL;
-  if (lit && (lit->kind == MLIR_A_INT || lit->kind == MLIR_A_FLOAT || lit->kind == MLIR_A_BOOL)) {   /* a splat */
+  int scalar = lit && (lit->kind == MLIR_A_INT || lit->kind == MLIR_A_FLOAT || lit->kind == MLIR_A_BOOL);
+  /* an integer splat beyond 2^53 is not a double: its values are stored */
+  int wide = scalar && lit->kind == MLIR_A_INT && !ir_dtype_isfloat(dt) && (lit->i > (1LL << 53) || lit->i < -(1LL << 53));
+  if (scalar && !wide) {   /* a splat */
     int c = dt == IR_F32 ? ir_const(b->g, literal(lit, dt)) : ir_const_typed(b->g, literal(lit, dt), dt);
     if (s.rank == 0) return c;
     ir_attrs at = no_attrs();
@@ -346,13 +356,13 @@ static int do_constant(hctx *b, const mlir_op *op) {
     }
     for (size_t i = have; i < bytes; i++) raw[i] = raw[i % es];  /* a hex splat */
     memcpy(data, raw, bytes);
+  } else if (wide) {
+    for (int64_t i = 0; i < n; i++) store_literal(data, dt, i, lit);
   } else {
-    double *vals = arena_alloc(&b->tmp, sizeof(double) * (size_t)(n + 1));
     int64_t k = 0;
-    if (!lit || flat_literals(lit, dt, vals, n, &k) < 0 || k != n)
+    if ((!lit && n) || (lit && flat_literals(lit, dt, data, n, &k) < 0) || k != n)
       return diag_error(b->d, L(b, val->off), "%s: the value must hold %lld numbers for %s%s", op->name, (long long)n,
                         ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
-    for (int64_t i = 0; i < n; i++) ir_values_set(data, dt, i, vals[i]);
   }
   ir_attrs at = no_attrs();
   at.to = s;
@@ -461,9 +471,20 @@ static int do_slice(hctx *b, const mlir_op *op, const char *name) {
       return op_error(b, op, "%s: range %lld:%lld is outside dim %d of size %lld", op->name, (long long)lo[i], (long long)hi[i], i,
                       (long long)xv->shape.d[i]);
   }
-  int last = -1;
-  for (int i = 0; i < r; i++) if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+  int last = -1, empty = 0;
+  for (int i = 0; i < r; i++) {
+    if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+    empty |= lo[i] == hi[i];
+  }
   if (last < 0) return x;
+  if (empty) {                  /* no elements: nothing to read from x */
+    ir_attrs at = no_attrs();
+    at.dtype = xv->dtype;
+    at.to.rank = r;
+    for (int i = 0; i < r; i++) at.to.d[i] = hi[i] - lo[i];
+    at.data = ir_values_new(b->g, xv->dtype, 0);
+    return emit(b, name, IR_CONSTANT, NULL, 0, &at);
+  }
   for (int i = 0; i <= last; i++) {
     if (lo[i] == 0 && hi[i] == xv->shape.d[i]) continue;
     ir_attrs at = no_attrs();

@@ -286,3 +286,7 @@ void *ir_values_new(ir_graph *g, ir_dtype t, int64_t n) {
 void ir_values_set(void *data, ir_dtype t, int64_t k, double x) {
   rt_store_f(rt_of(t), data, k, x);
 }
+
+void ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x) {
+  rt_store_i(rt_of(t), data, k, x);
+}

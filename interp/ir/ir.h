@@ -172,6 +172,7 @@ int ir_const_typed(ir_graph *g, double x, ir_dtype t);
 double ir_value_at(const ir_value *v, int64_t k);
 void  *ir_values_new(ir_graph *g, ir_dtype t, int64_t n);
 void   ir_values_set(void *data, ir_dtype t, int64_t k, double x);
+void   ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x);   /* exact beyond 2^53 */
 /* Before adding an elementwise op: give its f32 literal operands the type
 ** of its other operands when that is not a float type or f64 (so that
 ** add(ids, 1) adds an integer). Rewrites args in place. */

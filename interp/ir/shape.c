@@ -269,7 +269,8 @@ static int infer_einsum(ctx *c) {
       size[ch] = a->shape.d[i];
     }
   }
-  if (float_operands(c, &c->v->dtype) < 0) return -1;
+  /* integers too (StableHLO's dot_general of integers; sums wrap) */
+  if (same_operands(c, 0, T_NUMBER, &c->v->dtype) < 0) return -1;
   c->v->shape.rank = e.n[2];
   for (int i = 0; i < e.n[2]; i++) c->v->shape.d[i] = size[(int)e.l[2][i]];
   return 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "runtime/backend.h"
+#include "runtime/dtype.h"
 #include "runtime/safet.h"
 
 /* ---- helpers ---- */
@@ -802,6 +803,29 @@ static void golden_unary(st_file *f, const char *op, int fn, int gradfn) {
     free(cot);
   }
   free(x); free(y); free(dx);
+}
+
+/* convert rounds once: through a double (i64) or through f32 (bf16, f16) a
+   value just above a tie lands on the tie and rounds to even, the wrong way */
+Test(dtype, one_rounding_to_narrower_floats) {
+  float f;
+  rt_store_i(RT_F32, &f, 0, ((int64_t)1 << 60) + ((int64_t)1 << 36) + 1);
+  cr_expect_eq(f, 0x1p60f + 0x1p37f);
+  rt_store_i(RT_F32, &f, 0, INT64_MAX);
+  cr_expect_eq(f, 0x1p63f);
+  uint16_t h[4];
+  rt_store_i(RT_BF16, h, 0, (1 << 24) + (1 << 16) + 1);       /* above the tie: up */
+  rt_store_i(RT_BF16, h, 1, (1 << 24) + (1 << 16));           /* the tie: to even */
+  rt_store_f(RT_BF16, h, 2, 1.0 + 0x1p-8 + 0x1p-40);
+  rt_store_f(RT_F16, h, 3, 1.0 + 0x1p-11 + 0x1p-40);
+  cr_expect_eq(rt_bf16_to_f32(h[0]), 0x1p24f + 0x1p17f);
+  cr_expect_eq(rt_bf16_to_f32(h[1]), 0x1p24f);
+  cr_expect_eq(rt_bf16_to_f32(h[2]), 1.0f + 0x1p-7f);
+  cr_expect_eq(rt_f16_to_f32(h[3]), 1.0f + 0x1p-10f);
+  rt_store_f(RT_BF16, h, 0, 1e39);                             /* beyond f32: inf, not the largest bf16 */
+  rt_store_f(RT_BF16, h, 1, -1e-50);                           /* below every subnormal: -0 */
+  cr_expect_eq(h[0], 0x7F80);
+  cr_expect_eq(h[1], 0x8000);
 }
 
 Test(golden, pytorch_values) {
