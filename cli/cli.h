@@ -40,6 +40,7 @@ int cli_calibrate(const cli_opts *o);
 int cli_repl(const cli_opts *o);
 int cli_auto(const cli_opts *o);
 int cli_import(const cli_opts *o);
+int cli_export(const cli_opts *o);
 int cli_show(const cli_opts *o);
 int cli_diff(const cli_opts *o);
 int cli_bisect(const cli_opts *o);

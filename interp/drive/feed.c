@@ -25,6 +25,10 @@ static int64_t id_range(const ir_graph *g, const ir_value *v) {
         const ir_shape *s = &g->vals[u->args[0]]->shape;
         m = s->d[s->rank - 1];
       }
+      if (u->op == IR_COMPARE && u->nargs == 2) {     /* against an iota: a one-hot of that many classes */
+        const ir_value *o = g->vals[u->args[u->args[0] == x->id]];
+        if (o->op == IR_IOTA) m = o->shape.d[o->attr.dim];
+      }
       if (m && (!r || m < r)) r = m;
       if (!m && ir_dtype_isint(u->dtype) && !pushed[u->id]) {   /* the ids flow on */
         pushed[u->id] = 1;

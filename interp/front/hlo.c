@@ -1041,6 +1041,206 @@ static int arg_sharding(hctx *b, const mlir_arg *a, int id, hlo_info *info) {
   return 0;
 }
 
+/* ---- GSPMD's mhlo.sharding strings ----
+** "{devices=[1,2]<=[2]}", "{devices=[2,1]0,1}", "{replicated}",
+** "{devices=[2,1,2]<=[4] last_tile_dim_replicate}": tile counts per dim
+** over the devices in row-major order. A mesh is made from them all
+** (axes _axis_0, _axis_1, ... major first), so that each split dim is a
+** run of its axes, as an sdy mesh would say. */
+
+typedef struct hlo_tiles {
+  int arg;                 /* the argument's value id */
+  uint32_t off;            /* the string, for messages */
+  int n;                   /* tile dims (the value's rank, plus one when the last replicates) */
+  int64_t t[IR_MAXRANK + 1];
+  int64_t devices;
+} hlo_tiles;
+
+typedef struct shparse { const char *s; size_t i; } shparse;
+
+static void sp_ws(shparse *p) { while (p->s[p->i] == ' ') p->i++; }
+static int sp_lit(shparse *p, const char *w) {
+  sp_ws(p);
+  size_t n = strlen(w);
+  if (strncmp(p->s + p->i, w, n)) return 0;
+  p->i += n;
+  return 1;
+}
+static int sp_int(shparse *p, int64_t *x) {
+  sp_ws(p);
+  if (p->s[p->i] < '0' || p->s[p->i] > '9') return 0;
+  *x = 0;
+  while (p->s[p->i] >= '0' && p->s[p->i] <= '9') {
+    if (*x > ((int64_t)1 << 40)) return 0;
+    *x = *x * 10 + (p->s[p->i++] - '0');
+  }
+  return 1;
+}
+/* "[a,b,c]" (brackets optional: a bare device list) */
+static int sp_ints(shparse *p, int64_t *out, int max, int bracket) {
+  int n = 0;
+  if (bracket && !sp_lit(p, "[")) return -1;
+  do {
+    int64_t x;
+    if (!sp_int(p, &x)) return -1;
+    if (n < max) out[n] = x;
+    n++;
+  } while (sp_lit(p, ","));
+  if (bracket && !sp_lit(p, "]")) return -1;
+  return n;
+}
+
+/* 0: read into t (t->n = 0: replicated); 1: a form carve cannot express
+** (warned); -1: malformed (an error) */
+static int read_hlo_sharding(hctx *b, const mlir_attr *a, int rank, hlo_tiles *t) {
+  const char *str = a->text;
+  shparse p = {str, 0};
+  memset(t, 0, sizeof *t);
+  t->off = a->off;
+#define BAD(what) return diag_error(b->d, L(b, a->off + 1 + (uint32_t)p.i), "mhlo.sharding \"%s\": %s", str, what)
+#define UNSUPPORTED(what) return diag_warning(b->d, L(b, a->off), "mhlo.sharding \"%s\": %s; the argument is imported unsplit", str, what), 1
+  if (!sp_lit(&p, "{")) BAD("expected '{'");
+  if (sp_lit(&p, "replicated")) { if (!sp_lit(&p, "}")) BAD("expected '}' after replicated"); sp_ws(&p); if (str[p.i]) BAD("text after the sharding"); return 0; }
+  if (sp_lit(&p, "maximal")) UNSUPPORTED("a value on one device (maximal) is not supported; carve splits values over a mesh");
+  if (sp_lit(&p, "manual")) UNSUPPORTED("manual shardings are not supported");
+  if (sp_lit(&p, "{")) UNSUPPORTED("tuple shardings are not supported");
+  if (!sp_lit(&p, "devices=")) BAD("expected 'replicated', 'maximal' or 'devices=[...]'");
+  int64_t dims[IR_MAXRANK + 2], list[IR_MAXRANK + 2];
+  int n = sp_ints(&p, dims, IR_MAXRANK + 2, 1);
+  if (n < 0) BAD("expected the tile counts [n, ...]");
+  if (n > IR_MAXRANK + 1) BAD("too many tile dims");
+  int64_t total = 1;
+  for (int i = 0; i < n; i++) {
+    if (dims[i] < 1) BAD("tile counts must be positive");
+    if (total > ((int64_t)1 << 30) / dims[i]) BAD("too many devices");
+    total *= dims[i];
+  }
+  int iota = 1;
+  if (sp_lit(&p, "<=")) {
+    int m = sp_ints(&p, list, IR_MAXRANK + 2, 1);
+    if (m < 0) BAD("expected the device shape <=[n, ...]");
+    int64_t cnt = 1;
+    for (int i = 0; i < m && i < IR_MAXRANK + 2; i++) cnt *= list[i] ? list[i] : 1;
+    if (cnt != total) BAD("the device shape does not hold as many devices as the tiles");
+    if (sp_lit(&p, "T(")) {
+      int64_t perm[IR_MAXRANK + 2];
+      int k = sp_ints(&p, perm, IR_MAXRANK + 2, 0);
+      if (k < 0 || !sp_lit(&p, ")")) BAD("expected T(i, ...)");
+      for (int i = 0; i < k && i < IR_MAXRANK + 2; i++) iota &= perm[i] == i || list[perm[i]] == 1;
+    }
+  } else {
+    int64_t dev = 0;
+    int64_t k = 0;
+    do {
+      if (!sp_int(&p, &dev)) BAD("expected the device list");
+      iota &= dev == k;
+      k++;
+    } while (sp_lit(&p, ","));
+    if (k != total) BAD("the device list does not hold one device per tile");
+  }
+  int repl = 0;
+  for (;;) {
+    if (sp_lit(&p, "last_tile_dim_replicate")) { repl = 1; continue; }
+    if (sp_lit(&p, "last_tile_dims=")) UNSUPPORTED("last_tile_dims (manual or subgroup tiles) is not supported");
+    break;
+  }
+  if (!sp_lit(&p, "}")) BAD("expected '}'");
+  sp_ws(&p);
+  if (str[p.i]) BAD("text after the sharding");
+  if (!iota) UNSUPPORTED("devices in an order other than the mesh's (a transposed or listed permutation) are not supported");
+  if (n != rank + repl) {
+    p.i = 0;
+    BAD(arena_printf(&b->tmp, "%d tile counts for a value of rank %d%s", n, rank, repl ? " (plus the replicated one)" : ""));
+  }
+#undef BAD
+#undef UNSUPPORTED
+  t->n = n;
+  for (int i = 0; i < n; i++) t->t[i] = dims[i];
+  t->devices = total;
+  if (repl) t->t[n - 1] = -t->t[n - 1];     /* marks the replicated tile dim */
+  return 0;
+}
+
+/* The mesh of every argument's tiles and each one's axes, into info. */
+static int hlo_sharding_mesh(hctx *b, const hlo_tiles *ts, int nts, hlo_info *info) {
+  int64_t bound[64];
+  int nb = 0;
+  int64_t total = 0;
+  for (int k = 0; k < nts; k++) {
+    const hlo_tiles *t = &ts[k];
+    if (total && t->devices != total)
+      return diag_error(b->d, L(b, t->off), "mhlo.sharding: this argument is tiled over %lld devices, an earlier one over %lld; "
+                        "carve needs one mesh", (long long)t->devices, (long long)total);
+    total = t->devices;
+    int64_t stride = 1;
+    for (int i = t->n - 1; i >= 0; i--) {
+      int64_t c = t->t[i] < 0 ? -t->t[i] : t->t[i];
+      int64_t marks[2] = {stride, stride * c};
+      for (int m = 0; m < 2; m++) {
+        int have = 0;
+        for (int j = 0; j < nb; j++) have |= bound[j] == marks[m];
+        if (!have && nb < 64) bound[nb++] = marks[m];
+      }
+      stride *= c;
+    }
+  }
+  if (!nts || total <= 1) return 0;
+  for (int i = 1; i < nb; i++)
+    for (int j = i; j > 0 && bound[j - 1] < bound[j]; j--) { int64_t x = bound[j]; bound[j] = bound[j - 1]; bound[j - 1] = x; }
+  /* bound: N, ..., 1 (descending); each must divide the one before */
+  for (int i = 1; i < nb; i++)
+    if (bound[i - 1] % bound[i])
+      return diag_error(b->d, L(b, ts[0].off), "mhlo.sharding: the arguments' tilings do not nest into one mesh (%lld devices cut by %lld and %lld)",
+                        (long long)total, (long long)bound[i - 1], (long long)bound[i]);
+  if (nb - 1 > HLO_MAXAXES) return diag_error(b->d, L(b, ts[0].off), "mhlo.sharding: the tilings need a mesh of more than %d axes", HLO_MAXAXES);
+  for (int i = 0; i + 1 < nb; i++) {
+    info->axis[i] = ir_intern(b->g, arena_printf(&b->tmp, "_axis_%d", i));
+    info->size[i] = bound[i] / bound[i + 1];
+  }
+  info->naxes = nb - 1;
+  for (int k = 0; k < nts; k++) {
+    const hlo_tiles *t = &ts[k];
+    const ir_value *v = b->g->vals[t->arg];
+    hlo_sharding sh = {.value = t->arg, .rank = v->shape.rank};
+    int64_t stride = 1, any = 0;
+    for (int i = t->n - 1; i >= 0; i--) {
+      int64_t c = t->t[i] < 0 ? -t->t[i] : t->t[i];
+      if (t->t[i] > 1 && i < v->shape.rank)
+        for (int a = 0; a < info->naxes; a++)
+          if (bound[a + 1] >= stride && bound[a] <= stride * c) { sh.axes[i][sh.naxes[i]++] = info->axis[a]; any = 1; }
+      stride *= c;
+    }
+    if (!any) continue;
+    info->shardings = arena_grow(&b->g->mem, info->shardings, (size_t)info->nshardings, (size_t)info->nshardings + 1, sizeof(hlo_sharding));
+    info->shardings[info->nshardings++] = sh;
+  }
+  return 0;
+}
+
+/* carve.kind = "param" | "input" | "state" and carve.init = "zeros" |
+** "ones" | "normal(s)" | "uniform(lo, hi)", as 'carve export' writes them,
+** so that an exported program imports as the model it came from.
+** --params-from-args, when given, still decides. */
+static int carve_kind(hctx *b, const mlir_arg *a, const hlo_opts *o, ir_kind *kind, ir_init *init) {
+  const mlir_attr *k = mlir_attr_get(a->attrs, "carve.kind"), *in = mlir_attr_get(a->attrs, "carve.init");
+  if (k && !(o && o->params)) {
+    if (k->kind != MLIR_A_STRING) return diag_error(b->d, L(b, k->off), "carve.kind must be a string: \"param\", \"input\" or \"state\"");
+    if (!strcmp(k->text, "param")) *kind = IR_PARAM;
+    else if (!strcmp(k->text, "input")) *kind = IR_INPUT;
+    else if (!strcmp(k->text, "state")) *kind = IR_STATE;
+    else return diag_error(b->d, L(b, k->off), "carve.kind \"%s\": expected \"param\", \"input\" or \"state\"", k->text);
+  }
+  if (!in) return 0;
+  double x = 0, y = 0;
+  char end = 0;
+  if (in->kind == MLIR_A_STRING && !strcmp(in->text, "zeros")) *init = (ir_init){INIT_ZEROS, 0, 0};
+  else if (in->kind == MLIR_A_STRING && !strcmp(in->text, "ones")) *init = (ir_init){INIT_ONES, 0, 0};
+  else if (in->kind == MLIR_A_STRING && sscanf(in->text, "normal(%lf%c", &x, &end) == 2 && end == ')') *init = (ir_init){INIT_NORMAL, x, 0};
+  else if (in->kind == MLIR_A_STRING && sscanf(in->text, "uniform(%lf ,%lf%c", &x, &y, &end) == 3 && end == ')') *init = (ir_init){INIT_UNIFORM, x, y};
+  else return diag_error(b->d, L(b, in->off), "carve.init: expected \"zeros\", \"ones\", \"normal(std)\" or \"uniform(lo, hi)\"");
+  return 0;
+}
+
 static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {
   const char *want = o && o->entry ? o->entry : NULL;
   const mlir_func *pub = NULL;
@@ -1080,7 +1280,8 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
   scope top = {0};
   b->sc = &top;
   int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nargs + 1));
-  int rc = 0;
+  int rc = 0, ntiles = 0;
+  hlo_tiles *tiles = NULL;
   for (int k = 0; k < fn->nargs && rc == 0; k++) {
     const mlir_arg *a = &fn->args[k];
     ir_shape s;
@@ -1090,18 +1291,35 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     if (ir_lookup(b->g, nm)) nm = ir_fresh_name(b->g, nm);
     ir_value tmpv = {.dtype = dt, .shape = s};
     int param = is_param(o, nm, &tmpv);
+    ir_kind kind = param ? IR_PARAM : IR_INPUT;
+    ir_init init = {INIT_NORMAL, 0.02, 0};
+    if (carve_kind(b, a, o, &kind, &init) < 0) { rc = -1; break; }
+    param = kind != IR_INPUT;
     if (param && !ir_dtype_isfloat(dt)) {
       rc = diag_error(d, L(b, a->off), "argument '%s' is %s; parameters are trained and must be float (leave it out of --params-from-args)",
                       nm, ir_dtype_name(dt));
       break;
     }
-    ir_value *v = ir_add(b->g, nm, param ? IR_PARAM : IR_INPUT, IR_LEAF, NULL, 0, NULL, L(b, a->off));
+    ir_value *v = ir_add(b->g, nm, kind, IR_LEAF, NULL, 0, NULL, L(b, a->off));
     v->dtype = dt;
     v->shape = s;
-    if (param) v->init = (ir_init){INIT_NORMAL, 0.02, 0};
+    if (param) v->init = init;
     args[k] = v->id;
     rc = arg_sharding(b, a, v->id, info);
+    const mlir_attr *ms = mlir_attr_get(a->attrs, "mhlo.sharding");
+    if (rc == 0 && ms && ms->kind == MLIR_A_STRING) {
+      hlo_tiles t;
+      int r = read_hlo_sharding(b, ms, s.rank, &t);
+      if (r < 0) rc = -1;
+      else if (r == 0 && t.n) {
+        t.arg = v->id;
+        tiles = arena_grow(&b->tmp, tiles, (size_t)ntiles, (size_t)ntiles + 1, sizeof *tiles);
+        tiles[ntiles++] = t;
+      }
+    }
   }
+  /* GSPMD strings make the mesh where the module has no sdy.mesh */
+  if (rc == 0 && ntiles && info && !info->naxes) rc = hlo_sharding_mesh(b, tiles, ntiles, info);
   int nouts = 0, *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nresults + 1));
   if (rc == 0) rc = build_body(b, fn, args, outs, fn->nresults, &nouts);
   if (rc == 0 && nouts != fn->nresults)
@@ -1146,7 +1364,7 @@ char *hlo_tactics(const ir_graph *g, const hlo_info *info, arena *a) {
   if (!info || !info->naxes) return NULL;
   strbuf sb;
   sb_init(&sb);
-  sb_puts(&sb, "# the argument shardings of the imported program (sdy.sharding)\nversion 1\nmesh ");
+  sb_puts(&sb, "# the argument shardings of the imported program (sdy.sharding or mhlo.sharding)\nversion 1\nmesh ");
   for (int i = 0; i < info->naxes; i++) sb_printf(&sb, "%s%s = %lld", i ? ", " : "", info->axis[i], (long long)info->size[i]);
   sb_puts(&sb, "\n\ntactic imported {\n");
   for (int i = 0; i < info->nshardings; i++) {

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# carve export end to end:
+# (a) the four real StableHLO programs: export(import(file)) imports to the
+#     same IR (op counts per kind, arguments and results: names, shapes,
+#     dtypes), and the Llama block's sdy shardings survive;
+# (b) carve's own examples under their tactic files: the exported program
+#     runs to the same outputs as the model file, and its argument
+#     shardings are what 'carve apply --json' reports;
+# (c) --train: the exported training step imports, checks, and one step of
+#     it gives carve's own step (loss and every updated parameter and state);
+# and the command's errors.
+set -u
+models=${STABLEHLO_MODELS:-$SRCDIR/../shared/third_party/stablehlo-models}
+[ -d "$models" ] || models=/work/shared/third_party/stablehlo-models
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+ex=$SRCDIR/examples
+
+# the IR of a program, summarised: op counts per kind, then each argument
+# and result as "kind name dtype[shape]"
+summary() {  # FILE [--train OPT]
+  "$CARVE" check "$@" --print 2>"$tmp/err" | python3 -c '
+import re, sys, collections
+ops = collections.Counter(); decl = []
+for line in sys.stdin:
+    m = re.match(r"\s*(input|param|state)\s+(\S+)\s*:\s*(\S+\[[^\]]*\]|\S+)", line)
+    if m: decl.append(" ".join(m.groups())); continue
+    m = re.match(r"\s*return\s+(.*)", line)
+    if m: decl.append("return " + m.group(1).strip()); continue
+    m = re.match(r"\s*\S+\s*=\s*([a-z_]+)\(", line)
+    if m: ops[m.group(1)] += 1
+for k in sorted(ops): print(k, ops[k])
+for d in decl: print(d)'
+}
+
+# (a) round trips of the real programs
+if [ -d "$models" ]; then
+  for f in stablehlo-exports/searchless_chess_9m stablehlo-exports/pt_bert tt-mlir/sdy_llama_attn_prefill_manual byteir/NanoGPT_BW_input; do
+    m=$models/$f.mlir; b=$(basename "$f")
+    summary "$m" >"$tmp/$b.a" || { bad "check $b: $(head -3 "$tmp/err")"; continue; }
+    timeout 300 "$CARVE" export "$m" -o "$tmp/$b.mlir" --quiet 2>"$tmp/err" && ok || { bad "export $b: $(head -3 "$tmp/err")"; continue; }
+    summary "$tmp/$b.mlir" >"$tmp/$b.b" || { bad "re-import $b: $(head -3 "$tmp/err")"; continue; }
+    diff "$tmp/$b.a" "$tmp/$b.b" >"$tmp/diff" && ok || bad "$b: the exported program imports differently: $(head -12 "$tmp/diff")"
+  done
+  # Llama: the sdy shardings, as a tactic file, go out and come back the same
+  llama=$models/tt-mlir/sdy_llama_attn_prefill_manual.mlir
+  "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet &&
+    "$CARVE" export "$llama" "$tmp/llama.tac" -o "$tmp/llama_sh.mlir" --quiet 2>"$tmp/err" &&
+    "$CARVE" import "$tmp/llama_sh.mlir" -o "$tmp/llama2.cir" --tactics-out "$tmp/llama2.tac" --quiet 2>>"$tmp/err" && ok ||
+    bad "llama with shardings: $(head -3 "$tmp/err")"
+  grep -q 'sdy.mesh @mesh = <\["_axis_0"=2\]>' "$tmp/llama_sh.mlir" && ok || bad "llama: no sdy.mesh"
+  for a in p0.1 p1.6 p5.32 p7.69; do
+    grep -h "\"$a\" dim" "$tmp/llama.tac" >"$tmp/s1"; grep -h "\"$a\" dim" "$tmp/llama2.tac" >"$tmp/s2"
+    [ -s "$tmp/s1" ] && cmp -s "$tmp/s1" "$tmp/s2" && ok || bad "llama: $a's sharding changed: $(cat "$tmp/s1") -> $(cat "$tmp/s2")"
+  done
+else
+  echo "no $models: (a) skipped"
+fi
+
+# (b) carve's examples: same outputs, shardings as apply reports them
+same() {  # A B: equal up to float rounding (relative 1e-5 per tensor)
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+b = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+assert len(a) == len(b) and a, "different outputs: %d vs %d" % (len(a), len(b))
+for x, y in zip(a, b):
+    assert x["shape"] == y["shape"] and x["dtype"] == y["dtype"], (x["name"], x["shape"], y["shape"])
+    num = sum((p - q) ** 2 for p, q in zip(x["values"], y["values"]))
+    den = sum(q * q for q in y["values"]) or 1
+    assert (num / den) ** 0.5 < 1e-5, (x["name"], y["name"], (num / den) ** 0.5)
+PY
+}
+shardings_agree() {  # EXPORTED.mlir APPLY.json
+  python3 - "$1" "$2" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+head = text[text.index("@main("):text.index(") -> (")]
+got = {}
+for m in re.finditer(r'#sdy\.sharding<@mesh, \[(.*?)\]>[^}]*\} loc\("([^"]+)"\)', head):
+    dims = re.findall(r'\{([^}]*)\}', m.group(1))
+    got[m.group(2)] = [re.findall(r'"([^"]+)"', d) for d in dims]
+want = {v["name"]: v["sharding"] for v in json.load(open(sys.argv[2]))["values"] if v["kind"] in ("input", "param", "state")}
+assert got and set(got) == set(want), (sorted(got), sorted(want))
+for n in want:
+    assert got[n] == want[n], (n, got[n], want[n])
+PY
+}
+for pair in "mlp_small.cir mlp_bp.tac" "mlp_small.cir mlp_mp.tac" "gpt2_small.cir gpt2_small_bp_mp.tac" "gpt2_small.cir gpt2_small_mp.tac"; do
+  set -- $pair; m=$1; t=$2; b=${m%.cir}.${t%.tac}
+  "$CARVE" export "$ex/$m" "$ex/$t" -o "$tmp/$b.mlir" --quiet 2>"$tmp/err" && ok || { bad "export $b: $(head -3 "$tmp/err")"; continue; }
+  grep -q '^  sdy.mesh @mesh = <\["' "$tmp/$b.mlir" && grep -q 'func.func public @main(' "$tmp/$b.mlir" && ok || bad "$b: no mesh or @main"
+  "$CARVE" run "$ex/$m" --steps 1 --print-outputs >"$tmp/$b.1" 2>"$tmp/err" || { bad "run $m: $(head -3 "$tmp/err")"; continue; }
+  "$CARVE" run "$tmp/$b.mlir" --steps 1 --print-outputs >"$tmp/$b.2" 2>"$tmp/err" || { bad "run exported $b: $(head -3 "$tmp/err")"; continue; }
+  same "$tmp/$b.2" "$tmp/$b.1" 2>"$tmp/err" && ok || bad "$b: outputs differ: $(tail -1 "$tmp/err")"
+  "$CARVE" apply "$ex/$m" "$ex/$t" --json >"$tmp/$b.json" 2>/dev/null
+  shardings_agree "$tmp/$b.mlir" "$tmp/$b.json" 2>"$tmp/err" && ok || bad "$b: argument shardings differ from apply --json: $(tail -1 "$tmp/err")"
+done
+# the exported forward program under its own shardings runs split too
+if command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  export LSAN_OPTIONS="suppressions=$SRCDIR/tests/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+  "$CARVE" import "$tmp/mlp_small.mlp_bp.mlir" -o "$tmp/mlpx.cir" --tactics-out "$tmp/mlpx.tac" --quiet 2>"$tmp/err" &&
+    timeout 300 mpirun --oversubscribe -x LSAN_OPTIONS -x ASAN_OPTIONS -n 2 "$CARVE" run "$tmp/mlp_small.mlp_bp.mlir" "$tmp/mlpx.tac" \
+      --steps 1 --print-outputs >"$tmp/mlpx.2" 2>>"$tmp/err" && same "$tmp/mlpx.2" "$tmp/mlp_small.mlp_bp.1" 2>>"$tmp/err" && ok ||
+    bad "exported mlp on 2 ranks under its own shardings: $(tail -3 "$tmp/err")"
+fi
+
+# (c) training steps: the exported step re-imports, checks, and one step of
+# it equals carve's own step (the loss, then every new parameter and state)
+for pair in "mlp_small.cir adam(lr = 1e-2)" "mlp_small.cir sgd(lr = 0.1, momentum = 0.9)" "gpt2_small.cir adam(lr = 3e-3)"; do
+  m=${pair%% *}; opt=${pair#* }; b=${m%.cir}.${opt%%(*}
+  "$CARVE" export "$ex/$m" --train "$opt" -o "$tmp/$b.mlir" --quiet 2>"$tmp/err" && ok || { bad "export --train $b: $(head -3 "$tmp/err")"; continue; }
+  "$CARVE" check "$tmp/$b.mlir" >/dev/null 2>"$tmp/err" && ok || { bad "check exported step $b: $(head -3 "$tmp/err")"; continue; }
+  "$CARVE" run "$ex/$m" --train "$opt" --steps 1 --print-outputs >"$tmp/$b.1" 2>"$tmp/err" || { bad "run --train $b: $(head -3 "$tmp/err")"; continue; }
+  "$CARVE" run "$tmp/$b.mlir" --steps 1 --print-outputs >"$tmp/$b.2" 2>"$tmp/err" || { bad "run exported step $b: $(head -3 "$tmp/err")"; continue; }
+  same "$tmp/$b.2" "$tmp/$b.1" 2>"$tmp/err" && ok || bad "$b: the exported step differs: $(tail -1 "$tmp/err")"
+done
+# with a plan: the step's arguments carry the plan's shardings (grads are not arguments)
+"$CARVE" export "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train 'adam(lr = 3e-3)' -o "$tmp/step_sh.mlir" --quiet 2>"$tmp/err" && ok || bad "export --train with a plan: $(head -3 "$tmp/err")"
+"$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train 'adam(lr = 3e-3)' --json >"$tmp/step_sh.json" 2>/dev/null
+shardings_agree "$tmp/step_sh.mlir" "$tmp/step_sh.json" 2>"$tmp/err" && ok || bad "step shardings differ from apply --json: $(tail -1 "$tmp/err")"
+
+# errors: one located line, exit 1 (2 for usage), never a crash
+expect_err() {  # RC WANT CMD...
+  local rc=$1 want=$2; shift 2
+  out=$("$@" 2>&1 >/dev/null); got=$?
+  first=$(printf '%s\n' "$out" | head -1)
+  [ "$got" -eq "$rc" ] && [[ "$first" == *"$want"* ]] && [[ "$first" =~ ^([^:]+:[0-9]+:[0-9]+|carve):\ error:\  ]] && ok ||
+    bad "$* -> exit $got: $first (wanted $rc, '$want')"
+}
+expect_err 2 "export needs -o" "$CARVE" export "$ex/mlp_small.cir"
+expect_err 1 "-o:" "$CARVE" export "$ex/mlp_small.cir" -o "$tmp/no/such/dir/x.mlir"
+expect_err 1 "-o:" "$CARVE" export "$ex/mlp_small.cir" -o "$tmp"
+expect_err 1 "error:" "$CARVE" export "$tmp/missing.cir" -o "$tmp/x.mlir"
+expect_err 1 "model" "$CARVE" export "$ex/mlp_small.cir" --model nosuch -o "$tmp/x.mlir"
+expect_err 1 "error:" "$CARVE" export "$ex/mlp_small.cir" --train 'adam(lr = )' -o "$tmp/x.mlir"
+[ ! -e "$tmp/x.mlir" ] && ok || bad "a failed export left a file"
+
+echo "export: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
