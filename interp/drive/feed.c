@@ -21,6 +21,7 @@ static int64_t id_range(const ir_graph *g, const ir_value *v) {
       const ir_value *u = g->vals[x->users[k]];
       int64_t m = 0;
       if (u->op == IR_EMBEDDING && u->args[1] == x->id) m = g->vals[u->args[0]]->shape.d[0];
+      if (u->op == IR_EMBEDDING_GRAD && u->args[0] == x->id) m = u->attr.rows;   /* a backward program's scatter */
       if (u->op == IR_CROSS_ENTROPY && u->args[1] == x->id) {
         const ir_shape *s = &g->vals[u->args[0]]->shape;
         m = s->d[s->rank - 1];
