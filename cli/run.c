@@ -230,7 +230,7 @@ int cli_run(const cli_opts *o) {
     const char *reading[3] = {o->files[0], o->nfiles > 1 ? o->files[1] : NULL, o->data};
     if (file_check_target(o->save, reading, 3, err, sizeof err) < 0) status = -1;
   }
-  r.watch = !o->allow_nonfinite;
+  r.watch = 0;                       /* on a non-finite loss the steps are replayed watching (drive_replay) */
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   if (o->profile) rt_exec_profile(r.e);
@@ -254,7 +254,13 @@ int cli_run(const cli_opts *o) {
     }
     times[st] = now() - t0;
     if (!o->allow_nonfinite) {
-      int bad = drive_finite(&r, st + 1, losses[st], err, sizeof err);
+      int bad = 0;
+      double nonfinite[1] = {!isfinite(losses[st])};   /* (a tensor output's sum is on rank 0 only) */
+      world.max(world.impl, nonfinite, 1);
+      if (nonfinite[0] > 0) {              /* every rank replays, watching, to name the value */
+        bad = drive_replay(&r, st + 1, o->params, o->data, err, sizeof err);
+        if (bad == 0) bad = drive_finite(&r, st + 1, losses[st], err, sizeof err);
+      }
       if (world.agree(world.impl, bad, err, agreed, sizeof agreed) < 0) goto fail_agreed;
     }
     if (!o->json && world.rank == 0) {

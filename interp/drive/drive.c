@@ -119,6 +119,17 @@ int drive_memory_short(const rt_prog *p, double need, char *err, size_t errlen) 
   return 1;
 }
 
+/* Every leaf from the safetensors files params and data (either may be NULL), or the init. */
+static int bind_files(drive *r, const char *params, const char *data, char *err, size_t errlen) {
+  st_file *pf = NULL, *df = NULL;
+  int rc = 0;
+  if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;
+  if (rc == 0) rc = bind_leaves(r, pf, df, err, errlen);
+  if (pf) st_close(pf);
+  if (df) st_close(df);
+  return rc;
+}
+
 int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_world *w,
                 const char *params, const char *data, char *err, size_t errlen) {
   r->be = be;
@@ -127,13 +138,15 @@ int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_wo
   r->e = rt_exec_new(&r->prog, be, comm);
   rt_exec_watch(r->e, r->watch);
   if (!be->device_memory && drive_memory_short(&r->prog, (double)rt_exec_need(r->e), err, errlen)) return -1;   /* before allocating */
-  st_file *pf = NULL, *df = NULL;
-  int rc = 0;
-  if ((params && !(pf = st_open(params, err, errlen))) || (data && !(df = st_open(data, err, errlen)))) rc = -1;
-  if (rc == 0) rc = bind_leaves(r, pf, df, err, errlen);
-  if (pf) st_close(pf);
-  if (df) st_close(df);
-  return rc;
+  return bind_files(r, params, data, err, errlen);
+}
+
+int drive_replay(drive *r, long steps, const char *params, const char *data, char *err, size_t errlen) {
+  rt_exec_watch(r->e, 1);
+  if (bind_files(r, params, data, err, errlen) < 0) return -1;
+  double loss;
+  for (long s = 0; s < steps; s++) if (drive_step(r, &loss, err, errlen) < 0) return -1;
+  return 0;
 }
 
 int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {

@@ -86,6 +86,13 @@ int  drive_check(drive *r, const char *params, const char *data, const double *l
 ** r->watch is set) and its place in the model. Not collective: the caller
 ** agrees on it. */
 int  drive_finite(drive *r, long step, double loss, char *err, size_t errlen);
+/* Bind every leaf again from the same files (or the init) and run steps
+** 1..steps again watching every output for the first NaN or +Inf: after a
+** non-finite loss of an unwatched run (a watch costs a pass over every
+** output, so runs watch only when something went wrong), drive_finite then
+** names the value. The same numbers as the first time (the same program on
+** the same inputs). Collective, as drive_step. */
+int  drive_replay(drive *r, long steps, const char *params, const char *data, char *err, size_t errlen);
 /* 1 with a message naming the largest buffers when one device's program
 ** needs more than this machine's memory (need < 0: as the executor would
 ** place it), else 0. run refuses before allocating; apply warns. */
