@@ -117,6 +117,24 @@ Test(grad, unary_chain) {
   fd_check(M("param x : f32[12] = uniform(0.5, 2)\n input cot : f32[12]\n"
              " out = add(div(sqrt(x), add(exp(neg(x)), 1)), add(rsqrt(x), mul(log(x), sigmoid(x))))"), 12, 1e-3, 2e-2);
 }
+/* the ops StableHLO import brought (abs, power, select on a comparison,
+** convert between floats, min over dims): their gradients as the others' */
+Test(grad, abs_and_power) {
+  fd_check(M("param x : f32[12] = uniform(0.5, 2)\n param e : f32[12] = uniform(0.5, 2)\n input cot : f32[12]\n"
+             " out = add(abs(neg(x)), power(x, e))"), 24, 1e-3, 2e-2);
+}
+Test(grad, select_on_comparison) {
+  fd_check(M("param a : f32[3, 4]\n param b : f32[3, 4]\n input cot : f32[3, 4]\n"
+             " out = select(compare(a, b, \"gt\"), mul(a, a), tanh(b))"), 24, 1e-3, 2e-2);
+}
+Test(grad, convert_between_floats) {
+  fd_check(M("param x : f32[3, 4]\n input cot : f32[3, 4]\n"
+             " out = convert(mul(convert(x, f64), convert(x, f64)), f32)"), 12, 1e-2, 2e-2);
+}
+Test(grad, min_over_dims) {
+  fd_check(M("param x : f32[3, 4, 5]\n input cot : f32[4]\n out = min(x, dims = [0, 2])"), 30, 1e-3, 2e-2);
+}
+
 typedef struct act { char op[96]; } act;
 static act acts[] = {{"gelu(x)"}, {"gelu_tanh(x)"}, {"silu(x)"}, {"tanh(x)"}, {"relu(x)"}, {"sigmoid(x)"}, {"exp(x)"}, {"neg(x)"},
                      {"add(gelu(x), gelu_tanh(x))"}, {"add(silu(x), relu(x))"}, {"add(add(gelu(x), silu(x)), relu(x))"},
