@@ -15,25 +15,19 @@
 ** leaves each device its piece of every gradient, side by side.
 */
 #include "interp/lower/lower_int.h"
+#include "runtime/mesh.h"
 #include "util/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* the devices of group g */
-static int64_t group_size(const rt_prog *p, int g) {
-  int64_t n = 1;
-  for (int i = 0; i < p->groups[g].naxes; i++) n *= p->mesh[p->groups[g].axes[i]];
-  return n;
-}
-
 /* A gradient's reduction that can join a bucket. */
 static int bucketable(const ir_graph *g, const rt_prog *p, const rt_instr *x) {
   if (x->src < 0 || g->vals[x->src]->role != ROLE_GRAD || x->group < 0) return 0;
   if (x->op == RT_ALL_REDUCE) return 1;
   return x->op == RT_REDUCE_SCATTER && x->outer == 1 && x->in[0] != x->out &&
-         p->bufs[x->in[0]].nelem == p->bufs[x->out].nelem * group_size(p, x->group);
+         p->bufs[x->in[0]].nelem == p->bufs[x->out].nelem * rt_mesh_group_size(p, x->group);
 }
 
 /* an instruction appended to p, a copy of x */
@@ -134,7 +128,7 @@ int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes) {
   for (int b = 0; b < nb; b++) {                  /* buffers for the buckets of two or more */
     if (bk[b].n < 2) continue;
     const rt_instr *x = &p->instrs[bk[b].lead];
-    int64_t P = x->op == RT_REDUCE_SCATTER ? group_size(p, x->group) : 1, whole = P * bk[b].C;
+    int64_t P = x->op == RT_REDUCE_SCATTER ? rt_mesh_group_size(p, x->group) : 1, whole = P * bk[b].C;
     rt_dtype dt = p->bufs[x->out].dtype;
     char name[48];
     snprintf(name, sizeof name, "bucket%d", made);
@@ -154,7 +148,7 @@ int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes) {
     const rt_instr *x = &old[i];
     int b = join[i];
     if (b < 0 || bk[b].n < 2) { append(p, x); continue; }
-    int64_t piece = p->bufs[x->out].nelem, P = x->op == RT_REDUCE_SCATTER ? group_size(p, x->group) : 1;
+    int64_t piece = p->bufs[x->out].nelem, P = x->op == RT_REDUCE_SCATTER ? rt_mesh_group_size(p, x->group) : 1;
     block_copy(p, x->in[0], bk[b].buf, P, piece, 0, piece, bk[b].C, off[i], x->src);
     at[nat++] = i;
     if (nat == bk[b].n) { reduce_bucket(p, old, at, off, &bk[b]); nat = 0; }
