@@ -330,6 +330,10 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   }
   case RT_ATTENTION: case RT_ATTENTION_GRAD: {
     int64_t e = O * ins->m * ins->k, grad = ins->op == RT_ATTENTION_GRAD;
+    if (ins->mode > 31 || (!grad && (ins->mode & RT_ATTN_BSHD_DY)))
+      return diag_errbuf(why, n, "layout bits %d", ins->mode);
+    if (ins->mode && (ins->n2 < 1 || O % ins->n2 != 0 || ins->n2 > INT32_MAX / 4 / (ins->k ? ins->k : 1)))
+      return diag_errbuf(why, n, "%" PRId64 " heads for %" PRId64 " slices of width %" PRId64, ins->n2, O, ins->k);
     for (int i = 0; i < 3 + grad; i++)
       if (want(p, ins, i, e, 1, F, 0, why, n)) return -1;
     return want(p, ins, -1, grad ? 3 * e : e, 1, F, 0, why, n);

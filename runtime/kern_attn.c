@@ -13,6 +13,12 @@
 ** block and each query block that sees it, P = exp(S - lse) is recomputed
 ** and dv += P^T dy, dS = P * (dy v^T - D), dq += a dS k, dk += a dS^T q.
 ** Slices of the outer dim go to as many threads as BLAS has.
+**
+** Layouts: each of q, k, v, dy and the result is either [outer, s, dk]
+** or, when its bit of ins->mode is set (RT_ATTN_BSHD), [b, s, h, dk] with
+** h = ins->n2 and outer = b h: the heads interleaved within each position,
+** as the projections make them. Rows are then read and written at a
+** stride of h dk, so the head split and merge need no transposes.
 */
 #include "util/diag.h"
 #include "runtime/kern_attn.h"
@@ -36,6 +42,10 @@ typedef struct attn_job {
   int failed;
 } attn_job;
 
+/* One outer slice of an operand: its first row and the elements between rows. */
+typedef struct view { const float *p; i64 ld; } view;
+typedef struct slice { view q, k, v, dy; float *out; i64 ldo; } slice;
+
 typedef struct scratch {
   float s[BQ * BK], dp[BQ * BK];
   float m[BQ], l[BQ], lse[BQ], d[BQ];
@@ -46,10 +56,10 @@ static i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 
 /* s = alpha q k^T for queries [i0, i0+nq) and keys [j0, j0+nk), with the
 ** keys after each query set to -inf when causal */
-static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, i64 nq, i64 j0, i64 nk, float *s) {
+static void scores(const rt_instr *ins, view q, view k, i64 i0, i64 nq, i64 j0, i64 nk, float *s) {
   i64 dk = ins->k;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q + i0 * dk, (int)dk,
-              k + j0 * dk, (int)dk, 0.0f, s, BK);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q.p + i0 * q.ld, (int)q.ld,
+              k.p + j0 * k.ld, (int)k.ld, 0.0f, s, BK);
   if (!ins->fn || j0 + nk - 1 <= i0) return;
   for (i64 r = 0; r < nq; r++)
     for (i64 c = i0 + r + 1 - j0; c < nk; c++)
@@ -58,14 +68,13 @@ static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, 
 
 /* One query block's output rows (unnormalized in x->o, then divided) and
 ** log-sum-exp; keys up to kend. */
-static void forward_block(const rt_instr *ins, const float *q, const float *k, const float *v, i64 i0, i64 nq,
-                          scratch *x) {
+static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, scratch *x) {
   i64 dk = ins->k, kend = ins->fn ? i0 + nq : ins->m;
   for (i64 r = 0; r < nq; r++) { x->m[r] = -INFINITY; x->l[r] = 0; }
   memset(x->o, 0, sizeof(float) * (size_t)(nq * dk));
   for (i64 j0 = 0; j0 < kend; j0 += BK) {
     i64 nk = min64(BK, kend - j0);
-    scores(ins, q, k, i0, nq, j0, nk, x->s);
+    scores(ins, sl->q, sl->k, i0, nq, j0, nk, x->s);
     for (i64 r = 0; r < nq; r++) {
       float *sr = x->s + r * BK, mx = x->m[r];
       for (i64 c = 0; c < nk; c++) mx = sr[c] > mx ? sr[c] : mx;
@@ -79,8 +88,8 @@ static void forward_block(const rt_instr *ins, const float *q, const float *k, c
       x->m[r] = mx;
       if (corr != 1.0f) for (i64 c = 0; c < dk; c++) x->o[r * dk + c] *= corr;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, v + j0 * dk, (int)dk,
-                1.0f, x->o, (int)dk);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, sl->v.p + j0 * sl->v.ld,
+                (int)sl->v.ld, 1.0f, x->o, (int)dk);
   }
   for (i64 r = 0; r < nq; r++) {
     float inv = x->l[r] > 0 ? 1.0f / x->l[r] : 0.0f;
@@ -89,66 +98,93 @@ static void forward_block(const rt_instr *ins, const float *q, const float *k, c
   }
 }
 
-static void forward_slice(const rt_instr *ins, float *out, const float *q, const float *k, const float *v, scratch *x) {
+static void forward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
   i64 s = ins->m, dk = ins->k;
   for (i64 i0 = 0; i0 < s; i0 += BQ) {
     i64 nq = min64(BQ, s - i0);
-    forward_block(ins, q, k, v, i0, nq, x);
-    memcpy(out + i0 * dk, x->o, sizeof(float) * (size_t)(nq * dk));
+    forward_block(ins, sl, i0, nq, x);
+    for (i64 r = 0; r < nq; r++) memcpy(sl->out + (i0 + r) * sl->ldo, x->o + r * dk, sizeof(float) * (size_t)dk);
   }
 }
 
 /* The gradient of one query block against one key block; lse and D of
 ** the block's rows in x. */
-static void backward_pair(const rt_instr *ins, const float *q, const float *k, const float *v, const float *dy, float *g,
-                          i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
-  i64 dk = ins->k, ld = 3 * dk;
+static void backward_pair(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
+  i64 dk = ins->k, ld = sl->ldo;
+  view q = sl->q, k = sl->k, v = sl->v, dy = sl->dy;
+  float *g = sl->out;
   scores(ins, q, k, i0, nq, j0, nk, x->s);
   for (i64 r = 0; r < nq; r++)
     for (i64 c = 0; c < nk; c++) x->s[r * BK + c] = expf(x->s[r * BK + c] - x->lse[r]);
   /* dv_j += P^T dy_i */
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy + i0 * dk, (int)dk,
-              1.0f, g + j0 * ld + 2 * dk, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy.p + i0 * dy.ld,
+              (int)dy.ld, 1.0f, g + j0 * ld + 2 * dk, (int)ld);
   /* dP = dy_i v_j^T, then dS = P (dP - D) in place */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, 1.0f, dy + i0 * dk, (int)dk, v + j0 * dk,
-              (int)dk, 0.0f, x->dp, BK);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, 1.0f, dy.p + i0 * dy.ld, (int)dy.ld,
+              v.p + j0 * v.ld, (int)v.ld, 0.0f, x->dp, BK);
   for (i64 r = 0; r < nq; r++)
     for (i64 c = 0; c < nk; c++) x->dp[r * BK + c] = x->s[r * BK + c] * (x->dp[r * BK + c] - x->d[r]);
   /* dq_i += alpha dS k_j; dk_j += alpha dS^T q_i */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, ins->alpha, x->dp, BK, k + j0 * dk,
-              (int)dk, 1.0f, g + i0 * ld, (int)ld);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, ins->alpha, x->dp, BK, q + i0 * dk,
-              (int)dk, 1.0f, g + j0 * ld + dk, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, ins->alpha, x->dp, BK, k.p + j0 * k.ld,
+              (int)k.ld, 1.0f, g + i0 * ld, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, ins->alpha, x->dp, BK, q.p + i0 * q.ld,
+              (int)q.ld, 1.0f, g + j0 * ld + dk, (int)ld);
 }
 
-static void backward_slice(const rt_instr *ins, float *g, const float *q, const float *k, const float *v, const float *dy,
-                           scratch *x) {
+static void backward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
   i64 s = ins->m, dk = ins->k;
-  memset(g, 0, sizeof(float) * (size_t)(s * 3 * dk));
+  for (i64 r = 0; r < s; r++) memset(sl->out + r * sl->ldo, 0, sizeof(float) * (size_t)(3 * dk));
   for (i64 i0 = 0; i0 < s; i0 += BQ) {
     i64 nq = min64(BQ, s - i0);
-    forward_block(ins, q, k, v, i0, nq, x);
+    forward_block(ins, sl, i0, nq, x);
     for (i64 r = 0; r < nq; r++) {
       double d = 0;
-      for (i64 c = 0; c < dk; c++) d += (double)dy[(i0 + r) * dk + c] * x->o[r * dk + c];
+      const float *dyr = sl->dy.p + (i0 + r) * sl->dy.ld;
+      for (i64 c = 0; c < dk; c++) d += (double)dyr[c] * x->o[r * dk + c];
       x->d[r] = (float)d;
     }
     i64 kend = ins->fn ? i0 + nq : s;
-    for (i64 j0 = 0; j0 < kend; j0 += BK) backward_pair(ins, q, k, v, dy, g, i0, nq, j0, min64(BK, kend - j0), x);
+    for (i64 j0 = 0; j0 < kend; j0 += BK) backward_pair(ins, sl, i0, nq, j0, min64(BK, kend - j0), x);
   }
+}
+
+/* Operand `bit` of slice b: [outer, s, w] whole, or [b, s, h, w] by heads. */
+static view view_of(const rt_instr *ins, const float *base, int bit, i64 b, i64 w) {
+  i64 h = ins->n2;
+  if (!(ins->mode & bit) || h <= 1) return (view){base + b * ins->m * w, w};
+  return (view){base + (b / h) * ins->m * h * w + (b % h) * w, h * w};
+}
+
+/* A strided operand copied into contiguous rows (rows a stride of h dk apart
+** fall into a few cache sets; packed, a slice's blocks stay in cache). */
+static view pack(view v, i64 rows, i64 w, float *to) {
+  if (v.ld == w) return v;
+  for (i64 r = 0; r < rows; r++) memcpy(to + r * w, v.p + r * v.ld, sizeof(float) * (size_t)w);
+  return (view){to, w};
 }
 
 static void *run_job(void *p) {
   attn_job *j = p;
   const rt_instr *ins = j->ins;
-  i64 e = ins->m * ins->k;
+  int grad = ins->op == RT_ATTENTION_GRAD;
+  i64 s = ins->m, dk = ins->k, wo = grad ? 3 * dk : dk;
   scratch *x = malloc(sizeof *x);
-  float *o = x ? malloc(sizeof(float) * (size_t)(BQ * (ins->k ? ins->k : 1))) : NULL;
+  /* x->o, then packed q, k, v, dy and the gradient's rows when strided */
+  float *o = x ? malloc(sizeof(float) * (size_t)(BQ * dk + (ins->mode ? 4 * s * dk + s * wo : 0))) : NULL;
   if (!o) { free(x); j->failed = 1; return NULL; }
   x->o = o;
+  float *pq = o + BQ * dk, *pk = pq + s * dk, *pv = pk + s * dk, *pdy = pv + s * dk, *pg = pdy + s * dk;
   for (i64 b = j->lo; b < j->hi; b++) {
-    if (ins->op == RT_ATTENTION) forward_slice(ins, j->out + b * e, j->q + b * e, j->k + b * e, j->v + b * e, x);
-    else backward_slice(ins, j->out + b * 3 * e, j->q + b * e, j->k + b * e, j->v + b * e, j->dy + b * e, x);
+    view ov = view_of(ins, j->out, RT_ATTN_BSHD_OUT, b, wo);
+    slice sl = {pack(view_of(ins, j->q, RT_ATTN_BSHD_Q, b, dk), s, dk, pq),
+                pack(view_of(ins, j->k, RT_ATTN_BSHD_K, b, dk), s, dk, pk),
+                pack(view_of(ins, j->v, RT_ATTN_BSHD_V, b, dk), s, dk, pv), {NULL, dk}, (float *)ov.p, ov.ld};
+    if (!grad) { forward_slice(ins, &sl, x); continue; }
+    sl.dy = pack(view_of(ins, j->dy, RT_ATTN_BSHD_DY, b, dk), s, dk, pdy);
+    if (ov.ld != wo) { sl.out = pg; sl.ldo = wo; }       /* accumulated in place, then put out */
+    backward_slice(ins, &sl, x);
+    if (ov.ld != wo)
+      for (i64 r = 0; r < s; r++) memcpy((float *)ov.p + r * ov.ld, pg + r * wo, sizeof(float) * (size_t)wo);
   }
   free(o);
   free(x);

@@ -289,8 +289,15 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g]", ins->outer, ins->n, ins->alpha);
     break;
   case RT_ATTENTION: case RT_ATTENTION_GRAD:
-    fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", scale %g%s]", ins->outer, ins->m, ins->k, ins->alpha,
+    fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", scale %g%s", ins->outer, ins->m, ins->k, ins->alpha,
             ins->fn ? ", causal" : "");
+    if (ins->mode) {              /* the operands laid out [b, s, heads, dk] */
+      static const char *const nm[] = {"q", "k", "v", "dy", "out"};
+      fprintf(f, ";");
+      for (int b = 0; b < 5; b++) if (ins->mode & (1 << b)) fprintf(f, " %s", nm[b]);
+      fprintf(f, " by %" PRId64 " heads", ins->n2);
+    }
+    fputc(']', f);
     break;
   case RT_CAUSAL_MASK:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", off %" PRId64 ", fill %g]",

@@ -75,7 +75,10 @@ typedef enum rt_op {
                        softmax(alpha * q k^T) v per outer slice, with keys after the query
                        masked when fn is 1 (causal); the scores exist a block at a time */
   RT_ATTENTION_GRAD,/* in0..2 = q, k, v, in3 = dy, as RT_ATTENTION -> out [outer, m, 3 k]:
-                       dq, dk, dv side by side in each row; the scores are recomputed */
+                       dq, dk, dv side by side in each row; the scores are recomputed.
+                       Both: an operand whose RT_ATTN_BSHD bit is set in mode is laid out
+                       [b, m, n2, k] instead (out: [b, m, n2, 3 k]), outer = b n2: the
+                       heads interleaved, as projections make them (no transposes) */
   RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
   RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */
@@ -117,6 +120,8 @@ typedef enum rt_ewfn {
 } rt_ewfn;
 
 enum { RT_RSUM, RT_RMAX, RT_RMIN };
+/* RT_ATTENTION(_GRAD) mode bits: which operands are [b, m, heads, k] */
+enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_DY = 8, RT_ATTN_BSHD_OUT = 16 };
 enum { RT_CMP_TOTAL = 1 };
 
 typedef struct rt_instr {
@@ -141,7 +146,8 @@ typedef struct rt_instr {
   double  hyper[4];           /* RT_ADAM, RT_SGD: see each */
   double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32) */
   const void *data;           /* RT_CONST: nelem elements of out's dtype, in the program's arena */
-  uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder */
+  uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder;
+                                 RT_ATTENTION(_GRAD): RT_ATTN_BSHD_* bits */
   uint8_t odt;                /* out's dtype, and each input's: set by rt_prog_finish */
   uint8_t idt[RT_MAXIN];
   int64_t nelem;              /* elements of out (RT_FILL, RT_COPY...); rt_prog_finish sets it */

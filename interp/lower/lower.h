@@ -34,6 +34,9 @@ typedef struct lower_opts {
   ** the same devices joined into buckets of up to this many bytes, in the
   ** order the backward pass produces them (bucket.c); 0: each alone. */
   int64_t bucket_bytes;
+  /* Keep the transposes around attention and GEMMs as lowered (fold.c
+  ** takes them into the kernels otherwise; tests compare the two). */
+  int no_fold;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

@@ -78,6 +78,10 @@ static inline int64_t lw_prod(const int64_t *d, int a, int b) {
 ** finished); the number of buckets made */
 int  lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes);
 
+/* fold.c: transposes taken into attention and GEMMs (after the program is
+** finished); the number of instructions dropped */
+int  lw_fold_transposes(rt_prog *p);
+
 /* emit.c */
 int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);
 int  lw_buf(lctx *c, int id);                  /* v's buffer, a literal made on first need */

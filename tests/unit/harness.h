@@ -76,13 +76,15 @@ static inline void hx_output(hx *h, const char *name) {
   if (!v->is_output) ir_add_output(h->g, v->id);
 }
 
-static inline void hx_lower(hx *h) {
+static inline void hx_lower_opts(hx *h, const lower_opts *o) {
   ir_link(h->g);
-  int rc = lower_program(h->g, NULL, &h->p, &h->lr, &h->d);
+  int rc = lower_program_opts(h->g, NULL, o, &h->p, &h->lr, &h->d);
   cr_assert(rc == 0, "lowering failed: %s", diag_text(&h->d) ? diag_text(&h->d) : "");
   h->lowered = 1;
   h->e = rt_exec_new(&h->p, rt_backend_cpu(), NULL);
 }
+
+static inline void hx_lower(hx *h) { hx_lower_opts(h, NULL); }
 
 static inline int hx_buf(hx *h, const char *name) {
   ir_value *v = ir_lookup(h->g, name);

@@ -3,7 +3,9 @@
 ** write it (einsum, scale, causal_mask, softmax, einsum): which patterns
 ** the rewrite takes, and equal values and gradients of the fused and the
 ** unfused program, on sequence lengths that are not a multiple of the
-** kernel's block of 64.
+** kernel's block of 64; and the transposes that frame attention between
+** head-split projections, taken into its kernels (lower/fold.c) with the
+** same numbers, bit for bit.
 */
 #include "harness.h"
 
@@ -114,3 +116,76 @@ Test(fused, full_s67) { same_as_unfused(2, 3, 67, 8, PLAIN); }
 Test(fused, scale_one_s130) { same_as_unfused(1, 2, 130, 16, NOMUL); }
 Test(fused, one_position) { same_as_unfused(1, 1, 1, 4, CAUSAL); }
 Test(fused, block_multiple_s128) { same_as_unfused(1, 2, 128, 8, CAUSAL); }
+
+/* Projections make q, k, v [b, h, s, k] from x [b, s, d], and the result
+** is merged back to [b, s, d]: the spelling of transformer models. */
+static char *heads_model(int b, int s, int d, int h, int k, int causal) {
+  char *t = malloc(4096);
+  snprintf(t, 4096,
+           "model t {\n"
+           "  param x : f32[%d, %d, %d] = normal(1)\n"
+           "  param wq : f32[%d, %d, %d] = normal(0.4)\n  param wk : f32[%d, %d, %d] = normal(0.4)\n"
+           "  param wv : f32[%d, %d, %d] = normal(0.4)\n  param wo : f32[%d, %d, %d] = normal(0.4)\n"
+           "  input cot : f32[%d, %d, %d]\n"
+           "  q = einsum(\"bsd,dhk->bhsk\", x, wq)\n  k = einsum(\"bsd,dhk->bhsk\", x, wk)\n"
+           "  v = einsum(\"bsd,dhk->bhsk\", x, wv)\n"
+           "  s = mul(einsum(\"bhqk,bhtk->bhqt\", q, k), 0.5)\n  p = softmax(%s)\n"
+           "  c = einsum(\"bhqt,bhtk->bhqk\", p, v)\n"
+           "  out = einsum(\"bhqk,hkd->bqd\", c, wo)\n"
+           "  loss = sum(mul(out, cot))\n  return loss\n}\n",
+           b, s, d, d, h, k, d, h, k, d, h, k, h, k, d, b, s, d, causal ? "causal_mask(s)" : "s");
+  return t;
+}
+
+static const char *const heads_outs[] = {"loss", "out", "grad.x", "grad.wq", "grad.wk", "grad.wv", "grad.wo"};
+
+static void run_heads(hx *x, const char *text, int fuse, int fold) {
+  cr_assert(hx_build(x, text) == 0, "%s", diag_text(&x->d));
+  if (fuse) cr_assert_eq(ir_fuse_attention(x->g), 1);
+  cr_assert(grad_build(x->g, &x->d) == 0, "%s", diag_text(&x->d));
+  for (int i = 1; i < 7; i++) hx_output(x, heads_outs[i]);
+  lower_opts o = {0};
+  o.no_fold = !fold;
+  hx_lower_opts(x, &o);
+  hx_init_rest(x, 7);
+  hx_run(x);
+}
+
+static int count_instr(const rt_prog *p, rt_op op, int *mode) {
+  int n = 0;
+  for (int i = 0; i < p->ninstrs; i++)
+    if (p->instrs[i].op == op) { n++; if (mode) *mode = p->instrs[i].mode; }
+  return n;
+}
+
+static void heads_fold(int b, int s, int d, int h, int k, int causal) {
+  char *t = heads_model(b, s, d, h, k, causal);
+  hx folded, kept, unfused;
+  run_heads(&folded, t, 1, 1);
+  run_heads(&kept, t, 1, 0);
+  run_heads(&unfused, t, 0, 1);
+  int fm = 0, gm = 0;
+  cr_expect_eq(count_instr(&folded.p, RT_TRANSPOSE, NULL), 0, "every transpose folded");
+  cr_expect_eq(count_instr(&folded.p, RT_ATTENTION, &fm), 1);
+  cr_expect_eq(count_instr(&folded.p, RT_ATTENTION_GRAD, &gm), 1);
+  if (h > 1) {       /* (one head: [b, 1, s, k] is [b, s, 1, k], no transposes to begin with) */
+    cr_expect_gt(count_instr(&kept.p, RT_TRANSPOSE, NULL), 0, "lowering frames attention with transposes");
+    cr_expect_eq(fm, RT_ATTN_BSHD_Q | RT_ATTN_BSHD_K | RT_ATTN_BSHD_V | RT_ATTN_BSHD_OUT);
+    cr_expect_eq(gm, RT_ATTN_BSHD_Q | RT_ATTN_BSHD_K | RT_ATTN_BSHD_V | RT_ATTN_BSHD_DY | RT_ATTN_BSHD_OUT);
+  }
+  for (int i = 0; i < 7; i++) {
+    int64_t n = hx_nelem(&kept, heads_outs[i]);
+    const float *a = hx_get(&folded, heads_outs[i]), *c = hx_get(&kept, heads_outs[i]);
+    cr_expect(memcmp(a, c, sizeof(float) * (size_t)n) == 0, "%s: folded differs from the transposed program", heads_outs[i]);
+    double e = hx_normerr(a, hx_get(&unfused, heads_outs[i]), n);
+    cr_expect(e < 1e-5, "%s fused vs unfused: relative error %g", heads_outs[i], e);
+  }
+  hx_free(&folded);
+  hx_free(&kept);
+  hx_free(&unfused);
+  free(t);
+}
+
+Test(fold, heads_causal_s67) { heads_fold(2, 67, 12, 3, 4, 1); }
+Test(fold, heads_full_s130) { heads_fold(1, 130, 8, 2, 4, 0); }
+Test(fold, one_head) { heads_fold(2, 9, 6, 1, 6, 1); }

@@ -115,7 +115,7 @@ static int one_run(const ir_graph *g, const sh_plan *plan, int64_t bucket, run *
   return ncoll;
 }
 
-typedef struct pcase { char model[48]; char tactic[48]; char train[40]; int ndev; int64_t bucket; } pcase;
+typedef struct pcase { char model[48]; char tactic[48]; char train[40]; int ndev; int64_t bucket; int fuse; } pcase;
 
 static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "sgd(lr = 0.1)", 4},
@@ -137,6 +137,9 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small_bp_mp_z1.tac", "adam(lr = 1e-3)", 4, 256 << 10},
   {"gpt2_small.cir", "gpt2_small_bp_mp_z2.tac", "adam(lr = 1e-3)", 4, 256 << 10},
   {"gpt2_small.cir", "gpt2_small_bp_z3.tac", "adam(lr = 1e-3)", 4, 64 << 10},
+  /* fused attention, its transposes folded (lower/fold.c), heads split or not */
+  {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "adam(lr = 1e-3)", 4, 0, 1},
+  {"gpt2_small.cir", "gpt2_small_mp.tac", "sgd(lr = 0.1)", 4, 0, 1},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
@@ -156,6 +159,7 @@ ParameterizedTest(pcase *c, partition, equals_one_device) {
   cr_assert(f, "%s", diag_text(&d));
   ir_graph *g = build_model(f, NULL, &d);
   cr_assert(g, "%s", diag_text(&d));
+  if (c->fuse) cr_assert_gt(ir_fuse_attention(g), 0, "%s has attention to fuse", c->model);
   train_spec t;
   cr_assert(train_parse(&mem, c->train, &t, &d) == 0);
   cr_assert(train_build(g, &t, &d) == 0, "%s", diag_text(&d));

@@ -1,0 +1,287 @@
+/*
+** fold.c: transposes taken into the instructions around them, after the
+** program is finished. Attention's operands are [b, h, s, dk] in the IR,
+** while the projections that make q, k, v (and the one that reads the
+** result) work on [b, s, h, dk]; lowering frames attention with
+** transposes (0, 2, 1, 3). Here they go:
+**
+**   - an attention operand written by such a transpose is read from the
+**     transpose's input instead, by heads (RT_ATTN_BSHD_* in mode);
+**   - an attention result read only by transposes is written straight
+**     into the (0, 2, 1, 3) one's buffer; the other transposes read that
+**     buffer with their permutation composed;
+**   - the same for the gradient, whose result is cut into dq, dk, dv by
+**     block copies that each feed one such transpose;
+**   - a GEMM of one batch whose operand is a transpose that swaps two
+**     groups of dims (a matrix transpose of the data) reads the
+**     transpose's input with its transpose flag flipped.
+**
+** Transposes left with no reader are dropped. Only single-writer
+** temporaries are rewritten, so every value the caller sees (inputs,
+** outputs, kept values) keeps its layout. The numbers do not change: the
+** kernels do the same arithmetic on the same elements.
+*/
+#include "interp/lower/lower_int.h"
+#include "util/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct folds {
+  rt_prog *p;
+  int *writer;           /* per buffer: the one instruction writing it, -1 none, -2 several */
+  int *readers;          /* per buffer: instructions reading it (kept up to date) */
+  int *rd_start, *rd;    /* per buffer: who read it when the lists were made (filter by in[]) */
+  char *gone;            /* per instruction: dropped */
+} folds;
+
+static int reads(const rt_instr *x, int b) {
+  for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] == b) return 1;
+  return 0;
+}
+
+/* Reader lists, as compressed rows: instruction order within each. */
+static void list_readers(folds *f) {
+  rt_prog *p = f->p;
+  free(f->rd_start);
+  free(f->rd);
+  f->rd_start = mem_calloc((size_t)p->nbufs + 2, sizeof(int));
+  for (int b = 0; b < p->nbufs; b++) f->rd_start[b + 1] = f->rd_start[b] + f->readers[b];
+  f->rd = mem_alloc(sizeof(int) * (size_t)(f->rd_start[p->nbufs] + 1));
+  int *fill = mem_calloc((size_t)p->nbufs + 1, sizeof(int));
+  for (int i = 0; i < p->ninstrs; i++) {
+    if (f->gone[i]) continue;
+    const rt_instr *x = &p->instrs[i];
+    for (int k = 0; k < RT_MAXIN; k++) {
+      int b = x->in[k], dup = 0;
+      if (b < 0 || b >= p->nbufs) continue;
+      for (int j = 0; j < k; j++) dup |= x->in[j] == b;
+      if (!dup) f->rd[f->rd_start[b] + fill[b]++] = i;
+    }
+  }
+  free(fill);
+}
+
+static void count(folds *f) {
+  rt_prog *p = f->p;
+  for (int b = 0; b < p->nbufs; b++) { f->writer[b] = -1; f->readers[b] = 0; }
+  for (int i = 0; i < p->ninstrs; i++) {
+    if (f->gone[i]) continue;
+    const rt_instr *x = &p->instrs[i];
+    for (int k = 0; k < RT_MAXIN; k++) {
+      int b = x->in[k];
+      if (b < 0 || b >= p->nbufs) continue;
+      int dup = 0;
+      for (int j = 0; j < k; j++) dup |= x->in[j] == b;
+      if (!dup) f->readers[b]++;
+    }
+    if (x->out >= 0 && x->out < p->nbufs) f->writer[x->out] = f->writer[x->out] == -1 ? i : -2;
+  }
+}
+
+static int is_temp(const folds *f, int b) { return b >= 0 && b < f->p->nbufs && f->p->bufs[b].kind == RT_BUF_TEMP; }
+
+/* The transpose that alone writes temporary b, or NULL. */
+static rt_instr *transpose_of(folds *f, int b) {
+  if (!is_temp(f, b) || f->writer[b] < 0) return NULL;
+  rt_instr *t = &f->p->instrs[f->writer[b]];
+  return t->op == RT_TRANSPOSE ? t : NULL;
+}
+
+/* Does t turn [b, x, y, d] into [b, y, x, d]? Then d4 gets its input's
+** [b, x, y, d]. Lowering drops dims of size 1, so b = 1 comes as a
+** rank-3 transpose (1, 0, 2). */
+static int swaps_middle(const rt_instr *t, int64_t d4[4]) {
+  if (t->op != RT_TRANSPOSE) return 0;
+  if (t->rank == 4 && t->perm[0] == 0 && t->perm[1] == 2 && t->perm[2] == 1 && t->perm[3] == 3) {
+    for (int i = 0; i < 4; i++) d4[i] = t->shape[i];
+    return 1;
+  }
+  if (t->rank == 3 && t->perm[0] == 1 && t->perm[1] == 0 && t->perm[2] == 2) {
+    d4[0] = 1;
+    for (int i = 0; i < 3; i++) d4[i + 1] = t->shape[i];
+    return 1;
+  }
+  return 0;
+}
+
+/* May the instruction at `at` read the input of transpose t (written at
+** `tat`) instead of its output? Only if nothing writes that input between. */
+static int source_steady(const folds *f, const rt_instr *t, int tat, int at) {
+  int s = t->in[0], w = f->writer[s];
+  if (s < 0 || s >= f->p->nbufs || w == -2) return 0;
+  if (f->p->bufs[s].kind == RT_BUF_INPUT) return w == -1;      /* a leaf updated in place is not steady */
+  return w < tat && tat < at;
+}
+
+/* Attention's operands that are [b, s, h, dk] data transposed: read the data. */
+static void fold_operands(folds *f, int at) {
+  rt_instr *a = &f->p->instrs[at];
+  int nops = a->op == RT_ATTENTION_GRAD ? 4 : 3;
+  static const int bit[4] = {RT_ATTN_BSHD_Q, RT_ATTN_BSHD_K, RT_ATTN_BSHD_V, RT_ATTN_BSHD_DY};
+  for (int k = 0; k < nops; k++) {
+    rt_instr *t = transpose_of(f, a->in[k]);
+    int64_t d4[4];
+    if (!t || !swaps_middle(t, d4) || !source_steady(f, t, (int)(t - f->p->instrs), at)) continue;
+    int64_t b = d4[0], s = d4[1], h = d4[2], d = d4[3];
+    if (b * h != a->outer || s != a->m || d != a->k || (a->mode && a->n2 != h)) continue;
+    a->in[k] = t->in[0];
+    a->mode |= (uint8_t)bit[k];
+    a->n2 = h;
+  }
+}
+
+/* Rebase transpose t, which read x, on y = transpose(x, p1): its
+** permutation composed with p1's inverse, its input shape y's. */
+static void rebase(rt_instr *t, const rt_instr *t1) {
+  int inv[RT_MAXRANK];
+  for (int j = 0; j < t1->rank; j++) inv[t1->perm[j]] = j;
+  for (int i = 0; i < t->rank; i++) t->perm[i] = (int8_t)inv[t->perm[i]];
+  for (int i = 0; i < t1->rank; i++) t->shape[i] = t1->shape[t1->perm[i]];
+  t->in[0] = t1->out;
+}
+
+/* The instructions reading buffer b now, in order (at most max; the count). */
+static int readers_of(const folds *f, int b, int *out, int max) {
+  int n = 0;
+  for (int j = f->rd_start[b]; j < f->rd_start[b + 1]; j++) {
+    int i = f->rd[j];
+    if (f->gone[i] || !reads(&f->p->instrs[i], b)) continue;
+    if (n < max) out[n] = i;
+    n++;
+  }
+  return n;
+}
+
+enum { MAXR = 8 };
+
+/* Attention's result read only by transposes: write the (0, 2, 1, 3) one. */
+static void fold_result(folds *f, int at) {
+  rt_prog *p = f->p;
+  rt_instr *a = &p->instrs[at];
+  int x = a->out, r[MAXR], t1 = -1;
+  int64_t d4[4];
+  if (!is_temp(f, x) || f->writer[x] != at) return;
+  int n = readers_of(f, x, r, MAXR);
+  if (n < 1 || n > MAXR) return;
+  for (int i = 0; i < n; i++) {
+    const rt_instr *t = &p->instrs[r[i]];
+    if (t->op != RT_TRANSPOSE || t->in[0] != x) return;
+    if (t1 < 0 && swaps_middle(t, d4) && is_temp(f, t->out) && f->writer[t->out] == r[i]) t1 = r[i];
+  }
+  if (t1 < 0) return;
+  rt_instr *t = &p->instrs[t1];
+  int64_t b = d4[0], h = d4[1], s = d4[2], d = d4[3];
+  if (b * h != a->outer || s != a->m || d != a->k || (a->mode && a->n2 != h)) return;
+  for (int i = 0; i < n; i++) if (r[i] != t1) rebase(&p->instrs[r[i]], t);
+  a->out = t->out;
+  f->writer[x] = -1;
+  f->writer[t->out] = at;
+  a->mode |= RT_ATTN_BSHD_OUT;
+  a->n2 = h;
+  f->gone[t1] = 1;
+}
+
+/* The gradient's [b, h, s, 3 dk] result cut into dq, dk, dv by block copies,
+** each copy read by one (0, 2, 1, 3) transpose: write [b, s, h, 3 dk], and
+** let each copy write its transpose's buffer. */
+static void fold_grad_result(folds *f, int at) {
+  rt_prog *p = f->p;
+  rt_instr *a = &p->instrs[at];
+  int x = a->out, r[MAXR], tr[MAXR];
+  if (!is_temp(f, x) || f->writer[x] != at) return;
+  int n = readers_of(f, x, r, MAXR);
+  if (n < 1 || n > MAXR) return;
+  int64_t h = 0, rows = a->outer * a->m, dk = a->k;
+  for (int i = 0; i < n; i++) {
+    const rt_instr *c = &p->instrs[r[i]];
+    /* a copy of whole rows' pieces: [rows, 3 dk, 1] -> [rows, piece, 1] */
+    if (c->op != RT_BLOCK_COPY || c->in[0] != x || c->outer != rows || c->inner != 1 || c->m != 3 * dk ||
+        c->off != 0 || c->n != c->n2 || !is_temp(f, c->out) || f->writer[c->out] != r[i]) return;
+    int one;
+    if (readers_of(f, c->out, &one, 1) != 1) return;
+    const rt_instr *t = &p->instrs[one];
+    int64_t d4[4];
+    if (!swaps_middle(t, d4) || t->in[0] != c->out || !is_temp(f, t->out) || f->writer[t->out] != one) return;
+    if (d4[0] * d4[1] != a->outer || d4[2] != a->m || d4[3] != c->n) return;
+    if ((h && d4[1] != h) || (a->mode && a->n2 != d4[1])) return;
+    h = d4[1];
+    tr[i] = one;
+  }
+  for (int i = 0; i < n; i++) {
+    f->writer[p->instrs[r[i]].out] = -1;
+    p->instrs[r[i]].out = p->instrs[tr[i]].out;   /* the rows now come in [b, s, h] order */
+    f->writer[p->instrs[tr[i]].out] = r[i];
+    f->gone[tr[i]] = 1;
+  }
+  a->mode |= RT_ATTN_BSHD_OUT;
+  a->n2 = h;
+}
+
+/* Is t a matrix transpose of its data: dims [0, r) moved behind [r, n)?
+** Then its output, seen as [rows, cols], is its input seen as [cols, rows]. */
+static int64_t matrix_rows(const rt_instr *t) {
+  int n = t->rank, r = t->perm[0];
+  if (r <= 0 || r >= n) return -1;
+  for (int i = 0; i < n; i++) if (t->perm[i] != (r + i) % n) return -1;
+  int64_t rows = 1;
+  for (int i = r; i < n; i++) rows *= t->shape[i];
+  return rows;
+}
+
+static void fold_gemm(folds *f, int at) {
+  rt_instr *g = &f->p->instrs[at];
+  if (g->batch != 1) return;
+  for (int k = 0; k < 2; k++) {
+    rt_instr *t = transpose_of(f, g->in[k]);
+    if (!t || !source_steady(f, t, (int)(t - f->p->instrs), at)) continue;
+    int8_t *flag = k ? &g->transb : &g->transa;
+    /* the operand as stored: A is [m, k] (or [k, m] transposed), B [k, n] (or [n, k]) */
+    int64_t lead = k == 0 ? (*flag ? g->k : g->m) : (*flag ? g->n : g->k);
+    if (matrix_rows(t) != lead) continue;
+    g->in[k] = t->in[0];
+    *flag = (int8_t)!*flag;
+  }
+}
+
+/* Drop transposes whose temporaries nobody reads (last first, so that a
+** chain of them goes), then close the gaps. */
+static void sweep(folds *f) {
+  rt_prog *p = f->p;
+  count(f);
+  for (int i = p->ninstrs - 1; i >= 0; i--) {
+    const rt_instr *x = &p->instrs[i];
+    if (!f->gone[i] && x->op == RT_TRANSPOSE && is_temp(f, x->out) && f->readers[x->out] == 0) {
+      f->gone[i] = 1;
+      if (x->in[0] >= 0 && x->in[0] < p->nbufs) f->readers[x->in[0]]--;
+    }
+  }
+  int w = 0;
+  for (int i = 0; i < p->ninstrs; i++) if (!f->gone[i]) p->instrs[w++] = p->instrs[i];
+  p->ninstrs = w;
+}
+
+int lw_fold_transposes(rt_prog *p) {
+  int n0 = p->ninstrs;
+  folds f = {p, mem_alloc(sizeof(int) * (size_t)(p->nbufs + 1)), mem_alloc(sizeof(int) * (size_t)(p->nbufs + 1)),
+             NULL, NULL, mem_calloc((size_t)p->ninstrs + 1, 1)};
+  count(&f);
+  for (int i = 0; i < p->ninstrs; i++)
+    if (p->instrs[i].op == RT_ATTENTION || p->instrs[i].op == RT_ATTENTION_GRAD) fold_operands(&f, i);
+  count(&f);
+  list_readers(&f);
+  for (int i = 0; i < p->ninstrs; i++) {
+    if (p->instrs[i].op == RT_ATTENTION) fold_result(&f, i);
+    else if (p->instrs[i].op == RT_ATTENTION_GRAD) fold_grad_result(&f, i);
+  }
+  count(&f);
+  for (int i = 0; i < p->ninstrs; i++) if (!f.gone[i] && p->instrs[i].op == RT_GEMM) fold_gemm(&f, i);
+  sweep(&f);
+  free(f.writer);
+  free(f.readers);
+  free(f.rd_start);
+  free(f.rd);
+  free(f.gone);
+  rt_prog_finish(p);
+  return n0 - p->ninstrs;
+}
