@@ -308,6 +308,8 @@ static void ew_rows_span(void *x, i64 lo, i64 hi) {
     if (ta) { for (i64 k = 0; k < L; k++) ta[k] = pa[k * sa]; pa = ta; }
     if (tb) { for (i64 k = 0; k < L; k++) tb[k] = pb[k * sb]; pb = tb; }
     if (j->one_row) ew_par(j->fn, L, j->o, pa, sa != 0, pb, !two || sb != 0, j->al, j->be);   /* in place too */
+    else if (j->o + row * L == pa || (pb && j->o + row * L == pb))       /* written over its input */
+      ew_inplace(j->fn, L, j->o + row * L, pa, sa != 0, pb, !two || sb != 0, j->al, j->be);
     else ew_run(j->fn, L, j->o + row * L, pa, sa != 0, pb, !two || sb != 0, j->al, j->be);
     for (int d = r - 2; d >= 0; d--) {
       idx[d]++;
@@ -671,14 +673,38 @@ static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *co
 
 /* ---- softmax family ---- */
 
-/* y = exp(x - m), returns the sum in double (one pass) */
-HOT static double exp_shift(const float *restrict x, float *restrict y, float m, i64 n) {
-  double acc[8] = {0}, s = 0;
-  i64 i = 0;
-  for (; i + 8 <= n; i += 8)
+/* y = exp(x - m) over whole groups of 8, summed into the 8 lanes of acc */
+HOT static void exp_shift8(const float *restrict x, float *restrict y, float m, i64 n, double *acc) {
+  for (i64 i = 0; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; j++) { float e = exp_lo(x[i + j] - m); y[i + j] = e; acc[j] += e; }
-  for (; i < n; i++) { y[i] = exp_lo(x[i] - m); s += y[i]; }
+}
+
+static double exp_tail(const float *x, float *y, float m, i64 n, const double *acc) {
+  double s = 0;
+  for (i64 i = n - n % 8; i < n; i++) { y[i] = exp_lo(x[i] - m); s += y[i]; }
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* y = exp(x - m), returns the sum in double (one pass) */
+static double exp_shift(const float *x, float *y, float m, i64 n) {
+  double acc[8] = {0};
+  exp_shift8(x, y, m, n, acc);
+  return exp_tail(x, y, m, n, acc);
+}
+
+/* The same written over x (cross-entropy's gradient over its logits),
+** through a small buffer so that restrict holds; the sum is the same, lane
+** for lane. */
+static double exp_shift_self(float *x, float m, i64 n) {
+  _Alignas(64) float chunk[1024];
+  double acc[8] = {0};
+  i64 whole = n - n % 8;
+  for (i64 i = 0; i < whole; i += 1024) {
+    i64 k = whole - i < 1024 ? whole - i : 1024;
+    exp_shift8(x + i, chunk, m, k, acc);
+    memcpy(x + i, chunk, sizeof(float) * (size_t)k);
+  }
+  return exp_tail(x, x, m, n, acc);
 }
 
 /* Row-wise kernels split their rows over the threads: rows are
@@ -940,7 +966,7 @@ static void xent_grad_span(void *x, i64 lo, i64 hi) {
     const float *xr = (const float *)j->in[0] + r * n;
     float *dx = j->out + r * n;
     float m = max_f(xr, n);
-    float sc = (float)(g / exp_shift(xr, dx, m, n));
+    float sc = (float)(g / (dx == xr ? exp_shift_self(dx, m, n) : exp_shift(xr, dx, m, n)));
     FOR8(n, dx[k] *= sc);
     dx[lab[r]] -= g;
   }

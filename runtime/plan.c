@@ -7,6 +7,13 @@
 ** instant), the other at the nodes above its first write (who starts in a
 ** span). A temporary overlaps another exactly when the other is alive at
 ** its start or starts during its life.
+**
+** Before placing, an instruction that may write over its input (an f32
+** elementwise op whose input is laid out as its output, the gradient of
+** cross-entropy over its logits) and whose input dies there shares that
+** input's place: the two are one slot, alive from the first's write to
+** the second's last read. Peaks like the logits beside their gradient
+** are then one tensor, not two.
 */
 #include "runtime/plan.h"
 #include "util/mem.h"
@@ -91,6 +98,48 @@ static void sort_by_offset(placed *a, placed *tmp, int n) {
   }
 }
 
+/* Is in[k] of x read element for element where x writes (so that x may
+** write over it)? */
+static int reads_in_step(const rt_prog *p, const rt_instr *x, int k) {
+  int b = x->in[k];
+  if (p->bufs[b].dtype != RT_F32 || p->bufs[x->out].dtype != RT_F32 || p->bufs[b].nelem != p->bufs[x->out].nelem) return 0;
+  if (x->op == RT_XENT_GRAD) return k == 0;
+  if (x->op != RT_EW || x->fn >= RT_ABS || k >= rt_ewfn_arity((rt_ewfn)x->fn) || x->rank > RT_MAXRANK) return 0;
+  int64_t step = 1;                        /* contiguous over the output's shape */
+  for (int d = x->rank - 1; d >= 0; d--) {
+    if (x->shape[d] != 1 && x->stride[k][d] != step) return 0;
+    step *= x->shape[d];
+  }
+  return 1;
+}
+
+static int root(int32_t *share, int b) {
+  while (share[b] != b) b = share[b] = share[share[b]];
+  return b;
+}
+
+/* share[b]: the buffer whose place b takes (itself when alone). */
+static void pair_in_place(const rt_prog *p, const rt_memplan *m, int32_t *share) {
+  for (int b = 0; b < p->nbufs; b++) share[b] = b;
+  for (int i = 0; i < p->ninstrs; i++) {
+    const rt_instr *x = &p->instrs[i];
+    int o = x->out;
+    if (o < 0 || o >= p->nbufs || p->bufs[o].kind != RT_BUF_TEMP || m->first_write[o] != i || share[o] != o) continue;
+    for (int k = 0; k < RT_MAXIN; k++) {
+      int b = x->in[k];
+      if (b < 0 || b >= p->nbufs || b == o || p->bufs[b].kind != RT_BUF_TEMP || m->last_use[b] != i ||
+          m->first_write[b] < 0 || m->first_write[b] >= i || !reads_in_step(p, x, k)) continue;
+      int other = 0;                       /* no other input of x is b's slot */
+      for (int j = 0; j < RT_MAXIN; j++)
+        if (j != k && x->in[j] >= 0 && x->in[j] < p->nbufs && x->in[j] != b && root(share, x->in[j]) == root(share, b)) other = 1;
+      if (other) continue;
+      share[o] = root(share, b);
+      break;
+    }
+  }
+  for (int b = 0; b < p->nbufs; b++) root(share, b);
+}
+
 size_t rt_memplan_size(const rt_prog *p, int b) {
   size_t by = (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
   return (by + RT_PLAN_ALIGN - 1) & ~(size_t)(RT_PLAN_ALIGN - 1);
@@ -102,6 +151,7 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
   m->offset = mem_calloc((size_t)nb + 1, sizeof *m->offset);
   m->first_write = mem_alloc(((size_t)nb + 1) * sizeof *m->first_write);
   m->last_use = mem_alloc(((size_t)nb + 1) * sizeof *m->last_use);
+  m->share = mem_alloc(((size_t)nb + 1) * sizeof *m->share);
   m->peak_at = -1;
   for (int b = 0; b < nb; b++) m->first_write[b] = m->last_use[b] = -1;
   for (int i = 0; i < ni; i++) {
@@ -113,15 +163,31 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
       m->last_use[ins->out] = i;
     }
   }
+  pair_in_place(p, m, m->share);
+  /* one slot per group of buffers sharing a place: the group's whole life */
   int n = 0;
-  for (int b = 0; b < nb; b++) n += p->bufs[b].kind == RT_BUF_TEMP && m->first_write[b] >= 0;
-  if (!n) return;
+  int32_t *slot_of = mem_alloc(((size_t)nb + 1) * sizeof *slot_of);
+  for (int b = 0; b < nb; b++) {
+    slot_of[b] = -1;
+    n += p->bufs[b].kind == RT_BUF_TEMP && m->first_write[b] >= 0 && m->share[b] == b;
+  }
+  if (!n) { free(slot_of); return; }
   tslot *t = mem_alloc((size_t)n * sizeof *t);
   n = 0;
   for (int b = 0; b < nb; b++)
-    if (p->bufs[b].kind == RT_BUF_TEMP && m->first_write[b] >= 0)
+    if (p->bufs[b].kind == RT_BUF_TEMP && m->first_write[b] >= 0 && m->share[b] == b) {
+      slot_of[b] = n;
       t[n++] = (tslot){b, m->first_write[b], m->last_use[b], rt_memplan_size(p, b), 0};
+    }
+  for (int b = 0; b < nb; b++) {
+    int r = m->share[b];
+    if (r == b || m->first_write[b] < 0) continue;
+    tslot *s = &t[slot_of[r]];
+    if (m->last_use[b] > s->end) s->end = m->last_use[b];
+    if (rt_memplan_size(p, b) > s->size) s->size = rt_memplan_size(p, b);
+  }
   mem_sort(t, (size_t)n, sizeof *t, by_size);
+  for (int i = 0; i < n; i++) slot_of[t[i].b] = i;
   stree alive, starts;
   tree_init(&alive, ni);
   tree_init(&starts, ni);
@@ -145,11 +211,13 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
       if (pl[k].off + pl[k].size > off) off = pl[k].off + pl[k].size;
     }
     t[i].off = off;
-    m->offset[t[i].b] = off;
     if (off + t[i].size > m->block) m->block = off + t[i].size;
     add_span(&alive, t[i].start, t[i].end, i);
     add_point(&starts, t[i].start, i);
   }
+  for (int b = 0; b < nb; b++)
+    if (p->bufs[b].kind == RT_BUF_TEMP && m->first_write[b] >= 0) m->offset[b] = t[slot_of[m->share[b]]].off;
+  free(slot_of);
   free(near.v);
   free(pl);
   free(scratch);
@@ -171,5 +239,6 @@ void rt_memplan_free(rt_memplan *m) {
   free(m->offset);
   free(m->first_write);
   free(m->last_use);
+  free(m->share);
   memset(m, 0, sizeof *m);
 }

@@ -4,7 +4,8 @@
 ** program is fixed, these lifetimes are known before it runs, and all
 ** temporaries are placed once in one block (largest first, each at the
 ** lowest offset that no temporary alive at the same time covers), so that
-** two share memory whenever their lifetimes do not meet. The executor
+** two share memory whenever their lifetimes do not meet, and an
+** elementwise result may take the place of an input that dies there. The executor
 ** allocates by this plan; the simulator predicts memory from it.
 */
 #ifndef runtime_plan_h
@@ -21,6 +22,8 @@ typedef struct rt_memplan {
   size_t *offset;                /* per buffer: a temporary's place in the block */
   int32_t *first_write;          /* per buffer: first instruction writing it (-1: none) */
   int32_t *last_use;             /* per buffer: last instruction reading or writing it (-1: none) */
+  int32_t *share;                /* per buffer: the temporary whose place it takes (written over
+                                    in place), else itself */
   size_t peak_live;              /* the most temporary bytes alive at one instruction */
   int32_t peak_at;               /* that instruction (-1: no temporaries) */
 } rt_memplan;

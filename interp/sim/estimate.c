@@ -106,6 +106,12 @@ static int64_t relaid_bytes(const estimator *e, const ir_value *x, const sh_dim 
   return (int64_t)(local_elems(e->p, x, from) * (double)ir_dtype_size(x->dtype));
 }
 
+static int64_t value_bytes(const estimator *e, int v) {
+  const ir_value *x = e->g->vals[v];
+  if (x->kind == IR_CONST || e->alias[v] || x->carry >= 0 || e->fused[v] < 0) return 0;   /* literals; read in place; updated in place */
+  return (int64_t)(local_elems(e->p, x, e->p->lay[v].dim) * (double)ir_dtype_size(x->dtype));
+}
+
 static void cost_op(const estimator *e, int u, double *compute, double *comm, int64_t *tmp) {
   const sh_plan *p = e->p;
   const ir_value *v = e->g->vals[u];
@@ -117,18 +123,27 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   if (!r->nops) return;
   sh_dim want[IR_MAXRANK];
   double bytes = 0, q_elems = 0;
+  int64_t over = 0;               /* an operand's relaid copy, dying here, that the result may take */
+  int ew = (ir_opinfo_of(v->op)->flags & (OPF_UNARY | OPF_BINARY)) != 0 && v->dtype == IR_F32;
   for (int k = 0; k < v->nargs; k++) {
     const ir_value *a = e->g->vals[v->args[k]];
     if (a->kind == IR_CONST) continue;
     shard_required(p, &o, k, want, a->shape.rank);
     *comm += reshard(e, a, p->lay[a->id].dim, 0, want);
-    *tmp += relaid_bytes(e, a, want, 0, p->lay[a->id].dim);
+    int64_t rb = relaid_bytes(e, a, want, 0, p->lay[a->id].dim);
+    *tmp += rb;
+    /* what dies here: the relaid copy, or the operand itself at its last reader */
+    int64_t dies = rb ? rb : !e->leaf[a->id] && !e->alias[a->id] && e->last[a->id] == u ? value_bytes(e, a->id) : 0;
+    if ((ew || (v->op == IR_CROSS_ENTROPY_GRAD && k == 0)) && a->dtype == IR_F32 && ir_shape_eq(&a->shape, &v->shape) && dies > over)
+      over = dies;
     bytes += local_elems(p, a, want) * (double)ir_dtype_size(a->dtype);
     if (k == 0) q_elems = local_elems(p, a, want);
   }
   shard_required(p, &o, r->nops - 1, want, v->shape.rank);
   *comm += reshard(e, v, want, o.contract, p->lay[u].dim);
   *tmp += relaid_bytes(e, v, want, o.contract, p->lay[u].dim);
+  if (over && over == (int64_t)(local_elems(p, v, want) * (double)ir_dtype_size(v->dtype)))
+    *tmp -= over;                 /* the result is written over it (runtime/plan.c): one place, not two */
   if (e->alias[u]) return;
   if (e->fused[u] < 0) return;    /* computed inside a fused update */
   if (e->fused[u] > 0) {          /* the update: one pass over its arrays */
@@ -164,12 +179,6 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   }
   bytes += local_elems(p, v, want) * (double)ir_dtype_size(v->dtype);
   *compute = e->o.prof->launch + bytes / e->o.prof->bandwidth;
-}
-
-static int64_t value_bytes(const estimator *e, int v) {
-  const ir_value *x = e->g->vals[v];
-  if (x->kind == IR_CONST || e->alias[v] || x->carry >= 0 || e->fused[v] < 0) return 0;   /* literals; read in place; updated in place */
-  return (int64_t)(local_elems(e->p, x, e->p->lay[v].dim) * (double)ir_dtype_size(x->dtype));
 }
 
 static void push_undo(estimator *e, int v) {

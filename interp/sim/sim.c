@@ -175,13 +175,16 @@ static void memory(const ir_graph *g, const sh_plan *plan, const rt_prog *p, con
       const rt_instr *x = &p->instrs[i];
       if (rt_is_collective((rt_op)x->op) || x->op == RT_SHARD_SLICE) coll[x->out] = 1;
     }
+    char *seen = mem_calloc((size_t)nb + 1, 1);    /* a place shared in place counts once */
     for (int b = 0; b < nb; b++) {
       if (p->bufs[b].kind != RT_BUF_TEMP || mp.first_write[b] < 0 || mp.first_write[b] > mp.peak_at || mp.last_use[b] < mp.peak_at) continue;
+      if (seen[mp.share[b]]++) continue;
       double by = (double)rt_memplan_size(p, b);
       if (val[b] >= 0 && g->vals[val[b]]->role == ROLE_GRAD) m->grads_live += by;
       else if (coll[b] && val[b] < 0) m->collective += by;
       else m->activations += by;
     }
+    free(seen);
     free(coll);
   }
   rt_memplan_free(&mp);
