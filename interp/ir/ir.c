@@ -167,13 +167,14 @@ int ir_attr_flag(const ir_attrs *a, const char *name) {
 
 double ir_attr_number(const ir_attrs *a, const char *name) { return !strcmp(name, "scale") ? a->scale : a->eps; }
 
-void ir_compact(ir_graph *g, const char *dead) {
+/* Keep the n values listed in order, renumbered in that order. */
+static void renumber(ir_graph *g, const int *order, int n) {
   int *to = mem_alloc(sizeof(int) * ((size_t)g->nvals + 1));
-  int n = 0;
-  for (int i = 0; i < g->nvals; i++) {
-    to[i] = dead[i] ? -1 : n;
-    if (!dead[i]) g->vals[n++] = g->vals[i];
-  }
+  ir_value **vals = mem_alloc(sizeof *vals * ((size_t)n + 1));
+  for (int i = 0; i < g->nvals; i++) to[i] = -1;
+  for (int i = 0; i < n; i++) { to[order[i]] = i; vals[i] = g->vals[order[i]]; }
+  memcpy(g->vals, vals, sizeof *vals * (size_t)n);
+  free(vals);
   for (int i = 0; i < n; i++) {
     ir_value *v = g->vals[i];
     v->id = i;
@@ -190,6 +191,16 @@ void ir_compact(ir_graph *g, const char *dead) {
   g->nvals = n;
   ir_link(g);
 }
+
+void ir_compact(ir_graph *g, const char *dead) {
+  int *order = mem_alloc(sizeof(int) * ((size_t)g->nvals + 1));
+  int n = 0;
+  for (int i = 0; i < g->nvals; i++) if (!dead[i]) order[n++] = i;
+  renumber(g, order, n);
+  free(order);
+}
+
+void ir_reorder(ir_graph *g, const int *order) { renumber(g, order, g->nvals); }
 
 static const char *dtype_names[] = {"f32", "bf16", "f16", "i32", "f64", "i64", "i1", "i8", "ui8"};   /* ORDER IR_DTYPE */
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == IR_NDTYPES, "ORDER IR_DTYPE: dtype_names");

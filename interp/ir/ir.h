@@ -188,6 +188,9 @@ double ir_attr_number(const ir_attrs *a, const char *name);
 /* Drop the values marked in dead[id] (no kept value may read one): the
 ** others are renumbered in order, names and users rebuilt. */
 void ir_compact(ir_graph *g, const char *dead);
+/* Put the values in the order given (a permutation of the ids in which
+** every value comes after its operands): renumbered, users rebuilt. */
+void ir_reorder(ir_graph *g, const int *order);
 
 /* Rewrite softmax(causal_mask(scale * q k^T)) v, written as einsums over
 ** [b, h, s, dk] f32 values whose scores have no other reader, into one

@@ -37,7 +37,8 @@ static int state_leaf(ir_graph *g, const char *name, const ir_shape *s) {
 #define NM(...) arena_printf(&g->mem, __VA_ARGS__)
 
 int train_build(ir_graph *g, const train_spec *t, diag *d) {
-  if (grad_build(g, d) < 0) return -1;
+  int nfwd = g->nvals;
+  if (grad_build(g, d) < 0 || remat_build(g, nfwd, t->remat, d) < 0) return -1;
   octx c = {g, d, 0};
   int n0 = g->nvals;
   int loss = g->outputs[0];

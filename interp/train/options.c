@@ -17,8 +17,8 @@ typedef struct optim_info {
 } optim_info;
 
 static const optim_info optims[] = {
-  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay", "sgd(lr = 0.01, momentum = 0.9)"},
-  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay", "adam(lr = 1e-3)"},
+  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay, remat", "sgd(lr = 0.01, momentum = 0.9)"},
+  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay, remat", "adam(lr = 1e-3)"},
 };
 
 static double *slot(train_spec *t, const char *key) {
@@ -52,6 +52,15 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
   t->beta1 = 0.9; t->beta2 = 0.999; t->eps = 1e-8;
   for (int i = 0; i < c->nargs; i++) {
     const tac_arg *x = &c->args[i];
+    if (!strcmp(x->key, "remat")) {
+      static const char *const pol[] = {"none", "cheap", "full"};
+      int k = -1;
+      if (x->val.kind == TAC_VNAME || x->val.kind == TAC_VSTR)
+        for (int j = 0; j < 3; j++) if (!strcmp(x->val.text, pol[j])) k = j;
+      if (k < 0) return diag_error(d, (loc){src, x->val.off}, "remat is none, cheap or full, as in %s(lr = 1e-3, remat = cheap)", o->name);
+      t->remat = (train_remat)k;
+      continue;
+    }
     double *s = slot(t, x->key);
     if (!s) return diag_error(d, (loc){src, x->off}, "%s has no argument %s (%s)", o->name, x->key, o->args);
     if (x->val.kind != TAC_VINT && x->val.kind != TAC_VNUM)

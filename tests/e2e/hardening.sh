@@ -99,6 +99,8 @@ run 1 "hexadecimal lr" "$CARVE" check nan.cir --train 'sgd(lr = 0x10)'
 has err "--train:1:10: error: hexadecimal numbers are not taken" "hexadecimal is refused with its place"
 run 1 "a keyword twice in --train" "$CARVE" check nan.cir --train 'sgd(lr = 0.1, lr = 0.2)'
 has err "argument 'lr' is given twice" "a repeated keyword is refused"
+run 1 "an unknown remat policy" "$CARVE" check nan.cir --train 'sgd(lr = 0.1, remat = sometimes)'
+has err "--train:1:23: error: remat is none, cheap or full" "a wrong remat policy is refused with its place"
 run 2 "--train twice" "$CARVE" check nan.cir --train 'sgd(lr = 0.1)' --train 'adam(lr = 0.1)'
 has err "option '--train' is given twice" "a repeated option is refused"
 

@@ -140,6 +140,9 @@ static pcase pcases[] = {
   /* fused attention, its transposes folded (lower/fold.c), heads split or not */
   {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "adam(lr = 1e-3)", 4, 0, 1},
   {"gpt2_small.cir", "gpt2_small_mp.tac", "sgd(lr = 0.1)", 4, 0, 1},
+  /* recomputing in the backward pass (train/remat.c) under the plans */
+  {"gpt2_small.cir", "gpt2_small_bp_mp_z3.tac", "adam(lr = 1e-3, remat = full)", 4, 0, 1},
+  {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "adam(lr = 1e-3, remat = cheap)", 4, 0, 0},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
