@@ -10,10 +10,11 @@
 **   cheap  recompute only elementwise and row-wise values (gelu, layernorm,
 **          adds, softmax...) whose operands are kept anyway: memory for
 **          a few elementwise passes, no GEMMs;
-**   full   keep only the values every later value depends on through them
-**          (the residual stream between blocks: no value of a block is
-**          read past the next cut) and recompute everything else a block's
-**          backward reads, GEMMs included: about one more forward pass.
+**   full   keep only some of the values every later value depends on
+**          through them (cuts: the residual stream between and within
+**          blocks), about the square root of their number (thin_cuts),
+**          and recompute everything else the backward pass reads from the
+**          last kept cut, GEMMs included: about one more forward pass.
 **
 ** The clones are ordinary values named remat.NAME; they follow their
 ** operands' shardings like any other value, so a plan applies unchanged.
@@ -22,6 +23,7 @@
 #include "interp/ir/ops.h"
 #include "util/mem.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +63,38 @@ static void find_cuts(rctx *c) {
     for (int k = 0; k < v->nusers; k++) {
       int u = v->users[k];
       if (u < c->nfwd && u > reach) reach = u;
+    }
+  }
+}
+
+static double value_bytes(const ir_value *v) { return (double)ir_nelem(&v->shape) * (double)ir_dtype_size(v->dtype); }
+
+/* Keep fewer cuts, as Chen et al. do (sublinear memory): with S the bytes
+** the backward pass reads and c a cut's mean bytes, keeping n cuts costs
+** n c and leaves segments of about S / n alive at once while one is
+** recomputed; n = sqrt(S / c) makes the two equal. Walking the forward
+** pass, a cut is kept once the bytes read since the last kept one reach
+** sqrt(S c), and always when it is that large itself (the logits:
+** recomputing them would save nothing). */
+static void thin_cuts(rctx *c) {
+  double S = 0, C = 0;
+  int nc = 0;
+  for (int i = 0; i < c->nfwd; i++) {
+    const ir_value *v = c->g->vals[i];
+    if (v->kind != IR_OP) continue;
+    if (c->saved[i] || c->cut[i]) S += value_bytes(v);
+    if (c->cut[i]) { C += value_bytes(v); nc++; }
+  }
+  if (nc < 2) return;
+  double budget = sqrt(S * C / nc), since = 0;
+  for (int i = 0; i < c->nfwd; i++) {
+    const ir_value *v = c->g->vals[i];
+    if (v->kind != IR_OP) continue;
+    double b = value_bytes(v);
+    if (c->cut[i] && (since + b >= budget || b >= budget)) since = 0;
+    else {
+      c->cut[i] = 0;
+      if (c->saved[i]) since += b;
     }
   }
 }
@@ -133,7 +167,7 @@ int remat_build(ir_graph *g, int nfwd, train_remat policy, diag *d) {
     const ir_value *u = g->vals[i];
     for (int k = 0; k < u->nargs; k++) if (u->args[k] < nfwd) c.saved[u->args[k]] = 1;
   }
-  if (full) find_cuts(&c);
+  if (full) { find_cuts(&c); thin_cuts(&c); }
   int ndrop = 0;
   for (int i = 0; i < nfwd; i++) {
     const ir_value *v = g->vals[i];
