@@ -191,12 +191,38 @@ static void *run_job(void *p) {
   return NULL;
 }
 
+/* OpenBLAS spreads each call over its own threads above a size; the
+** slices are spread over threads here already, and BLAS threads inside
+** each block's GEMM would oversubscribe the cores (heads of 128 ran 35
+** times slower on 2 threads). So BLAS is held to one thread while any
+** attention kernel of the process runs: devices may be threads of one
+** process, hence a count under a lock. A process resource, not program
+** state; results do not depend on BLAS's thread count. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_holders, blas_threads;
+
+static void blas_hold(void) {
+  pthread_mutex_lock(&blas_lock);
+  if (blas_holders++ == 0) {
+    blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+  }
+  pthread_mutex_unlock(&blas_lock);
+}
+
+static void blas_release(void) {
+  pthread_mutex_lock(&blas_lock);
+  if (--blas_holders == 0) openblas_set_num_threads(blas_threads);
+  pthread_mutex_unlock(&blas_lock);
+}
+
 int rt_kern_attention(int threads, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (ins->m > INT_MAX / 4 || ins->k > INT_MAX / 4) return diag_errbuf(err, errlen, "attention of %lld x %lld is too large for BLAS", (long long)ins->m, (long long)ins->k);
   if (ins->outer == 0 || ins->m == 0 || ins->k == 0) return 0;   /* no elements out */
   enum { MAXT = 8 };
   int t = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
   if (t > ins->outer) t = (int)ins->outer;
+  if (t > 1) blas_hold();
   attn_job jobs[MAXT];
   pthread_t th[MAXT];
   int started[MAXT] = {0};
@@ -211,5 +237,6 @@ int rt_kern_attention(int threads, const rt_instr *ins, void *out, void *const *
     if (started[i]) pthread_join(th[i], NULL);
     failed |= jobs[i].failed;
   }
+  if (t > 1) blas_release();
   return failed ? diag_errbuf(err, errlen, "out of memory for attention blocks") : 0;
 }
