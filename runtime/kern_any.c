@@ -24,7 +24,6 @@
 
 typedef int64_t i64;
 
-#define INLINE static inline __attribute__((always_inline))
 #include "runtime/kern_math.h"
 
 int rt_all_f32(const rt_instr *ins, int nin) {

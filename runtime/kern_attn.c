@@ -32,6 +32,8 @@
 
 typedef int64_t i64;
 
+#include "runtime/kern_math.h"
+
 enum { BQ = 64, BK = 64 };   /* queries and keys per block */
 
 typedef struct attn_job {
@@ -66,6 +68,34 @@ static void scores(const rt_instr *ins, view q, view k, i64 i0, i64 nq, i64 j0, 
       if (c >= 0) s[r * BK + c] = -INFINITY;
 }
 
+/* The online softmax of a block's score rows against keys [0, nk): each
+** row's running maximum m and sum l move on, what was summed (and the
+** output so far) rescaled by exp(m_old - m_new); the scores become
+** exp(s - m). */
+HOT static void online_rows(scratch *x, i64 nq, i64 nk, i64 dk) {
+  for (i64 r = 0; r < nq; r++) {
+    float *sr = x->s + r * BK, mx = x->m[r];
+    for (i64 c = 0; c < nk; c++) mx = sr[c] > mx ? sr[c] : mx;
+    if (mx == -INFINITY) {         /* every key masked so far */
+      memset(sr, 0, sizeof(float) * (size_t)nk);
+      continue;
+    }
+    float corr = x->m[r] == -INFINITY ? 0.0f : expf(x->m[r] - mx);
+    double sum = exp_sum_self(sr, nk, mx);
+    x->l[r] = x->l[r] * corr + (float)sum;
+    x->m[r] = mx;
+    if (corr != 1.0f) FOR8(dk, x->o[r * dk + k] *= corr);
+  }
+}
+
+/* P = exp(S - lse) over a block's rows */
+HOT static void probabilities(scratch *x, i64 nq, i64 nk) {
+  for (i64 r = 0; r < nq; r++) {
+    float *sr = x->s + r * BK, l = x->lse[r];
+    FOR8(nk, sr[k] = exp_lo(sr[k] - l));
+  }
+}
+
 /* One query block's output rows (unnormalized in x->o, then divided) and
 ** log-sum-exp; keys up to kend. */
 static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, scratch *x) {
@@ -75,19 +105,7 @@ static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, 
   for (i64 j0 = 0; j0 < kend; j0 += BK) {
     i64 nk = min64(BK, kend - j0);
     scores(ins, sl->q, sl->k, i0, nq, j0, nk, x->s);
-    for (i64 r = 0; r < nq; r++) {
-      float *sr = x->s + r * BK, mx = x->m[r];
-      for (i64 c = 0; c < nk; c++) mx = sr[c] > mx ? sr[c] : mx;
-      float corr = x->m[r] == -INFINITY ? 0.0f : expf(x->m[r] - mx);
-      double sum = 0;
-      for (i64 c = 0; c < nk; c++) {
-        sr[c] = mx == -INFINITY ? 0.0f : expf(sr[c] - mx);
-        sum += sr[c];
-      }
-      x->l[r] = x->l[r] * corr + (float)sum;
-      x->m[r] = mx;
-      if (corr != 1.0f) for (i64 c = 0; c < dk; c++) x->o[r * dk + c] *= corr;
-    }
+    online_rows(x, nq, nk, dk);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, sl->v.p + j0 * sl->v.ld,
                 (int)sl->v.ld, 1.0f, x->o, (int)dk);
   }
@@ -114,8 +132,7 @@ static void backward_pair(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, 
   view q = sl->q, k = sl->k, v = sl->v, dy = sl->dy;
   float *g = sl->out;
   scores(ins, q, k, i0, nq, j0, nk, x->s);
-  for (i64 r = 0; r < nq; r++)
-    for (i64 c = 0; c < nk; c++) x->s[r * BK + c] = expf(x->s[r * BK + c] - x->lse[r]);
+  probabilities(x, nq, nk);
   /* dv_j += P^T dy_i */
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy.p + i0 * dy.ld,
               (int)dy.ld, 1.0f, g + j0 * ld + 2 * dk, (int)ld);

@@ -26,26 +26,8 @@
 
 typedef int64_t i64;
 
-#define INLINE static inline __attribute__((always_inline))
+#include "runtime/kern_math.h"
 
-/* Loops that do arithmetic per element get an AVX2 clone chosen at load
-   time (the way OpenBLAS picks its kernels); the baseline x86-64 has only
-   SSE2, which would leave them several times slower than the GEMMs
-   around them. Floating-point contraction is off under -std=c11, so
-   every clone computes bit-identical results. -DRT_NO_CLONES drops them. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(RT_NO_CLONES)
-#define HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HOT
-#endif
-
-/* Runs S (a statement using index k) for k in [0, n), in blocks of 8. */
-#define FOR8(n, ...) do { \
-    i64 n_ = (n), i_ = 0; \
-    for (; i_ + 8 <= n_; i_ += 8) \
-      for (int j_ = 0; j_ < 8; j_++) { i64 k = i_ + j_; __VA_ARGS__; } \
-    for (; i_ < n_; i_++) { i64 k = i_; __VA_ARGS__; } \
-  } while (0)
 
 
 static void *cpu_alloc(void *ctx, size_t bytes) {
@@ -114,7 +96,6 @@ HOT static double dotdev_d(const float *restrict g, const float *restrict x, dou
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-#include "runtime/kern_math.h"
 
 HOT static float max_f(const float *restrict x, i64 n) {
   float acc[8];
@@ -673,39 +654,19 @@ static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *co
 
 /* ---- softmax family ---- */
 
-/* y = exp(x - m) over whole groups of 8, summed into the 8 lanes of acc */
-HOT static void exp_shift8(const float *restrict x, float *restrict y, float m, i64 n, double *acc) {
-  for (i64 i = 0; i + 8 <= n; i += 8)
+/* y = exp(x - m), returns the sum in double (one pass); the lanes as
+** exp_sum_self's (kern_math.h), which writes over x */
+HOT static double exp_shift(const float *restrict x, float *restrict y, float m, i64 n) {
+  double acc[8] = {0}, s = 0;
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; j++) { float e = exp_lo(x[i + j] - m); y[i + j] = e; acc[j] += e; }
-}
-
-static double exp_tail(const float *x, float *y, float m, i64 n, const double *acc) {
-  double s = 0;
-  for (i64 i = n - n % 8; i < n; i++) { y[i] = exp_lo(x[i] - m); s += y[i]; }
+  for (; i < n; i++) { y[i] = exp_lo(x[i] - m); s += y[i]; }
   return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-/* y = exp(x - m), returns the sum in double (one pass) */
-static double exp_shift(const float *x, float *y, float m, i64 n) {
-  double acc[8] = {0};
-  exp_shift8(x, y, m, n, acc);
-  return exp_tail(x, y, m, n, acc);
-}
-
-/* The same written over x (cross-entropy's gradient over its logits),
-** through a small buffer so that restrict holds; the sum is the same, lane
-** for lane. */
-static double exp_shift_self(float *x, float m, i64 n) {
-  _Alignas(64) float chunk[1024];
-  double acc[8] = {0};
-  i64 whole = n - n % 8;
-  for (i64 i = 0; i < whole; i += 1024) {
-    i64 k = whole - i < 1024 ? whole - i : 1024;
-    exp_shift8(x + i, chunk, m, k, acc);
-    memcpy(x + i, chunk, sizeof(float) * (size_t)k);
-  }
-  return exp_tail(x, x, m, n, acc);
-}
+/* the same over x itself (cross-entropy's gradient written over its logits) */
+HOT static double exp_self(float *x, float m, i64 n) { return exp_sum_self(x, n, m); }
 
 /* Row-wise kernels split their rows over the threads: rows are
 ** independent, so each row's arithmetic (and result) is the same whatever
@@ -966,7 +927,7 @@ static void xent_grad_span(void *x, i64 lo, i64 hi) {
     const float *xr = (const float *)j->in[0] + r * n;
     float *dx = j->out + r * n;
     float m = max_f(xr, n);
-    float sc = (float)(g / (dx == xr ? exp_shift_self(dx, m, n) : exp_shift(xr, dx, m, n)));
+    float sc = (float)(g / (dx == xr ? exp_self(dx, m, n) : exp_shift(xr, dx, m, n)));
     FOR8(n, dx[k] *= sc);
     dx[lab[r]] -= g;
   }

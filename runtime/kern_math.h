@@ -1,9 +1,9 @@
 /*
 ** kern_math.h: the scalar float functions of the CPU kernels (kern_cpu.c's
-** vectorized loops and kern_any.c's loops over other dtypes), written so
-** that the loops around them vectorize: straight-line float and integer
-** arithmetic, and selects through bit masks. Include after defining
-** INLINE (static inline, always inlined).
+** vectorized loops, kern_attn.c's and kern_any.c's loops over other
+** dtypes), written so that the loops around them vectorize: straight-line
+** float and integer arithmetic, and selects through bit masks; and the
+** loop macros those kernels share.
 */
 #ifndef runtime_kern_math_h
 #define runtime_kern_math_h
@@ -11,6 +11,27 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Loops that do arithmetic per element get an AVX2 clone chosen at load
+   time (the way OpenBLAS picks its kernels); the baseline x86-64 has only
+   SSE2, which would leave them several times slower than the GEMMs
+   around them. Floating-point contraction is off under -std=c11, so
+   every clone computes bit-identical results. -DRT_NO_CLONES drops them. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(RT_NO_CLONES)
+#define HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define HOT
+#endif
+
+/* Runs S (a statement using index k) for k in [0, n), in blocks of 8. */
+#define FOR8(n, ...) do { \
+    int64_t n_ = (n), i_ = 0; \
+    for (; i_ + 8 <= n_; i_ += 8) \
+      for (int j_ = 0; j_ < 8; j_++) { int64_t k = i_ + j_; __VA_ARGS__; } \
+    for (; i_ < n_; i_++) { int64_t k = i_; __VA_ARGS__; } \
+  } while (0)
 
 /* Transcendentals written so that the FOR8 loops around them vectorize:
    straight-line float and integer arithmetic, and selects through bit
@@ -49,6 +70,19 @@ INLINE float exp_core(float x, int big) {
 INLINE float exp_v(float x) { return exp_core(x, 1); }
 /* for arguments known to stay below 88 (x - max, -x^2...): no overflow clamp */
 INLINE float exp_lo(float x) { return exp_core(x, 0); }
+
+/* x = exp(x - m) in place (arguments below 88), and the sum in double:
+   eight lanes over whole groups of 8, the rest one by one, then the lanes
+   added pairwise (the softmax family's order, so that every kernel sums a
+   row the same way). */
+INLINE double exp_sum_self(float *x, int64_t n, float m) {
+  double acc[8] = {0}, s = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) { float e = exp_lo(x[i + j] - m); x[i + j] = e; acc[j] += e; }
+  for (; i < n; i++) { x[i] = exp_lo(x[i] - m); s += x[i]; }
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
 
 /* 0.5 erfc(a) for a >= 0: the Chebyshev-fitted form of Numerical Recipes
    (relative error under 1.2e-7), so that Phi(x) stays accurate in the
