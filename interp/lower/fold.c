@@ -40,25 +40,26 @@ static int reads(const rt_instr *x, int b) {
   return 0;
 }
 
+/* in[k] of x: a buffer of p that no earlier input of x names, or -1 */
+static int new_input(const rt_prog *p, const rt_instr *x, int k) {
+  int b = x->in[k];
+  if (b < 0 || b >= p->nbufs) return -1;
+  for (int j = 0; j < k; j++) if (x->in[j] == b) return -1;
+  return b;
+}
+
 /* Reader lists, as compressed rows: instruction order within each. */
 static void list_readers(folds *f) {
   rt_prog *p = f->p;
-  free(f->rd_start);
-  free(f->rd);
   f->rd_start = mem_calloc((size_t)p->nbufs + 2, sizeof(int));
   for (int b = 0; b < p->nbufs; b++) f->rd_start[b + 1] = f->rd_start[b] + f->readers[b];
   f->rd = mem_alloc(sizeof(int) * (size_t)(f->rd_start[p->nbufs] + 1));
   int *fill = mem_calloc((size_t)p->nbufs + 1, sizeof(int));
-  for (int i = 0; i < p->ninstrs; i++) {
-    if (f->gone[i]) continue;
-    const rt_instr *x = &p->instrs[i];
-    for (int k = 0; k < RT_MAXIN; k++) {
-      int b = x->in[k], dup = 0;
-      if (b < 0 || b >= p->nbufs) continue;
-      for (int j = 0; j < k; j++) dup |= x->in[j] == b;
-      if (!dup) f->rd[f->rd_start[b] + fill[b]++] = i;
+  for (int i = 0; i < p->ninstrs; i++)
+    for (int k = 0; k < RT_MAXIN && !f->gone[i]; k++) {
+      int b = new_input(p, &p->instrs[i], k);
+      if (b >= 0) f->rd[f->rd_start[b] + fill[b]++] = i;
     }
-  }
   free(fill);
 }
 
@@ -69,11 +70,8 @@ static void count(folds *f) {
     if (f->gone[i]) continue;
     const rt_instr *x = &p->instrs[i];
     for (int k = 0; k < RT_MAXIN; k++) {
-      int b = x->in[k];
-      if (b < 0 || b >= p->nbufs) continue;
-      int dup = 0;
-      for (int j = 0; j < k; j++) dup |= x->in[j] == b;
-      if (!dup) f->readers[b]++;
+      int b = new_input(p, x, k);
+      if (b >= 0) f->readers[b]++;
     }
     if (x->out >= 0 && x->out < p->nbufs) f->writer[x->out] = f->writer[x->out] == -1 ? i : -2;
   }
