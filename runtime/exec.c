@@ -63,6 +63,22 @@ static size_t buf_size(const rt_prog *p, int b) {
   return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
 }
 
+/* With temporaries allocated one by one: the input of instruction i whose
+** place the plan gives to its result (plan.share: written over an input
+** that dies there), so that the kernels' in-place paths run under the
+** sanitizers too; -1 if none. */
+static int handed_over(const rt_exec *e, const rt_instr *ins, int i) {
+  const rt_prog *p = e->p;
+  int o = ins->out;
+  if (p->bufs[o].kind != RT_BUF_TEMP || e->plan.share[o] == o) return -1;
+  for (int k = 0; k < RT_MAXIN; k++) {
+    int b = ins->in[k];
+    if (b >= 0 && b < p->nbufs && b != o && e->plan.share[b] == e->plan.share[o] && e->plan.last_use[b] == i && e->data[b])
+      return b;
+  }
+  return -1;
+}
+
 static void *mem_get(rt_exec *e, size_t bytes) {
   void *q = e->be->alloc(e->be->ctx, bytes ? bytes : 1);
   if (q) {
@@ -521,8 +537,12 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     int o = ins->out;
     if (!e->data[o]) {
       size_t by = buf_size(p, o);
+      int from = SEPARATE_TEMPS ? handed_over(e, ins, i) : -1;
       if (p->bufs[o].kind == RT_BUF_TEMP && !SEPARATE_TEMPS) {
         e->data[o] = e->block + e->plan.offset[o];
+      } else if (from >= 0) {     /* written over its input: the input's allocation is out's now */
+        e->data[o] = e->data[from];
+        e->data[from] = NULL;
       } else {
         e->data[o] = mem_get(e, by);
         if (!e->data[o]) {
