@@ -46,7 +46,10 @@ typedef struct attn_job {
 
 /* One outer slice of an operand: its first row and the elements between rows. */
 typedef struct view { const float *p; i64 ld; } view;
-typedef struct slice { view q, k, v, dy; float *out; i64 ldo; } slice;
+/* A slice as the blocks read it: q, k, v, dy contiguous [s, dk] (packed
+** when strided); the forward's rows written ldo apart, the gradient's
+** [s, 3 dk] contiguous. */
+typedef struct slice { const float *q, *k, *v, *dy; float *out; i64 ldo; } slice;
 
 typedef struct scratch {
   float s[BQ * BK], dp[BQ * BK];
@@ -58,10 +61,10 @@ static i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 
 /* s = alpha q k^T for queries [i0, i0+nq) and keys [j0, j0+nk), with the
 ** keys after each query set to -inf when causal */
-static void scores(const rt_instr *ins, view q, view k, i64 i0, i64 nq, i64 j0, i64 nk, float *s) {
+static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, i64 nq, i64 j0, i64 nk, float *s) {
   i64 dk = ins->k;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q.p + i0 * q.ld, (int)q.ld,
-              k.p + j0 * k.ld, (int)k.ld, 0.0f, s, BK);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q + i0 * dk, (int)dk,
+              k + j0 * dk, (int)dk, 0.0f, s, BK);
   if (!ins->fn || j0 + nk - 1 <= i0) return;
   for (i64 r = 0; r < nq; r++)
     for (i64 c = i0 + r + 1 - j0; c < nk; c++)
@@ -106,8 +109,8 @@ static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, 
     i64 nk = min64(BK, kend - j0);
     scores(ins, sl->q, sl->k, i0, nq, j0, nk, x->s);
     online_rows(x, nq, nk, dk);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, sl->v.p + j0 * sl->v.ld,
-                (int)sl->v.ld, 1.0f, x->o, (int)dk);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, sl->v + j0 * dk, (int)dk,
+                1.0f, x->o, (int)dk);
   }
   for (i64 r = 0; r < nq; r++) {
     float inv = x->l[r] > 0 ? 1.0f / x->l[r] : 0.0f;
@@ -128,35 +131,35 @@ static void forward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
 /* The gradient of one query block against one key block; lse and D of
 ** the block's rows in x. */
 static void backward_pair(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
-  i64 dk = ins->k, ld = sl->ldo;
-  view q = sl->q, k = sl->k, v = sl->v, dy = sl->dy;
+  i64 dk = ins->k, ld = 3 * dk;
+  const float *q = sl->q, *k = sl->k, *v = sl->v, *dy = sl->dy;
   float *g = sl->out;
   scores(ins, q, k, i0, nq, j0, nk, x->s);
   probabilities(x, nq, nk);
   /* dv_j += P^T dy_i */
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy.p + i0 * dy.ld,
-              (int)dy.ld, 1.0f, g + j0 * ld + 2 * dk, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy + i0 * dk, (int)dk,
+              1.0f, g + j0 * ld + 2 * dk, (int)ld);
   /* dP = dy_i v_j^T, then dS = P (dP - D) in place */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, 1.0f, dy.p + i0 * dy.ld, (int)dy.ld,
-              v.p + j0 * v.ld, (int)v.ld, 0.0f, x->dp, BK);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, 1.0f, dy + i0 * dk, (int)dk,
+              v + j0 * dk, (int)dk, 0.0f, x->dp, BK);
   for (i64 r = 0; r < nq; r++)
     for (i64 c = 0; c < nk; c++) x->dp[r * BK + c] = x->s[r * BK + c] * (x->dp[r * BK + c] - x->d[r]);
   /* dq_i += alpha dS k_j; dk_j += alpha dS^T q_i */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, ins->alpha, x->dp, BK, k.p + j0 * k.ld,
-              (int)k.ld, 1.0f, g + i0 * ld, (int)ld);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, ins->alpha, x->dp, BK, q.p + i0 * q.ld,
-              (int)q.ld, 1.0f, g + j0 * ld + dk, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, ins->alpha, x->dp, BK, k + j0 * dk,
+              (int)dk, 1.0f, g + i0 * ld, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, ins->alpha, x->dp, BK, q + i0 * dk,
+              (int)dk, 1.0f, g + j0 * ld + dk, (int)ld);
 }
 
 static void backward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
   i64 s = ins->m, dk = ins->k;
-  for (i64 r = 0; r < s; r++) memset(sl->out + r * sl->ldo, 0, sizeof(float) * (size_t)(3 * dk));
+  memset(sl->out, 0, sizeof(float) * (size_t)(s * 3 * dk));
   for (i64 i0 = 0; i0 < s; i0 += BQ) {
     i64 nq = min64(BQ, s - i0);
     forward_block(ins, sl, i0, nq, x);
     for (i64 r = 0; r < nq; r++) {
       double d = 0;
-      const float *dyr = sl->dy.p + (i0 + r) * sl->dy.ld;
+      const float *dyr = sl->dy + (i0 + r) * dk;
       for (i64 c = 0; c < dk; c++) d += (double)dyr[c] * x->o[r * dk + c];
       x->d[r] = (float)d;
     }
@@ -174,10 +177,10 @@ static view view_of(const rt_instr *ins, const float *base, int bit, i64 b, i64 
 
 /* A strided operand copied into contiguous rows (rows a stride of h dk apart
 ** fall into a few cache sets; packed, a slice's blocks stay in cache). */
-static view pack(view v, i64 rows, i64 w, float *to) {
-  if (v.ld == w) return v;
+static const float *pack(view v, i64 rows, i64 w, float *to) {
+  if (v.ld == w) return v.p;
   for (i64 r = 0; r < rows; r++) memcpy(to + r * w, v.p + r * v.ld, sizeof(float) * (size_t)w);
-  return (view){to, w};
+  return to;
 }
 
 static void *run_job(void *p) {
@@ -186,8 +189,8 @@ static void *run_job(void *p) {
   int grad = ins->op == RT_ATTENTION_GRAD;
   i64 s = ins->m, dk = ins->k, wo = grad ? 3 * dk : dk;
   scratch *x = malloc(sizeof *x);
-  /* x->o, then packed q, k, v, dy and the gradient's rows when strided */
-  float *o = x ? malloc(sizeof(float) * (size_t)(BQ * dk + (ins->mode ? 4 * s * dk + s * wo : 0))) : NULL;
+  /* x->o, then packed q, k, v (dy and the gradient's rows: the gradient) when strided */
+  float *o = x ? malloc(sizeof(float) * (size_t)(BQ * dk + (ins->mode ? (3 + grad) * s * dk + grad * s * wo : 0))) : NULL;
   if (!o) { free(x); j->failed = 1; return NULL; }
   x->o = o;
   float *pq = o + BQ * dk, *pk = pq + s * dk, *pv = pk + s * dk, *pdy = pv + s * dk, *pg = pdy + s * dk;
@@ -195,10 +198,10 @@ static void *run_job(void *p) {
     view ov = view_of(ins, j->out, RT_ATTN_BSHD_OUT, b, wo);
     slice sl = {pack(view_of(ins, j->q, RT_ATTN_BSHD_Q, b, dk), s, dk, pq),
                 pack(view_of(ins, j->k, RT_ATTN_BSHD_K, b, dk), s, dk, pk),
-                pack(view_of(ins, j->v, RT_ATTN_BSHD_V, b, dk), s, dk, pv), {NULL, dk}, (float *)ov.p, ov.ld};
+                pack(view_of(ins, j->v, RT_ATTN_BSHD_V, b, dk), s, dk, pv), NULL, (float *)ov.p, ov.ld};
     if (!grad) { forward_slice(ins, &sl, x); continue; }
     sl.dy = pack(view_of(ins, j->dy, RT_ATTN_BSHD_DY, b, dk), s, dk, pdy);
-    if (ov.ld != wo) { sl.out = pg; sl.ldo = wo; }       /* accumulated in place, then put out */
+    if (ov.ld != wo) sl.out = pg;       /* accumulated contiguous, then put out by heads */
     backward_slice(ins, &sl, x);
     if (ov.ld != wo)
       for (i64 r = 0; r < s; r++) memcpy((float *)ov.p + r * ov.ld, pg + r * wo, sizeof(float) * (size_t)wo);
