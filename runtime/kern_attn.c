@@ -1,17 +1,21 @@
 /*
-** kern_attn.c: fused attention on the CPU, f32. The scores of a block of
-** queries against a block of keys are computed by one small GEMM, used,
-** and dropped: no [s, s] matrix is ever stored.
+** kern_attn.c: fused attention on the CPU, f32. No [s, s] matrix is ever
+** stored: the forward holds the scores of one block of queries against one
+** chunk of keys, the backward those of one block of queries against its
+** keys.
 **
-** Forward (per query block): running maximum m and sum l per row, as
-** online softmax does; when a later key block raises m, what was summed
-** so far is rescaled by exp(m_old - m_new). Causal: key blocks after the
-** last query of the block are skipped.
+** Forward (per block of BQ queries, keys in chunks of KC): running maximum
+** m and sum l per row, as online softmax does; when a later chunk raises
+** m, what was summed so far (and the output) is rescaled by
+** exp(m_old - m_new). Causal: keys after the block's last query are
+** skipped.
 **
-** Backward: the forward of each query block is recomputed for its
-** log-sum-exp and output, which give D = rowsum(dy * o); then for each key
-** block and each query block that sees it, P = exp(S - lse) is recomputed
-** and dv += P^T dy, dS = P * (dy v^T - D), dq += a dS k, dk += a dS^T q.
+** Backward (per block of BQ queries, against all the keys it sees): the
+** scores S = a q k^T and P = softmax(S) are recomputed row by row,
+** dP = dy v^T, D = rowsum(P * dP) (which is rowsum(dy * o), without the
+** output), dS = P * (dP - D); then dv += P^T dy, dq = a dS k and
+** dk += a dS^T q, each one GEMM over the block's keys. Five GEMMs' worth
+** of work per block where recomputing the forward first would take seven.
 ** Slices of the outer dim go to as many threads as BLAS has.
 **
 ** Layouts: each of q, k, v, dy and the result is either [outer, s, dk]
@@ -34,7 +38,7 @@ typedef int64_t i64;
 
 #include "runtime/kern_math.h"
 
-enum { BQ = 64, BK = 64 };   /* queries and keys per block */
+enum { BQ = 64, KC = 128 };  /* queries per block; keys per forward chunk */
 
 typedef struct attn_job {
   const rt_instr *ins;
@@ -52,120 +56,154 @@ typedef struct view { const float *p; i64 ld; } view;
 typedef struct slice { const float *q, *k, *v, *dy; float *out; i64 ldo; } slice;
 
 typedef struct scratch {
-  float s[BQ * BK], dp[BQ * BK];
-  float m[BQ], l[BQ], lse[BQ], d[BQ];
-  float *o;                  /* [BQ, dk] */
+  float *s, *dp;             /* scores and their gradient, rows lds apart */
+  i64 lds;                   /* KC forward, s backward */
+  float m[BQ], l[BQ];
+  float *o;                  /* [BQ, dk]: the forward's output rows */
 } scratch;
 
 static i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 
-/* s = alpha q k^T for queries [i0, i0+nq) and keys [j0, j0+nk), with the
-** keys after each query set to -inf when causal */
-static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, i64 nq, i64 j0, i64 nk, float *s) {
+/* s = alpha q k^T for queries [i0, i0+nq) and keys [j0, j0+nk), rows
+** x->lds apart. Causal masking is left to the row passes, which read only
+** the keys each query sees (seen) and write 0 past them. */
+static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
   i64 dk = ins->k;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q + i0 * dk, (int)dk,
-              k + j0 * dk, (int)dk, 0.0f, s, BK);
-  if (!ins->fn || j0 + nk - 1 <= i0) return;
-  for (i64 r = 0; r < nq; r++)
-    for (i64 c = i0 + r + 1 - j0; c < nk; c++)
-      if (c >= 0) s[r * BK + c] = -INFINITY;
+              k + j0 * dk, (int)dk, 0.0f, x->s, (int)x->lds);
 }
 
-/* The online softmax of a block's score rows against keys [0, nk): each
-** row's running maximum m and sum l move on, what was summed (and the
-** output so far) rescaled by exp(m_old - m_new); the scores become
-** exp(s - m). */
-HOT static void online_rows(scratch *x, i64 nq, i64 nk, i64 dk) {
+/* how many of the keys [j0, j0+nk) query i sees: all, or when causal
+** those up to i */
+static i64 seen(const rt_instr *ins, i64 i, i64 j0, i64 nk) {
+  if (!ins->fn) return nk;
+  i64 n = i + 1 - j0;
+  return n < 0 ? 0 : n > nk ? nk : n;
+}
+
+/* the largest of x[0, n), in eight lanes (NaN is passed over) */
+INLINE float row_max(const float *x, i64 n) {
+  float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+  float mx = lane[0];
+  for (int j = 1; j < 8; j++) mx = lane[j] > mx ? lane[j] : mx;
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  return mx;
+}
+
+/* x = exp(x - m) in place, and the sum, in eight float lanes */
+INLINE float exp_sum_lanes(float *x, i64 n, float m) {
+  float lane[8] = {0}, s = 0;
+  i64 i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) { float e = exp_lo(x[i + j] - m); x[i + j] = e; lane[j] += e; }
+  for (; i < n; i++) { x[i] = exp_lo(x[i] - m); s += x[i]; }
+  return s + ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+/* the online softmax of the score rows of queries [i0, i0+nq) against
+** keys [j0, j0+nk): each row's running maximum m and sum l move on, what
+** was summed (and the output so far) rescaled by exp(m_old - m_new); the
+** scores become exp(s - m), and 0 for keys the query does not see. */
+HOT static void online_rows(const rt_instr *ins, scratch *x, i64 i0, i64 nq, i64 j0, i64 nk) {
+  i64 dk = ins->k;
   for (i64 r = 0; r < nq; r++) {
-    float *sr = x->s + r * BK, mx = x->m[r];
-    for (i64 c = 0; c < nk; c++) mx = sr[c] > mx ? sr[c] : mx;
+    i64 n = seen(ins, i0 + r, j0, nk);
+    float *sr = x->s + r * x->lds, mx = row_max(sr, n);
+    memset(sr + n, 0, sizeof(float) * (size_t)(nk - n));
+    mx = x->m[r] > mx ? x->m[r] : mx;
     if (mx == -INFINITY) {         /* every key masked so far */
-      memset(sr, 0, sizeof(float) * (size_t)nk);
+      memset(sr, 0, sizeof(float) * (size_t)n);
       continue;
     }
     float corr = x->m[r] == -INFINITY ? 0.0f : expf(x->m[r] - mx);
-    double sum = exp_sum_self(sr, nk, mx);
-    x->l[r] = x->l[r] * corr + (float)sum;
+    x->l[r] = x->l[r] * corr + exp_sum_lanes(sr, n, mx);
     x->m[r] = mx;
     if (corr != 1.0f) FOR8(dk, x->o[r * dk + k] *= corr);
   }
 }
 
-/* P = exp(S - lse) over a block's rows */
-HOT static void probabilities(scratch *x, i64 nq, i64 nk) {
+/* P = the softmax of the score rows of queries [i0, i0+nq) over keys
+** [0, nk), 0 for keys a query does not see */
+HOT static void softmax_rows(const rt_instr *ins, scratch *x, i64 i0, i64 nq, i64 nk) {
   for (i64 r = 0; r < nq; r++) {
-    float *sr = x->s + r * BK, l = x->lse[r];
-    FOR8(nk, sr[k] = exp_lo(sr[k] - l));
+    i64 n = seen(ins, i0 + r, 0, nk);
+    float *sr = x->s + r * x->lds, mx = row_max(sr, n);
+    memset(sr + n, 0, sizeof(float) * (size_t)(nk - n));
+    if (mx == -INFINITY) {         /* every key masked */
+      memset(sr, 0, sizeof(float) * (size_t)n);
+      continue;
+    }
+    float inv = 1.0f / exp_sum_lanes(sr, n, mx);
+    FOR8(n, sr[k] *= inv);
   }
 }
 
-/* One query block's output rows (unnormalized in x->o, then divided) and
-** log-sum-exp; keys up to kend. */
+/* dS = P (dP - D) in place of dP over the rows of queries [i0, i0+nq),
+** D = rowsum(P dP); 0 for keys a query does not see */
+HOT static void score_grads(const rt_instr *ins, scratch *x, i64 i0, i64 nq, i64 nk) {
+  for (i64 r = 0; r < nq; r++) {
+    i64 n = seen(ins, i0 + r, 0, nk);
+    const float *p = x->s + r * x->lds;
+    float *dp = x->dp + r * x->lds, lane[8] = {0}, d = 0;
+    memset(dp + n, 0, sizeof(float) * (size_t)(nk - n));
+    i64 i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; j++) lane[j] += p[i + j] * dp[i + j];
+    for (; i < n; i++) d += p[i] * dp[i];
+    d += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    FOR8(n, dp[k] = p[k] * (dp[k] - d));
+  }
+}
+
+/* one block of queries [i0, i0+nq): its output rows into sl->out */
 static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, scratch *x) {
   i64 dk = ins->k, kend = ins->fn ? i0 + nq : ins->m;
   for (i64 r = 0; r < nq; r++) { x->m[r] = -INFINITY; x->l[r] = 0; }
   memset(x->o, 0, sizeof(float) * (size_t)(nq * dk));
-  for (i64 j0 = 0; j0 < kend; j0 += BK) {
-    i64 nk = min64(BK, kend - j0);
-    scores(ins, sl->q, sl->k, i0, nq, j0, nk, x->s);
-    online_rows(x, nq, nk, dk);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, BK, sl->v + j0 * dk, (int)dk,
-                1.0f, x->o, (int)dk);
+  for (i64 j0 = 0; j0 < kend; j0 += KC) {
+    i64 nk = min64(KC, kend - j0);
+    scores(ins, sl->q, sl->k, i0, nq, j0, nk, x);
+    online_rows(ins, x, i0, nq, j0, nk);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, (int)x->lds,
+                sl->v + j0 * dk, (int)dk, 1.0f, x->o, (int)dk);
   }
   for (i64 r = 0; r < nq; r++) {
-    float inv = x->l[r] > 0 ? 1.0f / x->l[r] : 0.0f;
-    for (i64 c = 0; c < dk; c++) x->o[r * dk + c] *= inv;
-    x->lse[r] = x->l[r] > 0 ? x->m[r] + logf(x->l[r]) : INFINITY;
+    float inv = x->l[r] > 0 ? 1.0f / x->l[r] : 0.0f, *y = sl->out + (i0 + r) * sl->ldo;
+    for (i64 c = 0; c < dk; c++) y[c] = x->o[r * dk + c] * inv;
   }
+}
+
+/* one block of queries [i0, i0+nq): its dq rows, and what it adds to the
+** dk and dv rows of the keys it sees */
+static void backward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, scratch *x) {
+  i64 dk = ins->k, ld = 3 * dk, kend = ins->fn ? i0 + nq : ins->m;
+  int lds = (int)x->lds;
+  const float *q = sl->q, *k = sl->k, *v = sl->v, *dy = sl->dy + i0 * dk;
+  float *g = sl->out;
+  scores(ins, q, k, i0, nq, 0, kend, x);
+  softmax_rows(ins, x, i0, nq, kend);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)kend, (int)dk, 1.0f, dy, (int)dk, v, (int)dk,
+              0.0f, x->dp, lds);
+  score_grads(ins, x, i0, nq, kend);
+  /* dv += P^T dy; dq = a dS k; dk += a dS^T q */
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kend, (int)dk, (int)nq, 1.0f, x->s, lds, dy, (int)dk,
+              1.0f, g + 2 * dk, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)kend, ins->alpha, x->dp, lds, k,
+              (int)dk, 0.0f, g + i0 * ld, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kend, (int)dk, (int)nq, ins->alpha, x->dp, lds,
+              q + i0 * dk, (int)dk, 1.0f, g + dk, (int)ld);
 }
 
 static void forward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
-  i64 s = ins->m, dk = ins->k;
-  for (i64 i0 = 0; i0 < s; i0 += BQ) {
-    i64 nq = min64(BQ, s - i0);
-    forward_block(ins, sl, i0, nq, x);
-    for (i64 r = 0; r < nq; r++) memcpy(sl->out + (i0 + r) * sl->ldo, x->o + r * dk, sizeof(float) * (size_t)dk);
-  }
-}
-
-/* The gradient of one query block against one key block; lse and D of
-** the block's rows in x. */
-static void backward_pair(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
-  i64 dk = ins->k, ld = 3 * dk;
-  const float *q = sl->q, *k = sl->k, *v = sl->v, *dy = sl->dy;
-  float *g = sl->out;
-  scores(ins, q, k, i0, nq, j0, nk, x->s);
-  probabilities(x, nq, nk);
-  /* dv_j += P^T dy_i */
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, 1.0f, x->s, BK, dy + i0 * dk, (int)dk,
-              1.0f, g + j0 * ld + 2 * dk, (int)ld);
-  /* dP = dy_i v_j^T, then dS = P (dP - D) in place */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, 1.0f, dy + i0 * dk, (int)dk,
-              v + j0 * dk, (int)dk, 0.0f, x->dp, BK);
-  for (i64 r = 0; r < nq; r++)
-    for (i64 c = 0; c < nk; c++) x->dp[r * BK + c] = x->s[r * BK + c] * (x->dp[r * BK + c] - x->d[r]);
-  /* dq_i += alpha dS k_j; dk_j += alpha dS^T q_i */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, ins->alpha, x->dp, BK, k + j0 * dk,
-              (int)dk, 1.0f, g + i0 * ld, (int)ld);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nk, (int)dk, (int)nq, ins->alpha, x->dp, BK, q + i0 * dk,
-              (int)dk, 1.0f, g + j0 * ld + dk, (int)ld);
+  for (i64 i0 = 0; i0 < ins->m; i0 += BQ) forward_block(ins, sl, i0, min64(BQ, ins->m - i0), x);
 }
 
 static void backward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
-  i64 s = ins->m, dk = ins->k;
-  memset(sl->out, 0, sizeof(float) * (size_t)(s * 3 * dk));
-  for (i64 i0 = 0; i0 < s; i0 += BQ) {
-    i64 nq = min64(BQ, s - i0);
-    forward_block(ins, sl, i0, nq, x);
-    for (i64 r = 0; r < nq; r++) {
-      double d = 0;
-      const float *dyr = sl->dy + (i0 + r) * dk;
-      for (i64 c = 0; c < dk; c++) d += (double)dyr[c] * x->o[r * dk + c];
-      x->d[r] = (float)d;
-    }
-    i64 kend = ins->fn ? i0 + nq : s;
-    for (i64 j0 = 0; j0 < kend; j0 += BK) backward_pair(ins, sl, i0, nq, j0, min64(BK, kend - j0), x);
-  }
+  memset(sl->out, 0, sizeof(float) * (size_t)(ins->m * 3 * ins->k));
+  for (i64 i0 = 0; i0 < ins->m; i0 += BQ) backward_block(ins, sl, i0, min64(BQ, ins->m - i0), x);
 }
 
 /* Operand `bit` of slice b: [outer, s, w] whole, or [b, s, h, w] by heads. */
@@ -188,26 +226,29 @@ static void *run_job(void *p) {
   const rt_instr *ins = j->ins;
   int grad = ins->op == RT_ATTENTION_GRAD;
   i64 s = ins->m, dk = ins->k, wo = grad ? 3 * dk : dk;
-  scratch *x = malloc(sizeof *x);
-  /* x->o, then packed q, k, v (dy and the gradient's rows: the gradient) when strided */
-  float *o = x ? malloc(sizeof(float) * (size_t)(BQ * dk + (ins->mode ? (3 + grad) * s * dk + grad * s * wo : 0))) : NULL;
-  if (!o) { free(x); j->failed = 1; return NULL; }
-  x->o = o;
-  float *pq = o + BQ * dk, *pk = pq + s * dk, *pv = pk + s * dk, *pdy = pv + s * dk, *pg = pdy + s * dk;
+  scratch x = {.lds = grad ? s : KC};
+  /* the scores (and dP), the forward's output rows, then packed q, k, v
+  ** (dy and the gradient's rows: the gradient) when strided */
+  i64 ns = BQ * x.lds * (1 + grad), no = grad ? 0 : BQ * dk;
+  float *buf = malloc(sizeof(float) * (size_t)(ns + no + (ins->mode ? (3 + grad) * s * dk + grad * s * wo : 0)));
+  if (!buf) { j->failed = 1; return NULL; }
+  x.s = buf;
+  x.dp = grad ? buf + BQ * x.lds : NULL;
+  x.o = buf + ns;
+  float *pq = x.o + no, *pk = pq + s * dk, *pv = pk + s * dk, *pdy = pv + s * dk, *pg = pdy + s * dk;
   for (i64 b = j->lo; b < j->hi; b++) {
     view ov = view_of(ins, j->out, RT_ATTN_BSHD_OUT, b, wo);
     slice sl = {pack(view_of(ins, j->q, RT_ATTN_BSHD_Q, b, dk), s, dk, pq),
                 pack(view_of(ins, j->k, RT_ATTN_BSHD_K, b, dk), s, dk, pk),
                 pack(view_of(ins, j->v, RT_ATTN_BSHD_V, b, dk), s, dk, pv), NULL, (float *)ov.p, ov.ld};
-    if (!grad) { forward_slice(ins, &sl, x); continue; }
+    if (!grad) { forward_slice(ins, &sl, &x); continue; }
     sl.dy = pack(view_of(ins, j->dy, RT_ATTN_BSHD_DY, b, dk), s, dk, pdy);
     if (ov.ld != wo) sl.out = pg;       /* accumulated contiguous, then put out by heads */
-    backward_slice(ins, &sl, x);
+    backward_slice(ins, &sl, &x);
     if (ov.ld != wo)
       for (i64 r = 0; r < s; r++) memcpy((float *)ov.p + r * ov.ld, pg + r * wo, sizeof(float) * (size_t)wo);
   }
-  free(o);
-  free(x);
+  free(buf);
   return NULL;
 }
 

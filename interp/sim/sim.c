@@ -113,7 +113,7 @@ double sim_gemm_seconds(const sim_opts *o, double flops, double batch, sim_dt dt
 double sim_attention_flops(double bh, double s, double dk, int causal, int grad) {
   double f = 4.0 * bh * s * s * dk;
   if (causal) f *= 0.5;
-  return grad ? 3.5 * f : f;
+  return grad ? 2.5 * f : f;
 }
 
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {

@@ -81,8 +81,8 @@ double sim_coll_seconds(const sim_opts *o, rt_op op, uint32_t axes, int64_t n, d
 double sim_gemm_seconds(const sim_opts *o, double flops, double batch, sim_dt dt);
 /* FLOPs of fused attention over bh slices of s queries and keys of width
 ** dk: 4 bh s^2 dk forward, half that causal (blocks above the diagonal are
-** skipped); the gradient recomputes the forward and does five more block
-** GEMMs, 3.5 times the forward. */
+** skipped); the gradient does five GEMMs' worth where the forward does
+** two (the scores again, dP, dv, dq, dk), 2.5 times the forward. */
 double sim_attention_flops(double bh, double s, double dk, int causal, int grad);
 
 /* Seconds of one instruction on the profile (its collective's link from o). */

@@ -116,6 +116,7 @@ Test(fused, full_s67) { same_as_unfused(2, 3, 67, 8, PLAIN); }
 Test(fused, scale_one_s130) { same_as_unfused(1, 2, 130, 16, NOMUL); }
 Test(fused, one_position) { same_as_unfused(1, 1, 1, 4, CAUSAL); }
 Test(fused, block_multiple_s128) { same_as_unfused(1, 2, 128, 8, CAUSAL); }
+Test(fused, full_s300) { same_as_unfused(1, 2, 300, 8, PLAIN); }   /* keys in three chunks, none masked */
 
 /* Projections make q, k, v [b, h, s, k] from x [b, s, d], and the result
 ** is merged back to [b, s, d]: the spelling of transformer models. */
