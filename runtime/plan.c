@@ -104,13 +104,7 @@ static int reads_in_step(const rt_prog *p, const rt_instr *x, int k) {
   int b = x->in[k];
   if (p->bufs[b].dtype != RT_F32 || p->bufs[x->out].dtype != RT_F32 || p->bufs[b].nelem != p->bufs[x->out].nelem) return 0;
   if (x->op == RT_XENT_GRAD) return k == 0;
-  if (x->op != RT_EW || x->fn >= RT_ABS || k >= rt_ewfn_arity((rt_ewfn)x->fn) || x->rank > RT_MAXRANK) return 0;
-  int64_t step = 1;                        /* contiguous over the output's shape */
-  for (int d = x->rank - 1; d >= 0; d--) {
-    if (x->shape[d] != 1 && x->stride[k][d] != step) return 0;
-    step *= x->shape[d];
-  }
-  return 1;
+  return x->op == RT_EW && x->fn < RT_ABS && k < rt_ewfn_arity((rt_ewfn)x->fn) && rt_ew_dense(x, k);
 }
 
 static int root(int32_t *share, int b) {

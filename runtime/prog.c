@@ -82,6 +82,16 @@ int rt_ewfn_arity(rt_ewfn fn) {
   return 0;
 }
 
+int rt_ew_dense(const rt_instr *x, int k) {
+  if (x->op != RT_EW || k < 0 || k >= 3 || x->rank > RT_MAXRANK) return 0;   /* stride[3] */
+  int64_t step = 1;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    if (x->shape[d] != 1 && x->stride[k][d] != step) return 0;
+    step *= x->shape[d];
+  }
+  return 1;
+}
+
 /* ---- builders ---- */
 
 void rt_prog_init(rt_prog *p) {

@@ -208,6 +208,9 @@ double rt_instr_rows(const rt_instr *x);
 const char *rt_op_name(rt_op op);
 const char *rt_ewfn_name(rt_ewfn fn);
 int rt_ewfn_arity(rt_ewfn fn);
+/* Does elementwise x read its input k element for element, contiguous over
+** its output's shape (no broadcast, no stride)? */
+int rt_ew_dense(const rt_instr *x, int k);
 
 /* Builders used by the lowering. */
 void rt_prog_init(rt_prog *p);

@@ -1,6 +1,8 @@
 /*
-** fold.c: transposes taken into the instructions around them, after the
-** program is finished. Attention's operands are [b, h, s, dk] in the IR,
+** fold.c: transposes and adds taken into the instructions around them,
+** after the program is finished.
+**
+** Transposes. Attention's operands are [b, h, s, dk] in the IR,
 ** while the projections that make q, k, v (and the one that reads the
 ** result) work on [b, s, h, dk]; lowering frames attention with
 ** transposes (0, 2, 1, 3). Here they go:
@@ -20,6 +22,21 @@
 ** temporaries are rewritten, so every value the caller sees (inputs,
 ** outputs, kept values) keeps its layout. The numbers do not change: the
 ** kernels do the same arithmetic on the same elements.
+**
+** Adds (lw_fold_adds). A GEMM's result t read only by an f32 add:
+**
+**   - y = add(t, bias broadcast): y is first filled with the broadcast
+**     bias (an affine copy, moved to just before the GEMM) and the GEMM
+**     adds its product into y (beta 1);
+**   - y = add(a, t), a a temporary read only here: the GEMM adds its
+**     product into a (moved to where the add was when a is written after
+**     it), and y's readers read a (the gradients reaching x through the
+**     q, k, v projections summed, for one).
+**
+** Each saves the add's pass over the result and the pass in which BLAS
+** zeroes C; the sums are the same but rounded in another order (BLAS adds
+** its partial products into C block by block), so results may differ in
+** the last bits from the unfolded program.
 */
 #include "interp/lower/lower_int.h"
 #include "util/mem.h"
@@ -30,9 +47,13 @@
 typedef struct folds {
   rt_prog *p;
   int *writer;           /* per buffer: the one instruction writing it, -1 none, -2 several */
+  int *first_w, *last_w; /* per buffer: its first and last writer, -1 none */
+  int *last_r;           /* per buffer: its last reader, -1 none */
   int *readers;          /* per buffer: instructions reading it (kept up to date) */
   int *rd_start, *rd;    /* per buffer: who read it when the lists were made (filter by in[]) */
   char *gone;            /* per instruction: dropped */
+  int *before;           /* per instruction: one moved to run just before it, -1 none */
+  char *moved;           /* per instruction: runs elsewhere (before[] names where) */
 } folds;
 
 static int reads(const rt_instr *x, int b) {
@@ -65,15 +86,19 @@ static void list_readers(folds *f) {
 
 static void count(folds *f) {
   rt_prog *p = f->p;
-  for (int b = 0; b < p->nbufs; b++) { f->writer[b] = -1; f->readers[b] = 0; }
+  for (int b = 0; b < p->nbufs; b++) f->writer[b] = f->first_w[b] = f->last_w[b] = f->last_r[b] = -1, f->readers[b] = 0;
   for (int i = 0; i < p->ninstrs; i++) {
     if (f->gone[i]) continue;
     const rt_instr *x = &p->instrs[i];
     for (int k = 0; k < RT_MAXIN; k++) {
       int b = new_input(p, x, k);
-      if (b >= 0) f->readers[b]++;
+      if (b >= 0) f->readers[b]++, f->last_r[b] = i;
     }
-    if (x->out >= 0 && x->out < p->nbufs) f->writer[x->out] = f->writer[x->out] == -1 ? i : -2;
+    int o = x->out;
+    if (o < 0 || o >= p->nbufs) continue;
+    f->writer[o] = f->writer[o] == -1 ? i : -2;
+    if (f->first_w[o] < 0) f->first_w[o] = i;
+    f->last_w[o] = i;
   }
 }
 
@@ -242,6 +267,20 @@ static void fold_gemm(folds *f, int at) {
   }
 }
 
+/* Close the gaps of dropped instructions, and run moved ones where they go. */
+static void compact(folds *f) {
+  rt_prog *p = f->p;
+  rt_instr *out = mem_alloc(sizeof(rt_instr) * ((size_t)p->ninstrs + 1));
+  int w = 0;
+  for (int i = 0; i < p->ninstrs; i++) {
+    if (f->before[i] >= 0) out[w++] = p->instrs[f->before[i]];
+    if (!f->gone[i] && !f->moved[i]) out[w++] = p->instrs[i];
+  }
+  memcpy(p->instrs, out, sizeof(rt_instr) * (size_t)w);
+  free(out);
+  p->ninstrs = w;
+}
+
 /* Drop transposes whose temporaries nobody reads (last first, so that a
 ** chain of them goes), then close the gaps. */
 static void sweep(folds *f) {
@@ -254,16 +293,35 @@ static void sweep(folds *f) {
       if (x->in[0] >= 0 && x->in[0] < p->nbufs) f->readers[x->in[0]]--;
     }
   }
-  int w = 0;
-  for (int i = 0; i < p->ninstrs; i++) if (!f->gone[i]) p->instrs[w++] = p->instrs[i];
-  p->ninstrs = w;
+  compact(f);
+}
+
+static void folds_init(folds *f, rt_prog *p) {
+  size_t nb = (size_t)p->nbufs + 1, ni = (size_t)p->ninstrs + 1;
+  *f = (folds){p, mem_alloc(sizeof(int) * nb), mem_alloc(sizeof(int) * nb), mem_alloc(sizeof(int) * nb),
+               mem_alloc(sizeof(int) * nb), mem_alloc(sizeof(int) * nb), NULL, NULL, mem_calloc(ni, 1),
+               mem_alloc(sizeof(int) * ni), mem_calloc(ni, 1)};
+  for (int i = 0; i < p->ninstrs; i++) f->before[i] = -1;
+  count(f);
+}
+
+static void folds_free(folds *f) {
+  free(f->writer);
+  free(f->first_w);
+  free(f->last_w);
+  free(f->last_r);
+  free(f->readers);
+  free(f->rd_start);
+  free(f->rd);
+  free(f->gone);
+  free(f->before);
+  free(f->moved);
 }
 
 int lw_fold_transposes(rt_prog *p) {
   int n0 = p->ninstrs;
-  folds f = {p, mem_alloc(sizeof(int) * (size_t)(p->nbufs + 1)), mem_alloc(sizeof(int) * (size_t)(p->nbufs + 1)),
-             NULL, NULL, mem_calloc((size_t)p->ninstrs + 1, 1)};
-  count(&f);
+  folds f;
+  folds_init(&f, p);
   for (int i = 0; i < p->ninstrs; i++)
     if (p->instrs[i].op == RT_ATTENTION || p->instrs[i].op == RT_ATTENTION_GRAD) fold_operands(&f, i);
   count(&f);
@@ -275,11 +333,134 @@ int lw_fold_transposes(rt_prog *p) {
   count(&f);
   for (int i = 0; i < p->ninstrs; i++) if (!f.gone[i] && p->instrs[i].op == RT_GEMM) fold_gemm(&f, i);
   sweep(&f);
-  free(f.writer);
-  free(f.readers);
-  free(f.rd_start);
-  free(f.rd);
-  free(f.gone);
+  folds_free(&f);
+  rt_prog_finish(p);
+  return n0 - p->ninstrs;
+}
+
+/* ---- adds taken into GEMMs ---- */
+
+static int f32(const folds *f, int b) { return b >= 0 && b < f->p->nbufs && f->p->bufs[b].dtype == RT_F32; }
+
+/* The GEMM that alone writes all of temporary t from zeros (beta 0), in
+** f32, before `at`, when the instruction at `at` is t's only reader: its
+** index, else -1. */
+static int lone_gemm(const folds *f, int t, int at) {
+  if (!is_temp(f, t) || !f32(f, t) || f->writer[t] < 0 || f->writer[t] >= at || f->readers[t] != 1) return -1;
+  const rt_instr *g = &f->p->instrs[f->writer[t]];
+  int64_t bt = g->batch < 1 ? 1 : g->batch;
+  if (g->op != RT_GEMM || g->beta != 0.0f || (bt > 1 && g->stride_c != g->m * g->n) || bt * g->m * g->n != f->p->bufs[t].nelem)
+    return -1;
+  return f->writer[t];
+}
+
+/* An f32 add whose result only it writes: its result, else -1. */
+static int add_result(const folds *f, const rt_instr *x, int at) {
+  int y = x->out;
+  if (x->op != RT_EW || x->fn != RT_ADD || !f32(f, y) || f->writer[y] != at || f->p->bufs[y].kind == RT_BUF_INPUT) return -1;
+  return f32(f, x->in[0]) && f32(f, x->in[1]) && x->in[0] != x->in[1] ? y : -1;
+}
+
+/* Does nothing write b from instruction lo to hi? */
+static int steady(const folds *f, int b, int lo, int hi) {
+  return f->first_w[b] < 0 || f->last_w[b] < lo || f->first_w[b] > hi;
+}
+
+/* May the GEMM at gi, whose result t only the add at `at` reads, move to
+** `at`? Its operands must hold still until then, and the operands whose
+** life that lengthens may not hold more than t, whose life it shortens
+** by as much: no point between holds more than before (under
+** recomputation, lengthening a big operand's life would undo the memory
+** recomputing saves). */
+static int may_move(const folds *f, const rt_instr *g, int gi, int at, int t) {
+  int64_t longer = 0;
+  for (int k = 0; k < 2; k++) {
+    int b = g->in[k];
+    if (!steady(f, b, gi, at)) return 0;
+    if (is_temp(f, b) && f->last_r[b] < at && (k == 0 || b != g->in[0])) longer += f->p->bufs[b].nelem;
+  }
+  return longer <= f->p->bufs[t].nelem;
+}
+
+/* y = add(a, t): the GEMM writing t adds into a instead; y's readers read
+** a. When a is written after the GEMM, the GEMM moves to where the add was
+** (if its operands hold still until then). */
+static void fold_sum(folds *f, int at) {
+  rt_prog *p = f->p;
+  rt_instr *x = &p->instrs[at];
+  int y = add_result(f, x, at);
+  if (y < 0 || !is_temp(f, y)) return;
+  for (int k = 0; k < 2; k++) {
+    int t = x->in[k], a = x->in[1 - k], gi = lone_gemm(f, t, at);
+    if (gi < 0 || !is_temp(f, a) || f->readers[a] != 1 || f->first_w[a] < 0 || f->moved[gi] ||
+        !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[a].nelem != p->bufs[t].nelem) continue;
+    rt_instr *g = &p->instrs[gi];
+    if (g->in[0] == a || g->in[1] == a) continue;
+    int late = f->last_w[a] >= gi;      /* the GEMM must run after a is written */
+    if (late && (f->before[at] >= 0 || !may_move(f, g, gi, at, t))) continue;
+    if (late) {
+      f->before[at] = gi;
+      f->moved[gi] = 1;
+    }
+    g->out = a;
+    g->beta = 1.0f;
+    for (int j = f->rd_start[y]; j < f->rd_start[y + 1]; j++)
+      if (!f->gone[f->rd[j]])
+        for (int q = 0; q < RT_MAXIN; q++) if (p->instrs[f->rd[j]].in[q] == y) p->instrs[f->rd[j]].in[q] = a;
+    p->bufs[a].name = p->bufs[y].name;  /* a ends holding y */
+    f->readers[a] = f->readers[y];
+    f->readers[t] = f->readers[y] = 0;
+    f->writer[a] = -2;
+    f->last_w[a] = late ? at : gi;
+    f->writer[t] = f->writer[y] = f->first_w[y] = f->last_w[y] = -1;
+    f->gone[at] = 1;
+    return;
+  }
+}
+
+/* y = add(t, bias broadcast): y filled with the bias just before the GEMM
+** that wrote t, which then adds into y. */
+static void fold_bias(folds *f, int at) {
+  rt_prog *p = f->p;
+  rt_instr *x = &p->instrs[at];
+  int y = add_result(f, x, at);
+  if (y < 0) return;
+  for (int k = 0; k < 2; k++) {
+    int t = x->in[k], b = x->in[1 - k], gi = lone_gemm(f, t, at);
+    if (gi < 0 || !rt_ew_dense(x, k) || rt_ew_dense(x, 1 - k) || !steady(f, b, gi, at) || f->before[gi] >= 0) continue;
+    rt_instr *g = &p->instrs[gi];
+    if (g->in[0] == y || g->in[1] == y) continue;
+    x->fn = RT_AFFINE;                 /* y = 1 b + 0, broadcast */
+    x->nin = 1;
+    x->in[0] = b;
+    x->in[1] = -1;
+    memcpy(x->stride[0], x->stride[1 - k], sizeof x->stride[0]);
+    x->alpha = 1.0f;
+    x->beta = 0.0f;
+    f->before[gi] = at;
+    f->moved[at] = 1;
+    g->out = y;
+    g->beta = 1.0f;
+    f->readers[t] = 0;
+    f->writer[t] = -1;
+    f->writer[y] = -2;
+    f->first_w[y] = f->last_w[y] = gi;
+    return;
+  }
+}
+
+int lw_fold_adds(rt_prog *p) {
+  int n0 = p->ninstrs;
+  folds f;
+  folds_init(&f, p);
+  list_readers(&f);
+  for (int i = 0; i < p->ninstrs; i++) {
+    if (p->instrs[i].op != RT_EW || p->instrs[i].fn != RT_ADD) continue;
+    fold_sum(&f, i);
+    if (!f.gone[i]) fold_bias(&f, i);
+  }
+  compact(&f);
+  folds_free(&f);
   rt_prog_finish(p);
   return n0 - p->ninstrs;
 }

@@ -37,6 +37,9 @@ typedef struct lower_opts {
   /* Keep the transposes around attention and GEMMs as lowered (fold.c
   ** takes them into the kernels otherwise; tests compare the two). */
   int no_fold;
+  /* Keep the adds after GEMMs (fold.c has the GEMMs add into the result
+  ** otherwise, which rounds in another order; tests compare the two). */
+  int no_fold_adds;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

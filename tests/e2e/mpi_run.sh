@@ -125,7 +125,10 @@ python3 -c "
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 print('--data: one device %s, 4 ranks %s, max_rel_error %.3g' % (a['losses'], b['losses'], b['max_rel_error']))
-assert all(abs(x - y) <= 1e-5 * abs(x) for x, y in zip(a['losses'], b['losses'])) and b['max_rel_error'] <= 1e-5
+# the losses say whether each rank read its own slice; the parameters after two
+# Adam steps differ more (its first updates are about lr * sign(g), so a gradient
+# element near 0 that rounds differently moves a whole step): --check's tolerance
+assert all(abs(x - y) <= 1e-5 * abs(x) for x, y in zip(a['losses'], b['losses'])) and b['max_rel_error'] <= b['tolerance']
 " "$one" "$four" && ok || bad "--data on 4 ranks: $one / $four"
 err=$("$CARVE" run "$ex/gpt2_small.cir" --steps 1 --data "$tmp/wrong.safetensors" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *"'ids'"* ]] && [[ "$err" == *"[4, 16]"* ]] && ok || bad "a data tensor of the wrong shape: rc $rc: $err"
