@@ -771,6 +771,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (!c.opt.keep_values && !c.opt.no_fold) lw_fold_transposes(p);
     if (!c.opt.keep_values && !c.opt.no_fold_adds) lw_fold_adds(p);
     if (plan && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes);
+    if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");
   }

@@ -40,6 +40,9 @@ typedef struct lower_opts {
   /* Keep the adds after GEMMs (fold.c has the GEMMs add into the result
   ** otherwise, which rounds in another order; tests compare the two). */
   int no_fold_adds;
+  /* Leave the optimizer updates after the backward pass (hoist.c moves
+  ** each to just after its gradient is final otherwise; tests compare). */
+  int no_hoist;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

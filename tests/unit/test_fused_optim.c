@@ -13,6 +13,7 @@
 
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
+#include "runtime/plan.h"
 
 #define STEPS 3
 
@@ -38,13 +39,17 @@ static int nparams(const ir_graph *g) {
 }
 
 /* every parameter after STEPS steps, lowered with or without fusion (malloc'd, in value order) */
-static float **train(const session *s, int fused, int *nfused) {
-  lower_opts lo = {0};
-  lo.no_fused_optim = !fused;
+static float **train_opts(const session *s, const lower_opts *lo, int *nfused, size_t *block) {
   drive r;
   diag d;
   diag_init(&d);
-  cr_assert(drive_lower_opts(&r, s->g, NULL, &lo, &d) == 0, "%s", diag_text(&d));
+  cr_assert(drive_lower_opts(&r, s->g, NULL, lo, &d) == 0, "%s", diag_text(&d));
+  if (block) {
+    rt_memplan m;
+    rt_memplan_make(&r.prog, &m);
+    *block = m.block;
+    rt_memplan_free(&m);
+  }
   diag_free(&d);
   *nfused = count_op(&r.prog, RT_ADAM) + count_op(&r.prog, RT_SGD);
   char err[256];
@@ -58,6 +63,12 @@ static float **train(const session *s, int fused, int *nfused) {
     if (s->g->vals[i]->kind == IR_PARAM) cr_assert(drive_gather(&r, i, (void **)&w[i], err, sizeof err) == 0, "%s", err);
   drive_free(&r);
   return w;
+}
+
+static float **train(const session *s, int fused, int *nfused) {
+  lower_opts lo = {0};
+  lo.no_fused_optim = !fused;
+  return train_opts(s, &lo, nfused, NULL);
 }
 
 static void same_training(const char *model, const char *opt) {
@@ -120,3 +131,54 @@ Test(fused_optim, zero_fuses) {
   fuses_on_device("gpt2_small_bp_mp_z2.tac", 0);
   fuses_on_device("gpt2_small_bp_mp_z3.tac", 0);
 }
+
+/* Updates hoisted to just after their gradient (interp/lower/hoist.c):
+** the same arithmetic, so the same bits; each update after everything
+** that writes what it reads or reads what it writes; the memory plan no
+** larger. */
+static void hoisted(const char *model, const char *opt) {
+  session s;
+  load(&s, model, opt, NULL);
+  lower_opts ho = {0}, kept = {0};
+  kept.no_hoist = 1;
+  int nh, nk;
+  size_t bh, bk;
+  float **a = train_opts(&s, &ho, &nh, &bh), **b = train_opts(&s, &kept, &nk, &bk);
+  cr_expect_eq(nh, nk);
+  cr_expect_leq(bh, bk, "%s: hoisting grew the plan from %zu to %zu bytes", model, bk, bh);
+  for (int i = 0; i < s.g->nvals; i++) {
+    if (s.g->vals[i]->kind != IR_PARAM) continue;
+    cr_expect(memcmp(a[i], b[i], sizeof(float) * (size_t)ir_nelem(&s.g->vals[i]->shape)) == 0,
+              "%s: '%s' differs once updates are hoisted", model, s.g->vals[i]->name);
+    free(a[i]);
+    free(b[i]);
+  }
+  free(a);
+  free(b);
+  drive r;
+  diag d;
+  diag_init(&d);
+  cr_assert(drive_lower_opts(&r, s.g, NULL, &ho, &d) == 0, "%s", diag_text(&d));
+  diag_free(&d);
+  const rt_prog *p = &r.prog;
+  int last_other = -1, early = 0;
+  for (int i = 0; i < p->ninstrs; i++)
+    if (p->instrs[i].op != RT_ADAM && p->instrs[i].op != RT_SGD) last_other = i;
+  for (int i = 0; i < p->ninstrs; i++) {
+    const rt_instr *u = &p->instrs[i];
+    if (u->op != RT_ADAM && u->op != RT_SGD) continue;
+    early += i < last_other;
+    for (int j = i + 1; j < p->ninstrs; j++) {     /* nothing after it touches its parameter or gradient */
+      const rt_instr *x = &p->instrs[j];
+      cr_expect(x->out != u->in[0] && x->out != u->in[1], "instruction %d writes what update %d read", j, i);
+      for (int k = 0; k < RT_MAXIN; k++)
+        cr_expect(x->in[k] < 0 || (x->in[k] != u->in[0] && x->in[k] != u->in[1]), "instruction %d reads what update %d used", j, i);
+    }
+  }
+  cr_expect_geq(early, nh / 2, "%s: %d of %d updates moved into the backward pass", model, early, nh);
+  drive_free(&r);
+  session_free(&s);
+}
+
+Test(fused_optim, hoisted_gpt_adam) { hoisted("gpt2_small.cir", "adam(lr = 1e-3, weight_decay = 0.01)"); }
+Test(fused_optim, hoisted_mlp_sgd_momentum) { hoisted("mlp_small.cir", "sgd(lr = 0.1, momentum = 0.9)"); }
