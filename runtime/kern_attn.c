@@ -50,10 +50,11 @@ typedef struct attn_job {
 
 /* One outer slice of an operand: its first row and the elements between rows. */
 typedef struct view { const float *p; i64 ld; } view;
-/* A slice as the blocks read it: q, k, v, dy contiguous [s, dk] (packed
-** when strided); the forward's rows written ldo apart, the gradient's
-** [s, 3 dk] contiguous. */
-typedef struct slice { const float *q, *k, *v, *dy; float *out; i64 ldo; } slice;
+/* A slice as the blocks read it: each operand's rows, and the result's
+** (the forward's [s, dk], the gradient's [s, 3 dk]). Only BLAS reads q,
+** k, v and dy, so strided rows are read in place (BLAS packs its
+** operands anyway). */
+typedef struct slice { view q, k, v, dy; float *out; i64 ldo; } slice;
 
 typedef struct scratch {
   float *s, *dp;             /* scores and their gradient, rows lds apart */
@@ -67,10 +68,9 @@ static i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 /* s = alpha q k^T for queries [i0, i0+nq) and keys [j0, j0+nk), rows
 ** x->lds apart. Causal masking is left to the row passes, which read only
 ** the keys each query sees (seen) and write 0 past them. */
-static void scores(const rt_instr *ins, const float *q, const float *k, i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
-  i64 dk = ins->k;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)dk, ins->alpha, q + i0 * dk, (int)dk,
-              k + j0 * dk, (int)dk, 0.0f, x->s, (int)x->lds);
+static void scores(const rt_instr *ins, view q, view k, i64 i0, i64 nq, i64 j0, i64 nk, scratch *x) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)nk, (int)ins->k, ins->alpha, q.p + i0 * q.ld,
+              (int)q.ld, k.p + j0 * k.ld, (int)k.ld, 0.0f, x->s, (int)x->lds);
 }
 
 /* how many of the keys [j0, j0+nk) query i sees: all, or when causal
@@ -168,7 +168,7 @@ static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, 
     scores(ins, sl->q, sl->k, i0, nq, j0, nk, x);
     online_rows(ins, x, i0, nq, j0, nk);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)nk, 1.0f, x->s, (int)x->lds,
-                sl->v + j0 * dk, (int)dk, 1.0f, x->o, (int)dk);
+                sl->v.p + j0 * sl->v.ld, (int)sl->v.ld, 1.0f, x->o, (int)dk);
   }
   for (i64 r = 0; r < nq; r++) {
     float inv = x->l[r] > 0 ? 1.0f / x->l[r] : 0.0f, *y = sl->out + (i0 + r) * sl->ldo;
@@ -179,22 +179,23 @@ static void forward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, 
 /* one block of queries [i0, i0+nq): its dq rows, and what it adds to the
 ** dk and dv rows of the keys it sees */
 static void backward_block(const rt_instr *ins, const slice *sl, i64 i0, i64 nq, scratch *x) {
-  i64 dk = ins->k, ld = 3 * dk, kend = ins->fn ? i0 + nq : ins->m;
+  i64 dk = ins->k, ld = sl->ldo, kend = ins->fn ? i0 + nq : ins->m;
   int lds = (int)x->lds;
-  const float *q = sl->q, *k = sl->k, *v = sl->v, *dy = sl->dy + i0 * dk;
+  view q = sl->q, k = sl->k, v = sl->v, dy = sl->dy;
+  const float *dyi = dy.p + i0 * dy.ld;
   float *g = sl->out;
   scores(ins, q, k, i0, nq, 0, kend, x);
   softmax_rows(ins, x, i0, nq, kend);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)kend, (int)dk, 1.0f, dy, (int)dk, v, (int)dk,
-              0.0f, x->dp, lds);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)kend, (int)dk, 1.0f, dyi, (int)dy.ld, v.p,
+              (int)v.ld, 0.0f, x->dp, lds);
   score_grads(ins, x, i0, nq, kend);
   /* dv += P^T dy; dq = a dS k; dk += a dS^T q */
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kend, (int)dk, (int)nq, 1.0f, x->s, lds, dy, (int)dk,
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kend, (int)dk, (int)nq, 1.0f, x->s, lds, dyi, (int)dy.ld,
               1.0f, g + 2 * dk, (int)ld);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)kend, ins->alpha, x->dp, lds, k,
-              (int)dk, 0.0f, g + i0 * ld, (int)ld);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)dk, (int)kend, ins->alpha, x->dp, lds, k.p,
+              (int)k.ld, 0.0f, g + i0 * ld, (int)ld);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kend, (int)dk, (int)nq, ins->alpha, x->dp, lds,
-              q + i0 * dk, (int)dk, 1.0f, g + dk, (int)ld);
+              q.p + i0 * q.ld, (int)q.ld, 1.0f, g + dk, (int)ld);
 }
 
 static void forward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
@@ -202,7 +203,7 @@ static void forward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
 }
 
 static void backward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
-  memset(sl->out, 0, sizeof(float) * (size_t)(ins->m * 3 * ins->k));
+  for (i64 r = 0; r < ins->m; r++) memset(sl->out + r * sl->ldo, 0, sizeof(float) * (size_t)(3 * ins->k));
   for (i64 i0 = 0; i0 < ins->m; i0 += BQ) backward_block(ins, sl, i0, min64(BQ, ins->m - i0), x);
 }
 
@@ -213,40 +214,26 @@ static view view_of(const rt_instr *ins, const float *base, int bit, i64 b, i64 
   return (view){base + (b / h) * ins->m * h * w + (b % h) * w, h * w};
 }
 
-/* A strided operand copied into contiguous rows (rows a stride of h dk apart
-** fall into a few cache sets; packed, a slice's blocks stay in cache). */
-static const float *pack(view v, i64 rows, i64 w, float *to) {
-  if (v.ld == w) return v.p;
-  for (i64 r = 0; r < rows; r++) memcpy(to + r * w, v.p + r * v.ld, sizeof(float) * (size_t)w);
-  return to;
-}
-
 static void *run_job(void *p) {
   attn_job *j = p;
   const rt_instr *ins = j->ins;
   int grad = ins->op == RT_ATTENTION_GRAD;
-  i64 s = ins->m, dk = ins->k, wo = grad ? 3 * dk : dk;
-  scratch x = {.lds = grad ? s : KC};
-  /* the scores (and dP), the forward's output rows, then packed q, k, v
-  ** (dy and the gradient's rows: the gradient) when strided */
+  i64 dk = ins->k, wo = grad ? 3 * dk : dk;
+  scratch x = {.lds = grad ? ins->m : KC};
+  /* the scores (and dP), then the forward's output rows */
   i64 ns = BQ * x.lds * (1 + grad), no = grad ? 0 : BQ * dk;
-  float *buf = malloc(sizeof(float) * (size_t)(ns + no + (ins->mode ? (3 + grad) * s * dk + grad * s * wo : 0)));
+  float *buf = malloc(sizeof(float) * (size_t)(ns + no));
   if (!buf) { j->failed = 1; return NULL; }
   x.s = buf;
   x.dp = grad ? buf + BQ * x.lds : NULL;
   x.o = buf + ns;
-  float *pq = x.o + no, *pk = pq + s * dk, *pv = pk + s * dk, *pdy = pv + s * dk, *pg = pdy + s * dk;
   for (i64 b = j->lo; b < j->hi; b++) {
     view ov = view_of(ins, j->out, RT_ATTN_BSHD_OUT, b, wo);
-    slice sl = {pack(view_of(ins, j->q, RT_ATTN_BSHD_Q, b, dk), s, dk, pq),
-                pack(view_of(ins, j->k, RT_ATTN_BSHD_K, b, dk), s, dk, pk),
-                pack(view_of(ins, j->v, RT_ATTN_BSHD_V, b, dk), s, dk, pv), NULL, (float *)ov.p, ov.ld};
+    slice sl = {view_of(ins, j->q, RT_ATTN_BSHD_Q, b, dk), view_of(ins, j->k, RT_ATTN_BSHD_K, b, dk),
+                view_of(ins, j->v, RT_ATTN_BSHD_V, b, dk), {NULL, 0}, (float *)ov.p, ov.ld};
     if (!grad) { forward_slice(ins, &sl, &x); continue; }
-    sl.dy = pack(view_of(ins, j->dy, RT_ATTN_BSHD_DY, b, dk), s, dk, pdy);
-    if (ov.ld != wo) sl.out = pg;       /* accumulated contiguous, then put out by heads */
+    sl.dy = view_of(ins, j->dy, RT_ATTN_BSHD_DY, b, dk);
     backward_slice(ins, &sl, &x);
-    if (ov.ld != wo)
-      for (i64 r = 0; r < s; r++) memcpy((float *)ov.p + r * ov.ld, pg + r * wo, sizeof(float) * (size_t)wo);
   }
   free(buf);
   return NULL;
