@@ -478,7 +478,7 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
   CUdeviceptr t = DP(out), ids = DP(in[0]), dy = DP(in[1]), st = c->status;
   i64 outer = ins->outer, n = ins->n, inner = ins->inner, off = ins->off, n2 = table_rows(ins);
   int tag = ins->out + 1;
-  if (n * inner > 0) CU(c, cuMemsetD8Async, t, 0, (size_t)(n * inner) * 4, c->stream);
+  if (n * inner > 0 && ins->beta == 0.0f) CU(c, cuMemsetD8Async, t, 0, (size_t)(n * inner) * 4, c->stream);
   i64 items = outer * (inner > 0 ? inner : 1);
   if (items <= 0) return 0;
   void *args[] = {&t, &ids, &dy, &outer, &n, &inner, &off, &n2, &st, &tag};

@@ -553,7 +553,8 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     }
     /* ops that write only part of out (or add to it) start from zeros */
     if (i == e->plan.first_write[o] &&
-        ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) || (ins->op == RT_GEMM && ins->beta != 0.0f)) &&
+        ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) ||
+         ((ins->op == RT_GEMM || ins->op == RT_SCATTER_ROWS) && ins->beta != 0.0f)) &&
         be->zero(be->ctx, e->data[o], buf_size(p, o), why, sizeof why))
       return ins_err(p, i, err, errlen, why);
     rt_instr fixed;

@@ -877,7 +877,7 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
   const float *dy = in[1];
   float *t = out;
   i64 inner = ins->inner, n2 = table_rows(ins);
-  memset(t, 0, (size_t)(ins->n * inner) * 4);
+  if (ins->beta == 0.0f) memset(t, 0, (size_t)(ins->n * inner) * 4);
   for (i64 r = 0; r < ins->outer; r++) {
     i64 id = ids[r], row = id - ins->off;
     if (id < 0 || id >= n2)

@@ -292,8 +292,9 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", eps %g]", ins->outer, ins->n, ins->alpha);
     break;
   case RT_GATHER_ROWS: case RT_SCATTER_ROWS:
-    fprintf(f, "   [%" PRId64 " ids, rows %" PRId64 "..%" PRId64 " of %" PRId64 ", width %" PRId64 "]",
-            ins->outer, ins->off, ins->off + ins->n, ins->n2, ins->inner);
+    fprintf(f, "   [%" PRId64 " ids, rows %" PRId64 "..%" PRId64 " of %" PRId64 ", width %" PRId64 "%s]",
+            ins->outer, ins->off, ins->off + ins->n, ins->n2, ins->inner,
+            ins->op == RT_SCATTER_ROWS && ins->beta != 0.0f ? ", added to out" : "");
     break;
   case RT_XENT: case RT_XENT_GRAD:
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g]", ins->outer, ins->n, ins->alpha);

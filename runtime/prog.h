@@ -47,7 +47,8 @@ typedef enum rt_op {
                        rows are table rows off .. off+n-1; other ids give zero rows
                        (a vocabulary shard); an id outside [0, n2) is an error */
   RT_SCATTER_ROWS,  /* in0 = ids [outer], in1 = dy [outer, inner] -> [n, inner], zero then
-                       rows accumulated (repeated ids add up); same off/n2 meaning.
+                       rows accumulated (repeated ids add up; beta != 0: added to out as
+                       it is, without the zeroing); same off/n2 meaning.
                        Both: with group >= 0 and n < n2 the table is split by rows over
                        group and the executor adds (this device's index in group) * n to off */
   RT_XENT,          /* in0 = logits [outer, n], in1 = labels [outer] (i32) -> scalar

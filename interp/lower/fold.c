@@ -28,10 +28,11 @@
 **   - y = add(t, bias broadcast): y is first filled with the broadcast
 **     bias (an affine copy, moved to just before the GEMM) and the GEMM
 **     adds its product into y (beta 1);
-**   - y = add(a, t), a a temporary read only here: the GEMM adds its
-**     product into a (moved to where the add was when a is written after
-**     it), and y's readers read a (the gradients reaching x through the
-**     q, k, v projections summed, for one).
+**   - y = add(a, t), a a temporary read only here: what wrote a writes y
+**     instead, and the GEMM adds its product to y (moved to where the add
+**     was when a is written after it); the gradients reaching x through
+**     the q, k, v projections summed, for one. The same for t the scatter of
+**     an embedding's gradient (a tied embedding's two gradients summed).
 **
 ** Each saves the add's pass over the result and the pass in which BLAS
 ** zeroes C; the sums are the same but rounded in another order (BLAS adds
@@ -54,6 +55,7 @@ typedef struct folds {
   char *gone;            /* per instruction: dropped */
   int *before;           /* per instruction: one moved to run just before it, -1 none */
   char *moved;           /* per instruction: runs elsewhere (before[] names where) */
+  int *wr_head, *wr_next; /* per buffer, per instruction: the instructions writing it, chained */
 } folds;
 
 static int reads(const rt_instr *x, int b) {
@@ -305,6 +307,21 @@ static void folds_init(folds *f, rt_prog *p) {
   count(f);
 }
 
+/* the instructions writing each buffer, chained (for lw_fold_adds) */
+static void chain_writers(folds *f) {
+  rt_prog *p = f->p;
+  f->wr_head = mem_alloc(sizeof(int) * ((size_t)p->nbufs + 1));
+  f->wr_next = mem_alloc(sizeof(int) * ((size_t)p->ninstrs + 1));
+  for (int b = 0; b < p->nbufs; b++) f->wr_head[b] = -1;
+  for (int i = p->ninstrs - 1; i >= 0; i--) {
+    int o = p->instrs[i].out;
+    f->wr_next[i] = -1;
+    if (f->gone[i] || o < 0 || o >= p->nbufs) continue;
+    f->wr_next[i] = f->wr_head[o];
+    f->wr_head[o] = i;
+  }
+}
+
 static void folds_free(folds *f) {
   free(f->writer);
   free(f->first_w);
@@ -316,6 +333,8 @@ static void folds_free(folds *f) {
   free(f->gone);
   free(f->before);
   free(f->moved);
+  free(f->wr_head);
+  free(f->wr_next);
 }
 
 int lw_fold_transposes(rt_prog *p) {
@@ -342,15 +361,17 @@ int lw_fold_transposes(rt_prog *p) {
 
 static int f32(const folds *f, int b) { return b >= 0 && b < f->p->nbufs && f->p->bufs[b].dtype == RT_F32; }
 
-/* The GEMM that alone writes all of temporary t from zeros (beta 0), in
-** f32, before `at`, when the instruction at `at` is t's only reader: its
-** index, else -1. */
-static int lone_gemm(const folds *f, int t, int at) {
+/* The GEMM (or embedding gradient's scatter) that alone writes all of
+** temporary t from zeros (beta 0), in f32, before `at`, when the
+** instruction at `at` is t's only reader: its index, else -1. Either can
+** add into its result instead (beta 1). */
+static int lone_product(const folds *f, int t, int at) {
   if (!is_temp(f, t) || !f32(f, t) || f->writer[t] < 0 || f->writer[t] >= at || f->readers[t] != 1) return -1;
   const rt_instr *g = &f->p->instrs[f->writer[t]];
   int64_t bt = g->batch < 1 ? 1 : g->batch;
-  if (g->op != RT_GEMM || g->beta != 0.0f || (bt > 1 && g->stride_c != g->m * g->n) || bt * g->m * g->n != f->p->bufs[t].nelem)
-    return -1;
+  if (g->beta != 0.0f) return -1;
+  if (g->op == RT_SCATTER_ROWS) return g->n * g->inner == f->p->bufs[t].nelem ? f->writer[t] : -1;
+  if (g->op != RT_GEMM || (bt > 1 && g->stride_c != g->m * g->n) || bt * g->m * g->n != f->p->bufs[t].nelem) return -1;
   return f->writer[t];
 }
 
@@ -382,16 +403,16 @@ static int may_move(const folds *f, const rt_instr *g, int gi, int at, int t) {
   return longer <= f->p->bufs[t].nelem;
 }
 
-/* y = add(a, t): the GEMM writing t adds into a instead; y's readers read
-** a. When a is written after the GEMM, the GEMM moves to where the add was
-** (if its operands hold still until then). */
+/* y = add(a, t): a's writers write y, and the GEMM writing t adds to y
+** instead. When a is written after the GEMM, the GEMM moves to where the
+** add was (if its operands hold still until then). */
 static void fold_sum(folds *f, int at) {
   rt_prog *p = f->p;
   rt_instr *x = &p->instrs[at];
   int y = add_result(f, x, at);
-  if (y < 0 || !is_temp(f, y)) return;
+  if (y < 0) return;
   for (int k = 0; k < 2; k++) {
-    int t = x->in[k], a = x->in[1 - k], gi = lone_gemm(f, t, at);
+    int t = x->in[k], a = x->in[1 - k], gi = lone_product(f, t, at);
     if (gi < 0 || !is_temp(f, a) || f->readers[a] != 1 || f->first_w[a] < 0 || f->moved[gi] ||
         !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[a].nelem != p->bufs[t].nelem) continue;
     rt_instr *g = &p->instrs[gi];
@@ -402,17 +423,19 @@ static void fold_sum(folds *f, int at) {
       f->before[at] = gi;
       f->moved[gi] = 1;
     }
-    g->out = a;
+    /* a's writers write y instead, and the product is added to it */
+    for (int i = f->wr_head[a]; i >= 0; i = f->wr_next[i]) p->instrs[i].out = y;
+    f->wr_head[y] = f->wr_head[a];
+    f->wr_head[a] = -1;
+    f->wr_next[gi] = f->wr_head[y];
+    f->wr_head[y] = gi;
+    g->out = y;
     g->beta = 1.0f;
-    for (int j = f->rd_start[y]; j < f->rd_start[y + 1]; j++)
-      if (!f->gone[f->rd[j]])
-        for (int q = 0; q < RT_MAXIN; q++) if (p->instrs[f->rd[j]].in[q] == y) p->instrs[f->rd[j]].in[q] = a;
-    p->bufs[a].name = p->bufs[y].name;  /* a ends holding y */
-    f->readers[a] = f->readers[y];
-    f->readers[t] = f->readers[y] = 0;
-    f->writer[a] = -2;
-    f->last_w[a] = late ? at : gi;
-    f->writer[t] = f->writer[y] = f->first_w[y] = f->last_w[y] = -1;
+    f->writer[y] = -2;
+    f->first_w[y] = f->first_w[a];
+    f->last_w[y] = late ? at : gi;
+    f->readers[a] = f->readers[t] = 0;
+    f->writer[a] = f->writer[t] = f->first_w[a] = f->last_w[a] = -1;
     f->gone[at] = 1;
     return;
   }
@@ -426,7 +449,7 @@ static void fold_bias(folds *f, int at) {
   int y = add_result(f, x, at);
   if (y < 0) return;
   for (int k = 0; k < 2; k++) {
-    int t = x->in[k], b = x->in[1 - k], gi = lone_gemm(f, t, at);
+    int t = x->in[k], b = x->in[1 - k], gi = lone_product(f, t, at);
     if (gi < 0 || !rt_ew_dense(x, k) || rt_ew_dense(x, 1 - k) || !steady(f, b, gi, at) || f->before[gi] >= 0) continue;
     rt_instr *g = &p->instrs[gi];
     if (g->in[0] == y || g->in[1] == y) continue;
@@ -441,6 +464,8 @@ static void fold_bias(folds *f, int at) {
     f->moved[at] = 1;
     g->out = y;
     g->beta = 1.0f;
+    f->wr_next[gi] = f->wr_head[y];
+    f->wr_head[y] = gi;
     f->readers[t] = 0;
     f->writer[t] = -1;
     f->writer[y] = -2;
@@ -453,7 +478,7 @@ int lw_fold_adds(rt_prog *p) {
   int n0 = p->ninstrs;
   folds f;
   folds_init(&f, p);
-  list_readers(&f);
+  chain_writers(&f);
   for (int i = 0; i < p->ninstrs; i++) {
     if (p->instrs[i].op != RT_EW || p->instrs[i].fn != RT_ADD) continue;
     fold_sum(&f, i);

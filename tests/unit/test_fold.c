@@ -109,3 +109,31 @@ Test(adds, product_read_elsewhere_stays) {
   for (int i = 0; i < 12; i++) cr_expect_eq(h[i], p[i] + b[i % 4], "h[%d]", i);
   hx_free(&f);
 }
+
+/* A tied embedding: the table's gradient is the output projection's GEMM
+** plus the scatter of the embedding's; the scatter adds into the GEMM's
+** result instead of into zeros. */
+Test(adds, scatter_into_gemm) {
+  static const char *const text =
+      "model t {\n"
+      "  param table : f32[10, 6] = normal(0.5)\n  input ids : i32[2, 4]\n  input cot : f32[2, 4, 10]\n"
+      "  logits = einsum(\"bsd,vd->bsv\", embedding(table, ids), table)\n"
+      "  loss = sum(mul(logits, cot))\n  return loss\n}\n";
+  hx r[2];
+  for (int fold = 0; fold < 2; fold++) {
+    cr_assert(hx_build(&r[fold], text) == 0, "%s", diag_text(&r[fold].d));
+    cr_assert(grad_build(r[fold].g, &r[fold].d) == 0, "%s", diag_text(&r[fold].d));
+    hx_output(&r[fold], "grad.table");
+    lower_opts o = {0};
+    o.no_fold_adds = !fold;
+    hx_lower_opts(&r[fold], &o);
+    hx_init_rest(&r[fold], 10);
+    hx_run(&r[fold]);
+  }
+  cr_expect_eq(count(&r[1].p, RT_SCATTER_ROWS, -1, 1.0f), 1, "the scatter adds into the GEMM's result");
+  cr_expect_eq(count(&r[1].p, RT_EW, RT_ADD, -1) + 1, count(&r[0].p, RT_EW, RT_ADD, -1));
+  double e = hx_normerr(hx_get(&r[1], "grad.table"), hx_get(&r[0], "grad.table"), 60);
+  cr_expect(e < 1e-6, "grad.table folded vs unfolded: relative error %g", e);
+  hx_free(&r[0]);
+  hx_free(&r[1]);
+}
