@@ -27,7 +27,8 @@
 **
 **   - y = add(t, bias broadcast): y is first filled with the broadcast
 **     bias (an affine copy, moved to just before the GEMM) and the GEMM
-**     adds its product into y (beta 1);
+**     adds its product into y (beta 1); and when such a y is added to a
+**     residual r, the fill computes r + bias into the sum instead;
 **   - y = add(a, t), a a temporary read only here: what wrote a writes y
 **     instead, and the GEMM adds its product to y (moved to where the add
 **     was when a is written after it); the gradients reaching x through
@@ -474,6 +475,47 @@ static void fold_bias(folds *f, int at) {
   }
 }
 
+/* The GEMM of a bias fold (fold_bias) that wrote y, when y has no other
+** writer and the instruction at `at` is its only reader: its index, else -1. */
+static int bias_gemm(const folds *f, int y, int at) {
+  if (!is_temp(f, y) || f->readers[y] != 1) return -1;
+  int gi = f->wr_head[y], fi = gi >= 0 ? f->wr_next[gi] : -1;
+  if (gi < 0 || gi >= at || fi < 0 || f->wr_next[fi] >= 0 || f->before[gi] != fi) return -1;
+  const rt_instr *g = &f->p->instrs[gi], *fill = &f->p->instrs[fi];
+  return g->op == RT_GEMM && fill->op == RT_EW && fill->fn == RT_AFFINE ? gi : -1;
+}
+
+/* z = add(r, y), y a GEMM's product with a bias folded in: the bias fill
+** adds r as it fills (z = r + bias), the GEMM adds to z: the residual
+** connection after a block's output projection. */
+static void fold_residual(folds *f, int at) {
+  rt_prog *p = f->p;
+  rt_instr *x = &p->instrs[at];
+  int z = add_result(f, x, at);
+  if (z < 0) return;
+  for (int k = 0; k < 2; k++) {
+    int y = x->in[k], r = x->in[1 - k], gi = bias_gemm(f, y, at);
+    if (gi < 0 || !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[r].nelem != p->bufs[y].nelem ||
+        f->last_w[r] >= gi || !steady(f, r, gi, at)) continue;
+    rt_instr *g = &p->instrs[gi], *fill = &p->instrs[f->before[gi]];
+    if (g->in[0] == z || g->in[1] == z || r == z) continue;
+    fill->fn = RT_ADD;                 /* z = r + b, the bias broadcast */
+    fill->nin = 2;
+    fill->in[1] = fill->in[0];
+    memcpy(fill->stride[1], fill->stride[0], sizeof fill->stride[0]);
+    fill->in[0] = r;
+    memcpy(fill->stride[0], x->stride[1 - k], sizeof fill->stride[0]);
+    fill->out = g->out = z;
+    f->wr_head[z] = gi;                /* z's writers: the GEMM, then the fill */
+    f->wr_head[y] = -1;
+    f->readers[y] = 0;
+    f->writer[y] = f->first_w[y] = f->last_w[y] = -1;
+    f->first_w[z] = f->last_w[z] = gi;
+    f->gone[at] = 1;
+    return;
+  }
+}
+
 int lw_fold_adds(rt_prog *p) {
   int n0 = p->ninstrs;
   folds f;
@@ -483,6 +525,7 @@ int lw_fold_adds(rt_prog *p) {
     if (p->instrs[i].op != RT_EW || p->instrs[i].fn != RT_ADD) continue;
     fold_sum(&f, i);
     if (!f.gone[i]) fold_bias(&f, i);
+    if (!f.gone[i] && !f.moved[i]) fold_residual(&f, i);
   }
   compact(&f);
   folds_free(&f);

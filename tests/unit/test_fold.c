@@ -1,7 +1,8 @@
 /*
 ** test_fold.c: adds taken into GEMMs (lw_fold_adds in interp/lower/fold.c).
 ** A bias added to a GEMM's product becomes a fill of the result that the
-** GEMM then adds into; a sum of GEMM products (the gradient reaching x
+** GEMM then adds into (the fill adds a residual too when the sum is added
+** to one); a sum of GEMM products (the gradient reaching x
 ** through three projections) becomes GEMMs adding into one buffer. The
 ** folded program must give the unfolded one's values and gradients (to
 ** rounding: BLAS adds its partial products in another order), have fewer
@@ -59,7 +60,15 @@ Test(adds, folded_into_gemms) {
   /* two bias adds, and the gradient of r summed from three projections and
   ** the residual: at least the two GEMM-on-GEMM sums go */
   cr_expect_leq(af + 4, au, "adds: %d folded, %d unfolded", af, au);
-  cr_expect_eq(count(&f.p, RT_EW, RT_AFFINE, -1) - count(&u.p, RT_EW, RT_AFFINE, -1), 2, "a bias fill per bias add");
+  /* h's bias: a fill; y's: a fill that adds the residual x, so r = x + y goes */
+  cr_expect_eq(count(&f.p, RT_EW, RT_AFFINE, -1) - count(&u.p, RT_EW, RT_AFFINE, -1), 1, "one plain bias fill");
+  int residual = 0;
+  for (int i = 0; i + 1 < f.p.ninstrs; i++) {
+    const rt_instr *x = &f.p.instrs[i], *g = &f.p.instrs[i + 1];
+    residual += x->op == RT_EW && x->fn == RT_ADD && rt_ew_dense(x, 0) && !rt_ew_dense(x, 1) && g->op == RT_GEMM &&
+                g->beta == 1.0f && g->out == x->out;
+  }
+  cr_expect_eq(residual, 1, "the residual added as the bias fills the sum, just before its GEMM");
   cr_expect_geq(count(&f.p, RT_GEMM, -1, 1.0f), 4, "GEMMs adding into their result");
   cr_expect_eq(count(&u.p, RT_GEMM, -1, 1.0f), 0);
   cr_expect_eq(count(&f.p, RT_GEMM, -1, -1), count(&u.p, RT_GEMM, -1, -1), "the same GEMMs");
