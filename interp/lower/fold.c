@@ -414,8 +414,8 @@ static void fold_sum(folds *f, int at) {
   if (y < 0) return;
   for (int k = 0; k < 2; k++) {
     int t = x->in[k], a = x->in[1 - k], gi = lone_product(f, t, at);
-    if (gi < 0 || !is_temp(f, a) || f->readers[a] != 1 || f->first_w[a] < 0 || f->moved[gi] ||
-        !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[a].nelem != p->bufs[t].nelem) continue;
+    if (gi < 0 || !is_temp(f, a) || f->readers[a] != 1 || f->first_w[a] < 0 || f->last_w[a] >= at || f->moved[gi] ||
+        a == y || t == y || !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[a].nelem != p->bufs[t].nelem) continue;
     rt_instr *g = &p->instrs[gi];
     if (g->in[0] == a || g->in[1] == a) continue;
     int late = f->last_w[a] >= gi;      /* the GEMM must run after a is written */
