@@ -160,6 +160,19 @@ static int op_prog(rt_prog *p, rt_op op, int64_t n, int64_t cols) {
     x->nin = 1; x->in[0] = in_buf(p, RT_F32, 1, &all);
     x->outer = rows; x->m = cols; x->k = 0; x->n = cols; x->n2 = cols; x->off = 0; x->inner = 1;
     break;
+  case RT_ADAM: case RT_SGD: {   /* an update of `all` parameters: p, g and the state, read and written back */
+    int adam = op == RT_ADAM, in[6] = {-1, -1, -1, -1, -1, -1};
+    for (int k = 0; k < (adam ? 4 : 3); k++) in[k] = in_buf(p, RT_F32, 1, &all);
+    if (adam) { in[4] = in_buf(p, RT_F32, 0, NULL); in[5] = in_buf(p, RT_F32, 0, NULL); }
+    o = out_buf(p, 1, &all);
+    x = rt_prog_emit(p, op, o);
+    x->nin = adam ? 6 : 3;
+    memcpy(x->in, in, sizeof in);
+    x->alpha = 1e-3f;
+    if (adam) { x->hyper[0] = 0.9; x->hyper[1] = 0.999; x->hyper[2] = 1e-8; }
+    else x->hyper[0] = 0.9;
+    break;
+  }
   default:
     rt_prog_free(p);
     return 0;
