@@ -404,6 +404,17 @@ static int may_move(const folds *f, const rt_instr *g, int gi, int at, int t) {
   return longer <= f->p->bufs[t].nelem;
 }
 
+/* From now on the GEMM (or scatter) at gi adds its product into y: beta
+** 1, and y has one writer more. */
+static void add_into(folds *f, int gi, int y) {
+  rt_instr *g = &f->p->instrs[gi];
+  g->out = y;
+  g->beta = 1.0f;
+  f->wr_next[gi] = f->wr_head[y];
+  f->wr_head[y] = gi;
+  f->writer[y] = -2;
+}
+
 /* y = add(a, t): a's writers write y, and the GEMM writing t adds to y
 ** instead. When a is written after the GEMM, the GEMM moves to where the
 ** add was (if its operands hold still until then). */
@@ -428,11 +439,7 @@ static void fold_sum(folds *f, int at) {
     for (int i = f->wr_head[a]; i >= 0; i = f->wr_next[i]) p->instrs[i].out = y;
     f->wr_head[y] = f->wr_head[a];
     f->wr_head[a] = -1;
-    f->wr_next[gi] = f->wr_head[y];
-    f->wr_head[y] = gi;
-    g->out = y;
-    g->beta = 1.0f;
-    f->writer[y] = -2;
+    add_into(f, gi, y);
     f->first_w[y] = f->first_w[a];
     f->last_w[y] = late ? at : gi;
     f->readers[a] = f->readers[t] = 0;
@@ -463,13 +470,9 @@ static void fold_bias(folds *f, int at) {
     x->beta = 0.0f;
     f->before[gi] = at;
     f->moved[at] = 1;
-    g->out = y;
-    g->beta = 1.0f;
-    f->wr_next[gi] = f->wr_head[y];
-    f->wr_head[y] = gi;
+    add_into(f, gi, y);
     f->readers[t] = 0;
     f->writer[t] = -1;
-    f->writer[y] = -2;
     f->first_w[y] = f->last_w[y] = gi;
     return;
   }
