@@ -949,22 +949,21 @@ typedef struct optjob {
   const rt_instr *ins;
   float *out, *m, *v;
   const float *p, *g;
-  float bc1, bc2s;
+  float lr_t, eps_t;
 } optjob;
 
 INLINE void adam_body(const optjob *j, i64 lo, i64 hi, int decay) {
-  const float lr = j->ins->alpha, b1 = (float)j->ins->hyper[0], b2 = (float)j->ins->hyper[1];
+  const float b1 = (float)j->ins->hyper[0], b2 = (float)j->ins->hyper[1];
   const float c1 = (float)(1 - j->ins->hyper[0]), c2 = (float)(1 - j->ins->hyper[1]);
-  const float eps = (float)j->ins->hyper[2], wd = (float)j->ins->hyper[3], bc1 = j->bc1, bc2s = j->bc2s;
+  const float wd = (float)j->ins->hyper[3], lr_t = j->lr_t, eps_t = j->eps_t;
   float *o = j->out + lo, *m = j->m + lo, *v = j->v + lo;
   const float *p = j->p + lo, *g = j->g + lo;
   FOR8(hi - lo, {
     float gr = decay ? g[k] + wd * p[k] : g[k];
     float mn = b1 * m[k] + c1 * gr, vn = b2 * v[k] + c2 * (gr * gr);
-    float de = sqrtf(vn) / bc2s + eps;
     m[k] = mn;
     v[k] = vn;
-    o[k] = p[k] - mn / de * lr / bc1;
+    o[k] = p[k] - mn * lr_t / (sqrtf(vn) + eps_t);   /* no product added to: each rounds as the IR's */
   });
 }
 

@@ -67,9 +67,10 @@ typedef enum rt_op {
   RT_CONST,         /* out = the nelem elements at data (bytes of out's dtype, in the program) */
   /* fused optimizer updates (f32, nelem elements each, one pass); they also write
      their state inputs in place; hyper[] holds the constants */
-  RT_ADAM,          /* in0 = p, in1 = g, in2 = m, in3 = v, in4 = 1 - beta1^t, in5 = sqrt(1 - beta2^t)
-                       (scalars); alpha = lr, hyper = beta1, beta2, eps, weight decay:
-                       torch.optim.Adam; m and v are rewritten, out = the new p (may be in0) */
+  RT_ADAM,          /* in0 = p, in1 = g, in2 = m, in3 = v, in4 = lr sqrt(1 - beta2^t) / (1 - beta1^t),
+                       in5 = eps sqrt(1 - beta2^t) (scalars); hyper = beta1, beta2, eps, weight
+                       decay, alpha = lr (lr and eps shown only): torch.optim.Adam in the Adam
+                       paper's order; m and v are rewritten, out = the new p (may be in0) */
   RT_SGD,           /* in0 = p, in1 = g, in2 = momentum buffer (rewritten) or -1; alpha = lr,
                        hyper = momentum, weight decay: torch.optim.SGD; out = the new p */
   RT_ATTENTION,     /* in0 = q, in1 = k, in2 = v, each [outer, m, k] (f32) -> out [outer, m, k]:

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 3   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd */
+#define PF_VERSION 4   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+                          4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t) */
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
@@ -188,6 +189,7 @@ typedef struct rd {
   diag *d;
   arena *a;
   int failed;
+  int version;    /* the file's */
 } rd;
 
 static int fail(rd *r, const char *at, const char *fmt, const char *what) {
@@ -411,6 +413,8 @@ static int read_instr(rd *r, rt_prog *p) {
   x->value = value;
   x->mode = (uint8_t)mode;
   rt_instr_dtypes(p, x);
+  if (op == RT_ADAM && r->version < 4)
+    return fail(r, at, "%s", "an adam update of a program file before version 4 reads other scalars; lower the model again (carve lower -o)");
   if (op == RT_ADAM || op == RT_SGD) {
     if (expect(r, "hyper") < 0) return -1;
     for (int k = 0; k < 4; k++) if (real(r, &x->hyper[k]) < 0) return -1;
@@ -487,6 +491,7 @@ int progfile_read(progfile *f, diag *d, const char *path) {
   if (strncmp(r.p, "carve-program ", 14)) return fail(&r, r.p, "%s", "not a carve program file (carve lower -o writes them)");
   r.p += 14;
   if (int_in(&r, 1, 1000000, &version) < 0) return -1;
+  r.version = version;
   if (version > PF_VERSION)
     return fail(&r, src->text, "%s", arena_printf(&f->mem, "a program file of version %d; this carve reads version %d", version, PF_VERSION));
   if (end_of_line(&r) < 0) return -1;

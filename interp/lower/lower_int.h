@@ -16,7 +16,7 @@ typedef struct lw_update {
   int kind;                 /* RT_ADAM or RT_SGD */
   int param, grad, m, v;    /* values read; m: Adam's first moment or SGD's momentum buffer (-1: none) */
   int newm, newv;           /* the state's new values, computed in place of m and v */
-  int bc1, bc2s;            /* Adam: the scalars 1 - beta1^t and sqrt(1 - beta2^t) */
+  int lr_t, eps_t;          /* Adam: the scalars lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t) */
   double lr, b1, b2, eps, wd, mom;
 } lw_update;
 

@@ -72,14 +72,23 @@ static void decayed(lctx *c, int gr, umatch *m) {
   add_inner(m, b);
 }
 
-/* new.p = p - lr / bc1 * m' / (sqrt(v') / bc2s + eps), m' = b1 m + (1 - b1) gr,
-** v' = b2 v + (1 - b2) gr^2 (optim.c's Adam) */
+/* lr and eps for the instruction's listing: lr_t = mul(div(lr, bc1), bc2s),
+** eps_t = mul(bc2s, eps) */
+static void shown_hyper(lctx *c, umatch *m) {
+  int a, b;
+  if (pair(c, m->u.lr_t, IR_MUL, &a, &b) && is_op(c, a, IR_DIV) && c->isconst[V(c, a)->args[0]]) m->u.lr = c->cval[V(c, a)->args[0]];
+  with_lit(c, m->u.eps_t, IR_MUL, &m->u.eps);
+}
+
+/* new.p = p - m' lr_t / (sqrt(v') + eps_t), m' = b1 m + (1 - b1) gr,
+** v' = b2 v + (1 - b2) gr^2, lr_t and eps_t scalars (optim.c's Adam) */
 static int match_adam(lctx *c, int head, umatch *m) {
-  int p, st, lrq, q, mn, de, dn, sq, m1, m2, v1, v2, g2, x, y, gr;
+  int p, st, nu, mn, de, sq, m1, m2, v1, v2, g2, x, y, gr;
   double c1, c2;
-  if (!pair(c, head, IR_SUB, &p, &st) || !pair(c, st, IR_DIV, &lrq, &m->u.bc1) || !is_scalar(c, m->u.bc1)) return 0;
-  if ((q = with_lit(c, lrq, IR_MUL, &m->u.lr)) < 0 || !pair(c, q, IR_DIV, &mn, &de)) return 0;
-  if ((dn = with_lit(c, de, IR_ADD, &m->u.eps)) < 0 || !pair(c, dn, IR_DIV, &sq, &m->u.bc2s) || !is_scalar(c, m->u.bc2s)) return 0;
+  if (!pair(c, head, IR_SUB, &p, &st) || !pair(c, st, IR_DIV, &nu, &de)) return 0;
+  if (!pair(c, nu, IR_MUL, &mn, &m->u.lr_t) || !is_scalar(c, m->u.lr_t)) return 0;
+  if (!pair(c, de, IR_ADD, &sq, &m->u.eps_t) || !is_scalar(c, m->u.eps_t)) return 0;
+  shown_hyper(c, m);
   if (!is_op(c, sq, IR_SQRT) || !pair(c, mn, IR_ADD, &m1, &m2) || !pair(c, V(c, sq)->args[0], IR_ADD, &v1, &v2)) return 0;
   if ((m->u.m = with_lit(c, m1, IR_MUL, &m->u.b1)) < 0 || (gr = with_lit(c, m2, IR_MUL, &c1)) < 0) return 0;
   if ((m->u.v = with_lit(c, v1, IR_MUL, &m->u.b2)) < 0 || (g2 = with_lit(c, v2, IR_MUL, &c2)) < 0) return 0;
@@ -89,7 +98,7 @@ static int match_adam(lctx *c, int head, umatch *m) {
   m->u.newm = mn;
   m->u.newv = V(c, sq)->args[0];
   if (!state_of(c, m->u.m, mn, p) || !state_of(c, m->u.v, m->u.newv, p)) return 0;
-  int in[] = {st, lrq, q, de, dn, sq, m1, m2, v1, v2, g2, mn, m->u.newv};
+  int in[] = {st, nu, de, sq, m1, m2, v1, v2, g2, mn, m->u.newv};
   for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) add_inner(m, in[i]);
   decayed(c, gr, m);
   return 1;
@@ -176,9 +185,9 @@ void lw_lower_update(lctx *c, const ir_value *v, int out, const sh_dim *comp) {
     if (sb[k] != c->buf[st[k]]) { c->failed = 1; return; }
   }
   int in0 = AB(c, 0), g = comp ? lw_operand_in(c, u->grad, comp, &s) : lw_buf(c, u->grad);   /* before the update: */
-  int adam = u->kind == RT_ADAM, bc1 = adam ? lw_buf(c, u->bc1) : -1, bc2s = adam ? lw_buf(c, u->bc2s) : -1;   /* they may emit */
+  int adam = u->kind == RT_ADAM, lr_t = adam ? lw_buf(c, u->lr_t) : -1, eps_t = adam ? lw_buf(c, u->eps_t) : -1;   /* they may emit */
   rt_instr *x = rt_prog_emit(c->p, (rt_op)u->kind, out);
-  int in[RT_MAXIN] = {in0, g, sb[0], sb[1], bc1, bc2s};
+  int in[RT_MAXIN] = {in0, g, sb[0], sb[1], lr_t, eps_t};
   for (int k = 0; k < RT_MAXIN; k++) x->in[k] = in[k];
   x->nin = adam ? 6 : 3;
   x->alpha = (float)u->lr;

@@ -51,8 +51,9 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
   g->nouts = 0;
   g->vals[loss]->is_output = 0;
   ir_add_output(g, loss);
-  int step = -1, bc1 = -1, bc2s = -1;
+  int step = -1, lr_t = -1, eps_t = -1;
   ir_shape scalar = {0};
+  int lr = ir_const(g, t->lr);
   if (t->kind == TRAIN_ADAM) {
     /* bias corrections from the step count: 1 - beta^t = 1 - exp(t log beta) */
     int s = state_leaf(g, "adam.step", &scalar);
@@ -60,13 +61,18 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
     g->vals[step]->carry = s;
     int e1 = emit2(&c, "adam.bc1.e", IR_MUL, step, ir_const(g, log(t->beta1)));
     int p1 = emit1(&c, "adam.bc1.p", IR_EXP, e1);
-    bc1 = emit2(&c, "adam.bc1", IR_SUB, ir_const(g, 1), p1);
+    int bc1 = emit2(&c, "adam.bc1", IR_SUB, ir_const(g, 1), p1);
     int e2 = emit2(&c, "adam.bc2.e", IR_MUL, step, ir_const(g, log(t->beta2)));
     int p2 = emit1(&c, "adam.bc2.p", IR_EXP, e2);
     int bc2 = emit2(&c, "adam.bc2", IR_SUB, ir_const(g, 1), p2);
-    bc2s = emit1(&c, "adam.bc2.sqrt", IR_SQRT, bc2);
+    int bc2s = emit1(&c, "adam.bc2.sqrt", IR_SQRT, bc2);
+    /* the step's scalars (the Adam paper's "more efficient" order, section 2):
+       lr_t = lr sqrt(bc2) / bc1 and eps_t = eps sqrt(bc2), so that each element
+       divides once and no product is added to (a CPU may fuse those, and the
+       one-instruction update must round as these values do) */
+    lr_t = emit2(&c, "adam.lr_t", IR_MUL, emit2(&c, "adam.lr_bc1", IR_DIV, lr, bc1), bc2s);
+    eps_t = emit2(&c, "adam.eps_t", IR_MUL, bc2s, ir_const(g, t->eps));
   }
-  int lr = ir_const(g, t->lr);
   for (int k = 0; k < nparams && !c.failed; k++) {
     ir_value *p = g->vals[params[k]];
     const char *pn = p->name;
@@ -93,13 +99,12 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
       int v1 = emit2(&c, NM("adam.v.%s.a", pn), IR_MUL, v, ir_const(g, t->beta2));
       int v2 = emit2(&c, NM("adam.v.%s.b", pn), IR_MUL, g2, ir_const(g, 1 - t->beta2));
       int vn = emit2(&c, NM("new.adam.v.%s", pn), IR_ADD, v1, v2);
-      /* torch: denom = sqrt(v) / sqrt(bc2) + eps; p -= lr / bc1 * m / denom */
+      /* torch: p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), here
+         p -= m lr_t / (sqrt(v) + eps_t): the same in exact arithmetic */
       int sq = emit1(&c, NM("adam.%s.sqrt", pn), IR_SQRT, vn);
-      int dn = emit2(&c, NM("adam.%s.dn", pn), IR_DIV, sq, bc2s);
-      int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, dn, ir_const(g, t->eps));
-      int q = emit2(&c, NM("adam.%s.q", pn), IR_DIV, mn, de);
-      int lrq = emit2(&c, NM("adam.%s.lrq", pn), IR_MUL, q, lr);
-      int st = emit2(&c, NM("adam.%s.step", pn), IR_DIV, lrq, bc1);
+      int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, sq, eps_t);
+      int nu = emit2(&c, NM("adam.%s.num", pn), IR_MUL, mn, lr_t);
+      int st = emit2(&c, NM("adam.%s.step", pn), IR_DIV, nu, de);
       nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, st);
       if (!c.failed) {
         g->vals[mn]->carry = m;

@@ -149,12 +149,12 @@ Test(threads, transposes_and_broadcasts) {
 
 Test(threads, optimizer_updates) {
   int64_t e = 300001;
-  float *p = rvec(e), *g = rvec(e), *m = rvec(e), *v = rvec(e), bc1 = 0.1f, bc2 = 0.03f;
+  float *p = rvec(e), *g = rvec(e), *m = rvec(e), *v = rvec(e), lr_t = 0.003f, eps_t = 3e-10f;
   for (int64_t i = 0; i < e; i++) v[i] = v[i] * v[i];
   rt_instr x = mk(RT_ADAM, 0, 0, 0, e);
   x.alpha = 1e-3f;
   x.hyper[0] = 0.9; x.hyper[1] = 0.999; x.hyper[2] = 1e-8; x.hyper[3] = 0.01;
-  float *in[6] = {p, g, m, v, &bc1, &bc2};
+  float *in[6] = {p, g, m, v, &lr_t, &eps_t};
   int64_t nin[6] = {e, e, e, e, 1, 1};
   same_bits(&x, e, in, nin, 6);
   x = mk(RT_SGD, 0, 0, 0, e);
