@@ -831,7 +831,48 @@ static void layernorm_grad_span(void *x, i64 lo, i64 hi) {
   free(gbuf);
 }
 
+/* mode RT_LN_GAMMA: out[c] = the sum over rows of dy * xhat, in row order
+** and double as reduce_sum adds (the unfused layernorm, mul and reduce_sum,
+** the same bits): row statistics first, split by rows, then the columns
+** split over the threads, each reading x and dy once. */
+typedef struct lngjob { const rt_instr *ins; const float *x, *dy; float *out; ln_stats *st; } lngjob;
+
+static void ln_stats_span(void *a, i64 lo, i64 hi) {
+  const lngjob *j = a;
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) j->st[r] = row_stats(j->x + r * n, n, j->ins->alpha);
+}
+
+HOT static void ln_gamma_cols(const lngjob *j, i64 c0, i64 w, double *restrict acc) {
+  i64 n = j->ins->n;
+  for (i64 r = 0; r < j->ins->outer; r++) {
+    const float *restrict xr = j->x + r * n + c0, *restrict dyr = j->dy + r * n + c0;
+    const float mu = j->st[r].mu, rs = j->st[r].rs;
+    FOR8(w, { float xh = (xr[k] - mu) * rs; float p = dyr[k] * xh; acc[k] += p; });
+  }
+}
+
+static void ln_gamma_span(void *a, i64 lo, i64 hi) {
+  const lngjob *j = a;
+  enum { CB = 512 };
+  double acc[CB];
+  for (i64 c0 = lo; c0 < hi; c0 += CB) {
+    i64 w = hi - c0 < CB ? hi - c0 : CB;
+    for (i64 k = 0; k < w; k++) acc[k] = 0;
+    ln_gamma_cols(j, c0, w, acc);
+    for (i64 k = 0; k < w; k++) j->out[c0 + k] = (float)acc[k];
+  }
+}
+
 static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->mode == RT_LN_GAMMA) {
+    lngjob g = {ins, in[0], in[2], out, malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(ln_stats))};
+    if (!g.st) return diag_errbuf(err, errlen, "out of memory");
+    par_spans(kernel_threads(ins->outer * ins->n, ins->outer), ins->outer, 1, ln_stats_span, &g);
+    par_spans(kernel_threads(ins->outer * ins->n, ins->n / 64), ins->n, 64, ln_gamma_span, &g);
+    free(g.st);
+    return 0;
+  }
   rowjob j = {ins, out, in};
   run_rows(&j, layernorm_grad_span);
   return j.failed ? diag_errbuf(err, errlen, "out of memory") : 0;

@@ -42,7 +42,9 @@ typedef enum rt_op {
   RT_LOG_SOFTMAX_GRAD,/* in0 = y, in1 = dy -> dy - exp(y) * sum(dy) */
   RT_LAYERNORM,     /* in0 = x [outer, n], in1 = gamma [n] or -1, in2 = beta [n] or -1;
                        biased variance, alpha = eps inside the square root */
-  RT_LAYERNORM_GRAD,/* in0 = x, in1 = gamma or -1, in2 = dy -> dx; alpha = eps */
+  RT_LAYERNORM_GRAD,/* in0 = x, in1 = gamma or -1, in2 = dy -> dx; alpha = eps; with mode
+                       RT_LN_GAMMA (in1 = -1) -> [n], the sum over rows of dy * xhat
+                       (gamma's gradient, folded from layernorm, mul and reduce_sum) */
   RT_GATHER_ROWS,   /* in0 = table [n, inner] (f32), in1 = ids [outer] (i32) -> [outer, inner];
                        rows are table rows off .. off+n-1; other ids give zero rows
                        (a vocabulary shard); an id outside [0, n2) is an error */
@@ -125,6 +127,7 @@ enum { RT_RSUM, RT_RMAX, RT_RMIN };
 /* RT_ATTENTION(_GRAD) mode bits: which operands are [b, m, heads, k] */
 enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_DY = 8, RT_ATTN_BSHD_OUT = 16 };
 enum { RT_CMP_TOTAL = 1 };
+enum { RT_LN_GAMMA = 1 };  /* RT_LAYERNORM_GRAD mode: gamma's gradient */
 
 typedef struct rt_instr {
   uint8_t op;                 /* rt_op */

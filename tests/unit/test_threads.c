@@ -87,7 +87,13 @@ Test(threads, row_kernels) {
     if (ops[i] == RT_LAYERNORM_GRAD) { in[1] = g; nin[1] = COLS; in[2] = dy; nin[2] = e; }
     same_bits(&x, e, in, nin, ops[i] == RT_LAYERNORM || ops[i] == RT_LAYERNORM_GRAD ? 3 : 2);
   }
-  rt_instr x = mk(RT_XENT, ROWS, COLS, 1, 1);
+  rt_instr x = mk(RT_LAYERNORM_GRAD, ROWS, COLS, 1, COLS);   /* gamma's gradient: the columns split */
+  x.alpha = 1e-5f;
+  x.mode = RT_LN_GAMMA;
+  float *gin[3] = {xs, g, dy};
+  int64_t gn[3] = {e, COLS, e};
+  same_bits(&x, COLS, gin, gn, 3);
+  x = mk(RT_XENT, ROWS, COLS, 1, 1);
   x.alpha = 1.0f / ROWS;
   float *in[3] = {xs, (float *)lab, &dl};
   int64_t nin[3] = {e, ROWS, 1};
