@@ -449,7 +449,7 @@ static int k_layernorm(void *ctx, const rt_instr *ins, void *out, void *const *i
 }
 
 static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  if (ins->mode == RT_LN_GAMMA)    /* lower_opts.no_fold_norms keeps it as layernorm, mul, reduce_sum */
+  if (ins->mode == RT_LN_GAMMA)    /* lower_opts.no_fold_rows keeps it as layernorm, mul, reduce_sum */
     return diag_errbuf(err, errlen, "no cuda kernel for layernorm_grad's gamma gradient");
   CTX;
   CUdeviceptr dx = DP(out), x = DP(in[0]), g = DP(in[1]), dy = DP(in[2]);
@@ -503,6 +503,8 @@ static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
 }
 
 static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (in[3])                       /* lower_opts.no_fold_rows keeps xent apart */
+    return diag_errbuf(err, errlen, "no cuda kernel for xent_grad with its loss");
   CTX;
   CUdeviceptr dx = DP(out), x = DP(in[0]), lab = DP(in[1]), dl = DP(in[2]), st = c->status;
   i64 outer = ins->outer, n = ins->n;

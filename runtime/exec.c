@@ -340,7 +340,8 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
            want(p, ins, -1, 1, 1, F, 0, why, n);
   case RT_XENT_GRAD:
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
-           want(p, ins, 2, 1, 1, F, 0, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
+           want(p, ins, 2, 1, 1, F, 0, why, n) || want(p, ins, 3, 1, 1, F, 1, why, n) ||
+           want(p, ins, -1, O * N, 1, F, 0, why, n);
   case RT_ADAM: case RT_SGD: {
     if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     int64_t e = p->bufs[ins->out].nelem;
@@ -506,6 +507,21 @@ size_t rt_exec_need(const rt_exec *e) {
 }
 int rt_exec_first_nonfinite(const rt_exec *e) { return e->first_nonfinite; }
 
+/* memory for b, about to be written: its place in the block, the
+** allocation of `from` (written over), or its own; -1: out of memory */
+static int place(rt_exec *e, int b, int from) {
+  if (e->p->bufs[b].kind == RT_BUF_TEMP && !SEPARATE_TEMPS) {
+    e->data[b] = e->block + e->plan.offset[b];
+  } else if (from >= 0) {     /* written over its input: the input's allocation is b's now */
+    e->data[b] = e->data[from];
+    e->data[from] = NULL;
+  } else {
+    e->data[b] = mem_get(e, buf_size(e->p, b));
+    if (!e->data[b]) return -1;
+  }
+  return 0;
+}
+
 int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
   const rt_prog *p = e->p;
   if (!e->checked) {
@@ -532,6 +548,10 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     void *in[RT_MAXIN];
     for (int k = 0; k < RT_MAXIN; k++) {
       int b = ins->in[k];
+      if (b >= 0 && !e->data[b] && rt_instr_writes_in(ins, k) && p->bufs[b].kind != RT_BUF_INPUT && place(e, b, -1) < 0) {
+        snprintf(why, sizeof why, "out of memory (%zu bytes)", buf_size(p, b));
+        return ins_err(p, i, err, errlen, why);
+      }
       in[k] = b >= 0 ? e->data[b] : NULL;
       if (b >= 0 && !in[k]) {
         snprintf(why, sizeof why, "%s b%d '%s' has no value yet%s", p->bufs[b].kind == RT_BUF_INPUT ? "input" : "buffer",
@@ -540,21 +560,9 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       }
     }
     int o = ins->out;
-    if (!e->data[o]) {
-      size_t by = buf_size(p, o);
-      int from = SEPARATE_TEMPS ? handed_over(e, ins, i) : -1;
-      if (p->bufs[o].kind == RT_BUF_TEMP && !SEPARATE_TEMPS) {
-        e->data[o] = e->block + e->plan.offset[o];
-      } else if (from >= 0) {     /* written over its input: the input's allocation is out's now */
-        e->data[o] = e->data[from];
-        e->data[from] = NULL;
-      } else {
-        e->data[o] = mem_get(e, by);
-        if (!e->data[o]) {
-          snprintf(why, sizeof why, "out of memory (%zu bytes)", by);
-          return ins_err(p, i, err, errlen, why);
-        }
-      }
+    if (!e->data[o] && place(e, o, SEPARATE_TEMPS ? handed_over(e, ins, i) : -1) < 0) {
+      snprintf(why, sizeof why, "out of memory (%zu bytes)", buf_size(p, o));
+      return ins_err(p, i, err, errlen, why);
     }
     /* ops that write only part of out (or add to it) start from zeros */
     if (i == e->plan.first_write[o] &&

@@ -707,8 +707,7 @@ HOT static double lse_shift(const float *restrict x, float m, i64 n) {
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; j++) acc[j] += exp_lo(x[i + j] - m);
   for (; i < n; i++) s += exp_lo(x[i] - m);
-  for (int j = 0; j < 8; j++) s += acc[j];
-  return log(s);
+  return log(s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])));   /* exp_shift's sum */
 }
 
 HOT static void shift_row(i64 n, const float *restrict x, float *restrict y, float m, float l) {
@@ -833,44 +832,43 @@ static void layernorm_grad_span(void *x, i64 lo, i64 hi) {
 
 /* mode RT_LN_GAMMA: out[c] = the sum over rows of dy * xhat, in row order
 ** and double as reduce_sum adds (the unfused layernorm, mul and reduce_sum,
-** the same bits): row statistics first, split by rows, then the columns
-** split over the threads, each reading x and dy once. */
-typedef struct lngjob { const rt_instr *ins; const float *x, *dy; float *out; ln_stats *st; } lngjob;
+** the same bits). The columns are split over the threads; each takes the
+** rows in blocks, computing the block's row statistics (whole rows, which
+** the other threads read too: from cache) and then its columns' sums. */
+typedef struct lngjob { const rt_instr *ins; const float *x, *dy; float *out; } lngjob;
 
-static void ln_stats_span(void *a, i64 lo, i64 hi) {
-  const lngjob *j = a;
-  i64 n = j->ins->n;
-  for (i64 r = lo; r < hi; r++) j->st[r] = row_stats(j->x + r * n, n, j->ins->alpha);
-}
+enum { LNG_ROWS = 32, LNG_COLS = 512 };
 
-HOT static void ln_gamma_cols(const lngjob *j, i64 c0, i64 w, double *restrict acc) {
+HOT static void ln_gamma_rows(const lngjob *j, i64 r0, i64 nr, const ln_stats *st, i64 c0, i64 w, double *restrict acc) {
   i64 n = j->ins->n;
-  for (i64 r = 0; r < j->ins->outer; r++) {
-    const float *restrict xr = j->x + r * n + c0, *restrict dyr = j->dy + r * n + c0;
-    const float mu = j->st[r].mu, rs = j->st[r].rs;
+  for (i64 r = 0; r < nr; r++) {
+    const float *restrict xr = j->x + (r0 + r) * n + c0, *restrict dyr = j->dy + (r0 + r) * n + c0;
+    const float mu = st[r].mu, rs = st[r].rs;
     FOR8(w, { float xh = (xr[k] - mu) * rs; float p = dyr[k] * xh; acc[k] += p; });
   }
 }
 
 static void ln_gamma_span(void *a, i64 lo, i64 hi) {
   const lngjob *j = a;
-  enum { CB = 512 };
-  double acc[CB];
-  for (i64 c0 = lo; c0 < hi; c0 += CB) {
-    i64 w = hi - c0 < CB ? hi - c0 : CB;
+  i64 n = j->ins->n, rows = j->ins->outer;
+  double acc[LNG_COLS];
+  ln_stats st[LNG_ROWS];
+  for (i64 c0 = lo; c0 < hi; c0 += LNG_COLS) {
+    i64 w = hi - c0 < LNG_COLS ? hi - c0 : LNG_COLS;
     for (i64 k = 0; k < w; k++) acc[k] = 0;
-    ln_gamma_cols(j, c0, w, acc);
+    for (i64 r0 = 0; r0 < rows; r0 += LNG_ROWS) {
+      i64 nr = rows - r0 < LNG_ROWS ? rows - r0 : LNG_ROWS;
+      for (i64 r = 0; r < nr; r++) st[r] = row_stats(j->x + (r0 + r) * n, n, j->ins->alpha);
+      ln_gamma_rows(j, r0, nr, st, c0, w, acc);
+    }
     for (i64 k = 0; k < w; k++) j->out[c0 + k] = (float)acc[k];
   }
 }
 
 static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (ins->mode == RT_LN_GAMMA) {
-    lngjob g = {ins, in[0], in[2], out, malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(ln_stats))};
-    if (!g.st) return diag_errbuf(err, errlen, "out of memory");
-    par_spans(kernel_threads(ins->outer * ins->n, ins->outer), ins->outer, 1, ln_stats_span, &g);
+    lngjob g = {ins, in[0], in[2], out};
     par_spans(kernel_threads(ins->outer * ins->n, ins->n / 64), ins->n, 64, ln_gamma_span, &g);
-    free(g.st);
     return 0;
   }
   rowjob j = {ins, out, in};
@@ -959,6 +957,8 @@ static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
   return 0;
 }
 
+/* with j->acc, each row's loss too, as xent_span computes it (its
+** log-sum-exp sums the exponentials as exp_shift does) */
 static void xent_grad_span(void *x, i64 lo, i64 hi) {
   const rowjob *j = x;
   const int32_t *lab = j->in[1];
@@ -967,8 +967,10 @@ static void xent_grad_span(void *x, i64 lo, i64 hi) {
   for (i64 r = lo; r < hi; r++) {
     const float *xr = (const float *)j->in[0] + r * n;
     float *dx = j->out + r * n;
-    float m = max_f(xr, n);
-    float sc = (float)(g / (dx == xr ? exp_self(dx, m, n) : exp_shift(xr, dx, m, n)));
+    float m = max_f(xr, n), at_label = xr[lab[r]];     /* read before dx may overwrite it */
+    double s = dx == xr ? exp_self(dx, m, n) : exp_shift(xr, dx, m, n);
+    if (j->acc) j->acc[r] = ((double)m + log(s)) - at_label;
+    float sc = (float)(g / s);
     FOR8(n, dx[k] *= sc);
     dx[lab[r]] -= g;
   }
@@ -977,7 +979,15 @@ static void xent_grad_span(void *x, i64 lo, i64 hi) {
 static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (check_labels(ins, in[1], err, errlen)) return -1;
   rowjob j = {ins, out, in};
+  if (in[3] && !(j.acc = malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(double))))
+    return diag_errbuf(err, errlen, "out of memory");
   run_rows(&j, xent_grad_span);
+  if (j.acc) {
+    double total = 0;
+    for (i64 r = 0; r < ins->outer; r++) total += j.acc[r];    /* in row order, as k_xent */
+    free(j.acc);
+    *(float *)in[3] = (float)(total * ins->beta);
+  }
   return 0;
 }
 

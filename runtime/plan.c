@@ -151,7 +151,10 @@ void rt_memplan_make(const rt_prog *p, rt_memplan *m) {
   for (int i = 0; i < ni; i++) {
     const rt_instr *ins = &p->instrs[i];
     for (int k = 0; k < RT_MAXIN; k++)
-      if (ins->in[k] >= 0 && ins->in[k] < nb) m->last_use[ins->in[k]] = i;
+      if (ins->in[k] >= 0 && ins->in[k] < nb) {
+        m->last_use[ins->in[k]] = i;
+        if (rt_instr_writes_in(ins, k) && m->first_write[ins->in[k]] < 0) m->first_write[ins->in[k]] = i;
+      }
     if (ins->out >= 0 && ins->out < nb) {
       if (m->first_write[ins->out] < 0) m->first_write[ins->out] = i;
       m->last_use[ins->out] = i;

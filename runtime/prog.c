@@ -63,6 +63,16 @@ double rt_instr_rows(const rt_instr *x) {
   }
 }
 
+int rt_instr_writes_in(const rt_instr *x, int k) {
+  if (k < 0 || k >= RT_MAXIN || x->in[k] < 0) return 0;
+  switch (x->op) {
+  case RT_ADAM: return k == 2 || k == 3;
+  case RT_SGD: return k == 2;
+  case RT_XENT_GRAD: return k == 3;
+  default: return 0;
+  }
+}
+
 int rt_is_collective(rt_op op) {
   return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
 }
@@ -298,7 +308,9 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
             ins->op == RT_SCATTER_ROWS && ins->beta != 0.0f ? ", added to out" : "");
     break;
   case RT_XENT: case RT_XENT_GRAD:
-    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g]", ins->outer, ins->n, ins->alpha);
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g", ins->outer, ins->n, ins->alpha);
+    if (ins->op == RT_XENT_GRAD && ins->in[3] >= 0) fprintf(f, "; and the loss into b%d, alpha %g", ins->in[3], ins->beta);
+    fputc(']', f);
     break;
   case RT_ATTENTION: case RT_ATTENTION_GRAD:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", scale %g%s", ins->outer, ins->m, ins->k, ins->alpha,

@@ -57,7 +57,9 @@ typedef enum rt_op {
                        alpha * sum over rows of -log_softmax[label]; a label outside
                        [0, n) is an error */
   RT_XENT_GRAD,     /* in0 = logits, in1 = labels, in2 = dloss (scalar)
-                       -> (softmax - onehot) * dloss * alpha */
+                       -> (softmax - onehot) * dloss * alpha; in3 = a scalar or -1: where
+                       given, also the loss written there, as RT_XENT with alpha = beta
+                       would (the two folded: rt_instr_writes_in) */
   RT_CAUSAL_MASK,   /* in0 viewed as [outer, m, n]: entries with col > row + off become alpha
                        (-inf forward, 0 for the gradient) */
   RT_BLOCK_COPY,    /* in0 viewed [outer, m, inner]: its rows [k, k+n) go to rows
@@ -203,6 +205,9 @@ int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem);
 /* The same for a collective instruction of p. */
 int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x);
 int rt_is_collective(rt_op op);
+/* Does x write its input slot k too (an update's state, the loss that
+** xent_grad computes beside the gradient)? */
+int rt_instr_writes_in(const rt_instr *x, int k);
 /* The elements an instruction works through, as costs count them: the
 ** rows it moves for gather/scatter, else the larger of its output and its
 ** first input. */

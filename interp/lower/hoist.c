@@ -35,12 +35,11 @@ static int movable(const rt_prog *p, const rt_instr *x) {
   return 1;
 }
 
-/* the buffers x writes: out, and an update's state */
-static int written(const rt_instr *x, int w[3]) {
+/* the buffers x writes: out, and inputs it writes too (an update's state) */
+static int written(const rt_instr *x, int w[1 + RT_MAXIN]) {
   int n = 0;
   if (x->out >= 0) w[n++] = x->out;
-  if (x->op == RT_ADAM || x->op == RT_SGD)
-    for (int k = 2; k <= (x->op == RT_ADAM ? 3 : 2); k++) if (x->in[k] >= 0) w[n++] = x->in[k];
+  for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k)) w[n++] = x->in[k];
   return n;
 }
 
@@ -53,7 +52,7 @@ int lw_hoist_updates(rt_prog *p) {
   for (int b = 0; b < nb; b++) last_w[b] = last_r[b] = none;
   for (int i = 0; i < ni; i++) {
     const rt_instr *x = &p->instrs[i];
-    int w[3], nw = written(x, w);
+    int w[1 + RT_MAXIN], nw = written(x, w);
     place at = {i, 0};
     if (movable(p, x)) {
       place after = {-1, 0};               /* the latest instruction it must follow */

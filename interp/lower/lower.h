@@ -43,9 +43,10 @@ typedef struct lower_opts {
   /* Leave the optimizer updates after the backward pass (hoist.c moves
   ** each to just after its gradient is final otherwise; tests compare). */
   int no_hoist;
-  /* Keep a layer norm's gamma gradient as layernorm, mul and reduce_sum
-  ** (normgrad.c makes it one instruction otherwise; tests compare). */
-  int no_fold_norms;
+  /* Keep a layer norm's gamma gradient as layernorm, mul and reduce_sum,
+  ** and cross-entropy's loss apart from its gradient (normgrad.c and
+  ** lossgrad.c fold each into one instruction otherwise; tests compare). */
+  int no_fold_rows;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

@@ -42,8 +42,7 @@ static int lone_temp(const rt_prog *p, const counts *c, int b, int at) {
 
 static int writes(const rt_instr *x, int b) {
   if (x->out == b) return 1;
-  if (x->op == RT_ADAM || x->op == RT_SGD)
-    for (int k = 2; k <= 3; k++) if (x->in[k] == b) return 1;
+  for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] == b && rt_instr_writes_in(x, k)) return 1;
   return 0;
 }
 

@@ -132,8 +132,8 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);
   for (int k = 0; k < RT_MAXIN; k++) bytes += buf_bytes(p, x->in[k]);
-  if (x->op == RT_ADAM || x->op == RT_SGD)       /* the state they read is written back */
-    bytes += buf_bytes(p, x->in[2]) + buf_bytes(p, x->in[3]);
+  for (int k = 0; k < RT_MAXIN; k++)             /* an update's state, read and written back */
+    if (rt_instr_writes_in(x, k)) bytes += buf_bytes(p, x->in[k]);
   return pr->launch + bytes / pr->bandwidth;
 }
 

@@ -35,7 +35,7 @@ static void run(hx *h, const char *text, int fold) {
   cr_assert(grad_build(h->g, &h->d) == 0, "%s", diag_text(&h->d));
   for (int i = 0; i < NOUTS; i++) hx_output(h, outs[i]);
   lower_opts o = {0};
-  o.no_fold_norms = !fold;
+  o.no_fold_rows = !fold;
   hx_lower_opts(h, &o);
   hx_init_rest(h, 7);
   hx_run(h);
