@@ -17,8 +17,13 @@
 /* Loops that do arithmetic per element get an AVX2 clone chosen at load
    time (the way OpenBLAS picks its kernels); the baseline x86-64 has only
    SSE2, which would leave them several times slower than the GEMMs
-   around them. Floating-point contraction is off under -std=c11, so
-   every clone computes bit-identical results. -DRT_NO_CLONES drops them. */
+   around them. kern_cpu.c and kern_any.c turn floating-point contraction
+   on (#pragma GCC optimize("fp-contract=fast")), so the AVX2 clone fuses
+   multiply-adds that the baseline rounds twice: results are the same
+   whatever the thread count, but may differ in the last bit between a CPU
+   with AVX2 and one without. A kernel that must round as separate IR
+   instructions do (the fused Adam update) adds no product to anything.
+   -DRT_NO_CLONES drops the clones. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(RT_NO_CLONES)
 #define HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else

@@ -35,7 +35,8 @@ static int movable(const rt_prog *p, const rt_instr *x) {
   return 1;
 }
 
-/* the buffers x writes: out, and inputs it writes too (an update's state) */
+/* the buffers x writes: out, and inputs it writes too (an update's state,
+** the loss a folded xent_grad writes) */
 static int written(const rt_instr *x, int w[1 + RT_MAXIN]) {
   int n = 0;
   if (x->out >= 0) w[n++] = x->out;

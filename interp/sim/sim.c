@@ -132,7 +132,7 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);
   for (int k = 0; k < RT_MAXIN; k++) bytes += buf_bytes(p, x->in[k]);
-  for (int k = 0; k < RT_MAXIN; k++)             /* an update's state, read and written back */
+  for (int k = 0; k < RT_MAXIN; k++)             /* inputs written too: an update's state, read and written back */
     if (rt_instr_writes_in(x, k)) bytes += buf_bytes(p, x->in[k]);
   return pr->launch + bytes / pr->bandwidth;
 }
