@@ -73,6 +73,12 @@ int rt_instr_writes_in(const rt_instr *x, int k) {
   }
 }
 
+int rt_instr_writes(const rt_instr *x, int b) {
+  if (x->out == b) return 1;
+  for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] == b && rt_instr_writes_in(x, k)) return 1;
+  return 0;
+}
+
 int rt_is_collective(rt_op op) {
   return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
 }

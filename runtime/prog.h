@@ -208,6 +208,8 @@ int rt_is_collective(rt_op op);
 /* Does x write its input slot k too (an update's state, the loss that
 ** xent_grad computes beside the gradient)? */
 int rt_instr_writes_in(const rt_instr *x, int k);
+/* Does x write buffer b (its out, or an input it writes too)? */
+int rt_instr_writes(const rt_instr *x, int b);
 /* The elements an instruction works through, as costs count them: the
 ** rows it moves for gather/scatter, else the larger of its output and its
 ** first input. */

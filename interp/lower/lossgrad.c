@@ -24,12 +24,6 @@ static int touches(const rt_instr *x, int b) {
   return 0;
 }
 
-static int writes(const rt_instr *x, int b) {
-  if (x->out == b) return 1;
-  for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] == b && rt_instr_writes_in(x, k)) return 1;
-  return 0;
-}
-
 /* Where instruction at (an xent) may give way to the xent_grad after it
 ** that reads its logits and labels: that xent_grad's index, else -1. The
 ** seed it reads may be filled between the two (lowering emits the
@@ -43,14 +37,14 @@ static int its_gradient(const rt_prog *p, int at, int *fill, int *nfill) {
         g->outer == x->outer && g->n == x->n) {
       for (int i = at; i < j; i++) {   /* what it reads holds still; nothing between uses its result */
         const rt_instr *y = &p->instrs[i];
-        if (writes(y, g->in[0]) || writes(y, g->in[1]) || touches(y, g->out)) return -1;
+        if (rt_instr_writes(y, g->in[0]) || rt_instr_writes(y, g->in[1]) || touches(y, g->out)) return -1;
         if (!touches(y, g->in[2])) continue;
         if (y->op != RT_FILL || y->out != g->in[2] || *nfill == 4) return -1;
         fill[(*nfill)++] = i;
       }
       return j;
     }
-    if (writes(g, x->in[0]) || writes(g, x->in[1])) return -1;
+    if (rt_instr_writes(g, x->in[0]) || rt_instr_writes(g, x->in[1])) return -1;
   }
   return -1;
 }

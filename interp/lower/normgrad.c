@@ -40,15 +40,9 @@ static int lone_temp(const rt_prog *p, const counts *c, int b, int at) {
   return c->writer[b];
 }
 
-static int writes(const rt_instr *x, int b) {
-  if (x->out == b) return 1;
-  for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] == b && rt_instr_writes_in(x, k)) return 1;
-  return 0;
-}
-
 /* nothing in (lo, hi) writes b */
 static int steady(const rt_prog *p, int b, int lo, int hi) {
-  for (int i = lo + 1; i < hi; i++) if (writes(&p->instrs[i], b)) return 0;
+  for (int i = lo + 1; i < hi; i++) if (rt_instr_writes(&p->instrs[i], b)) return 0;
   return 1;
 }
 
