@@ -657,6 +657,84 @@ Test(xent, label_out_of_range) {
   cr_assert_str_eq(err, "cross_entropy: label -3 out of range [0, 2)");
 }
 
+/* ---- optimizer updates ---- */
+
+/* one Adam step on n elements: in place (out is p), into another buffer,
+** and with g sharing m's buffer (only a hand-edited program does that) */
+static void adam_kernel(float *out, float *p, const float *g, float *m, float *v, int64_t n, float lr_t, float eps_t,
+                        double wd) {
+  rt_instr ins = mk(RT_ADAM);
+  ins.nelem = n;
+  ins.hyper[0] = 0.9; ins.hyper[1] = 0.999; ins.hyper[2] = 1e-8; ins.hyper[3] = wd;
+  void *in[RT_MAXIN] = {p, (void *)g, m, v, &lr_t, &eps_t};
+  rt_kernel k = rt_backend_cpu()->kernels[RT_ADAM];
+  cr_assert_eq(k(rt_backend_cpu()->ctx, &ins, out, in, err, sizeof err), 0, "%s", err);
+}
+
+static double adam_ref(double p, double g, double *m, double *v, double lr_t, double eps_t, double wd) {
+  g += wd * p;
+  *m = 0.9 * *m + 0.1 * g;
+  *v = 0.999 * *v + 0.001 * g * g;
+  return p - *m * lr_t / (sqrt(*v) + eps_t);
+}
+
+Test(optim, adam_in_place_out_of_place_and_shared_buffers) {
+  int64_t n = 1003;                   /* blocks of 8 and a tail */
+  float lr_t = 1e-2f, eps_t = 1e-8f;
+  for (int wd = 0; wd < 2; wd++) {
+    float *p = rvec(n, -1, 1), *g = rvec(n, -1, 1), *m = rvec(n, -0.1, 0.1), *v = rvec(n, 0, 0.1);
+    float *p2 = malloc(n * sizeof *p2), *out = malloc(n * sizeof *out), *m2 = malloc(n * sizeof *m2),
+          *v2 = malloc(n * sizeof *v2), *m3 = malloc(n * sizeof *m3), *v3 = malloc(n * sizeof *v3),
+          *p3 = malloc(n * sizeof *p3);
+    memcpy(p2, p, n * sizeof *p); memcpy(p3, p, n * sizeof *p);
+    memcpy(m2, m, n * sizeof *m); memcpy(v2, v, n * sizeof *v);
+    memcpy(m3, m, n * sizeof *m); memcpy(v3, v, n * sizeof *v);
+    double *want = malloc(n * sizeof *want), *mw = malloc(n * sizeof *mw), *vw = malloc(n * sizeof *vw);
+    for (int64_t i = 0; i < n; i++) {
+      mw[i] = m[i]; vw[i] = v[i];
+      want[i] = adam_ref(p[i], g[i], &mw[i], &vw[i], lr_t, eps_t, wd * 0.01);
+    }
+    adam_kernel(p, p, g, m, v, n, lr_t, eps_t, wd * 0.01);
+    expect_close("adam p", p, want, n, 1e-5, 1e-7);
+    expect_close("adam m", m, mw, n, 1e-5, 1e-7);
+    expect_close("adam v", v, vw, n, 1e-5, 1e-7);
+    adam_kernel(out, p2, g, m2, v2, n, lr_t, eps_t, wd * 0.01);
+    cr_expect(memcmp(out, p, n * sizeof *p) == 0, "adam into another buffer: not the in-place bits");
+    cr_expect(memcmp(m2, m, n * sizeof *m) == 0 && memcmp(v2, v, n * sizeof *v) == 0, "adam's state differs out of place");
+    cr_expect(memcmp(p2, p3, n * sizeof *p) == 0, "adam wrote its p operand when out is another buffer");
+    for (int64_t i = 0; i < n; i++) {   /* g is m's old value */
+      mw[i] = m3[i]; vw[i] = v3[i];
+      want[i] = adam_ref(p3[i], m3[i], &mw[i], &vw[i], lr_t, eps_t, wd * 0.01);
+    }
+    adam_kernel(p3, p3, m3, m3, v3, n, lr_t, eps_t, wd * 0.01);
+    expect_close("adam with g in m's buffer", p3, want, n, 1e-5, 1e-7);
+    expect_close("adam m with g in m's buffer", m3, mw, n, 1e-5, 1e-7);
+    free(p); free(g); free(m); free(v); free(p2); free(out); free(m2); free(v2); free(m3); free(v3); free(p3);
+    free(want); free(mw); free(vw);
+  }
+}
+
+Test(optim, sgd_momentum_in_place_and_out_of_place) {
+  int64_t n = 1001;
+  float *p = rvec(n, -1, 1), *g = rvec(n, -1, 1), *m = rvec(n, -0.1, 0.1);
+  float *p2 = malloc(n * sizeof *p2), *out = malloc(n * sizeof *out), *m2 = malloc(n * sizeof *m2);
+  double *want = malloc(n * sizeof *want), *mw = malloc(n * sizeof *mw);
+  memcpy(p2, p, n * sizeof *p); memcpy(m2, m, n * sizeof *m);
+  for (int64_t i = 0; i < n; i++) {
+    double gr = g[i] + 0.01 * p[i];
+    mw[i] = m[i] * 0.9 + gr;
+    want[i] = p[i] - 0.1 * mw[i];
+  }
+  rt_instr ins = mk(RT_SGD);
+  ins.nelem = n; ins.alpha = 0.1f; ins.hyper[0] = 0.9; ins.hyper[1] = 0.01;
+  run_ok(&ins, p, p, g, m);
+  expect_close("sgd p", p, want, n, 1e-5, 1e-7);
+  expect_close("sgd momentum", m, mw, n, 1e-5, 1e-7);
+  run_ok(&ins, out, p2, g, m2);
+  cr_expect(memcmp(out, p, n * sizeof *p) == 0 && memcmp(m2, m, n * sizeof *m) == 0, "sgd out of place: not the in-place bits");
+  free(p); free(g); free(m); free(p2); free(out); free(m2); free(want); free(mw);
+}
+
 /* ---- masks and data movement ---- */
 
 Test(move, causal_mask_with_offset) {
