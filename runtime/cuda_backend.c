@@ -265,6 +265,8 @@ static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *i
 /* ---- elementwise ---- */
 
 static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (in[3])                       /* lower_opts.no_fold_rows keeps the reduce_sum apart */
+    return diag_errbuf(err, errlen, "no cuda kernel for an elementwise op with the sum of its rows");
   CTX;
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
   if (ar < 1 || ar > 2) return diag_errbuf(err, errlen, "unknown elementwise function %d", fn);

@@ -237,7 +237,7 @@ static int want(const rt_prog *p, const rt_instr *ins, int slot, int64_t need, i
                 rt_dtype_name(bf->dtype), rt_dtype_name(dt));
   if (need < 0 || (exact ? bf->nelem != need : bf->nelem < need))
     return diag_errbuf(why, n, "%s b%d '%s' has %" PRId64 " elements, the op %s %" PRId64, what, b, bf->name,
-                bf->nelem, slot < 0 ? "writes" : "reads", need);
+                bf->nelem, slot < 0 || rt_instr_writes_in(ins, slot) ? "writes" : "reads", need);
   return 0;
 }
 
@@ -279,6 +279,17 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     for (int k = 0; k < ar; k++) {     /* inputs of any dtype: kernels convert as they read */
       rt_dtype dk = ins->in[k] >= 0 && ins->in[k] < p->nbufs ? p->bufs[ins->in[k]].dtype : F;
       if (want(p, ins, k, span_of(ins->rank, ins->shape, ins->stride[k]), 0, dk, 0, why, n)) return -1;
+    }
+    if (ins->in[3] >= 0) {             /* and the sum of its rows */
+      if (ar > 2 || ins->rank < 1 || p->bufs[ins->out].dtype != F)
+        return diag_errbuf(why, n, "a sum of rows needs an f32 result of one or two inputs");
+      for (int k = 0; k < ar; k++)
+        if (p->bufs[ins->in[k]].dtype != F || !rt_ew_dense(ins, k))
+          return diag_errbuf(why, n, "a sum of rows needs dense f32 inputs; in%d is not", k);
+      if (ins->in[3] == ins->out) return diag_errbuf(why, n, "in3 (the sum of rows) is also out");
+      for (int k = 0; k < ar; k++)
+        if (ins->in[3] == ins->in[k]) return diag_errbuf(why, n, "in3 (the sum of rows) is also in%d", k);
+      if (want(p, ins, 3, ins->shape[ins->rank - 1], 1, F, 0, why, n)) return -1;
     }
     if ((ins->fn >= RT_CMP_EQ && ins->fn <= RT_CMP_GE) && p->bufs[ins->out].dtype != RT_I1)
       return diag_errbuf(why, n, "a comparison writes i1, not %s", rt_dtype_name(p->bufs[ins->out].dtype));

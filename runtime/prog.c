@@ -69,6 +69,7 @@ int rt_instr_writes_in(const rt_instr *x, int k) {
   case RT_ADAM: return k == 2 || k == 3;
   case RT_SGD: return k == 2;
   case RT_XENT_GRAD: return k == 3;
+  case RT_EW: return k == 3;
   default: return 0;
   }
 }

@@ -27,7 +27,10 @@ typedef enum rt_op {
   RT_FILL,          /* out[:] = alpha */
   RT_COPY,          /* out = in0, same element count (reshape is a copy) */
   RT_EW,            /* out[idx] = fn(in0, in1, in2) over shape[rank], inputs read through
-                       stride[k] (element strides, 0 broadcasts); see rt_ewfn */
+                       stride[k] (element strides, 0 broadcasts); see rt_ewfn. With in3
+                       (f32, dense operands, arity 1 or 2): in3[c] = the sum of out's
+                       column c over all its rows, also written (a bias gradient
+                       folded into the pass that makes it: interp/lower/biasgrad.c) */
   RT_TRANSPOSE,     /* out = permute(in0): in0 has shape[rank]; out dim i = in dim perm[i] */
   RT_GEMM,          /* for b < batch: C_b = alpha * op(A_b) op(B_b) + beta * C_b, row-major;
                        A = in0 (m x k after op), B = in1 (k x n after op), C = out;

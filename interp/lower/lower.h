@@ -44,8 +44,9 @@ typedef struct lower_opts {
   ** each to just after its gradient is final otherwise; tests compare). */
   int no_hoist;
   /* Keep a layer norm's gamma gradient as layernorm, mul and reduce_sum,
-  ** and cross-entropy's loss apart from its gradient (normgrad.c and
-  ** lossgrad.c fold each into one instruction otherwise; tests compare). */
+  ** cross-entropy's loss apart from its gradient, and a bias gradient's
+  ** reduce_sum apart from the elementwise op before it (normgrad.c,
+  ** lossgrad.c and biasgrad.c fold each otherwise; tests compare). */
   int no_fold_rows;
 } lower_opts;
 

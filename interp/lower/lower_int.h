@@ -85,6 +85,7 @@ int  lw_fold_adds(rt_prog *p);
 int  lw_hoist_updates(rt_prog *p);
 int  lw_fold_norm_grads(rt_prog *p);
 int  lw_fold_loss(rt_prog *p);
+int  lw_fold_bias_grads(rt_prog *p);
 
 /* emit.c */
 int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);

@@ -396,6 +396,33 @@ Test(exec, size_mismatch_is_caught_before_running) {
   rt_exec_free(e);
 }
 
+/* An elementwise op's row sums (in3) are checked like its result: a
+** buffer of its own, one element a column, over dense f32 inputs. */
+Test(exec, row_sums_are_checked_before_running) {
+  int a = buf("a", RT_F32, RT_BUF_INPUT, 2, 4, 6);
+  int c = buf("c", RT_F32, RT_BUF_OUTPUT, 2, 4, 6);
+  int s = buf("s", RT_F32, RT_BUF_OUTPUT, 1, 5, 0);
+  rt_instr *x = ew(RT_NEG, c, a, -1, 24);
+  x->rank = 2; x->shape[0] = 4; x->shape[1] = 6; x->stride[0][0] = 6; x->stride[0][1] = 1;
+  x->in[3] = s; x->nin = 4;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_expect_str_eq(err, "instruction 0 (neg -> b1 'c'): in3 b2 's' has 5 elements, the op writes 6");
+  rt_exec_free(e);
+  P.instrs[0].in[3] = c;
+  e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_expect_str_eq(err, "instruction 0 (neg -> b1 'c'): in3 (the sum of rows) is also out");
+  rt_exec_free(e);
+  P.instrs[0].in[3] = s;
+  P.instrs[0].stride[0][0] = 0;   /* a broadcast input */
+  e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_expect_str_eq(err, "instruction 0 (neg -> b1 'c'): a sum of rows needs dense f32 inputs; in0 is not");
+  rt_exec_free(e);
+}
+
 Test(exec, collectives_need_a_communicator) {
   int a = buf("a", RT_F32, RT_BUF_INPUT, 1, 4, 0);
   int b = buf("b", RT_F32, RT_BUF_OUTPUT, 1, 4, 0);

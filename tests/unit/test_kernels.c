@@ -657,6 +657,39 @@ Test(xent, label_out_of_range) {
   cr_assert_str_eq(err, "cross_entropy: label -3 out of range [0, 2)");
 }
 
+/* ---- elementwise with the sum of its rows ---- */
+
+/* an ew of [rows, w] with in3: out is the plain ew's bits, in3 the bits
+** reduce_sum gives over the plain result; also in place (out over in0) */
+Test(ew, sum_of_rows_is_reduce_sums_bits) {
+  int64_t rows = 37, w = 2100;        /* more columns than one block, a tail of 4 */
+  int fns[3] = {RT_GELU_TANH_GRAD, RT_ADD, RT_NEG};
+  for (int f = 0; f < 3; f++) {
+    int ar = rt_ewfn_arity((rt_ewfn)fns[f]);
+    float *a = rvec(rows * w, -3, 3), *b = rvec(rows * w, -1, 1);
+    float *plain = malloc(sizeof(float) * rows * w), *fused = malloc(sizeof(float) * rows * w);
+    float *want = malloc(sizeof(float) * w), *sum = malloc(sizeof(float) * w), *sum2 = malloc(sizeof(float) * w);
+    rt_instr e = mk(RT_EW);
+    e.fn = (uint8_t)fns[f]; e.nin = (uint8_t)ar; e.rank = 2; e.shape[0] = rows; e.shape[1] = w;
+    for (int k = 0; k < ar; k++) { e.in[k] = k; e.stride[k][0] = w; e.stride[k][1] = 1; }
+    run_ok(&e, plain, a, ar > 1 ? b : NULL, NULL);
+    rt_instr r = mk(RT_REDUCE);
+    r.fn = RT_RSUM; r.outer = 1; r.n = rows; r.inner = w; r.alpha = 1; r.nelem = w;
+    run_ok(&r, want, plain, NULL, NULL);
+    e.in[3] = 3; e.nin = 4;
+    void *in[RT_MAXIN] = {a, ar > 1 ? b : NULL, NULL, sum};
+    rt_kernel k = rt_backend_cpu()->kernels[RT_EW];
+    cr_assert_eq(k(rt_backend_cpu()->ctx, &e, fused, in, err, sizeof err), 0, "%s", err);
+    cr_expect(!memcmp(fused, plain, sizeof(float) * rows * w), "%s: the result differs with its row sums", rt_ewfn_name((rt_ewfn)fns[f]));
+    cr_expect(!memcmp(sum, want, sizeof(float) * w), "%s: the row sums are not reduce_sum's bits", rt_ewfn_name((rt_ewfn)fns[f]));
+    in[3] = sum2;                      /* in place: out over in0 */
+    cr_assert_eq(k(rt_backend_cpu()->ctx, &e, a, in, err, sizeof err), 0, "%s", err);
+    cr_expect(!memcmp(a, plain, sizeof(float) * rows * w) && !memcmp(sum2, want, sizeof(float) * w),
+              "%s in place: not the same bits", rt_ewfn_name((rt_ewfn)fns[f]));
+    free(a); free(b); free(plain); free(fused); free(want); free(sum); free(sum2);
+  }
+}
+
 /* ---- optimizer updates ---- */
 
 /* one Adam step on n elements: in place (out is p), into another buffer,

@@ -3,7 +3,8 @@
 ** many as BLAS has) give the same bits as one thread: rows are independent
 ** and each keeps its arithmetic, reductions split by rows or by columns,
 ** cross-entropy sums its rows in row order, transposes split rows or slabs,
-** and the fused optimizer updates split the elements.
+** an elementwise op with the sum of its rows splits the columns, and the
+** fused optimizer updates split the elements.
 */
 #include <criterion/criterion.h>
 #include <cblas.h>
@@ -118,6 +119,26 @@ Test(threads, reductions) {
       same_bits(&x, x.nelem, in, nin, 1);
     }
   free(xs);
+}
+
+/* gelu_tanh_grad (heavy: threads take the columns) and add (one thread)
+** with the sums of their rows in in3 */
+Test(threads, elementwise_with_row_sums) {
+  int64_t e = (int64_t)ROWS * COLS;
+  float *a = rvec(e), *b = rvec(e), *sum = calloc(COLS, sizeof *sum);
+  int fns[2] = {RT_GELU_TANH_GRAD, RT_ADD};
+  for (int f = 0; f < 2; f++) {
+    rt_instr x = mk(RT_EW, 0, 0, 0, e);
+    x.fn = (uint8_t)fns[f];
+    x.nin = 4;
+    x.rank = 2; x.shape[0] = ROWS; x.shape[1] = COLS;
+    for (int k = 0; k < 2; k++) { x.stride[k][0] = COLS; x.stride[k][1] = 1; }
+    x.in[0] = 0; x.in[1] = 1; x.in[3] = 3;
+    float *in[4] = {a, b, sum, sum};
+    int64_t nin[4] = {e, e, 1, COLS};
+    same_bits(&x, e, in, nin, 4);
+  }
+  free(a); free(b); free(sum);
 }
 
 Test(threads, transposes_and_broadcasts) {
