@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 4   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
-                          4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t) */
+#define PF_VERSION 5   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+                          4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t);
+                          5: an ew may write the sums of its rows (in3), which an older carve
+                             would not do: it refuses the version instead */
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
