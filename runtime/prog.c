@@ -267,6 +267,7 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     if (ins->fn == RT_AXPY) fprintf(f, "; alpha %g", ins->alpha);
     if (ins->fn == RT_AXPBY) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
     if (ins->fn >= RT_CMP_EQ && ins->fn <= RT_CMP_GE && ins->mode == RT_CMP_TOTAL) fputs("; total order", f);
+    if (ins->in[3] >= 0) fprintf(f, "; and the sums of its rows into b%d", ins->in[3]);
     fputc(']', f);
     break;
   }
