@@ -319,10 +319,10 @@ enum { COLS = 2048 };
 ** row and adding it in while it is in L1, rather than reading the result
 ** again from memory. Threads take the columns where fn is heavy (a gelu
 ** gradient); a sum or product is bound by memory, which one core fills
-** (two threads made the folded adds of a 4-layer GPT step 2x slower). The sums are
-** colsum's: double, rows in order, so the same bits as the reduce_sum they
-** replace. Where out is also an input (an update in place) each piece is
-** made in a small buffer first, as ew_inplace does. */
+** (two threads made the folded adds of a 4-layer GPT step 2x slower).
+** The sums are colsum's: double, rows in order, so the same bits as the
+** reduce_sum they replace. Where out is also an input (an update in
+** place) each piece is made in a small buffer first, as ew_inplace does. */
 
 typedef struct ewsum {
   int fn;
@@ -1063,9 +1063,9 @@ static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *i
 ** another, and without that the update ran scalar, 4-5 times slower than
 ** memory allows (45 against 9 ms on 16.8 M parameters, one thread). So
 ** the update runs in place on out (p copied there first when the program
-** names two buffers), and a program whose g or state shares a buffer with
-** another operand (only a hand-edited one can) takes the same arithmetic
-** without the qualifier.
+** names two buffers; exec.c refuses an out that is g or the state), and a
+** program whose g or state shares a buffer with another operand (only a
+** hand-edited one can) takes the same arithmetic without the qualifier.
 **
 ** One thread: vectorized, the update is bound by memory bandwidth, which
 ** one core fills (as with sums and products); a second thread made the 56

@@ -423,6 +423,22 @@ Test(exec, row_sums_are_checked_before_running) {
   rt_exec_free(e);
 }
 
+/* An update writes p's buffer or one of its own: an out that is g's
+** (a hand-edited program) would have p copied over the gradient first. */
+Test(exec, an_update_may_not_write_over_its_gradient) {
+  int p = buf("p", RT_F32, RT_BUF_INPUT, 1, 8, 0), g = buf("g", RT_F32, RT_BUF_INPUT, 1, 8, 0);
+  int m = buf("m", RT_F32, RT_BUF_INPUT, 1, 8, 0), v = buf("v", RT_F32, RT_BUF_INPUT, 1, 8, 0);
+  int lr = buf("lr", RT_F32, RT_BUF_INPUT, 0, 0, 0), eps = buf("eps", RT_F32, RT_BUF_INPUT, 0, 0, 0);
+  rt_instr *x = rt_prog_emit(&P, RT_ADAM, g);
+  x->nin = 6; x->in[0] = p; x->in[1] = g; x->in[2] = m; x->in[3] = v; x->in[4] = lr; x->in[5] = eps;
+  x->nelem = 8; x->hyper[0] = 0.9; x->hyper[1] = 0.999;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), -1);
+  cr_expect_str_eq(err, "instruction 0 (adam -> b1 'g'): out is also in1; an update writes p's buffer (in0) or one of its own");
+  rt_exec_free(e);
+}
+
 Test(exec, collectives_need_a_communicator) {
   int a = buf("a", RT_F32, RT_BUF_INPUT, 1, 4, 0);
   int b = buf("b", RT_F32, RT_BUF_OUTPUT, 1, 4, 0);
