@@ -16,31 +16,47 @@ sh "$SRCDIR/bench/gen_gpt.sh" gpt4 4 8 512 64 8192 256 8 2048 "4-layer GPT-2-sha
 progress "4-layer GPT step against its GEMM-only bound, 1 and 2 BLAS threads"
 out "8. GPT step against the machine (issue 13)"
 out "   A 4-layer GPT-2-shaped step (bench/gen_gpt.sh: d 512, 8 heads, MLP 2048, vocab 8192, 8 x 256 tokens),"
-out "   --train 'adam(lr = 1e-4)', median step_time of --steps $GPT4_STEPS (first excluded). GEMM bound: the FLOPs of"
-out "   the GEMMs carve calls in one step (bench/bin/gemm_shim.so) at the GFLOP/s bench/gemm_ref measured in"
-out "   section 1 at the same thread count."
+out "   --train 'adam(lr = 1e-4)', median step_time of --steps $GPT4_STEPS (first excluded), the best of $ROUNDS runs (as"
+out "   gemm_ref's peak is the best of its rounds). GEMM bound: the FLOPs of the GEMMs carve calls in one step"
+out "   (bench/bin/gemm_shim.so) at the GFLOP/s bench/gemm_ref measured in section 1 at the same thread count."
 out ""
 outf '   %-12s %11s %13s %11s %11s %7s %8s %6s\n' "BLAS threads" "carve step" "GEMM GFLOP" "in GEMMs" "bound" "ratio" "target" ""
 for t in 1 2; do
 	peak=$(result_num gflops < "$LOG/gemm_ref.$t.txt" 2>/dev/null)
-	rm -f "$LOG/gpt4.$t.gemms"
-	GEMM_SHIM_LOG="$LOG/gpt4.$t.gemms" LD_PRELOAD="$SHIM" OPENBLAS_NUM_THREADS=$t \
-		timeout 600 "$CARVE" run "$GPT4" --train 'adam(lr = 1e-4)' --steps $GPT4_STEPS --json \
-		> "$LOG/gpt4.$t.json" 2> "$LOG/gpt4.$t.err"
-	c_s=$(json_num step_time < "$LOG/gpt4.$t.json")
+	rm -f "$LOG/gpt4.$t.gemms" "$LOG/gpt4.$t.json"
+	c_s="" r=1
+	while [ $r -le $ROUNDS ]; do       # the best round's json and GEMM log are kept as gpt4.$t.*
+		rm -f "$LOG/gpt4.$t.r.gemms"
+		GEMM_SHIM_LOG="$LOG/gpt4.$t.r.gemms" LD_PRELOAD="$SHIM" OPENBLAS_NUM_THREADS=$t \
+			timeout 600 "$CARVE" run "$GPT4" --train 'adam(lr = 1e-4)' --steps $GPT4_STEPS --json \
+			> "$LOG/gpt4.$t.r.json" 2> "$LOG/gpt4.$t.err"
+		x=$(json_num step_time < "$LOG/gpt4.$t.r.json")
+		if [ -n "$x" ] && { [ -z "$c_s" ] || [ "$(echo "$x $c_s" | awk '{print ($1 < $2)}')" = 1 ]; }; then
+			c_s=$x
+			mv "$LOG/gpt4.$t.r.json" "$LOG/gpt4.$t.json"
+			if [ -f "$LOG/gpt4.$t.r.gemms" ]; then mv "$LOG/gpt4.$t.r.gemms" "$LOG/gpt4.$t.gemms"; fi
+		fi
+		r=$((r + 1))
+	done
 	if [ -z "$c_s" ] || [ -z "$peak" ] || [ ! -s "$LOG/gpt4.$t.gemms" ]; then
 		outf '   %12s  not measured: %s\n' "$t" "$( [ -z "$c_s" ] && first_error "$LOG/gpt4.$t.err" || echo "no GEMM log (a sanitizer build, or section 1 failed)")"
 		continue
 	fi
-	# per step: GEMM FLOPs and the time inside cblas_sgemm (the calls' total over the steps / steps)
-	set -- $(awk -v steps=$GPT4_STEPS '{ f += 2 * $3 * $4 * $5; s += $6 } END { printf "%.6f %.6f", f / steps * 1e-9, s / steps }' "$LOG/gpt4.$t.gemms")
+	# per step: GEMM FLOPs and the time inside cblas_sgemm over the steps after the first (every
+	# step makes the same calls), as step_time leaves the first out
+	calls=$(wc -l < "$LOG/gpt4.$t.gemms")
+	set -- $(awk -v steps=$GPT4_STEPS -v calls="$calls" '{ f += 2 * $3 * $4 * $5; if (NR > calls / steps) s += $6 }
+		END { printf "%.6f %.6f", f / steps * 1e-9, s / (steps > 1 ? steps - 1 : 1) }' "$LOG/gpt4.$t.gemms")
 	gf=$1 in_g=$2
 	bound=$(calc '%.6f' "$gf / $peak")
 	ratio=$(calc '%.3f' "$c_s / $bound")
 	outf '   %12s %8.1f ms %13.1f %8.1f ms %8.1f ms %7s %8s %6s\n' "$t" "$(calc '%.3f' "$c_s * 1000")" "$gf" \
 		"$(calc '%.3f' "$in_g * 1000")" "$(calc '%.3f' "$bound * 1000")" "$ratio" "<= $GPT4_TARGET" "$(verdict "$ratio" $GPT4_TARGET)"
 done
-out "   (in GEMMs: carve's time inside cblas_sgemm, mean per step over all steps; bound: GEMM GFLOP / peak)"
+rm -f "$LOG"/gpt4.?.r.*
+out "   (in GEMMs: carve's time inside cblas_sgemm, mean per step over the steps after the first, attention's"
+out "    block GEMMs included: on 2 threads they run two at once and their times add up to more than the wall"
+out "    time they take; bound: GEMM GFLOP / peak)"
 out ""
 
 # the same step in eager PyTorch (float32), when it is installed
