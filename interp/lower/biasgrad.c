@@ -17,9 +17,12 @@
 ** input's gradients read it. The kernel adds as reduce_sum does (double,
 ** rows in order), so db is the same bits.
 **
-** Only f32 sums with scale 1 over dense operands are taken, and only where
+** Only f32 sums with scale 1 over dense operands are taken, only where
 ** nothing between the two instructions touches db or writes what the ew
-** reads. Runs after the program is finished, where values are not kept.
+** made, and only within NEAR instructions of it: the scan between them is
+** then bounded, so the pass stays linear in the program (a bias gradient's
+** sum follows its ew within a few). Runs after the program is finished,
+** where values are not kept.
 */
 #include "interp/lower/lower_int.h"
 #include "util/mem.h"
@@ -32,9 +35,12 @@ static int touches(const rt_instr *x, int b) {
   return 0;
 }
 
+enum { NEAR = 64 };
+
 /* instruction ei, an elementwise op that can take the reduce at ri */
 static int can_take(const rt_prog *p, int ei, int ri) {
   const rt_instr *e = &p->instrs[ei], *r = &p->instrs[ri];
+  if (ri - ei > NEAR) return 0;
   int ar = rt_ewfn_arity((rt_ewfn)e->fn);
   if (e->op != RT_EW || e->in[3] >= 0 || ar < 1 || ar > 2 || e->fn >= RT_ABS || e->rank < 1) return 0;
   if (p->bufs[e->out].dtype != RT_F32 || e->shape[e->rank - 1] != r->inner) return 0;
