@@ -106,9 +106,10 @@ int cli_calibrate(const cli_opts *o) {
     snprintf(head, sizeof head,
              "# This machine, measured by 'carve calibrate' on %s:\n"
              "# %d rank%s measuring at once (a device as it runs beside the others), %s BLAS thread%s each.\n"
-             "# flops and gemm: cblas_sgemm through carve's executor, square sizes 32..2048; bandwidth: a 64 MiB\n"
-             "# copy; launch: the executor's cost per instruction; kernel: seconds per element at the two\n"
-             "# kernel_sizes;%s memory: the machine's RAM.\n",
+             "# flops and gemm: cblas_sgemm through carve's executor, shapes (t,t,t) (t,4t,t) (4t,t,t) (t,t,4t) for\n"
+             "# t 16..1024; bandwidth: a 64 MiB copy; launch: the executor's cost per instruction; kernel: seconds\n"
+             "# per element at the two kernel_sizes (attention: per score, and per block GEMM call beyond the\n"
+             "# block GEMMs' FLOPs);%s memory: the machine's RAM.\n",
              date, world.size, world.size == 1 ? "" : "s", threads ? threads : "default", threads && !strcmp(threads, "1") ? "" : "s",
              world.size > 1 ? " link intra: each collective's latency and bandwidth fitted over 4 KiB..16 MiB;" : "");
     sim_profile_write(&b, &prof, head);

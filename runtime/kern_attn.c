@@ -207,6 +207,17 @@ static void backward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
   for (i64 i0 = 0; i0 < ins->m; i0 += BQ) backward_block(ins, sl, i0, min64(BQ, ins->m - i0), x);
 }
 
+void rt_attention_blocks(int64_t s, int causal, int grad, double *scores, double *calls) {
+  double sc = 0, n = 0;
+  for (i64 i0 = 0; i0 < s; i0 += BQ) {      /* as forward_slice and backward_slice walk them */
+    i64 nq = min64(BQ, s - i0), kend = causal ? i0 + nq : s;
+    sc += (double)nq * (double)kend;
+    n += grad ? 5 : 2 * (double)((kend + KC - 1) / KC);
+  }
+  *scores = sc;
+  *calls = n;
+}
+
 /* Operand `bit` of slice b: [outer, s, w] whole, or [b, s, h, w] by heads. */
 static view view_of(const rt_instr *ins, const float *base, int bit, i64 b, i64 w) {
   i64 h = ins->n2;

@@ -3,6 +3,8 @@
 ** run times them (its overhead included), on every device at once.
 */
 #include "interp/sim/calibrate.h"
+#include "interp/sim/sim.h"
+#include "runtime/kern_attn.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -181,6 +183,53 @@ static int op_prog(rt_prog *p, rt_op op, int64_t n, int64_t cols) {
   return 1;
 }
 
+/* fused causal attention over outer slices of s positions of width dk */
+static void attention_prog(rt_prog *p, int grad, int64_t outer, int64_t s, int64_t dk) {
+  rt_prog_init(p);
+  int64_t e = outer * s * dk, o3 = 3 * e;
+  int in[4];
+  for (int k = 0; k < 3 + grad; k++) in[k] = in_buf(p, RT_F32, 1, &e);
+  rt_instr *x = rt_prog_emit(p, grad ? RT_ATTENTION_GRAD : RT_ATTENTION, out_buf(p, 1, grad ? &o3 : &e));
+  x->nin = (uint8_t)(3 + grad);
+  for (int k = 0; k < 3 + grad; k++) x->in[k] = in[k];
+  x->outer = outer; x->m = s; x->k = dk; x->fn = 1; x->alpha = 1.0f / sqrtf((float)dk);
+  rt_prog_finish(p);
+}
+
+/* Attention's cost beyond its block GEMMs (the profile's GEMM table costs
+** those): per score element (the softmax passes) and per block GEMM call
+** (BLAS's fixed cost, which tiny heads feel), fitted over shapes from
+** tiny to GPT-2's, each weighted by its own time. */
+static int calibrate_attention(const cal_opts *o, sim_profile *prof, char *err, size_t errlen) {
+  static const int64_t shapes[][3] = {{64, 32, 16}, {32, 64, 32}, {16, 128, 64}, {8, 256, 64}, {2, 1024, 64}};
+  int ns = (int)(sizeof shapes / sizeof shapes[0]);
+  sim_opts so = {prof, 0, 0, {0}};
+  for (int grad = 0; grad < 2; grad++) {
+    double xx = 0, xy = 0, yy = 0, xr = 0, yr = 0;   /* normal equations of r = a scores + b calls, rows over t */
+    for (int i = 0; i < ns; i++) {
+      rt_prog p;
+      double t, scores, calls;
+      const int64_t *sh = shapes[i];
+      attention_prog(&p, grad, sh[0], sh[1], sh[2]);
+      int rc = timed(o, &p, NULL, &t, err, errlen);
+      rt_prog_free(&p);
+      if (rc < 0) return -1;
+      rt_attention_blocks(sh[1], 1, grad, &scores, &calls);
+      double x = (double)sh[0] * scores / t, y = (double)sh[0] * calls / t;
+      double r = (t - sim_attention_gemm_seconds(&so, (double)sh[0], (double)sh[1], (double)sh[2], 1, grad, SIM_F32)) / t;
+      xx += x * x; xy += x * y; yy += y * y; xr += x * r; yr += y * r;
+    }
+    double det = xx * yy - xy * xy, a = det > 0 ? (xr * yy - yr * xy) / det : 0, b = det > 0 ? (yr * xx - xr * xy) / det : 0;
+    if (b < 0) { b = 0; a = xr / xx; }
+    if (a < 0) { a = 0; b = yy > 0 ? fmax(yr / yy, 0) : 0; }
+    double *cost = prof->op_cost[grad ? RT_ATTENTION_GRAD : RT_ATTENTION];
+    cost[0] = 0;
+    cost[1] = cost[2] = fmax(a, 1e-13);       /* positive, as a kernel line must be */
+    cost[3] = b;
+  }
+  return 0;
+}
+
 /* ---- collectives ---- */
 
 static int coll_prog(rt_prog *p, rt_op op, int P, int64_t elems) {
@@ -331,6 +380,8 @@ int sim_calibrate(const cal_opts *o, sim_profile *prof, char *err, size_t errlen
       cost[3] = fmax((fmax(t - prof->launch, 0) - tk[1]) / (rows_short - rows_long), 0);
     }
   }
+  say(o, "attention");
+  if (calibrate_attention(o, prof, err, errlen) < 0) return -1;
   /* collectives over the world: latency and bandwidth fitted per kind */
   int P = o->w->size;
   if (P > 1 && o->comm_for) {

@@ -153,8 +153,7 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   if (v->op == IR_ATTENTION || v->op == IR_ATTENTION_GRAD) {    /* seq and head dim are whole: bh is what splits */
     double s = (double)v->shape.d[2], dk = (double)e->g->vals[v->args[0]]->shape.d[3];
     double bh = s * dk > 0 ? q_elems / (s * dk) : 0;
-    *compute = sim_gemm_seconds(&e->o, sim_attention_flops(bh, s, dk, v->attr.causal, v->op == IR_ATTENTION_GRAD), bh,
-                                sim_dt_of(v->dtype));
+    *compute = sim_attention_seconds(&e->o, bh, s, dk, v->attr.causal, v->op == IR_ATTENTION_GRAD, sim_dt_of(v->dtype));
     return;
   }
   if (is_contraction(v)) {

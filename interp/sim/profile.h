@@ -12,6 +12,7 @@
 **   launch     4us                           # fixed cost of one instruction
 **   kernel     gelu 150ns 0.4ns 1.2ns      # fixed, then per element at the two kernel_sizes (else bytes / bandwidth)
 **   kernel     softmax 0 0.8ns 0.9ns 20ns  # row-wise kernels add a cost per row
+**   kernel     attention 0 0.9ns 0.9ns 360ns # attention: per score, per block GEMM call (sim.h)
 **   kernel_sizes 65536 4194304
 **   node       8                             # devices a fast link joins
 **   link       intra  bandwidth = 450e9  latency = 3us   all_reduce.bandwidth = ...

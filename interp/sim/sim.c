@@ -5,6 +5,7 @@
 #include "util/mem.h"
 #include "interp/shard/layout.h"
 #include "lang/tac.h"
+#include "runtime/kern_attn.h"
 #include "runtime/mesh.h"
 #include "runtime/plan.h"
 
@@ -116,6 +117,21 @@ double sim_attention_flops(double bh, double s, double dk, int causal, int grad)
   return grad ? 2.5 * f : f;
 }
 
+double sim_attention_gemm_seconds(const sim_opts *o, double bh, double s, double dk, int causal, int grad, sim_dt dt) {
+  double scores, calls;
+  rt_attention_blocks((int64_t)s, causal, grad, &scores, &calls);
+  double flops = 2.0 * dk * scores * (grad ? 5 : 2);
+  return sim_gemm_seconds(o, bh * flops, bh * calls, dt);
+}
+
+double sim_attention_seconds(const sim_opts *o, double bh, double s, double dk, int causal, int grad, sim_dt dt) {
+  const double *cost = o->prof->op_cost[grad ? RT_ATTENTION_GRAD : RT_ATTENTION];
+  if (!(cost[1] > 0)) return sim_gemm_seconds(o, sim_attention_flops(bh, s, dk, causal, grad), bh, dt);
+  double scores, calls;
+  rt_attention_blocks((int64_t)s, causal, grad, &scores, &calls);
+  return sim_attention_gemm_seconds(o, bh, s, dk, causal, grad, dt) + sim_kernel_seconds(o->prof, cost, bh * scores, bh * calls);
+}
+
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
@@ -124,10 +140,9 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
     double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
     return sim_gemm_seconds(o, flops, x->batch, dt_of(p->bufs[x->out].dtype));
   }
-  if (x->op == RT_ATTENTION || x->op == RT_ATTENTION_GRAD) {   /* block GEMMs, no [s, s] buffer */
-    double flops = sim_attention_flops((double)x->outer, (double)x->m, (double)x->k, x->fn, x->op == RT_ATTENTION_GRAD);
-    return sim_gemm_seconds(o, flops, (double)x->outer, dt_of(p->bufs[x->out].dtype));
-  }
+  if (x->op == RT_ATTENTION || x->op == RT_ATTENTION_GRAD)    /* block GEMMs, no [s, s] buffer */
+    return sim_attention_seconds(o, (double)x->outer, (double)x->m, (double)x->k, x->fn, x->op == RT_ATTENTION_GRAD,
+                                 dt_of(p->bufs[x->out].dtype));
   double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
   if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);

@@ -84,6 +84,16 @@ double sim_gemm_seconds(const sim_opts *o, double flops, double batch, sim_dt dt
 ** skipped); the gradient does five GEMMs' worth where the forward does
 ** two (the scores again, dP, dv, dq, dk), 2.5 times the forward. */
 double sim_attention_flops(double bh, double s, double dk, int causal, int grad);
+/* Seconds of fused attention over bh slices. A profile that measured
+** carve's CPU kernel (kernel attention / attention_grad lines, as `carve
+** calibrate` writes them) costs it by the kernel's blocks: their GEMMs'
+** FLOPs at the efficiency of one block's, plus the kernel line over the
+** scores (its elements) and the block GEMM calls (its rows). Any other
+** profile: sim_attention_flops as one batch of bh GEMMs. */
+double sim_attention_seconds(const sim_opts *o, double bh, double s, double dk, int causal, int grad, sim_dt dt);
+/* The block GEMMs' part of that, with the launch: what calibration takes
+** from a measured time to leave the rest to the kernel line. */
+double sim_attention_gemm_seconds(const sim_opts *o, double bh, double s, double dk, int causal, int grad, sim_dt dt);
 
 /* Seconds of one instruction on the profile (its collective's link from o). */
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o);

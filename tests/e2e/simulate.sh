@@ -71,7 +71,7 @@ run "$CARVE" simulate "$ex/gpt2_small.cir" $T --device "$tmp/tiny.profile" --str
 [ $? -eq 1 ] && grep -q "carve: error: gpt2_small needs" "$tmp/err" && ok || bad "over capacity --strict: $(cat "$tmp/err")"
 # calibrate, then the profile is read back; under mpirun the link is measured too
 OPENBLAS_NUM_THREADS=1 run "$CARVE" calibrate -o "$tmp/here.profile"
-[ $? -eq 0 ] && grep -q "^flops " "$tmp/here.profile" && grep -q "^kernel  *softmax " "$tmp/here.profile" && grep -q "^kernel  *adam " "$tmp/here.profile" && grep -q "^kernel  *sgd " "$tmp/here.profile" && ok || bad "calibrate: $(cat "$tmp/out" "$tmp/err")"
+[ $? -eq 0 ] && grep -q "^flops " "$tmp/here.profile" && grep -q "^kernel  *softmax " "$tmp/here.profile" && grep -q "^kernel  *adam " "$tmp/here.profile" && grep -q "^kernel  *sgd " "$tmp/here.profile" && grep -q "^kernel  *attention_grad " "$tmp/here.profile" && ok || bad "calibrate: $(cat "$tmp/out" "$tmp/err")"
 run "$CARVE" simulate "$ex/gpt2_small.cir" $T --device "$tmp/here.profile" --json
 [ $? -eq 0 ] && ok || bad "simulate on the calibrated profile: $(cat "$tmp/err")"
 OPENBLAS_NUM_THREADS=1 run $MPIRUN -n 2 "$CARVE" calibrate -o "$tmp/two.profile"

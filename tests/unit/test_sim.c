@@ -15,7 +15,9 @@
 
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
+#include "interp/sim/estimate.h"
 #include "interp/sim/sim.h"
+#include "runtime/kern_attn.h"
 #include "runtime/comm_local.h"
 #include "runtime/mesh.h"
 
@@ -195,6 +197,89 @@ Test(sim, instruction_times_follow_the_formulas) {
     session_free(&s);
   }
   cr_assert(seen[0] && seen[1] && seen[2] && seen[3] && gemms, "every kind was checked (%d %d %d %d, %d GEMMs)", seen[0], seen[1], seen[2], seen[3], gemms);
+  arena_free(&a);
+}
+
+/* The kernel's blocks of 64 queries against chunks of 128 keys (forward)
+** or all the keys a block sees (gradient), counted by hand. */
+Test(sim, attention_blocks_counted) {
+  double sc, calls;
+  rt_attention_blocks(32, 1, 0, &sc, &calls);          /* one block of 32 against its 32 keys */
+  cr_assert(sc == 32 * 32 && calls == 2, "%g scores, %g calls", sc, calls);
+  rt_attention_blocks(256, 1, 0, &sc, &calls);         /* 4 blocks seeing 64, 128, 192, 256 keys: 1, 1, 2, 2 chunks */
+  cr_assert(sc == 64.0 * (64 + 128 + 192 + 256) && calls == 2 * (1 + 1 + 2 + 2), "%g scores, %g calls", sc, calls);
+  rt_attention_blocks(256, 1, 1, &sc, &calls);         /* the gradient: five GEMMs a block */
+  cr_assert(sc == 64.0 * (64 + 128 + 192 + 256) && calls == 5 * 4, "%g scores, %g calls", sc, calls);
+  rt_attention_blocks(100, 0, 0, &sc, &calls);         /* not causal: blocks of 64 and 36, each against 100 keys in one chunk */
+  cr_assert(sc == 100.0 * 100 && calls == 2 * 2, "%g scores, %g calls", sc, calls);
+}
+
+/* Attention on a profile that measured carve's kernel is costed by its
+** blocks; on one that did not, by its FLOPs. The estimator, which the
+** search and the REPL use, agrees with the simulator on both. gpt2_small:
+** 16 slices (batch 4 x 4 heads) of 32 positions, heads of 16. */
+Test(sim, attention_costed_by_its_blocks) {
+  arena a;
+  arena_init(&a);
+  sim_profile prof;
+  profile(&a, &prof);
+  session s;             /* replicated on 2 devices: a plan for the estimator, every slice on each */
+  char tp[] = "/tmp/carve_sim_tac_XXXXXX", mp[512];
+  int ft = mkstemp(tp);
+  cr_assert(ft >= 0);
+  FILE *f = fdopen(ft, "w");
+  fputs("version 1\nmesh model = 2\ntactic none { }\nschedule none\n", f);
+  fclose(f);
+  snprintf(mp, sizeof mp, "%s/examples/gpt2_small.cir", SRCDIR);
+  session_init(&s);
+  session_opts so = {mp, NULL, "adam(lr = 1e-3)", tp, {0}};
+  int loaded = session_load(&s, &so);
+  remove(tp);
+  cr_assert(loaded == 0, "%s", diag_text(&s.diag));
+  rt_prog p;
+  lower_result lr;
+  cr_assert(lower_program(s.g, s.plan, &p, &lr, &s.diag) == 0);
+  sim_opts o = {&prof, 0, 0, {0}};
+  for (int measured = 0; measured < 2; measured++) {
+    if (measured) {
+      prof.kernel_small = 65536; prof.kernel_large = 4194304;
+      double *fw = prof.op_cost[RT_ATTENTION], *b = prof.op_cost[RT_ATTENTION_GRAD];
+      fw[1] = fw[2] = 1e-9; fw[3] = 300e-9;
+      b[1] = b[2] = 2e-9; b[3] = 100e-9;
+    }
+    estimator *e = est_new(s.plan, &o);
+    int seen = 0;
+    for (int i = 0; i < p.ninstrs; i++) {
+      const rt_instr *x = &p.instrs[i];
+      if (x->op != RT_ATTENTION && x->op != RT_ATTENTION_GRAD) continue;
+      int grad = x->op == RT_ATTENTION_GRAD;
+      cr_assert(x->outer == 16 && x->m == 32 && x->k == 16 && x->fn == 1);
+      double want;
+      if (measured)   /* 1024 scores a slice, 2 dk FLOPs a score per GEMM; 2 or 5 calls of 32768 FLOPs (efficiency 0.5) */
+        want = 2e-6 + 16 * (grad ? 5 : 2) * 32768 / (1e12 * 0.5) + 16 * 1024 * (grad ? 2e-9 : 1e-9) + 16 * (grad ? 5 : 2) * (grad ? 100e-9 : 300e-9);
+      else            /* 4 s^2 dk, halved, 2.5 times for the gradient, as 16 GEMMs of a sixteenth each */
+        want = 2e-6 + (grad ? 2.5 : 1) * 0.5 * 4 * 16 * 32 * 32 * 16 / (1e12 * 0.5);
+      double got = sim_instr_seconds(&p, i, &o);
+      cr_assert(fabs(got - want) <= 1e-9 * want, "%s, %s profile: %g s, the formula says %g s", rt_op_name((rt_op)x->op),
+                measured ? "a measured" : "a published", got, want);
+      seen |= 1 << grad;
+    }
+    cr_assert_eq(seen, 3, "an attention and its gradient");
+    int est = 0;
+    for (int v = 0; v < s.g->nvals; v++) {
+      const ir_value *iv = s.g->vals[v];
+      if (iv->kind != IR_OP || (iv->op != IR_ATTENTION && iv->op != IR_ATTENTION_GRAD)) continue;
+      int grad = iv->op == IR_ATTENTION_GRAD;
+      double want = sim_attention_seconds(&o, 16, 32, 16, 1, grad, SIM_F32), got = est_op_seconds(e, v);
+      cr_assert(fabs(got - want) <= 1e-9 * want, "estimator on '%s': %g s, the simulator %g s", iv->name, got, want);
+      est++;
+    }
+    cr_assert(est >= 2, "the estimator saw the attentions (%d)", est);
+    est_free(e);
+  }
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  session_free(&s);
   arena_free(&a);
 }
 
