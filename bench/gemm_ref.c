@@ -15,6 +15,13 @@
  *
  * usage: gemm_ref [REPS]   (threads from OPENBLAS_NUM_THREADS)
  * The last line is machine-readable: "result: sum_s=S gflop=G gflops=R threads=T".
+ *
+ * gemm_ref --replay LOG CALLS [REPS]: the first CALLS lines of a
+ * bench/gemm_shim.c log (one step of a program: "TA TB M N K SECONDS"),
+ * those of at least 64 MFLOP (fused attention's block GEMMs, run on
+ * threads of their own, are left out), called back to back in their order,
+ * each on operands of its own; the best of REPS rounds (default 5). Last
+ * line: "replay: calls=C gflop=G best_s=S gflops=R threads=T".
  * Links OpenBLAS directly, not libcarve. */
 #define _POSIX_C_SOURCE 200809L
 #include <cblas.h>
@@ -69,8 +76,67 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The big GEMMs of one logged step, replayed alone, each on operands of
+ * its own (as in the step, where they are spread over the program's
+ * memory, not one buffer that stays in cache). */
+static int replay(const char *path, long calls, int reps)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "gemm_ref: cannot open '%s'\n", path);
+		return 1;
+	}
+	struct call { char ta, tb; int m, n, k; float *a, *b, *c; } *c = calloc((size_t)calls, sizeof *c);
+	if (!c) {
+		fprintf(stderr, "gemm_ref: out of memory\n");
+		return 1;
+	}
+	long n = 0;
+	double flop = 0;
+	char ta, tb;
+	int m, nn, k;
+	double sec;
+	for (long line = 0; line < calls && fscanf(f, " %c %c %d %d %d %lf", &ta, &tb, &m, &nn, &k, &sec) == 6; line++) {
+		double fl = 2.0 * m * nn * k;
+		if (fl < 64e6 || m <= 0 || nn <= 0 || k <= 0)
+			continue;
+		c[n++] = (struct call){ ta, tb, m, nn, k, alloc_fill((size_t)m * k, 21), alloc_fill((size_t)k * nn, 22),
+					alloc_fill((size_t)m * nn, 23) };
+		flop += fl;
+	}
+	fclose(f);
+	double best = 1e30;
+	for (int r = -1; r < reps; r++) { /* r = -1: warm-up (pages, thread pool) */
+		double t0 = now();
+		for (long i = 0; i < n; i++) {
+			CBLAS_TRANSPOSE A = c[i].ta == 't' ? CblasTrans : CblasNoTrans, B = c[i].tb == 't' ? CblasTrans : CblasNoTrans;
+			cblas_sgemm(CblasRowMajor, A, B, c[i].m, c[i].n, c[i].k, 1.0f, c[i].a, A == CblasTrans ? c[i].m : c[i].k,
+				    c[i].b, B == CblasTrans ? c[i].k : c[i].n, 0.0f, c[i].c, c[i].n);
+		}
+		double dt = now() - t0;
+		if (r >= 0 && dt < best)
+			best = dt;
+	}
+	int threads = openblas_get_num_threads();
+	printf("replay: calls=%ld gflop=%.4f best_s=%.6f gflops=%.2f threads=%d\n", n, flop * 1e-9, best,
+	       n ? flop / best * 1e-9 : 0.0, threads);
+	for (long i = 0; i < n; i++)
+		free(c[i].a), free(c[i].b), free(c[i].c);
+	free(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--replay")) {
+		long calls = argc > 3 ? atol(argv[3]) : 0;
+		int reps = argc > 4 ? atoi(argv[4]) : 5;
+		if (argc < 4 || calls < 1 || reps < 1 || reps > 1000) {
+			fprintf(stderr, "usage: gemm_ref --replay LOG CALLS [REPS]\n");
+			return 2;
+		}
+		return replay(argv[2], calls, reps);
+	}
 	int reps = argc > 1 ? atoi(argv[1]) : 7;
 	if (reps < 1 || reps > 1000) {
 		fprintf(stderr, "usage: gemm_ref [REPS]   (1..1000, default 7)\n");

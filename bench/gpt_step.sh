@@ -5,7 +5,9 @@
 #   vocab 8192, 8 x 256 tokens) against the GEMM-only bound measured in the
 #   same run: the FLOPs of the step's own GEMMs (logged by gemm_shim) at the
 #   GFLOP/s cblas_sgemm reaches on the MLP shapes (bench/gemm_ref), at 1 and
-#   2 BLAS threads; against eager PyTorch when python3-torch is installed;
+#   2 BLAS threads, and those GEMMs replayed alone (gemm_ref --replay: what
+#   BLAS reaches on the step's own shapes); against eager PyTorch when
+#   python3-torch is installed;
 #   gradient buckets on 2 ranks; GPT-2 small's step time and peak memory.
 
 GPT4_STEPS=${GPT4_STEPS:-4}
@@ -57,6 +59,24 @@ rm -f "$LOG"/gpt4.?.r.*
 out "   (in GEMMs: carve's time inside cblas_sgemm, mean per step over the steps after the first, attention's"
 out "    block GEMMs included: on 2 threads they run two at once and their times add up to more than the wall"
 out "    time they take; bound: GEMM GFLOP / peak)"
+out ""
+# what BLAS itself reaches on the step's own shapes: its big GEMMs (not attention's blocks)
+# called alone, back to back, each on operands of its own
+out "   The step's GEMMs of >= 64 MFLOP (all but attention's blocks) replayed alone by bench/gemm_ref --replay,"
+out "   in their order, each on operands of its own, best of 5 (alone/bound: BLAS's own distance from the peak):"
+outf '   %-12s %6s %9s %11s %9s %11s\n' "BLAS threads" "calls" "GFLOP" "alone" "GFLOP/s" "alone/bound"
+for t in 1 2; do
+	peak=$(result_num gflops < "$LOG/gemm_ref.$t.txt" 2>/dev/null)
+	[ -s "$LOG/gpt4.$t.gemms" ] && [ -n "$peak" ] || continue
+	calls=$(( $(wc -l < "$LOG/gpt4.$t.gemms") / GPT4_STEPS ))
+	OPENBLAS_NUM_THREADS=$t "$BIN/gemm_ref" --replay "$LOG/gpt4.$t.gemms" "$calls" > "$LOG/gpt4.$t.replay" 2>&1
+	set -- $(sed -n 's/^replay: calls=\([0-9]*\) gflop=\([0-9.]*\) best_s=\([0-9.]*\) gflops=\([0-9.]*\).*/\1 \2 \3 \4/p' "$LOG/gpt4.$t.replay")
+	if [ $# -ne 4 ]; then
+		outf '   %12s  not measured: %s\n' "$t" "$(first_error "$LOG/gpt4.$t.replay")"
+		continue
+	fi
+	outf '   %12s %6s %9.1f %8.1f ms %9.1f %11s\n' "$t" "$1" "$2" "$(calc '%.3f' "$3 * 1000")" "$4" "$(calc '%.3f' "$peak / $4")"
+done
 out ""
 
 # the same step in eager PyTorch (float32), when it is installed
