@@ -101,6 +101,62 @@ static double reshard(const estimator *e, const ir_value *x, const sh_dim *from,
 
 static int is_contraction(const ir_value *v) { return v->op == IR_MATMUL || v->op == IR_EINSUM; }
 
+/* ---- partial sums passed on ----
+** The lowering runs shard_partials first: a contraction's partial sum
+** that is only ever added to other partial sums over the same axes is
+** reduced once, after the adds (under Megatron the input gradients of q,
+** k and v: three contractions over the split heads, one all-reduce). The
+** search costs plans before that pass, so the estimator mirrors its
+** commonest case: chains of adds and subtractions of contractions, up to
+** CHAIN deep. */
+enum { CHAIN = 3 };
+
+static int is_sum(const ir_value *v) { return v->kind == IR_OP && (v->op == IR_ADD || v->op == IR_SUB); }
+
+/* The axes u's result is a partial sum over before any reduction: a
+** contraction's own; a sum's when each operand carries the same. */
+static uint32_t carried(const estimator *e, int u, int depth) {
+  const ir_value *v = e->g->vals[u];
+  if (v->kind != IR_OP) return 0;
+  if (is_contraction(v)) {
+    sh_oplayout o;
+    shard_oplayout(e->p, u, &o);
+    return o.contract;
+  }
+  if (!is_sum(v) || depth == 0) return 0;
+  uint32_t P = 0;
+  for (int k = 0; k < v->nargs; k++) {
+    uint32_t c = carried(e, v->args[k], depth - 1);
+    if (!c || (P && c != P)) return 0;
+    P = c;
+  }
+  return P;
+}
+
+/* Whether u's partial sum over P goes on unreduced: nothing needs it whole
+** (as shard_partials decides) and each user adds it to sums of its kind. */
+static int passes_on(const estimator *e, int u, uint32_t P) {
+  const ir_value *v = e->g->vals[u];
+  if (!P || v->is_output || v->carry >= 0 || v->role == ROLE_GRAD || !v->nusers) return 0;
+  for (int i = 0; i < v->shape.rank; i++)
+    for (int j = 0; j < e->p->lay[u].dim[i].n; j++)
+      if ((P >> e->p->lay[u].dim[i].ax[j]) & 1) return 0;
+  for (int k = 0; k < v->nusers; k++) {
+    const ir_value *w = e->g->vals[v->users[k]];
+    if (!is_sum(w) || carried(e, w->id, CHAIN) != P) return 0;
+  }
+  return 1;
+}
+
+/* What u's result is reduced over where it is made. */
+static uint32_t reduced_here(const estimator *e, int u, uint32_t contract) {
+  const ir_value *v = e->g->vals[u];
+  if (!is_contraction(v) && !is_sum(v)) return contract;
+  uint32_t P = carried(e, u, CHAIN);
+  if (!P) return contract;
+  return passes_on(e, u, P) ? 0 : P;
+}
+
 static int64_t relaid_bytes(const estimator *e, const ir_value *x, const sh_dim *from, uint32_t partial, const sh_dim *to) {
   if (!partial && layout_same(from, to, x->shape.rank)) return 0;
   return (int64_t)(local_elems(e->p, x, from) * (double)ir_dtype_size(x->dtype));
@@ -140,8 +196,9 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
     if (k == 0) q_elems = local_elems(p, a, want);
   }
   shard_required(p, &o, r->nops - 1, want, v->shape.rank);
-  *comm += reshard(e, v, want, o.contract, p->lay[u].dim);
-  *tmp += relaid_bytes(e, v, want, o.contract, p->lay[u].dim);
+  uint32_t part = reduced_here(e, u, o.contract);
+  *comm += reshard(e, v, want, part, p->lay[u].dim);
+  *tmp += relaid_bytes(e, v, want, part, p->lay[u].dim);
   if (over && over == (int64_t)(local_elems(p, v, want) * (double)ir_dtype_size(v->dtype)))
     *tmp -= over;                 /* the result is written over it (runtime/plan.c): one place, not two */
   if (e->alias[u]) return;
@@ -263,6 +320,21 @@ void est_free(estimator *e) {
   free(e);
 }
 
+/* What x's partial sum or reduction may change: the sums above it (up
+** the chain), each with its operands, which may pass their sums on or not. */
+static void recost_chain(estimator *e, int x, int depth) {
+  const ir_value *v = e->g->vals[x];
+  if (is_sum(v))
+    for (int k = 0; k < v->nargs; k++) recost(e, v->args[k], 1);
+  if (depth == 0) return;
+  for (int k = 0; k < v->nusers; k++) {
+    int w = v->users[k];
+    if (!is_sum(e->g->vals[w])) continue;
+    recost(e, w, 1);
+    recost_chain(e, w, depth - 1);
+  }
+}
+
 void est_update(estimator *e, sh_mark m) {
   const sh_plan *p = e->p;
   if (++e->epoch == 0) { memset(e->stamp, 0, sizeof *e->stamp * (size_t)(e->n + 1)); e->epoch = 1; }
@@ -270,7 +342,11 @@ void est_update(estimator *e, sh_mark m) {
     int v = p->log[i].value;
     const ir_value *x = e->g->vals[v];
     recost(e, v, 1);
-    for (int k = 0; k < x->nusers; k++) recost(e, x->users[k], 1);
+    recost_chain(e, v, CHAIN);
+    for (int k = 0; k < x->nusers; k++) {
+      recost(e, x->users[k], 1);
+      recost_chain(e, x->users[k], CHAIN);
+    }
   }
 }
 

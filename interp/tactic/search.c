@@ -595,8 +595,8 @@ static int beam_search(search *s, const char *name, search_result *r) {
   est_get(s->e, &beam[0].c);
   beam[0].sc = score_of(s, &beam[0].c);
   bstate best = beam[0];
-  bstate fin[FINALISTS];
-  int nfin = 0;
+  bstate fin[2 * FINALISTS];        /* the best of the rounds that gained, then of the last */
+  int nfin = 0, nlast = 0;
   for (int round = 0; rc == 0 && !out_of_budget(s); round++) {
     nkids = 0;
     for (int b = 0; b < nbeam && rc == 0 && !out_of_budget(s); b++) {
@@ -661,13 +661,20 @@ static int beam_search(search *s, const char *name, search_result *r) {
     r->st.rounds = round + 1;
     if (rc || !nkids) break;
     mem_sort(kids, (size_t)nkids, sizeof *kids, by_score);
-    if (!better_by(kids[0].sc, best.sc, WORTH)) break;   /* nothing one more action does is worth it */
+    if (!better_by(kids[0].sc, best.sc, WORTH)) {
+      /* nothing one more action does is worth it to the estimator; its
+      ** best few still go to the simulator beside the finalists, since a
+      ** plan within a hair of the best may be the simulator's best
+      ** (Megatron's last piece against a plan with another gain) */
+      for (int k = 0; k < nkids && k < FINALISTS; k++) keep_finalist(fin + FINALISTS, &nlast, &kids[k]);
+      break;
+    }
     best = kids[0];
+    for (int k = 0; k < nkids && k < FINALISTS; k++) keep_finalist(fin, &nfin, &kids[k]);
     /* the next beam: the best plan of each of the best choices, so that one
     ** strong first move (all the data parallelism an axis gives) does not
     ** crowd out the moves that only pay together (Megatron's two halves);
     ** then the best of the rest */
-    for (int k = 0; k < nkids && k < FINALISTS; k++) keep_finalist(fin, &nfin, &kids[k]);
     nbeam = 0;
     char *took = mem_calloc((size_t)nkids + 1, 1);
     int *seen = mem_calloc((size_t)nchoice + 1, sizeof(int));
@@ -698,6 +705,10 @@ static int beam_search(search *s, const char *name, search_result *r) {
     mem_sort(beam, (size_t)nbeam, sizeof *beam, by_score);
   }
   /* the simulator picks among the best the estimator saw */
+  if (nlast) {
+    memmove(fin + nfin, fin + FINALISTS, sizeof *fin * (size_t)nlast);
+    nfin += nlast;
+  }
   if (rc == 0 && nfin > 1 && pick_finalist(s, fin, nfin, &best) < 0) rc = -1;
   /* keep the best for good, from the root, as a loaded file would build it */
   if (rc == 0 && prune(s, best.path, &best.len) < 0) rc = -1;
