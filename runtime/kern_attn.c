@@ -207,15 +207,22 @@ static void backward_slice(const rt_instr *ins, const slice *sl, scratch *x) {
   for (i64 i0 = 0; i0 < ins->m; i0 += BQ) backward_block(ins, sl, i0, min64(BQ, ins->m - i0), x);
 }
 
+/* In closed form, so that the simulator's cost of a long sequence takes
+** no longer than a short one's: full blocks j = 1..nb see j BQ keys in
+** ceil(j / R) chunks (R = KC / BQ), the last partial block all s. */
+_Static_assert(KC % BQ == 0, "a forward chunk is whole blocks of keys");
 void rt_attention_blocks(int64_t s, int causal, int grad, double *scores, double *calls) {
-  double sc = 0, n = 0;
-  for (i64 i0 = 0; i0 < s; i0 += BQ) {      /* as forward_slice and backward_slice walk them */
-    i64 nq = min64(BQ, s - i0), kend = causal ? i0 + nq : s;
-    sc += (double)nq * (double)kend;
-    n += grad ? 5 : 2 * (double)((kend + KC - 1) / KC);
+  double nb = (double)(s / BQ), r = (double)(s % BQ), S = (double)s, blocks = nb + (r > 0);
+  double chunks_all = (double)((s + KC - 1) / KC);     /* a block that sees every key */
+  if (!causal) {
+    *scores = S * S;
+    *calls = grad ? 5 * blocks : 2 * blocks * chunks_all;
+    return;
   }
-  *scores = sc;
-  *calls = n;
+  double R = KC / BQ, a = floor(nb / R), b = nb - a * R;
+  *scores = (double)BQ * BQ * nb * (nb + 1) / 2 + r * S;
+  double chunks = R * a * (a + 1) / 2 + b * (a + 1) + (r > 0 ? chunks_all : 0);
+  *calls = grad ? 5 * blocks : 2 * chunks;
 }
 
 /* Operand `bit` of slice b: [outer, s, w] whole, or [b, s, h, w] by heads. */

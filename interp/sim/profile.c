@@ -38,7 +38,10 @@ static int one_number(rctx *c, const prof_line *l, double *x, double lo) {
 
 static int number_item(rctx *c, const prof_item *it, double *x) {
   if (it->kind != PROF_NUM) return diag_error(c->d, at(c, it->off), "'%s' needs a number", it->key ? it->key : it->text);
-  if (!(it->num >= 0) || !isfinite(it->num)) return diag_error(c->d, at(c, it->off), "'%s' must be a number of at least 0", it->key ? it->key : "this");
+  if (!(it->num >= 0) || !isfinite(it->num)) {
+    if (it->key) return diag_error(c->d, at(c, it->off), "'%s' must be a number of at least 0", it->key);
+    return diag_error(c->d, at(c, it->off), "costs and sizes are numbers of at least 0");
+  }
   *x = it->num;
   return 0;
 }
@@ -84,7 +87,8 @@ static int read_kernel(rctx *c, const prof_line *l) {
     if (l->items[k + 1].key) return diag_error(c->d, at(c, l->items[k + 1].key_off), "kernel takes plain numbers after its name");
     if (number_item(c, &l->items[k + 1], &slot[k]) < 0) return -1;
   }
-  if (!(slot[1] > 0 && slot[2] > 0)) return diag_error(c->d, at(c, l->items[1].off), "a kernel's costs per element must be positive");
+  if (!(slot[1] > 0 && slot[2] > 0))
+    return diag_error(c->d, at(c, l->items[slot[1] > 0 ? 3 : 2].off), "a kernel's costs per element must be positive");
   return 0;
 }
 

@@ -212,6 +212,14 @@ Test(sim, attention_blocks_counted) {
   cr_assert(sc == 64.0 * (64 + 128 + 192 + 256) && calls == 5 * 4, "%g scores, %g calls", sc, calls);
   rt_attention_blocks(100, 0, 0, &sc, &calls);         /* not causal: blocks of 64 and 36, each against 100 keys in one chunk */
   cr_assert(sc == 100.0 * 100 && calls == 2 * 2, "%g scores, %g calls", sc, calls);
+  rt_attention_blocks(200, 1, 0, &sc, &calls);         /* blocks of 64, 64, 64, 8 seeing 64, 128, 192, 200 keys */
+  cr_assert(sc == 64.0 * (64 + 128 + 192) + 8 * 200 && calls == 2 * (1 + 1 + 2 + 2), "%g scores, %g calls", sc, calls);
+  rt_attention_blocks(200, 1, 1, &sc, &calls);
+  cr_assert(calls == 5 * 4, "%g calls", calls);
+  rt_attention_blocks(1000, 0, 1, &sc, &calls);        /* 16 blocks of 64 (the last of 40) */
+  cr_assert(sc == 1e6 && calls == 5 * 16, "%g scores, %g calls", sc, calls);
+  rt_attention_blocks((int64_t)1 << 40, 1, 0, &sc, &calls);   /* no loop over 2^34 blocks: at once, and the triangle */
+  cr_assert(fabs(sc / (0.5 * 0x1p80) - 1) < 1e-9 && fabs(calls / (0x1p80 / 128.0 / 64.0) - 1) < 1e-6, "%g scores, %g calls", sc, calls);
 }
 
 /* Attention on a profile that measured carve's kernel is costed by its
@@ -404,6 +412,9 @@ Test(sim, profile_errors_are_located) {
     {"link fast latency = 1us\n", "p.profile:1:1: error: link 'fast' needs a positive bandwidth"},
     {"link fast bandwidth = 1e9 speed = 2\n", "p.profile:1:27: error: link has no setting 'speed'"},
     {"kernel frobnicate 0 1ns 1ns\n", "p.profile:1:8: error: no kernel 'frobnicate'"},
+    {"kernel attention 0 1ns 1ns -300ns\n", "p.profile:1:28: error: costs and sizes are numbers of at least 0"},
+    {"kernel gelu -1ns 1ns 1ns\n", "p.profile:1:13: error: costs and sizes are numbers of at least 0"},
+    {"kernel gelu 0 1ns 0\n", "p.profile:1:19: error: a kernel's costs per element must be positive"},
     {"device \"unterminated\n", "p.profile:1:8: error: unterminated string"},
     {"memory 1GB\nbandwidth 1e9\n", "p.profile:1:1: error: the profile gives no f32 peak"},
     {"memory = 3\n", "p.profile:1:8: error: unexpected '=', expected a value or the end of the line"},
