@@ -320,6 +320,10 @@ void est_free(estimator *e) {
   free(e);
 }
 
+/* Only contractions and sums carry partial sums: a change anywhere else
+** changes no chain (its direct users are costed anyway). */
+static int in_chain(const ir_value *v) { return is_contraction(v) || is_sum(v); }
+
 /* What x's partial sum or reduction may change: the sums above it (up
 ** the chain), each with its operands, which may pass their sums on or not. */
 static void recost_chain(estimator *e, int x, int depth) {
@@ -342,10 +346,10 @@ void est_update(estimator *e, sh_mark m) {
     int v = p->log[i].value;
     const ir_value *x = e->g->vals[v];
     recost(e, v, 1);
-    recost_chain(e, v, CHAIN);
+    if (in_chain(x)) recost_chain(e, v, CHAIN);
     for (int k = 0; k < x->nusers; k++) {
       recost(e, x->users[k], 1);
-      recost_chain(e, x->users[k], CHAIN);
+      if (in_chain(e->g->vals[x->users[k]])) recost_chain(e, x->users[k], CHAIN);
     }
   }
 }

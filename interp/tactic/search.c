@@ -557,6 +557,11 @@ static int by_objective(const void *x, const void *y) {
 ** simulator at the end. */
 #define FINALISTS 3
 
+/* within NEAR of b in its objective (and no further over the limit): a
+** difference the estimator cannot tell from its own error */
+#define NEAR 0.02
+static int near(score a, score b) { return a.over <= b.over && a.primary <= b.primary * (1 + NEAR); }
+
 static void keep_finalist(bstate *fin, int *n, const bstate *k) {
   for (int i = 0; i < *n; i++) if (fin[i].hash == k->hash) return;
   int at = *n;
@@ -663,10 +668,11 @@ static int beam_search(search *s, const char *name, search_result *r) {
     mem_sort(kids, (size_t)nkids, sizeof *kids, by_score);
     if (!better_by(kids[0].sc, best.sc, WORTH)) {
       /* nothing one more action does is worth it to the estimator; its
-      ** best few still go to the simulator beside the finalists, since a
-      ** plan within a hair of the best may be the simulator's best
+      ** best few within NEAR still go to the simulator beside the
+      ** finalists, since one of those may be the simulator's best
       ** (Megatron's last piece against a plan with another gain) */
-      for (int k = 0; k < nkids && k < FINALISTS; k++) keep_finalist(fin + FINALISTS, &nlast, &kids[k]);
+      for (int k = 0; k < nkids && k < FINALISTS; k++)
+        if (near(kids[k].sc, best.sc)) keep_finalist(fin + FINALISTS, &nlast, &kids[k]);
       break;
     }
     best = kids[0];
