@@ -117,11 +117,16 @@ double sim_attention_flops(double bh, double s, double dk, int causal, int grad)
   return grad ? 2.5 * f : f;
 }
 
+/* the block GEMMs of bh slices that compute `scores` scores each in
+** `calls` calls: 2 dk FLOPs a score per GEMM over it */
+static double block_gemms(const sim_opts *o, double bh, double dk, int grad, double scores, double calls, sim_dt dt) {
+  return sim_gemm_seconds(o, bh * 2.0 * dk * scores * (grad ? 5 : 2), bh * calls, dt);
+}
+
 double sim_attention_gemm_seconds(const sim_opts *o, double bh, double s, double dk, int causal, int grad, sim_dt dt) {
   double scores, calls;
   rt_attention_blocks((int64_t)s, causal, grad, &scores, &calls);
-  double flops = 2.0 * dk * scores * (grad ? 5 : 2);
-  return sim_gemm_seconds(o, bh * flops, bh * calls, dt);
+  return block_gemms(o, bh, dk, grad, scores, calls, dt);
 }
 
 double sim_attention_seconds(const sim_opts *o, double bh, double s, double dk, int causal, int grad, sim_dt dt) {
@@ -129,7 +134,7 @@ double sim_attention_seconds(const sim_opts *o, double bh, double s, double dk, 
   if (!(cost[1] > 0)) return sim_gemm_seconds(o, sim_attention_flops(bh, s, dk, causal, grad), bh, dt);
   double scores, calls;
   rt_attention_blocks((int64_t)s, causal, grad, &scores, &calls);
-  return sim_attention_gemm_seconds(o, bh, s, dk, causal, grad, dt) + sim_kernel_seconds(o->prof, cost, bh * scores, bh * calls);
+  return block_gemms(o, bh, dk, grad, scores, calls, dt) + sim_kernel_seconds(o->prof, cost, bh * scores, bh * calls);
 }
 
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
