@@ -332,7 +332,9 @@ int sim_calibrate(const cal_opts *o, sim_profile *prof, char *err, size_t errlen
       lf += log(flops) / 4;
       lr += log(r) / 4;
     }
-    prof->gemm_flops[i] = exp(lf);
+    char six[32];                        /* 6 digits: a geometric mean needs no more, and reads short */
+    snprintf(six, sizeof six, "%.6g", exp(lf));
+    prof->gemm_flops[i] = strtod(six, NULL);
     rate[i] = exp(lr);
   }
   prof->flops[SIM_F32] = peak;

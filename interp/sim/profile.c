@@ -170,7 +170,7 @@ int sim_profile_parse(arena *a, diag *d, const diag_src *src, sim_profile *p) {
     else if (!strcmp(l->key, "node")) {
       rc = one_number(&c, l, &x, 1);
       if (rc == 0 && (x != floor(x) || x > 1e9)) rc = diag_error(d, at(&c, l->items[0].off), "node takes a whole number of devices");
-      p->node = (int)x;
+      if (rc == 0) p->node = (int)x;
     } else if (!strcmp(l->key, "flops")) rc = read_flops(&c, l);
     else if (!strcmp(l->key, "gemm")) rc = read_gemm(&c, l);
     else if (!strcmp(l->key, "kernel")) rc = read_kernel(&c, l);
@@ -224,6 +224,18 @@ int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_p
   return src ? sim_profile_parse(a, d, src, p) : -1;
 }
 
+/* x in the fewest digits (6 or more) that read back as x: where the
+** reader compares (gemm lines going up, kernel_sizes), rounding could
+** turn a valid profile into one it refuses */
+static void exact(strbuf *b, double x) {
+  char t[40];
+  for (int prec = 6; prec <= 17; prec++) {
+    snprintf(t, sizeof t, "%.*g", prec, x);
+    if (strtod(t, NULL) == x) break;
+  }
+  sb_puts(b, t);
+}
+
 void sim_profile_write(strbuf *b, const sim_profile *p, const char *header) {
   if (header) sb_puts(b, header);
   sb_printf(b, "device     \"%s\"\n", p->device);
@@ -232,9 +244,19 @@ void sim_profile_write(strbuf *b, const sim_profile *p, const char *header) {
   sb_puts(b, "flops     ");
   for (int t = 0; t < SIM_NDT; t++) if (p->flops[t] > 0) sb_printf(b, " %s = %.6g", dt_names[t], p->flops[t]);
   sb_putc(b, '\n');
-  for (int i = 0; i < p->ngemm; i++) sb_printf(b, "gemm       %.6g %.4f\n", p->gemm_flops[i], p->gemm_eff[i]);
+  for (int i = 0; i < p->ngemm; i++) {
+    sb_puts(b, "gemm       ");
+    exact(b, p->gemm_flops[i]);
+    sb_printf(b, " %.4g\n", p->gemm_eff[i]);
+  }
   sb_printf(b, "launch     %.6g\n", p->launch);
-  if (p->kernel_large > 0) sb_printf(b, "kernel_sizes %.0f %.0f\n", p->kernel_small, p->kernel_large);
+  if (p->kernel_large > 0) {
+    sb_puts(b, "kernel_sizes ");
+    exact(b, p->kernel_small);
+    sb_putc(b, ' ');
+    exact(b, p->kernel_large);
+    sb_putc(b, '\n');
+  }
   for (int k = 0; k < RT_NOPS; k++)
     if (p->op_cost[k][1] > 0) {
       sb_printf(b, "kernel     %-18s %.4g %.4g %.4g", rt_op_name((rt_op)k), p->op_cost[k][0], p->op_cost[k][1], p->op_cost[k][2]);

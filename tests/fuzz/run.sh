@@ -22,7 +22,7 @@ fi
 make -s -C "$out/lib" -j"$(nproc)" libcarve.a >/dev/null || exit 1
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -DSRCDIR=\"$src\" -I$src -I$out/lib $(pkg-config --cflags lua5.4)"
 libs="$out/lib/libcarve.a $(pkg-config --libs lua5.4) -lopenblas -lpthread -lm"
-all="cir tac safet options repl mlir pipeline"
+all="cir tac safet options repl mlir pipeline profile"
 [ $# -gt 0 ] && all="$*"
 seed() {  # seed NAME: the starting corpus of a harness
   local d="$out/corpus/$1"
@@ -36,6 +36,8 @@ seed() {  # seed NAME: the starting corpus of a harness
     repl) printf 'shard input "x" dim 0 on b\nmesh\nvalues\nshow h\nexplain h\nconflicts\ncollectives\nundo\nreset\nhelp\n' > "$d/session"
           printf 'tactic t {\n  shard param "w" dim 1 on m\n}\nschedule t\ncost\n' > "$d/multi" ;;
     mlir) find "$src/tests" -name '*.mlir' -exec cp {} "$d/" \; 2>/dev/null ;;
+    profile) cp "$src"/profiles/*.profile "$d/" 2>/dev/null
+             printf 'device "cpu"\nmemory 24GB\nbandwidth 2.8e10\nflops f32 = 1.04e11\ngemm 23170 0.63\ngemm 6.07e9 0.99\nlaunch 27ns\nkernel_sizes 65536 4194304\nkernel softmax 3.9e-08 9.7e-10 1.1e-09 1.5e-07\nkernel attention 0 1.1e-09 1.1e-09 5.4e-07\nkernel gelu 150ns 0.4ns 1.2ns\nnode 2\nlink intra bandwidth = 5e9 latency = 3us all_reduce.bandwidth = 4e9\n' > "$d/calibrated.profile" ;;
     pipeline) for m in mlp_small gpt2_small; do
                 for t in "$src"/examples/${m}*.tac "$src"/examples/${m%_small}_*.tac; do
                   [ -f "$t" ] && { cat "$src/examples/$m.cir"; printf '\n%%%%\n'; cat "$t"; printf '\n%%%%\nadam(lr = 1e-3)\n'; } > "$d/$m.$(basename "$t" .tac)"
