@@ -43,6 +43,11 @@ seed() {  # seed NAME: the starting corpus of a harness
                   [ -f "$t" ] && { cat "$src/examples/$m.cir"; printf '\n%%%%\n'; cat "$t"; printf '\n%%%%\nadam(lr = 1e-3)\n'; } > "$d/$m.$(basename "$t" .tac)"
                 done
               done
+              # the search too: auto tactics (with small budgets) on the small GPT and the MLP
+              { cat "$src/examples/gpt2_small.cir"; printf '\n%%%%\nversion 1\nmesh batch = 2, model = 2\n'
+                printf 'tactic found = auto (axes = [batch, model], budget = 40)\nschedule found\n%%%%\nadam(lr = 1e-3)\n'; } > "$d/auto_gpt"
+              { cat "$src/examples/mlp.cir"; printf '\n%%%%\nversion 1\nmesh model = 4\n'
+                printf 'tactic t = auto (axes = [model], over = [params], budget = 30)\nschedule t\n%%%%\nsgd(lr = 0.1)\n'; } > "$d/auto_mlp"
               cp "$src/tests/data/chain.cir" "$d/chain" ;;
   esac
 }
