@@ -104,6 +104,14 @@ static char *actions_text(setup *s) {
 
 /* ---- the estimator stands in for the simulator ---- */
 
+/* The estimator's options on h100-sxm for the plan's mesh. */
+static void estimator_opts(setup *s, sim_profile *prof, sim_opts *so) {
+  cr_assert_eq(sim_profile_load(&s->mem, &s->d, "h100-sxm", SRCDIR "/profiles", prof), 0);
+  memset(so, 0, sizeof *so);
+  so->prof = prof;
+  cr_assert_eq(sim_links_for_mesh(&s->mem, &s->d, prof, s->p->mesh.n, s->p->mesh.size, (const char *const *)s->p->mesh.name, NULL, so), 0);
+}
+
 Test(auto, estimator_follows_the_simulator, .init = init) {
   static const char *const plans[] = {
     "version 1\nmesh model = 8\ntactic none { }\nschedule none\n",
@@ -118,11 +126,8 @@ Test(auto, estimator_follows_the_simulator, .init = init) {
     double secs, peak;
     simulate(&s, &secs, &peak);
     sim_profile prof;
-    cr_assert_eq(sim_profile_load(&s.mem, &s.d, "h100-sxm", SRCDIR "/profiles", &prof), 0);
     sim_opts so;
-    memset(&so, 0, sizeof so);
-    so.prof = &prof;
-    cr_assert_eq(sim_links_for_mesh(&s.mem, &s.d, &prof, s.p->mesh.n, s.p->mesh.size, (const char *const *)s.p->mesh.name, NULL, &so), 0);
+    estimator_opts(&s, &prof, &so);
     shard_unpartial(s.p);                  /* as the search sees a plan: before the partial sums */
     estimator *e = est_new(s.p, &so);
     est_cost c;
@@ -132,13 +137,6 @@ Test(auto, estimator_follows_the_simulator, .init = init) {
     cr_expect(fabs(c.memory - peak) <= 0.10 * peak, "plan %zu: estimated %.0f B, simulated %.0f B", i, c.memory, peak);
     unload(&s);
   }
-}
-
-static void estimator_opts(setup *s, sim_profile *prof, sim_opts *so) {
-  cr_assert_eq(sim_profile_load(&s->mem, &s->d, "h100-sxm", SRCDIR "/profiles", prof), 0);
-  memset(so, 0, sizeof *so);
-  so->prof = prof;
-  cr_assert_eq(sim_links_for_mesh(&s->mem, &s->d, prof, s->p->mesh.n, s->p->mesh.size, (const char *const *)s->p->mesh.name, NULL, so), 0);
 }
 
 static void same_cost(estimator *e, const sh_plan *p, const sim_opts *so, const char *after) {

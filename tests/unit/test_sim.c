@@ -86,14 +86,19 @@ Test(sim, memory_closed_forms) {
   arena_free(&a);
 }
 
-/* A model written to a temporary file, loaded as a session. */
-static void load_text(session *s, const char *text, const char *train) {
-  char path[] = "/tmp/carve_sim_XXXXXX";
-  int fd = mkstemp(path);
+/* text into a new temporary file named from tmpl ("/tmp/NAMEXXXXXX"), which it fills in */
+static void write_temp(char *tmpl, const char *text) {
+  int fd = mkstemp(tmpl);
   cr_assert(fd >= 0);
   FILE *f = fdopen(fd, "w");
   fputs(text, f);
   fclose(f);
+}
+
+/* A model written to a temporary file, loaded as a session. */
+static void load_text(session *s, const char *text, const char *train) {
+  char path[] = "/tmp/carve_sim_XXXXXX";
+  write_temp(path, text);
   char named[64];
   snprintf(named, sizeof named, "%s.cir", path);
   rename(path, named);
@@ -104,24 +109,22 @@ static void load_text(session *s, const char *text, const char *train) {
   cr_assert(rc == 0, "%s", diag_text(&s->diag));
 }
 
-/* A model and a tactic file written to temporary files, loaded as a session. */
-static void load_files(session *s, const char *model, const char *tac) {
+/* A model (its text, or with model_path its file) and a tactic file's
+** text, loaded as a session, with train (NULL: none). */
+static void load_with_tac(session *s, const char *model, const char *model_path, const char *tac, const char *train) {
   char mp[] = "/tmp/carve_sim_model_XXXXXX", tp[] = "/tmp/carve_sim_tac_XXXXXX";
-  int fm = mkstemp(mp), ft = mkstemp(tp);
-  cr_assert(fm >= 0 && ft >= 0);
-  FILE *f = fdopen(fm, "w");
-  fputs(model, f);
-  fclose(f);
-  f = fdopen(ft, "w");
-  fputs(tac, f);
-  fclose(f);
+  if (!model_path) write_temp(mp, model);
+  write_temp(tp, tac);
   session_init(s);
-  session_opts o = {mp, NULL, NULL, tp, {0}};
+  session_opts o = {model_path ? model_path : mp, NULL, train, tp, {0}};
   int rc = session_load(s, &o);
-  remove(mp);
+  if (!model_path) remove(mp);
   remove(tp);
   cr_assert(rc == 0, "%s", diag_text(&s->diag));
 }
+
+/* A model and a tactic file written to temporary files, loaded as a session. */
+static void load_files(session *s, const char *model, const char *tac) { load_with_tac(s, model, NULL, tac, NULL); }
 
 /* bf16 values cost their own two bytes */
 Test(sim, bf16_memory_is_half) {
@@ -232,18 +235,8 @@ Test(sim, attention_costed_by_its_blocks) {
   sim_profile prof;
   profile(&a, &prof);
   session s;             /* replicated on 2 devices: a plan for the estimator, every slice on each */
-  char tp[] = "/tmp/carve_sim_tac_XXXXXX", mp[512];
-  int ft = mkstemp(tp);
-  cr_assert(ft >= 0);
-  FILE *f = fdopen(ft, "w");
-  fputs("version 1\nmesh model = 2\ntactic none { }\nschedule none\n", f);
-  fclose(f);
-  snprintf(mp, sizeof mp, "%s/examples/gpt2_small.cir", SRCDIR);
-  session_init(&s);
-  session_opts so = {mp, NULL, "adam(lr = 1e-3)", tp, {0}};
-  int loaded = session_load(&s, &so);
-  remove(tp);
-  cr_assert(loaded == 0, "%s", diag_text(&s.diag));
+  load_with_tac(&s, NULL, SRCDIR "/examples/gpt2_small.cir", "version 1\nmesh model = 2\ntactic none { }\nschedule none\n",
+                "adam(lr = 1e-3)");
   rt_prog p;
   lower_result lr;
   cr_assert(lower_program(s.g, s.plan, &p, &lr, &s.diag) == 0);
