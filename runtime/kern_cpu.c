@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef int64_t i64;
 
@@ -30,8 +31,27 @@ typedef int64_t i64;
 
 
 
+/* Large allocations (the planned block, parameters, logits) are asked
+** for in 2 MiB pages, which Linux gives to madvised memory when its
+** transparent huge pages are "madvise" or "always". GPT-2 small's step
+** touches 7.6 GiB: in 4 KiB pages its first step took 2.4 M page faults
+** (20-30 s of system time on this VM) and every later step's GEMMs missed
+** the TLB on rows 200 KB apart (the logits); in 2 MiB pages the first
+** step took 46-50 s against 65-74 and the next 39.5-40.0 s against
+** 45-53 (alternating runs). Where huge pages are off, madvise fails and
+** the memory is ordinary. */
+enum { HUGE_FROM = 32 << 20, HUGE_PAGE = 2 << 20 };
+
 static void *cpu_alloc(void *ctx, size_t bytes) {
   size_t n = (bytes + 63) & ~(size_t)63;
+#ifdef MADV_HUGEPAGE
+  if (n >= HUGE_FROM) {
+    n = (n + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+    void *q = aligned_alloc(HUGE_PAGE, n);
+    if (q) (void)madvise(q, n, MADV_HUGEPAGE);
+    return q;
+  }
+#endif
   return aligned_alloc(64, n ? n : 64);
 }
 
