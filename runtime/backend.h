@@ -48,6 +48,8 @@ typedef struct rt_backend {
 
 /* The CPU backend: static, never freed (rt_backend_free ignores it). */
 const rt_backend *rt_backend_cpu(void);
+/* The threads the host's kernels use: BLAS's count (OPENBLAS_NUM_THREADS). */
+int rt_host_threads(void);
 
 /* Frees a backend made by a constructor (rt_backend_cuda_new in cuda.h);
 ** NULL and the CPU backend are fine. */

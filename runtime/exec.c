@@ -156,23 +156,37 @@ static void shape_str(const rt_buf *b, char *s, size_t n) {
   if (w > 0 && (size_t)w < n) snprintf(s + w, n - w, "]");
 }
 
-int rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen) {
+/* input buf, checked against bytes, with memory of its own; NULL with a message */
+static void *input_memory(rt_exec *e, int buf, size_t bytes, char *err, size_t errlen) {
   const rt_prog *p = e->p;
-  if (buf < 0 || buf >= p->nbufs) return diag_errbuf(err, errlen, "no buffer b%d", buf);
+  if (buf < 0 || buf >= p->nbufs) { diag_errbuf(err, errlen, "no buffer b%d", buf); return NULL; }
   const rt_buf *b = &p->bufs[buf];
-  if (b->kind != RT_BUF_INPUT) return diag_errbuf(err, errlen, "buffer b%d '%s' is not an input", buf, b->name);
+  if (b->kind != RT_BUF_INPUT) { diag_errbuf(err, errlen, "buffer b%d '%s' is not an input", buf, b->name); return NULL; }
   size_t want = buf_size(p, buf);
   if (bytes != want) {
     char sh[160];
     shape_str(b, sh, sizeof sh);
-    return diag_errbuf(err, errlen, "input '%s' (%s) takes %zu bytes, got %zu", b->name, sh, want, bytes);
+    diag_errbuf(err, errlen, "input '%s' (%s) takes %zu bytes, got %zu", b->name, sh, want, bytes);
+    return NULL;
   }
-  if (!e->data[buf]) {
-    e->data[buf] = mem_get(e, want);
-    if (!e->data[buf]) return diag_errbuf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
-  }
-  if (want) return e->be->upload(e->be->ctx, e->data[buf], data, want, err, errlen);
+  if (!e->data[buf] && !(e->data[buf] = mem_get(e, want)))
+    diag_errbuf(err, errlen, "out of memory for input '%s' (%zu bytes)", b->name, want);
+  return e->data[buf];
+}
+
+int rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen) {
+  void *dst = input_memory(e, buf, bytes, err, errlen);
+  if (!dst) return -1;
+  if (bytes) return e->be->upload(e->be->ctx, dst, data, bytes, err, errlen);
   return 0;
+}
+
+void *rt_exec_input(rt_exec *e, int buf, size_t bytes, char *err, size_t errlen) {
+  if (e->be->device_memory) {
+    if (errlen) err[0] = 0;
+    return NULL;
+  }
+  return input_memory(e, buf, bytes, err, errlen);
 }
 
 int rt_exec_get(rt_exec *e, int buf, void *dst, size_t bytes, char *err, size_t errlen) {

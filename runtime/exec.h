@@ -29,6 +29,12 @@ void     rt_exec_free(rt_exec *e);
 /* Give an input buffer its data (copied in from host memory; bytes must
 ** match the local size). */
 int      rt_exec_set(rt_exec *e, int buf, const void *data, size_t bytes, char *err, size_t errlen);
+/* An input buffer's own memory, to be filled in place (allocated on first
+** use; bytes must match the local size), which saves a copy and a
+** temporary as large as the input. Host backends only: on a device
+** backend NULL with err empty (use rt_exec_set there); NULL with a message
+** for a wrong buffer or size, or when out of memory. */
+void    *rt_exec_input(rt_exec *e, int buf, size_t bytes, char *err, size_t errlen);
 /* Copy a bound input or a kept output out to host memory (bytes must match
 ** the local size); works on every backend. 0 or -1 with a message. */
 int      rt_exec_get(rt_exec *e, int buf, void *dst, size_t bytes, char *err, size_t errlen);

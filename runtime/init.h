@@ -18,8 +18,10 @@ typedef struct rt_init {
 } rt_init;
 
 uint64_t rt_init_seed(const char *name);
-/* Fill the block [off, off+local) of a tensor of global shape (row-major). */
+/* Fill the block [off, off+local) of a tensor of global shape (row-major),
+   large blocks by rows on up to `threads` threads: the same numbers
+   whatever the count. */
 void rt_init_block(const rt_init *in, rt_dtype t, int rank, const int64_t *global_shape,
-                   const int64_t *off, const int64_t *local, void *dst);
+                   const int64_t *off, const int64_t *local, void *dst, int threads);
 
 #endif

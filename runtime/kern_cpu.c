@@ -215,10 +215,12 @@ static void *span_thread(void *x) {
   return NULL;
 }
 
+int rt_host_threads(void) { return openblas_get_num_threads(); }
+
 /* How many threads for `work` elements in `pieces` independent pieces. */
 static int kernel_threads(i64 work, i64 pieces) {
   if (work < PAR_MIN) return 1;
-  i64 t = openblas_get_num_threads();
+  i64 t = rt_host_threads();
   if (t > MAXTHREADS) t = MAXTHREADS;
   if (t > pieces) t = pieces;
   return t < 1 ? 1 : (int)t;
@@ -1192,7 +1194,7 @@ static int k_sgd(void *ctx, const rt_instr *ins, void *out, void *const *in, cha
 /* f32 only: the lowering gives other types f32 copies */
 static int k_attention(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (!rt_all_f32(ins, ins->op == RT_ATTENTION ? 3 : 4)) return diag_errbuf(err, errlen, "%s takes f32 only", rt_op_name((rt_op)ins->op));
-  return rt_kern_attention(openblas_get_num_threads(), ins, out, in, err, errlen);
+  return rt_kern_attention(rt_host_threads(), ins, out, in, err, errlen);
 }
 
 static const rt_backend cpu = {

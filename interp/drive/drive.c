@@ -66,8 +66,11 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
     if (b < 0 || !leaf_of(r, i, &lf)) continue;
     const rt_buf *rb = &r->prog.bufs[b];
     size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp) return diag_errbuf(err, errlen, "out of memory for '%s' (%zu bytes)", v->name, bytes);
+    /* written in place where the backend's memory is the host's; else through a copy */
+    void *dst = rt_exec_input(r->e, b, bytes, err, errlen), *tmp = NULL;
+    if (!dst && errlen && err[0]) return -1;
+    if (!dst && !(dst = tmp = malloc(bytes ? bytes : 1)))
+      return diag_errbuf(err, errlen, "out of memory for '%s' (%zu bytes)", v->name, bytes);
     int64_t off[RT_MAXRANK];
     rt_mesh_block(&r->prog, r->w->rank, b, off);
     st_file *src = v->kind == IR_INPUT ? data : params;
@@ -77,10 +80,10 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
     else if (v->kind == IR_INPUT && data && !st_find(data, v->name))
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
     else if (src && st_find(src, v->name))
-      rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, err, errlen);
+      rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, dst, err, errlen);
     else
-      rt_init_block(&lf.init, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
-    if (rc == 0) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
+      rt_init_block(&lf.init, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, dst, rt_host_threads());
+    if (rc == 0 && tmp) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
     free(tmp);
     if (rc) return -1;
   }

@@ -114,7 +114,7 @@ static inline void hx_init_rest(hx *h, int64_t id_range) {
     if (v->kind != IR_INPUT && v->init.kind == INIT_ONES) in.kind = RT_INIT_ONES;
     if (v->kind != IR_INPUT && v->init.kind == INIT_UNIFORM) in.kind = RT_INIT_UNIFORM;
     if (v->dtype == IR_I32) { in.kind = RT_INIT_INTS; in.b = (double)id_range; }
-    rt_init_block(&in, rb->dtype, rb->rank, rb->shape, off, rb->shape, tmp);
+    rt_init_block(&in, rb->dtype, rb->rank, rb->shape, off, rb->shape, tmp, 1);
     hx_set(h, v->name, tmp);
     free(tmp);
   }

@@ -192,6 +192,36 @@ Test(exec, liveness_keeps_peak_near_live_set) {
   rt_exec_free(e);
 }
 
+/* An input filled in place: the run reads what was written there; a
+   wrong size or a buffer that is no input is refused with a message; a
+   backend whose memory is not the host's gives no pointer and no error. */
+Test(exec, inputs_filled_in_place) {
+  int x = buf("x", RT_F32, RT_BUF_INPUT, 1, 4, 0);
+  int s = buf("s", RT_F32, RT_BUF_OUTPUT, 0, 0, 0);
+  rt_instr *r = rt_prog_emit(&P, RT_REDUCE, s);
+  r->in[0] = x; r->fn = RT_RSUM; r->outer = 1; r->n = 4; r->inner = 1; r->alpha = 1;
+  rt_prog_finish(&P);
+  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
+  cr_assert_null(rt_exec_input(e, x, 12, err, sizeof err));
+  cr_assert(strstr(err, "takes 16 bytes, got 12"), "%s", err);
+  cr_assert_null(rt_exec_input(e, s, 4, err, sizeof err));
+  cr_assert(strstr(err, "is not an input"), "%s", err);
+  float *in = rt_exec_input(e, x, 16, err, sizeof err);
+  cr_assert_not_null(in, "%s", err);
+  for (int k = 0; k < 4; k++) in[k] = (float)(k + 1);
+  cr_assert_eq(rt_exec_input(e, x, 16, err, sizeof err), in, "the same memory on a second call");
+  cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
+  cr_assert_float_eq(*(float *)rt_exec_data(e, s), 10.0f, 0);
+  rt_exec_free(e);
+  rt_backend dev = *rt_backend_cpu();
+  dev.device_memory = 1;
+  e = rt_exec_new(&P, &dev, NULL);
+  strcpy(err, "stale");
+  cr_assert_null(rt_exec_input(e, x, 16, err, sizeof err));
+  cr_assert_eq(err[0], 0, "no error, only no pointer: '%s'", err);
+  rt_exec_free(e);
+}
+
 /* Buffers of 32 MiB and more are allocated in 2 MiB pages where Linux
    has them (kern_cpu.c): they hold what was written, are freed, and count
    in the peak at their own size, not the rounded one. */
@@ -579,8 +609,8 @@ Test(init, block_equals_positions_of_the_full_tensor) {
   rt_initkind kinds[] = {RT_INIT_NORMAL, RT_INIT_UNIFORM, RT_INIT_ONES, RT_INIT_ZEROS};
   for (size_t k = 0; k < 4; k++) {
     rt_init in = {kinds[k], 0.5, 2.0, rt_init_seed("l0.w1")};
-    rt_init_block(&in, RT_F32, 3, gs, zero, gs, full);
-    rt_init_block(&in, RT_F32, 3, gs, off, loc, blk);
+    rt_init_block(&in, RT_F32, 3, gs, zero, gs, full, 1);
+    rt_init_block(&in, RT_F32, 3, gs, off, loc, blk, 1);
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 5; j++)
         for (int l = 0; l < 4; l++)
@@ -590,11 +620,35 @@ Test(init, block_equals_positions_of_the_full_tensor) {
   free(blk);
 }
 
+/* Large blocks are filled by rows on several threads: the same numbers
+   as one thread, for a block at an offset of a 3-d tensor whose rows do
+   not split evenly, in f32, i32 and bf16. */
+Test(init, threads_give_the_same_numbers) {
+  int64_t gs[3] = {9, 301, 1200}, off[3] = {2, 7, 100}, loc[3] = {5, 293, 1100};
+  size_t n = 5 * 293 * 1100;
+  rt_dtype dts[] = {RT_F32, RT_I32, RT_BF16};
+  rt_init ins[] = {{RT_INIT_NORMAL, 0.02, 0, rt_init_seed("wte")}, {RT_INIT_INTS, 0, 50257, 3},
+                   {RT_INIT_UNIFORM, -1, 1, 5}};
+  unsigned char *one = malloc(n * 4), *many = malloc(n * 4);
+  cr_assert(one && many);
+  for (int k = 0; k < 3; k++) {
+    size_t bytes = n * rt_dtype_size(dts[k]);
+    rt_init_block(&ins[k], dts[k], 3, gs, off, loc, one, 1);
+    for (int t = 2; t <= 5; t += 3) {
+      memset(many, 0xAB, bytes);
+      rt_init_block(&ins[k], dts[k], 3, gs, off, loc, many, t);
+      cr_assert_eq(memcmp(one, many, bytes), 0, "dtype %d on %d threads", (int)dts[k], t);
+    }
+  }
+  free(one);
+  free(many);
+}
+
 Test(init, distributions) {
   int64_t n = 100000, gs[1] = {n}, off[1] = {0};
   float *v = malloc(n * sizeof *v);
   rt_init in = {RT_INIT_NORMAL, 0.02, 0, rt_init_seed("wte")};
-  rt_init_block(&in, RT_F32, 1, gs, off, gs, v);
+  rt_init_block(&in, RT_F32, 1, gs, off, gs, v, 1);
   double s = 0, s2 = 0;
   for (int64_t i = 0; i < n; i++) { s += v[i]; s2 += (double)v[i] * v[i]; }
   double mean = s / n, sd = sqrt(s2 / n - mean * mean);
@@ -603,7 +657,7 @@ Test(init, distributions) {
   /* another name gives other numbers */
   float *w = malloc(n * sizeof *w);
   in.seed = rt_init_seed("wpe");
-  rt_init_block(&in, RT_F32, 1, gs, off, gs, w);
+  rt_init_block(&in, RT_F32, 1, gs, off, gs, w, 1);
   int same = 0;
   for (int64_t i = 0; i < n; i++) same += v[i] == w[i];
   cr_assert(same < 10);
@@ -611,19 +665,19 @@ Test(init, distributions) {
   cr_assert_eq(rt_init_seed("l0.w1"), rt_init_seed("l0.w1"));
   /* uniform in [lo, hi) */
   rt_init u = {RT_INIT_UNIFORM, -0.5, 1.5, 7};
-  rt_init_block(&u, RT_F32, 1, gs, off, gs, v);
+  rt_init_block(&u, RT_F32, 1, gs, off, gs, v, 1);
   s = 0;
   for (int64_t i = 0; i < n; i++) { cr_assert(v[i] >= -0.5f && v[i] <= 1.5f); s += v[i]; }
   cr_assert(fabs(s / n - 0.5) < 0.01);
   /* ids in [0, b) */
   int32_t *ids = (int32_t *)w;
   rt_init ii = {RT_INIT_INTS, 0, 50257, 9};
-  rt_init_block(&ii, RT_I32, 1, gs, off, gs, ids);
+  rt_init_block(&ii, RT_I32, 1, gs, off, gs, ids, 1);
   int32_t mx = 0, mn = 1 << 30;
   for (int64_t i = 0; i < n; i++) { if (ids[i] > mx) mx = ids[i]; if (ids[i] < mn) mn = ids[i]; }
   cr_assert(mn >= 0 && mx < 50257 && mx > 50000 && mn < 100, "ids in [%d, %d]", mn, mx);
   rt_init one = {RT_INIT_ONES, 0, 0, 0};
-  rt_init_block(&one, RT_I32, 1, gs, off, gs, ids);
+  rt_init_block(&one, RT_I32, 1, gs, off, gs, ids, 1);
   cr_assert_eq(ids[5], 1);
   free(v);
   free(w);

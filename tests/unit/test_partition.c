@@ -43,7 +43,7 @@ static int device(int dev, void *arg) {
     rt_init in;
     feed_init(r->g, v, &in);
     void *tmp = calloc((size_t)rb->nelem + 1, 4);
-    rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp);
+    rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, 1);
     rc = rt_exec_set(e, b, tmp, (size_t)rb->nelem * 4, r->err[dev], sizeof r->err[dev]);
     free(tmp);
   }
