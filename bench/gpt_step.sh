@@ -18,16 +18,22 @@ sh "$SRCDIR/bench/gen_gpt.sh" gpt4 4 8 512 64 8192 256 8 2048 "4-layer GPT-2-sha
 progress "4-layer GPT step against its GEMM-only bound, 1 and 2 BLAS threads"
 out "8. GPT step against the machine (issue 13)"
 out "   A 4-layer GPT-2-shaped step (bench/gen_gpt.sh: d 512, 8 heads, MLP 2048, vocab 8192, 8 x 256 tokens),"
-out "   --train 'adam(lr = 1e-4)', median step_time of --steps $GPT4_STEPS (first excluded), the best of $ROUNDS runs (as"
-out "   gemm_ref's peak is the best of its rounds). GEMM bound: the FLOPs of the GEMMs carve calls in one step"
-out "   (bench/bin/gemm_shim.so) at the GFLOP/s bench/gemm_ref measured in section 1 at the same thread count."
+out "   --train 'adam(lr = 1e-4)', median step_time of --steps $GPT4_STEPS (first excluded). GEMM bound: the FLOPs of"
+out "   the GEMMs carve calls in one step (bench/bin/gemm_shim.so) at the GFLOP/s bench/gemm_ref reaches on the MLP"
+out "   shapes at the same thread count. $ROUNDS rounds of (gemm_ref, carve) back to back, each side its best round,"
+out "   as in section 1: this VM's speed moves by 5-10 % within minutes, so the peak is measured beside the step."
 out ""
-outf '   %-12s %11s %13s %11s %11s %7s %8s %6s\n' "BLAS threads" "carve step" "GEMM GFLOP" "in GEMMs" "bound" "ratio" "target" ""
+outf '   %-12s %11s %13s %11s %10s %11s %7s %8s %6s\n' "BLAS threads" "carve step" "GEMM GFLOP" "in GEMMs" "peak GF/s" "bound" "ratio" "target" ""
 for t in 1 2; do
-	peak=$(result_num gflops < "$LOG/gemm_ref.$t.txt" 2>/dev/null)
-	rm -f "$LOG/gpt4.$t.gemms" "$LOG/gpt4.$t.json"
-	c_s="" r=1
+	rm -f "$LOG/gpt4.$t.gemms" "$LOG/gpt4.$t.json" "$LOG/gemm_ref8.$t.txt"
+	c_s="" peak="" r=1
 	while [ $r -le $ROUNDS ]; do       # the best round's json and GEMM log are kept as gpt4.$t.*
+		OPENBLAS_NUM_THREADS=$t "$BIN/gemm_ref" $GEMM_REPS > "$LOG/gemm_ref8.$t.r$r.txt" 2>&1
+		x=$(result_num gflops < "$LOG/gemm_ref8.$t.r$r.txt")
+		if [ -n "$x" ] && { [ -z "$peak" ] || [ "$(echo "$x $peak" | awk '{print ($1 > $2)}')" = 1 ]; }; then
+			peak=$x; cp "$LOG/gemm_ref8.$t.r$r.txt" "$LOG/gemm_ref8.$t.txt"
+		fi
+		rm -f "$LOG/gemm_ref8.$t.r$r.txt"
 		rm -f "$LOG/gpt4.$t.r.gemms"
 		GEMM_SHIM_LOG="$LOG/gpt4.$t.r.gemms" LD_PRELOAD="$SHIM" OPENBLAS_NUM_THREADS=$t \
 			timeout 600 "$CARVE" run "$GPT4" --train 'adam(lr = 1e-4)' --steps $GPT4_STEPS --json \
@@ -41,7 +47,7 @@ for t in 1 2; do
 		r=$((r + 1))
 	done
 	if [ -z "$c_s" ] || [ -z "$peak" ] || [ ! -s "$LOG/gpt4.$t.gemms" ]; then
-		outf '   %12s  not measured: %s\n' "$t" "$( [ -z "$c_s" ] && first_error "$LOG/gpt4.$t.err" || echo "no GEMM log (a sanitizer build, or section 1 failed)")"
+		outf '   %12s  not measured: %s\n' "$t" "$( [ -z "$c_s" ] && first_error "$LOG/gpt4.$t.err" || echo "no GEMM log (a sanitizer build) or no peak (bench/gemm_ref failed)")"
 		continue
 	fi
 	# per step: GEMM FLOPs and the time inside cblas_sgemm over the steps after the first (every
@@ -52,8 +58,8 @@ for t in 1 2; do
 	gf=$1 in_g=$2
 	bound=$(calc '%.6f' "$gf / $peak")
 	ratio=$(calc '%.3f' "$c_s / $bound")
-	outf '   %12s %8.1f ms %13.1f %8.1f ms %8.1f ms %7s %8s %6s\n' "$t" "$(calc '%.3f' "$c_s * 1000")" "$gf" \
-		"$(calc '%.3f' "$in_g * 1000")" "$(calc '%.3f' "$bound * 1000")" "$ratio" "<= $GPT4_TARGET" "$(verdict "$ratio" $GPT4_TARGET)"
+	outf '   %12s %8.1f ms %13.1f %8.1f ms %10.1f %8.1f ms %7s %8s %6s\n' "$t" "$(calc '%.3f' "$c_s * 1000")" "$gf" \
+		"$(calc '%.3f' "$in_g * 1000")" "$peak" "$(calc '%.3f' "$bound * 1000")" "$ratio" "<= $GPT4_TARGET" "$(verdict "$ratio" $GPT4_TARGET)"
 done
 rm -f "$LOG"/gpt4.?.r.*
 out "   (in GEMMs: carve's time inside cblas_sgemm, mean per step over the steps after the first, attention's"
@@ -66,7 +72,7 @@ out "   The step's GEMMs of >= 64 MFLOP (all but attention's blocks) replayed al
 out "   in their order, each on operands of its own, best of 5 (alone/bound: BLAS's own distance from the peak):"
 outf '   %-12s %6s %9s %11s %9s %11s\n' "BLAS threads" "calls" "GFLOP" "alone" "GFLOP/s" "alone/bound"
 for t in 1 2; do
-	peak=$(result_num gflops < "$LOG/gemm_ref.$t.txt" 2>/dev/null)
+	peak=$(result_num gflops < "$LOG/gemm_ref8.$t.txt" 2>/dev/null)
 	[ -s "$LOG/gpt4.$t.gemms" ] && [ -n "$peak" ] || continue
 	calls=$(( $(wc -l < "$LOG/gpt4.$t.gemms") / GPT4_STEPS ))
 	OPENBLAS_NUM_THREADS=$t "$BIN/gemm_ref" --replay "$LOG/gpt4.$t.gemms" "$calls" > "$LOG/gpt4.$t.replay" 2>&1

@@ -31,16 +31,19 @@ typedef int64_t i64;
 
 
 
-/* Large allocations (the planned block, parameters, logits) are asked
-** for in 2 MiB pages, which Linux gives to madvised memory when its
-** transparent huge pages are "madvise" or "always". GPT-2 small's step
-** touches 7.6 GiB: in 4 KiB pages its first step took 2.4 M page faults
-** (20-30 s of system time on this VM) and every later step's GEMMs missed
-** the TLB on rows 200 KB apart (the logits); in 2 MiB pages the first
-** step took 46-50 s against 65-74 and the next 39.5-40.0 s against
-** 45-53 (alternating runs). Where huge pages are off, madvise fails and
-** the memory is ordinary. */
-enum { HUGE_FROM = 32 << 20, HUGE_PAGE = 2 << 20 };
+/* Allocations of 1 GiB and more (in practice the planned block of a large
+** program) are asked for in 2 MiB pages, which Linux gives to madvised
+** memory when its transparent huge pages are "madvise" or "always".
+** GPT-2 small's step touches 7.6 GiB: in 4 KiB pages its first step took
+** 2.4 M page faults (20-30 s of system time on this VM) and the later
+** steps' GEMMs over the [8192, 50257] logits ran at half the speed they
+** reach alone; in 2 MiB pages the first step took 46-50 s against 65-74 and the
+** next 39.5-40.0 s against 45-53 (alternating runs). Below 1 GiB they did
+** not pay: the 4-layer GPT of issue 13 (a 568 MB block, every dimension a
+** power of two) ran 3-5 % slower on one thread in 2 MiB pages. Where huge
+** pages are off, madvise fails and the memory is ordinary. */
+enum { HUGE_PAGE = 2 << 20 };
+#define HUGE_FROM ((size_t)1 << 30)
 
 static void *cpu_alloc(void *ctx, size_t bytes) {
   size_t n = (bytes + 63) & ~(size_t)63;

@@ -222,37 +222,6 @@ Test(exec, inputs_filled_in_place) {
   rt_exec_free(e);
 }
 
-/* Buffers of 32 MiB and more are allocated in 2 MiB pages where Linux
-   has them (kern_cpu.c): they hold what was written, are freed, and count
-   in the peak at their own size, not the rounded one. */
-Test(exec, large_buffers_in_huge_pages) {
-  int64_t n = (int64_t)10 << 20;     /* 40 MiB of f32 each, not a multiple of 2 MiB plus 64 */
-  n += 3;
-  int x = buf("x", RT_F32, RT_BUF_INPUT, 1, n, 0);
-  int t = buf("t", RT_F32, RT_BUF_TEMP, 1, n, 0);
-  int s = buf("s", RT_F32, RT_BUF_OUTPUT, 0, 0, 0);
-  rt_instr *a = ew(RT_AFFINE, t, x, -1, n);
-  a->alpha = 2; a->beta = 1;
-  rt_instr *r = rt_prog_emit(&P, RT_REDUCE, s);
-  r->in[0] = t; r->fn = RT_RSUM; r->outer = 1; r->n = n; r->inner = 1; r->alpha = 1;
-  rt_prog_finish(&P);
-  float *in = malloc((size_t)n * sizeof *in);
-  cr_assert_not_null(in);
-  double want = 0;
-  for (int64_t k = 0; k < n; k++) { in[k] = (float)(k % 7) - 3; want += 2.0 * in[k] + 1; }
-  rt_exec *e = rt_exec_new(&P, rt_backend_cpu(), NULL);
-  cr_assert_eq(rt_exec_set(e, x, in, (size_t)n * sizeof *in, err, sizeof err), 0, "%s", err);
-  for (int run = 0; run < 2; run++) {
-    cr_assert_eq(rt_exec_run(e, err, sizeof err), 0, "%s", err);
-    cr_assert_float_eq(*(float *)rt_exec_data(e, s), want, 1e-3 * fabs(want) + 1);
-  }
-  size_t bytes = (size_t)n * sizeof(float);
-  cr_expect_leq(rt_exec_peak(e), 2 * bytes + 64, "peak %zu counts what was asked for", rt_exec_peak(e));
-  cr_expect_geq(rt_exec_peak(e), 2 * bytes, "peak %zu: the input and the temporary", rt_exec_peak(e));
-  free(in);
-  rt_exec_free(e);
-}
-
 /* Written in place only where the kernel reads the input element for
    element: not over a broadcast input, not over an input read later. */
 Test(exec, in_place_only_where_safe) {
