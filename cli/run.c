@@ -36,11 +36,13 @@ static double now(void) {
 
 /* --profile: this rank's time per step by kind of instruction; on stderr
 ** with --json so that stdout stays one JSON object. */
-static void print_profile(const drive *r, long steps, int nranks, int json_out) {
+static void print_profile(const drive *r, long steps, int nranks, int json_out, double setup) {
   drive_prof *rows;
   double all;
   int n = drive_profile(r, steps, &rows, &all);
   FILE *f = json_out ? stderr : stdout;
+  fprintf(f, "set-up%s before the first step: %.3f s (reading, partitioning, lowering, memory, initial values)\n",
+          nranks > 1 ? " of rank 0" : "", setup);
   fprintf(f, "profile%s, per step (the first step left out when there are more): %.3f ms in instructions\n",
           nranks > 1 ? " of rank 0" : "", 1e3 * all);
   for (int k = 0; k < n; k++)
@@ -137,6 +139,7 @@ int cli_run(const cli_opts *o) {
     fprintf(stderr, "carve: error: --bisect compares a partitioned run with the one-device program: give a tactic file\n");
     return 2;
   }
+  double started = now();
   int distributed = o->nfiles > 1;   /* a tactic file: one MPI rank per device */
   const char *launched = getenv("OMPI_COMM_WORLD_SIZE");
   if (!distributed && launched && atoi(launched) > 1) {
@@ -234,6 +237,7 @@ int cli_run(const cli_opts *o) {
   r.watch = 0;                       /* on a non-finite loss the steps are replayed watching (drive_replay) */
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  double setup = now() - started;
   if (o->profile) rt_exec_profile(r.e);
   if (o->bisect) {
     if (run_bisect(o, &r, &s, tol, err, sizeof err) < 0) {
@@ -302,7 +306,7 @@ int cli_run(const cli_opts *o) {
       free(line);
     }
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
-  if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json);
+  if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json, setup);
   if (world.rank == 0) print_results(o, &r, losses, agg, check, tol);
   rc = 0;
   if (o->check && world.rank == 0 && !(check <= tol)) {    /* NaN fails too */

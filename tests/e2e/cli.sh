@@ -40,7 +40,7 @@ assert len(j["losses"]) == 3 and all(isinstance(x, float) for x in j["losses"])
 assert j["step_time"] > 0 and j["peak_memory"] > 0
 PY
 # --profile: time per kind of instruction, on stderr with --json so stdout stays JSON
-"$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --profile > /tmp/carve_prof.$$ 2>&1 && grep -q "^  gemm " /tmp/carve_prof.$$ && grep -q "^profile, per step" /tmp/carve_prof.$$ && ok || bad "--profile: $(cat /tmp/carve_prof.$$)"
+"$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --profile > /tmp/carve_prof.$$ 2>&1 && grep -q "^  gemm " /tmp/carve_prof.$$ && grep -q "^profile, per step" /tmp/carve_prof.$$ && grep -Eq "^set-up before the first step: [0-9]+\.[0-9]{3} s" /tmp/carve_prof.$$ && ok || bad "--profile: $(cat /tmp/carve_prof.$$)"
 out=$("$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --profile --json 2>/dev/null)
 python3 -c "import json, sys; json.loads(sys.argv[1])" "$out" && ok || bad "--profile --json must keep stdout one JSON object: $out"
 rm -f /tmp/carve_prof.$$
