@@ -3,6 +3,7 @@
 */
 #include "cli/cli.h"
 #include "interp/drive/session.h"
+#include "interp/front/build.h"
 
 int cli_check(const cli_opts *o) {
   session s;
@@ -28,4 +29,12 @@ int cli_check(const cli_opts *o) {
   if (s.diag.nwarnings) cli_report(&s.diag);
   session_free(&s);
   return 0;
+}
+
+void cli_check_help(FILE *f) {
+  strbuf b;
+  sb_init(&b);
+  build_op_list(&b);
+  fprintf(f, "\nThe ops a model may call (arguments in order, or by name: sum(x, dims = [1])):\n%s", sb_str(&b));
+  sb_free(&b);
 }

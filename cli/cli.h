@@ -31,6 +31,8 @@ typedef struct cli_opts {
 } cli_opts;
 
 int cli_check(const cli_opts *o);
+/* the op list check --help ends with */
+void cli_check_help(FILE *f);
 int cli_apply(const cli_opts *o);
 int cli_explain(const cli_opts *o);
 int cli_run(const cli_opts *o);

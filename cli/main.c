@@ -43,13 +43,15 @@ typedef struct command {
   const char *options;      /* the options it takes, space-separated */
   const char *usage;
   const char *help;
+  void (*more_help)(FILE *f);  /* what the help text goes on with (NULL: nothing) */
 } command;
 
 static const command commands[] = {
   {"check", cli_check, 1, 2, "train mesh model no-fuse print lenient strict",
    "carve check MODEL.cir [TACTICS.tac] [--train OPT] [--model NAME] [--print]",
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
-   "well-formed, else 1 with located errors. --print writes the IR back as model text."},
+   "well-formed, else 1 with located errors. --print writes the IR back as model text.",
+   cli_check_help},
   {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs bucket",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
@@ -226,6 +228,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       printf("usage: %s\n\n%s\n", c->usage, c->help);
+      if (c->more_help) c->more_help(stdout);
       return 0;
     }
     if (!strcmp(a, "-o")) a = "--out";      /* the one short option */

@@ -136,13 +136,29 @@ static int parse_sig(const char *sig, slot *s) {
   return n;
 }
 
+/* "op(x, dims = .., keepdims = ..)" into buf[256] */
+static void sig_text(char *buf, const char *op, const slot *s, int n) {
+  size_t k = (size_t)snprintf(buf, 256, "%s(", op);
+  for (int i = 0; i < n && k < 256; i++)
+    k += (size_t)snprintf(buf + k, 256 - k, "%s%s%s", i ? ", " : "", s[i].name, s[i].optional ? " = .." : "");
+  if (k < 256) snprintf(buf + k, 256 - k, ")");
+}
+
 static const char *sig_usage(arena *a, const char *op, const slot *s, int n) {
   char buf[256];
-  size_t k = (size_t)snprintf(buf, sizeof buf, "%s(", op);
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s%s", i ? ", " : "", s[i].name, s[i].optional ? " = .." : "");
-  snprintf(buf + k, sizeof buf - k, ")");
+  sig_text(buf, op, s, n);
   return arena_strndup(a, buf, strlen(buf));
+}
+
+void build_op_list(strbuf *out) {
+  for (int i = 1; i < IR_NOPS; i++) {
+    const ir_opinfo *oi = ir_opinfo_of((ir_opkind)i);
+    if (oi->flags & OPF_INTERNAL) continue;
+    slot s[8];
+    char buf[256];
+    sig_text(buf, oi->name, s, parse_sig(oi->sig, s));
+    sb_printf(out, "  %s\n", buf);
+  }
 }
 
 static int get_int(bctx *b, const cir_expr *e, const char *op, const char *what, int64_t *out) {

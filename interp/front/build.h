@@ -6,6 +6,7 @@
 
 #include "interp/ir/ir.h"
 #include "lang/cir.h"
+#include "util/strbuf.h"
 
 /* Pick the model named `model` (or the only one when NULL), expand repeat
 ** blocks and name templates, flatten nested calls, check every shape.
@@ -15,5 +16,9 @@ ir_graph *build_model(const cir_file *f, const char *model, diag *d);
 /* Bind one call's arguments to the op's signature and add the op (shared
 ** with the REPL). Exposed for tests. */
 ir_value *build_call(ir_graph *g, diag *d, const cir_expr *call, const char *name);
+
+/* One line per op of the model language, its arguments as a call writes
+** them ("sum(x, dims = .., keepdims = ..)"), for --help. */
+void build_op_list(strbuf *out);
 
 #endif

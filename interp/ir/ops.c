@@ -99,5 +99,14 @@ const char *ir_op_suggest(const char *name) {
     int dd = distance(name, opinfo[i].name);
     if (dd < bd) { bd = dd; best = opinfo[i].name; }
   }
+  if (best) return best;
+  /* other frameworks' spellings: reduce_sum, batch_matmul, softmax_v2 */
+  size_t n = strlen(name), bl = 0;
+  for (int i = 1; i < IR_NOPS; i++) {
+    const char *o = opinfo[i].name;
+    size_t m = strlen(o);
+    if (opinfo[i].flags & OPF_INTERNAL || m >= n || m <= bl) continue;
+    if ((name[n - m - 1] == '_' && !strcmp(name + n - m, o)) || (name[m] == '_' && !strncmp(name, o, m))) { best = o; bl = m; }
+  }
   return best;
 }

@@ -12,6 +12,10 @@ expect_rc() {  # expect_rc RC DESCRIPTION CMD...
 }
 expect_rc 0 "help" "$CARVE" --help
 expect_rc 0 "run --help" "$CARVE" run --help
+expect_rc 0 "check --help" "$CARVE" check --help
+# the unknown-op error sends users here: every op of the language, none of autodiff's
+grep -q "^  layernorm(x, gamma, beta, dim = .., eps = ..)$" /tmp/carve_cli_out.$$ && grep -q "^  attention(q, k, v, causal" /tmp/carve_cli_out.$$ &&
+  ! grep -q "_grad(" /tmp/carve_cli_out.$$ && ok || bad "check --help lists the ops: $(tail -3 /tmp/carve_cli_out.$$)"
 expect_rc 2 "no command" "$CARVE"
 expect_rc 2 "unknown command" "$CARVE" frobnicate
 expect_rc 2 "unknown option" "$CARVE" check "$ex/mlp.cir" --frob

@@ -30,6 +30,8 @@ static bad bads[] = {
   {"input x : f32[8]\n y = softmax(x, dim = 1)", "softmax: dim 1 is out of range for rank 1"},
   {"input x : i32[8]\n y = exp(x)", "exp: operand 1 ('x') is i32; this op needs floating-point values"},
   {"input x : f32[8]\n y = sofmax(x)", "unknown op 'sofmax'; did you mean 'softmax'?"},
+  {"input x : f32[8]\n y = reduce_sum(x)", "unknown op 'reduce_sum'; did you mean 'sum'?"},
+  {"input x : f32[8]\n y = frobnicate(x)", "unknown op 'frobnicate' (carve check --help lists the ops)"},
   {"input x : f32[8]\n y = softmax(x, axis = 0)", "softmax has no argument 'axis'; it takes softmax(x, dim = ..)"},
   {"input x : f32[8]\n y = slice(x, 0, 1)", "slice: missing argument 'end'"},
   {"input x : f32[8]\n y = exp(z)", "unknown value 'z'; values must be defined before use"},
