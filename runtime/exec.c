@@ -367,6 +367,20 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, 2, 1, 1, F, 0, why, n) || want(p, ins, 3, 1, 1, F, 1, why, n) ||
            want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_XENT_PROJ: {
+    int64_t K = ins->k, R = ins->inner;
+    if (K < 1 || R < 1 || R > O || ins->mode > 1) return diag_errbuf(why, n, "k %" PRId64 ", inner %" PRId64 ", mode %d", K, R, ins->mode);
+    if (want(p, ins, 0, O * K, 1, F, 0, why, n) || want(p, ins, 1, N * K, 1, F, 0, why, n) ||
+        want(p, ins, 2, O, 1, I, 0, why, n) || want(p, ins, 3, 1, 1, F, 0, why, n) || want(p, ins, 4, 1, 1, F, 0, why, n) ||
+        want(p, ins, 5, N * K, 1, F, 0, why, n) || want(p, ins, 6, R * N, 1, F, 0, why, n) || want(p, ins, -1, O * K, 1, F, 0, why, n))
+      return -1;
+    for (int a = 0; a < 7; a++) {    /* read and written a chunk at a time: no two may share */
+      if (ins->out == ins->in[a]) return diag_errbuf(why, n, "out is also in%d", a);
+      for (int b = a + 1; b < 7; b++)
+        if (ins->in[a] == ins->in[b]) return diag_errbuf(why, n, "in%d and in%d share a buffer", a, b);
+    }
+    return 0;
+  }
   case RT_ADAM: case RT_SGD: {
     if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     int64_t e = p->bufs[ins->out].nelem;

@@ -1105,6 +1105,46 @@ static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *i
   return 0;
 }
 
+/* The loss of a projection, chunk by chunk (RT_XENT_PROJ): per chunk of
+** rows, the three GEMMs and the gradient's row pass of the unfused
+** program, each on the chunk's rows; the scratch holds one chunk's logits
+** and then their gradient. The rows' losses are summed in row order after
+** the last chunk, as xent does; dx's rows are the unfused ones, dw's sum
+** over rows is split at the chunks (one chunk: the unfused bits). */
+static int k_xent_proj(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  i64 rows = ins->outer, n = ins->n, d = ins->k, R = ins->inner;
+  const float *x = in[0], *w = in[1];
+  const int32_t *lab = in[2];
+  float *dx = out, *dw = in[5], *s = in[6];
+  rt_instr xg = {.op = RT_XENT_GRAD, .outer = rows, .n = n, .alpha = ins->alpha};
+  if (check_labels(&xg, lab, err, errlen)) return -1;
+  if (n > INT_MAX || d > INT_MAX || R > INT_MAX || R * n > INT_MAX)
+    return diag_errbuf(err, errlen, "a chunk of %" PRId64 " rows of %" PRId64 " classes is too large for BLAS", R, n);
+  double *acc = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(double));
+  if (!acc) return diag_errbuf(err, errlen, "out of memory");
+  CBLAS_TRANSPOSE wt = ins->transb ? CblasTrans : CblasNoTrans, wn = ins->transb ? CblasNoTrans : CblasTrans;
+  int ldw = (int)(ins->transb ? d : n);
+  for (i64 r0 = 0; r0 < rows; r0 += R) {
+    i64 nr = rows - r0 < R ? rows - r0 : R;
+    const float *xc = x + r0 * d;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, wt, (int)nr, (int)n, (int)d, 1.0f, xc, (int)d, w, ldw, 0.0f, s, (int)n);
+    xg.outer = nr;
+    rowjob j = {&xg, s, (void *[]){s, (void *)(lab + r0), in[3]}, acc + r0};
+    run_rows(&j, xent_grad_span);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, wn, (int)nr, (int)d, (int)n, 1.0f, s, (int)n, w, ldw, 0.0f, dx + r0 * d, (int)d);
+    float beta = r0 > 0 || ins->mode ? 1.0f : 0.0f;
+    if (ins->transb)          /* dw [n, d] += s^T x */
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, (int)d, (int)nr, 1.0f, s, (int)n, xc, (int)d, beta, dw, (int)d);
+    else                      /* dw [d, n] += x^T s */
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)n, (int)nr, 1.0f, xc, (int)d, s, (int)n, beta, dw, (int)n);
+  }
+  double total = 0;
+  for (i64 r = 0; r < rows; r++) total += acc[r];    /* in row order, as k_xent */
+  free(acc);
+  *(float *)in[4] = (float)(total * ins->beta);
+  return 0;
+}
+
 /* ---- optimizer updates ----
 ** One pass per parameter: each element reads p, g and the state once and
 ** writes the new p and the state in place. The arithmetic is the unfused
@@ -1247,6 +1287,7 @@ static const rt_backend cpu = {
     [RT_SCATTER_ROWS] = k_scatter_rows,
     [RT_XENT] = k_xent,
     [RT_XENT_GRAD] = k_xent_grad,
+    [RT_XENT_PROJ] = k_xent_proj,
     [RT_CAUSAL_MASK] = k_causal_mask,
     [RT_BLOCK_COPY] = k_block_copy,
     [RT_SHARD_SLICE] = k_shard_slice,

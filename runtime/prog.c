@@ -13,7 +13,7 @@
 static const char *const op_names[] = {
   "fill", "copy", "ew", "transpose", "gemm", "reduce", "reduce_max_grad",
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
-  "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad",
+  "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
   "adam", "sgd", "attention", "attention_grad",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
@@ -57,7 +57,7 @@ double rt_instr_elems(const rt_prog *p, const rt_instr *x) {
 double rt_instr_rows(const rt_instr *x) {
   switch (x->op) {
   case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
-  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD:
+  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD: case RT_XENT_PROJ:
     return (double)x->outer;
   default: return 0;
   }
@@ -69,6 +69,7 @@ int rt_instr_writes_in(const rt_instr *x, int k) {
   case RT_ADAM: return k == 2 || k == 3;
   case RT_SGD: return k == 2;
   case RT_XENT_GRAD: return k == 3;
+  case RT_XENT_PROJ: return k >= 4;
   case RT_EW: return k == 3;
   default: return 0;
   }
@@ -319,6 +320,12 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g", ins->outer, ins->n, ins->alpha);
     if (ins->op == RT_XENT_GRAD && ins->in[3] >= 0) fprintf(f, "; and the loss into b%d, alpha %g", ins->in[3], ins->beta);
     fputc(']', f);
+    break;
+  case RT_XENT_PROJ:
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 " by %" PRId64 " classes, %s, %" PRId64 " rows at a time; alpha %g;"
+            " the loss into b%d, alpha %g; dw into b%d%s; scratch b%d]", ins->outer, ins->k, ins->n,
+            ins->transb ? "w [classes, k]" : "w [k, classes]", ins->inner, ins->alpha, ins->in[4], ins->beta, ins->in[5],
+            ins->mode ? ", added" : "", ins->in[6]);
     break;
   case RT_ATTENTION: case RT_ATTENTION_GRAD:
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", scale %g%s", ins->outer, ins->m, ins->k, ins->alpha,

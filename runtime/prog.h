@@ -14,7 +14,7 @@
 #include "util/arena.h"
 
 #define RT_MAXRANK 8
-#define RT_MAXIN 6
+#define RT_MAXIN 8
 
 /* Element types. f32 is the fast path of every kernel; bf16 and f16 are
 ** stored in two bytes and computed with f32 arithmetic; f64, i64, i8, ui8
@@ -63,6 +63,13 @@ typedef enum rt_op {
                        -> (softmax - onehot) * dloss * alpha; in3 = a scalar or -1: where
                        given, also the loss written there, as RT_XENT with alpha = beta
                        would (the two folded: rt_instr_writes_in) */
+  RT_XENT_PROJ,     /* cross-entropy of a projection and its gradients, inner rows at a time
+                       (interp/lower/lmloss.c): in0 = x [outer, k], in1 = w ([n, k] when
+                       transb, else [k, n]), in2 = labels [outer], in3 = dloss, in4 = the
+                       loss (written, scale beta), in5 = dw (written, w's shape; mode 1:
+                       added to), in6 = scratch [inner, n] (written); out = dx [outer, k].
+                       Per chunk: logits = x w, their xent_grad (alpha), dx = d w^T,
+                       dw += d^T x: the [outer, n] logits never exist whole */
   RT_CAUSAL_MASK,   /* in0 viewed as [outer, m, n]: entries with col > row + off become alpha
                        (-inf forward, 0 for the gradient) */
   RT_BLOCK_COPY,    /* in0 viewed [outer, m, inner]: its rows [k, k+n) go to rows

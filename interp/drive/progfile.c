@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 5   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+#define PF_VERSION 6   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
                           4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t);
                           5: an ew may write the sums of its rows (in3), which an older carve
-                             would not do: it refuses the version instead */
+                             would not do: it refuses the version instead;
+                          6: eight inputs (xent_proj reads and writes seven buffers) */
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
@@ -373,7 +374,7 @@ static int read_instr(rd *r, rt_prog *p) {
   int64_t in[RT_MAXIN], shape[RT_MAXRANK], stride[3][RT_MAXRANK], perm[RT_MAXRANK];
   if (expect(r, "rank") < 0 || int_in(r, 0, RT_MAXRANK, &rank) < 0 || expect(r, "nin") < 0 || int_in(r, 0, RT_MAXIN, &nin) < 0) return -1;
   if (expect(r, "out") < 0 || int_in(r, 0, p->nbufs - 1, &out) < 0 || expect(r, "in") < 0 || list(r, in, RT_MAXIN, -1, &nread) < 0) return -1;
-  if (nread != 4 && nread != RT_MAXIN) return fail(r, at, "%s", "an instruction lists 4 or 6 inputs");   /* 4: version 2 */
+  if (nread != 4 && nread != 6 && nread != RT_MAXIN) return fail(r, at, "%s", "an instruction lists 4, 6 or 8 inputs");   /* 4: version 2; 6: versions 3 to 5 */
   for (int k = nread; k < RT_MAXIN; k++) in[k] = -1;
   if (expect(r, "group") < 0 || int_in(r, -1, p->ngroups - 1, &group) < 0 || expect(r, "src") < 0 || int_in(r, -1, INT32_MAX, &src) < 0) return -1;
   if (expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;

@@ -772,6 +772,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (!c.opt.keep_values && !c.opt.no_fold_adds) lw_fold_adds(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_norm_grads(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
+    if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_bias_grads(p);
     if (plan && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes);
     if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);

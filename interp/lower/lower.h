@@ -48,6 +48,11 @@ typedef struct lower_opts {
   ** reduce_sum apart from the elementwise op before it (normgrad.c,
   ** lossgrad.c and biasgrad.c fold each otherwise; tests compare). */
   int no_fold_rows;
+  /* A language model's loss (the projection onto the classes, cross-entropy
+  ** and their gradients) runs in chunks of rows whose logits take at most
+  ** this many bytes (lmloss.c; 0: 256 MiB); below 0, or no_fold_rows, keeps
+  ** it unfused. */
+  int64_t loss_chunk_bytes;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

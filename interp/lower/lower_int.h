@@ -85,6 +85,9 @@ int  lw_fold_adds(rt_prog *p);
 int  lw_hoist_updates(rt_prog *p);
 int  lw_fold_norm_grads(rt_prog *p);
 int  lw_fold_loss(rt_prog *p);
+/* a projection's cross-entropy in chunks of at most this many bytes of logits (lmloss.c) */
+#define LW_LOSS_CHUNK_BYTES ((int64_t)256 << 20)
+int  lw_fold_lm_loss(rt_prog *p, int64_t chunk_bytes);
 int  lw_fold_bias_grads(rt_prog *p);
 
 /* emit.c */

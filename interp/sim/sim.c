@@ -137,6 +137,19 @@ double sim_attention_seconds(const sim_opts *o, double bh, double s, double dk, 
   return block_gemms(o, bh, dk, grad, scores, calls, dt) + sim_kernel_seconds(o->prof, cost, bh * scores, bh * calls);
 }
 
+/* a projection's loss by chunks: each chunk's three GEMMs and the
+** gradient's row pass over its logits, as the unfused instructions cost */
+static double xent_proj_seconds(const rt_instr *x, const sim_opts *o) {
+  double t = o->prof->launch, rows = (double)x->outer, R = (double)x->inner, V = (double)x->n, d = (double)x->k;
+  for (double r0 = 0; r0 < rows; r0 += R) {
+    double nr = rows - r0 < R ? rows - r0 : R, flops = 2 * nr * V * d;
+    t += 3 * sim_gemm_seconds(o, flops, 1, SIM_F32);
+    double kt = sim_kernel_seconds(o->prof, o->prof->op_cost[RT_XENT_GRAD], nr * V, nr);
+    t += kt > 0 ? kt : 2 * 4 * nr * V / o->prof->bandwidth;
+  }
+  return t;
+}
+
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
@@ -148,6 +161,7 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   if (x->op == RT_ATTENTION || x->op == RT_ATTENTION_GRAD)    /* block GEMMs, no [s, s] buffer */
     return sim_attention_seconds(o, (double)x->outer, (double)x->m, (double)x->k, x->fn, x->op == RT_ATTENTION_GRAD,
                                  dt_of(p->bufs[x->out].dtype));
+  if (x->op == RT_XENT_PROJ) return xent_proj_seconds(x, o);
   double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
   if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);
@@ -247,6 +261,7 @@ int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lowe
     } else {
       r->compute += t;
       if (x->op == RT_GEMM) r->flops += 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
+      if (x->op == RT_XENT_PROJ) r->flops += 3 * 2.0 * (double)x->outer * (double)x->n * (double)x->k;   /* its three GEMMs */
     }
     /* the overlapped schedule: compute in order on one stream, collectives in order on another */
     double start = coll ? comm_free : comp_free;

@@ -41,7 +41,7 @@ j = json.load(open(sys.argv[1]))
 m, t = j["memory"], j["time"]
 for k in ("params", "grads", "optimizer", "activations", "peak"): assert m[k] >= 0, k
 for k in ("compute", "communication", "total"): assert t[k] > 0, k
-assert abs(t["total"] - t["compute"] - t["communication"]) < 1e-9 * t["total"]
+assert abs(t["total"] - t["compute"] - t["communication"]) < 3e-9 * t["total"]   # three numbers of 9 digits
 assert m["peak"] > m["params"] + m["optimizer"]
 PY
 run "$CARVE" simulate "$ex/gpt2_small.cir" $T
