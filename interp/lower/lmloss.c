@@ -131,17 +131,16 @@ static int find(const rt_prog *p, int xg, match *mt) {
   int ids[] = {mt->x, mt->w, mt->lab, mt->seed, mt->loss, mt->dx, mt->dw};
   for (int a = 0; a < 7; a++)           /* seven buffers of their own (exec.c checks it too) */
     for (int b = a + 1; b < 7; b++) if (ids[a] == ids[b]) return 0;
-  /* Run at the last of the four: x and w hold still from the logits on,
-  ** the labels and seed from their gradient; loss, dx and dw are touched by
-  ** nothing else from the logits to there; nothing reads dw's old value
-  ** but its GEMM. */
+  /* Run where the gradient ran (it writes the loss there, which under
+  ** batch parallelism an all-reduce reads next): x and w hold still from
+  ** the logits to the last of the four; nothing touches dx before its GEMM
+  ** nor dw before its own (which may add to what dw holds). */
   int last = mt->g2 > mt->g3 ? mt->g2 : mt->g3;
   for (int i = mt->g1 + 1; i < last; i++) {
     const rt_instr *y = &p->instrs[i];
-    if (i == xg || i == mt->g2 || i == mt->g3) continue;
+    if (i == xg || i == mt->g2 || i == mt->g3 || i == mt->x2_writer) continue;
     if (rt_instr_writes(y, mt->x) || rt_instr_writes(y, mt->w)) return 0;
-    if (i > xg && (rt_instr_writes(y, mt->lab) || rt_instr_writes(y, mt->seed))) return 0;
-    if (touches(y, mt->loss) || touches(y, mt->dx) || touches(y, mt->dw)) return 0;
+    if ((i < mt->g2 && touches(y, mt->dx)) || (i < mt->g3 && touches(y, mt->dw))) return 0;
   }
   if (mt->x2 >= 0)                      /* the recomputation goes too when nothing else reads it */
     for (int i = 0; i < p->ninstrs; i++)
@@ -150,7 +149,8 @@ static int find(const rt_prog *p, int xg, match *mt) {
 }
 
 /* rows per chunk: equal chunks of at most chunk_bytes of logits */
-static int64_t chunk_rows(int64_t rows, int64_t classes, int64_t chunk_bytes) {
+int64_t lower_lm_loss_chunk_rows(int64_t rows, int64_t classes, int64_t chunk_bytes) {
+  if (chunk_bytes <= 0) chunk_bytes = LW_LOSS_CHUNK_BYTES;
   double all = (double)rows * (double)classes * 4;
   int64_t chunks = (int64_t)(all / (double)chunk_bytes);
   if ((double)chunks * (double)chunk_bytes < all) chunks++;
@@ -160,12 +160,11 @@ static int64_t chunk_rows(int64_t rows, int64_t classes, int64_t chunk_bytes) {
 }
 
 int lw_fold_lm_loss(rt_prog *p, int64_t chunk_bytes) {
-  if (chunk_bytes <= 0) chunk_bytes = LW_LOSS_CHUNK_BYTES;
   int folded = 0;
   for (int i = 0; i < p->ninstrs; i++) {
     match mt;
     if (!find(p, i, &mt)) continue;
-    int64_t R = chunk_rows(mt.rows, mt.classes, chunk_bytes);
+    int64_t R = lower_lm_loss_chunk_rows(mt.rows, mt.classes, chunk_bytes);
     const rt_buf *lb = &p->bufs[p->instrs[mt.g1].out];
     int64_t sshape[2] = {R, mt.classes};
     int scratch = rt_prog_buf(p, arena_printf(&p->mem, "%s.chunk", lb->name), RT_F32, 2, sshape, RT_BUF_TEMP);
@@ -183,11 +182,11 @@ int lw_fold_lm_loss(rt_prog *p, int64_t chunk_bytes) {
     f.mode = (uint8_t)mt.accumulate;
     f.alpha = p->instrs[mt.xg].alpha;
     f.beta = p->instrs[mt.xg].beta;
-    /* the four go; the fused one takes the last one's place */
-    int last = mt.g2 > mt.g3 ? mt.g2 : mt.g3, w = 0;
+    /* the four go; the fused one takes the gradient's place */
+    int w = 0;
     for (int k = 0; k < p->ninstrs; k++) {
       if (k == mt.g1 || k == mt.xg || k == mt.g2 || k == mt.g3 || k == mt.x2_writer) {
-        if (k == last) p->instrs[w++] = f;
+        if (k == mt.xg) p->instrs[w++] = f;
         continue;
       }
       p->instrs[w++] = p->instrs[k];

@@ -67,5 +67,9 @@ void lower_result_free(lower_result *r);
 ** reads and writes (7 for Adam, 5 or 3 for SGD) for its result, else 0.
 ** For estimates that do not lower (the search's). */
 void lower_fused_updates(const ir_graph *g, signed char *folded);
+/* The rows of a language model's loss that one chunk runs (lmloss.c):
+** rows of classes f32 logits in chunks of at most chunk_bytes (0: the
+** default). Its scratch holds that many rows of logits. */
+int64_t lower_lm_loss_chunk_rows(int64_t rows, int64_t classes, int64_t chunk_bytes);
 
 #endif

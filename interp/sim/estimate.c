@@ -25,6 +25,8 @@ struct estimator {
   int *last;                      /* an op value's last position alive (its buffer's last reader) */
   char *leaf, *alias;             /* leaves; values read in place from their operand (no buffer) */
   signed char *fused;             /* lower_fused_updates: -1 inside an update, its arrays at its result */
+  int *lmgrad;                    /* a language model's logits: their cross-entropy gradient (else -1) */
+  int *lmlogits;                  /* that gradient: its logits (else -1) */
   int64_t t_time, t_comm, t_leaves;
   /* the live bytes over program order: max tree with lazy adds */
   int size;
@@ -157,6 +159,37 @@ static uint32_t reduced_here(const estimator *e, int u, uint32_t contract) {
   return passes_on(e, u, P) ? 0 : P;
 }
 
+/* ---- a language model's loss ----
+** lmloss.c runs the projection onto the classes, the cross-entropy's
+** gradient and the gradient's two GEMMs a chunk of rows at a time when the
+** classes are whole and the logits need no reduction: neither the logits
+** nor their gradient is ever held, only a scratch of a chunk of rows. */
+
+/* The logits of cross_entropy_grad u when u heads that pattern: a
+** contraction read by u and the loss only, u read by two contractions. */
+static int lm_logits_of(const ir_graph *g, int u) {
+  const ir_value *v = g->vals[u];
+  if (v->kind != IR_OP || v->op != IR_CROSS_ENTROPY_GRAD || v->is_output || v->nusers != 2) return -1;
+  const ir_value *l = g->vals[v->args[0]];
+  if (l->kind != IR_OP || !is_contraction(l) || l->is_output || l->dtype != IR_F32 || v->dtype != IR_F32) return -1;
+  for (int k = 0; k < l->nusers; k++) {
+    const ir_value *w = g->vals[l->users[k]];
+    if (w->id != u && !(w->op == IR_CROSS_ENTROPY && w->args[0] == l->id)) return -1;
+  }
+  for (int k = 0; k < 2; k++) if (!is_contraction(g->vals[v->users[k]])) return -1;
+  return l->id;
+}
+
+/* Whether the logits l run fused as laid out now: the classes (the last
+** dim) whole, the contraction's sum whole on each device. */
+static int lm_fused(const estimator *e, int l) {
+  const ir_value *x = e->g->vals[l];
+  if (e->lmgrad[l] < 0 || e->p->lay[l].dim[x->shape.rank - 1].n) return 0;
+  sh_oplayout o;
+  shard_oplayout(e->p, l, &o);
+  return o.contract == 0;
+}
+
 static int64_t relaid_bytes(const estimator *e, const ir_value *x, const sh_dim *from, uint32_t partial, const sh_dim *to) {
   if (!partial && layout_same(from, to, x->shape.rank)) return 0;
   return (int64_t)(local_elems(e->p, x, from) * (double)ir_dtype_size(x->dtype));
@@ -165,6 +198,8 @@ static int64_t relaid_bytes(const estimator *e, const ir_value *x, const sh_dim 
 static int64_t value_bytes(const estimator *e, int v) {
   const ir_value *x = e->g->vals[v];
   if (x->kind == IR_CONST || e->alias[v] || x->carry >= 0 || e->fused[v] < 0) return 0;   /* literals; read in place; updated in place */
+  if (e->lmgrad[v] >= 0 && lm_fused(e, v)) return 0;                           /* run in chunks */
+  if (e->lmlogits[v] >= 0 && lm_fused(e, e->lmlogits[v])) return 0;
   return (int64_t)(local_elems(e->p, x, e->p->lay[v].dim) * (double)ir_dtype_size(x->dtype));
 }
 
@@ -201,6 +236,11 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
   *tmp += relaid_bytes(e, v, want, part, p->lay[u].dim);
   if (over && over == (int64_t)(local_elems(p, v, want) * (double)ir_dtype_size(v->dtype)))
     *tmp -= over;                 /* the result is written over it (runtime/plan.c): one place, not two */
+  if (e->lmlogits[u] >= 0 && lm_fused(e, e->lmlogits[u])) {     /* the chunk's scratch */
+    const ir_value *l = e->g->vals[e->lmlogits[u]];
+    int64_t classes = l->shape.d[l->shape.rank - 1], rows = (int64_t)local_elems(p, l, p->lay[l->id].dim) / classes;
+    *tmp += lower_lm_loss_chunk_rows(rows, classes, 0) * classes * (int64_t)sizeof(float);
+  }
   if (e->alias[u]) return;
   if (e->fused[u] < 0) return;    /* computed inside a fused update */
   if (e->fused[u] > 0) {          /* the update: one pass over its arrays */
@@ -260,6 +300,7 @@ static void recost(estimator *e, int u, int save) {
   e->t_comm += mt - e->comm[u];
   e->time[u] = ct;
   e->comm[u] = mt;
+  if (e->lmgrad[u] >= 0) recost(e, e->lmgrad[u], save);    /* whether it fuses is the logits' to say */
 }
 
 estimator *est_new(const sh_plan *p, const sim_opts *o) {
@@ -281,6 +322,13 @@ estimator *est_new(const sh_plan *p, const sim_opts *o) {
   e->alias = mem_calloc((size_t)n + 1, 1);
   e->fused = mem_calloc((size_t)n + 1, 1);
   lower_fused_updates(g, e->fused);
+  e->lmgrad = mem_alloc(sizeof *e->lmgrad * ((size_t)n + 1));
+  e->lmlogits = mem_alloc(sizeof *e->lmlogits * ((size_t)n + 1));
+  for (int v = 0; v < n; v++) e->lmgrad[v] = e->lmlogits[v] = -1;
+  for (int v = 0; v < n; v++) {
+    int l = lm_logits_of(g, v);
+    if (l >= 0) { e->lmlogits[v] = l; e->lmgrad[l] = v; }
+  }
   e->stamp = mem_calloc((size_t)n + 1, sizeof *e->stamp);
   e->mx = mem_calloc(2 * (size_t)e->size, sizeof *e->mx);
   e->lz = mem_calloc(2 * (size_t)e->size, sizeof *e->lz);
@@ -313,6 +361,8 @@ void est_free(estimator *e) {
   free(e->leaf);
   free(e->alias);
   free(e->fused);
+  free(e->lmgrad);
+  free(e->lmlogits);
   free(e->stamp);
   free(e->mx);
   free(e->lz);

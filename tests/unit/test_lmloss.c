@@ -237,3 +237,38 @@ Test(lmloss, recomputed_input_under_remat) {
   drive_free(&u);
   session_free(&s);
 }
+
+/* Under batch parallelism (with Megatron beside it) each device's rows
+** fuse; the loss, this device's partial sum, is all-reduced after the
+** fused instruction writes it, and the planner places it from there. */
+Test(lmloss, batch_parallel_rows) {
+  char mp[512], tp[512];
+  snprintf(mp, sizeof mp, "%s/examples/gpt2_small.cir", SRCDIR);
+  snprintf(tp, sizeof tp, "%s/examples/gpt2_small_bp_mp.tac", SRCDIR);
+  session s;
+  session_init(&s);
+  session_opts so = {mp, NULL, "adam(lr = 1e-3)", tp, {0}};
+  so.tac.ranks = 4;
+  cr_assert(session_load(&s, &so) == 0, "%s", diag_text(&s.diag));
+  drive f;
+  lower_opts lf = {0};
+  diag d;
+  diag_init(&d);
+  cr_assert(drive_lower_opts(&f, s.g, s.plan, &lf, &d) == 0, "%s", diag_text(&d));
+  diag_free(&d);
+  int at = -1, reduced = -1;
+  for (int i = 0; i < f.prog.ninstrs; i++) if (f.prog.instrs[i].op == RT_XENT_PROJ) at = i;
+  cr_assert(at >= 0, "fused on a device of batch = 2, model = 2");
+  const rt_instr *x = &f.prog.instrs[at];
+  cr_expect_eq(x->outer, 64, "this device's half of the 128 rows");
+  int loss = x->in[4];
+  for (int i = 0; i < f.prog.ninstrs; i++)
+    if (f.prog.instrs[i].op == RT_ALL_REDUCE && f.prog.instrs[i].in[0] == loss) reduced = i;
+  cr_expect(reduced > at, "the loss is all-reduced (at %d) after xent_proj writes it (at %d)", reduced, at);
+  rt_memplan m;
+  rt_memplan_make(&f.prog, &m);
+  cr_expect_eq(m.first_write[loss], at);
+  rt_memplan_free(&m);
+  drive_free(&f);
+  session_free(&s);
+}
