@@ -23,6 +23,13 @@ int layout_same(const sh_dim *a, const sh_dim *b, int rank) {
 }
 
 
+/* whether axis a splits a dim of d */
+static int splits(const sh_dim *d, int rank, int a) {
+  for (int i = 0; i < rank; i++)
+    for (int k = 0; k < d[i].n; k++) if (d[i].ax[k] == a) return 1;
+  return 0;
+}
+
 int layout_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t partial, const sh_dim *to, layout_step *st) {
   sh_dim cur[IR_MAXRANK];
   int n = 0;
@@ -61,21 +68,27 @@ int layout_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t parti
       break;
     }
   }
-  /* gather what the target does not have, minor first; then slice what it adds */
-  for (int i = 0; i < rank; i++) {
-    for (;;) {
-      int pre = cur[i].n <= to[i].n;
-      for (int k = 0; k < cur[i].n && pre; k++) pre = cur[i].ax[k] == to[i].ax[k];
-      if (pre) break;
-      st[n++] = (layout_step){RT_ALL_GATHER, i, 0, 1u << cur[i].ax[cur[i].n - 1]};
-      cur[i].n--;
+  /* gather what the target does not have, minor first; then slice what it
+  ** adds: at once where the axis splits nothing else (the gathers after it
+  ** move less), else once every gather is done (an axis sliced into one
+  ** dim while it still splits another would pair pieces of different
+  ** devices: from [-, batch+model] to [batch, -]) */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < rank; i++) {
+      for (;;) {
+        int pre = cur[i].n <= to[i].n;
+        for (int k = 0; k < cur[i].n && pre; k++) pre = cur[i].ax[k] == to[i].ax[k];
+        if (pre) break;
+        st[n++] = (layout_step){RT_ALL_GATHER, i, 0, 1u << cur[i].ax[cur[i].n - 1]};
+        cur[i].n--;
+      }
+      while (cur[i].n < to[i].n) {
+        int a = to[i].ax[cur[i].n];
+        if (pass == 0 && splits(cur, rank, a)) break;
+        st[n++] = (layout_step){RT_SHARD_SLICE, i, 0, 1u << a};
+        cur[i].ax[cur[i].n++] = (int8_t)a;
+      }
     }
-    while (cur[i].n < to[i].n) {
-      int a = to[i].ax[cur[i].n];
-      st[n++] = (layout_step){RT_SHARD_SLICE, i, 0, 1u << a};
-      cur[i].ax[cur[i].n++] = (int8_t)a;
-    }
-  }
   return n;
 }
 

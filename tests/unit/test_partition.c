@@ -129,6 +129,8 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small_bp_mp_z2.tac", "adam(lr = 1e-3)", 4},
   {"gpt2_small.cir", "gpt2_small_bp_mp_z3.tac", "adam(lr = 1e-3)", 4},
   {"gpt2_small.cir", "gpt2_small.tac", "adam(lr = 1e-3)", 4},
+  /* an axis leaving one dim for another with a second axis on the first */
+  {"gpt2_small.cir", "../tests/data/axis_two_dims.tac", "adam(lr = 1e-3)", 4},
   /* buckets: all-reduces (bp), reduce-scatters (ZeRO 2 and 3), beside
      megatron's activations; 1 KiB holds few gradients, so most go alone */
   {"mlp_small.cir", "mlp_bp.tac", "sgd(lr = 0.1)", 2, 25 << 20},

@@ -7,9 +7,11 @@
 ** reduce-scatters and all-gathers).
 */
 #include "harness.h"
+#include "interp/shard/layout.h"
 #include "interp/tactic/tactic.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct setup {
   arena mem;
@@ -287,6 +289,98 @@ Test(collectives, all_to_all_moves_a_split) {
   cr_assert_eq(s.counts[RT_ALL_TO_ALL], 1);
   cr_assert_eq(s.counts[RT_ALL_GATHER], 0, "outputs stay split as they are");
   unload(&s);
+}
+
+/* Every layout of a rank-3 value over a mesh of three axes, each axis in
+** at most one dim, major to minor. */
+enum { LR = 3, LA = 3 };
+static int all_layouts(sh_dim (*out)[LR]) {
+  int n = 0;
+  for (int code = 0; code < 64; code++) {          /* each axis: no dim, or dim 0, 1, 2 */
+    int where[LA];
+    for (int a = 0, c = code; a < LA; a++, c /= 4) where[a] = c % 4 - 1;
+    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    for (int q = 0; q < 6; q++) {                  /* the order the axes take within their dims */
+      sh_dim d[LR];
+      memset(d, 0, sizeof d);
+      for (int k = 0; k < LA; k++) {
+        int a = perms[q][k];
+        if (where[a] >= 0) d[where[a]].ax[d[where[a]].n++] = (int8_t)a;
+      }
+      int dup = 0;
+      for (int m = 0; m < n && !dup; m++) dup = !memcmp(out[m], d, sizeof d);
+      if (!dup) memcpy(out[n++], d, sizeof d);
+    }
+  }
+  return n;
+}
+
+static int axis_dim(const sh_dim *d, int a) {
+  for (int i = 0; i < LR; i++)
+    for (int k = 0; k < d[i].n; k++) if (d[i].ax[k] == a) return i;
+  return -1;
+}
+
+/* From any layout (with any unused axes a partial sum) to any other, each
+** reshard step is one a device can do on what it holds: an axis is
+** gathered from the minor end of its dim, and sliced or scattered into a
+** dim only when it splits no other (a device's pieces of two dims would
+** otherwise come from different devices' data), and the steps end at the
+** target with nothing left to sum. */
+Test(collectives, every_reshard_is_a_sequence_of_valid_steps) {
+  static sh_dim lays[512][LR];
+  int n = all_layouts(lays);
+  cr_assert_gt(n, 100);
+  sh_plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.mesh.n = LA;
+  for (int a = 0; a < LA; a++) pl.mesh.size[a] = 2;
+  for (int f = 0; f < n; f++)
+    for (int t = 0; t < n; t++) {
+      uint32_t unused = 0;
+      for (int a = 0; a < LA; a++) if (axis_dim(lays[f], a) < 0) unused |= 1u << a;
+      for (uint32_t partial = 0; partial <= unused; partial = (partial - unused) & unused) {
+        layout_step st[LAYOUT_MAXSTEPS];
+        int ns = layout_steps(&pl, LR, lays[f], partial, lays[t], st);
+        cr_assert(ns >= 0 && ns <= LAYOUT_MAXSTEPS);
+        sh_dim cur[LR];
+        memcpy(cur, lays[f], sizeof cur);
+        uint32_t left = partial;
+        for (int k = 0; k < ns; k++) {
+          uint32_t ax = st[k].axes;
+          int a = __builtin_ctz(ax), i = st[k].dim, ok = 1;
+          switch (st[k].op) {
+          case RT_ALL_REDUCE: ok = (ax & left) == ax; left &= ~ax; break;
+          case RT_REDUCE_SCATTER:
+            ok = (left >> a) & 1 && axis_dim(cur, a) < 0;
+            left &= ~ax;
+            cur[i].ax[cur[i].n++] = (int8_t)a;
+            break;
+          case RT_SHARD_SLICE: ok = !left && axis_dim(cur, a) < 0; cur[i].ax[cur[i].n++] = (int8_t)a; break;
+          case RT_ALL_GATHER: ok = !left && cur[i].n && cur[i].ax[cur[i].n - 1] == a; cur[i].n -= ok; break;
+          case RT_ALL_TO_ALL: {
+            int j = st[k].dim2;
+            ok = !left && cur[j].n && cur[j].ax[cur[j].n - 1] == a;
+            cur[j].n -= ok;
+            cur[i].ax[cur[i].n++] = (int8_t)a;
+            break;
+          }
+          default: ok = 0;
+          }
+          cr_assert(ok && ((ax & (ax - 1)) == 0 || st[k].op == RT_ALL_REDUCE),
+                    "layout %d -> %d (partial %u): step %d (op %d, dim %d, axes %u) is not valid there", f, t, partial, k,
+                    st[k].op, i, ax);
+          for (int b = 0; b < LA; b++) {           /* each axis in one dim at most */
+            int seen = 0;
+            for (int d = 0; d < LR; d++)
+              for (int m = 0; m < cur[d].n; m++) seen += cur[d].ax[m] == b;
+            cr_assert(seen <= 1, "layout %d -> %d (partial %u): after step %d axis %d splits %d dims", f, t, partial, k, b, seen);
+          }
+        }
+        cr_assert(!left && layout_same(cur, lays[t], LR), "layout %d -> %d (partial %u): the steps end elsewhere", f, t, partial);
+        if (partial == unused) break;
+      }
+    }
 }
 
 Test(collectives, reduce_scatter_fuses_reduce_and_split) {
