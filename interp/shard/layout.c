@@ -35,20 +35,25 @@ int layout_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t parti
   int n = 0;
   for (int i = 0; i < rank; i++) cur[i] = from[i];
   /* partial sums: reduce-scatter where the target splits a dim on that axis next, else all-reduce */
-  uint32_t ar = 0;
-  for (int a = 0; a < pl->mesh.n; a++) {
-    if (!((partial >> a) & 1)) continue;
-    int done = 0;
-    for (int i = 0; i < rank && !done; i++) {
-      int k = cur[i].n, pre = k < to[i].n;
-      for (int j = 0; j < k && pre; j++) pre = cur[i].ax[j] == to[i].ax[j];
-      if (pre && to[i].ax[k] == a) {
-        st[n++] = (layout_step){RT_REDUCE_SCATTER, i, 0, 1u << a};
-        cur[i].ax[cur[i].n++] = (int8_t)a;
-        done = 1;
+  /* (again after each: one scatter may open the way for the next, as
+  ** from a sum over batch and model to [model+batch]) */
+  uint32_t ar = partial;
+  for (int progress = 1; progress;) {
+    progress = 0;
+    for (int a = 0; a < pl->mesh.n; a++) {
+      if (!((ar >> a) & 1)) continue;
+      for (int i = 0; i < rank; i++) {
+        int k = cur[i].n, pre = k < to[i].n;
+        for (int j = 0; j < k && pre; j++) pre = cur[i].ax[j] == to[i].ax[j];
+        if (pre && to[i].ax[k] == a) {
+          st[n++] = (layout_step){RT_REDUCE_SCATTER, i, 0, 1u << a};
+          cur[i].ax[cur[i].n++] = (int8_t)a;
+          ar &= ~(1u << a);
+          progress = 1;
+          break;
+        }
       }
     }
-    if (!done) ar |= 1u << a;
   }
   if (ar) st[n++] = (layout_step){RT_ALL_REDUCE, 0, 0, ar};
   /* a minor axis moving from one dim to the end of another: one all-to-all */

@@ -122,17 +122,32 @@ void shard_partials(sh_plan *p) {
   int n = g->nvals;
   uint32_t *low = mem_calloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
   uint32_t *seen = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
+  uint32_t *low0 = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* ... with no operand passed on */
+  char *low_moved = mem_calloc((size_t)n + 1, 1);
   char *allowed = mem_calloc((size_t)n + 1, 1);
+  for (int v = 0; v < n; v++) { p->lay[v].partial = 0; p->keep[v] = 0; }
   for (int u = 0; u < n; u++) {
     if (g->vals[u]->kind != IR_OP) continue;
     sh_oplayout o;
     shard_oplayout(p, u, &o);
-    low[u] = o.contract;
+    low[u] = low0[u] = o.contract;
     allowed[u] = 1;
   }
   for (int round = 0; round < 100000; round++) {
     for (int u = 0; u < n; u++) {
       const ir_value *v = g->vals[u];
+      /* an operand passed on takes its axes from the op's factors
+      ** (shard_oplayout), so the op's own contraction follows what its
+      ** operands carry now: the heads of an input gradient left to a
+      ** contraction when a partial k takes the model axis */
+      int carries = 0;
+      for (int k = 0; k < v->nargs; k++) carries |= p->keep[v->args[k]] && p->lay[v->args[k]].partial;
+      if (carries || low_moved[u]) {
+        sh_oplayout o;
+        shard_oplayout(p, u, &o);
+        low_moved[u] = o.contract != low0[u];
+        low[u] = o.contract;
+      }
       uint32_t part = low[u];
       for (int k = 0; k < v->nargs; k++) part |= seen[v->args[k]];
       p->lay[u].partial = part;
@@ -160,6 +175,8 @@ void shard_partials(sh_plan *p) {
     allowed[first_unsure] = 0;
   }
   free(low);
+  free(low0);
+  free(low_moved);
   free(seen);
   free(allowed);
 }

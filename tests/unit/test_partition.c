@@ -131,6 +131,8 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small.tac", "adam(lr = 1e-3)", 4},
   /* an axis leaving one dim for another with a second axis on the first */
   {"gpt2_small.cir", "../tests/data/axis_two_dims.tac", "adam(lr = 1e-3)", 4},
+  /* a partial sum passed on, taking an axis from the contraction after it */
+  {"gpt2_small.cir", "../tests/data/partial_heads.tac", "sgd(lr = 0.1)", 4},
   /* buckets: all-reduces (bp), reduce-scatters (ZeRO 2 and 3), beside
      megatron's activations; 1 KiB holds few gradients, so most go alone */
   {"mlp_small.cir", "mlp_bp.tac", "sgd(lr = 0.1)", 2, 25 << 20},
@@ -151,23 +153,72 @@ ParameterizedTestParameters(partition, equals_one_device) {
   return cr_make_param_array(pcase, pcases, sizeof pcases / sizeof pcases[0]);
 }
 
-ParameterizedTest(pcase *c, partition, equals_one_device) {
+/* The model at path (examples/ relative), attention fused or not, with its training step. */
+static ir_graph *load_model(arena *mem, diag *d, const char *model, const char *train, int fuse) {
   char path[512];
-  snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, c->model);
+  snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, model);
+  const diag_src *src = diag_load_file(mem, d, path);
+  cr_assert(src);
+  cir_file *f = cir_parse(mem, d, src);
+  cr_assert(f, "%s", diag_text(d));
+  ir_graph *g = build_model(f, NULL, d);
+  cr_assert(g, "%s", diag_text(d));
+  if (fuse) cr_assert_gt(ir_fuse_attention(g), 0, "%s has attention to fuse", model);
+  train_spec t;
+  cr_assert(train_parse(mem, train, &t, d) == 0);
+  cr_assert(train_build(g, &t, d) == 0, "%s", diag_text(d));
+  return g;
+}
+
+/* Run g unpartitioned and under plan (with gradient buckets of bucket
+** bytes, 0 none) for STEPS steps: the losses on every device and every
+** parameter and state must equal one device's. what names the plan. */
+static void equals_one(const ir_graph *g, const sh_plan *plan, int64_t bucket, const char *what) {
+  int ndev = 1;
+  for (int i = 0; i < plan->mesh.n; i++) ndev *= (int)plan->mesh.size[i];
+  static run one, many;
+  memset(&one, 0, sizeof one);
+  memset(&many, 0, sizeof many);
+  int nb, nb0;
+  one_run(g, NULL, 0, &one, &nb);
+  int ncoll = one_run(g, plan, bucket, &many, &nb);
+  if (bucket) {                       /* fewer collectives than each gradient alone */
+    static run alone;
+    memset(&alone, 0, sizeof alone);
+    int n0 = one_run(g, plan, 0, &alone, &nb0);
+    cr_expect(nb > 0 && nb0 == 0 && ncoll < n0, "%s: %d collectives (%d buckets) against %d", what, ncoll, nb, n0);
+    for (int i = 0; i < g->nvals; i++) {
+      if (alone.full[i]) cr_expect(hx_normerr(many.full[i], alone.full[i], ir_nelem(&g->vals[i]->shape)) == 0,
+                                  "%s: '%s' differs with buckets (the same sums)", what, g->vals[i]->name);
+      free(alone.full[i]);
+    }
+    free(alone.full);
+  }
+  for (int s = 0; s < STEPS; s++)
+    for (int k = 0; k < ndev; k++) {
+      double e = fabs(many.loss[k][s] - one.loss[0][s]) / fabs(one.loss[0][s]);
+      cr_expect(e <= 1e-5, "%s: step %d, device %d: loss %.8g vs %.8g on one device", what, s + 1, k, many.loss[k][s], one.loss[0][s]);
+    }
+  for (int i = 0; i < g->nvals; i++) {
+    if (!one.full[i]) continue;
+    /* parameters to 1e-5; optimizer state holds squared gradients, whose float
+    ** rounding (partial sums added in another order) shows more: 1e-4 */
+    double e = hx_normerr(many.full[i], one.full[i], ir_nelem(&g->vals[i]->shape));
+    cr_expect(e <= (g->vals[i]->kind == IR_PARAM ? 1e-5 : 1e-4), "%s: '%s' after %d steps differs from one device by %g", what, g->vals[i]->name, STEPS, e);
+    free(one.full[i]);
+    free(many.full[i]);
+  }
+  free(one.full);
+  free(many.full);
+}
+
+ParameterizedTest(pcase *c, partition, equals_one_device) {
   arena mem;
   arena_init(&mem);
   diag d;
   diag_init(&d);
-  const diag_src *src = diag_load_file(&mem, &d, path);
-  cr_assert(src);
-  cir_file *f = cir_parse(&mem, &d, src);
-  cr_assert(f, "%s", diag_text(&d));
-  ir_graph *g = build_model(f, NULL, &d);
-  cr_assert(g, "%s", diag_text(&d));
-  if (c->fuse) cr_assert_gt(ir_fuse_attention(g), 0, "%s has attention to fuse", c->model);
-  train_spec t;
-  cr_assert(train_parse(&mem, c->train, &t, &d) == 0);
-  cr_assert(train_build(g, &t, &d) == 0, "%s", diag_text(&d));
+  ir_graph *g = load_model(&mem, &d, c->model, c->train, c->fuse);
+  char path[512];
   snprintf(path, sizeof path, "%s/examples/%s", SRCDIR, c->tactic);
   const diag_src *ts = diag_load_file(&mem, &d, path);
   tac_file *tf = tac_parse(&mem, &d, ts);
@@ -178,43 +229,84 @@ ParameterizedTest(pcase *c, partition, equals_one_device) {
   int64_t ndev = 1;
   for (int i = 0; i < plan->mesh.n; i++) ndev *= plan->mesh.size[i];
   cr_assert_eq(ndev, c->ndev);
-
-  static run one, many;
-  memset(&one, 0, sizeof one);
-  memset(&many, 0, sizeof many);
-  int nb, nb0;
-  one_run(g, NULL, 0, &one, &nb);
-  int ncoll = one_run(g, plan, c->bucket, &many, &nb);
-  if (c->bucket) {                    /* fewer collectives than each gradient alone */
-    static run alone;
-    memset(&alone, 0, sizeof alone);
-    int n0 = one_run(g, plan, 0, &alone, &nb0);
-    cr_expect(nb > 0 && nb0 == 0 && ncoll < n0, "%s: %d collectives (%d buckets) against %d", c->tactic, ncoll, nb, n0);
-    for (int i = 0; i < g->nvals; i++) {
-      if (alone.full[i]) cr_expect(hx_normerr(many.full[i], alone.full[i], ir_nelem(&g->vals[i]->shape)) == 0,
-                                  "%s: '%s' differs with buckets (the same sums)", c->tactic, g->vals[i]->name);
-      free(alone.full[i]);
-    }
-    free(alone.full);
-  }
-  for (int s = 0; s < STEPS; s++)
-    for (int k = 0; k < c->ndev; k++) {
-      double e = fabs(many.loss[k][s] - one.loss[0][s]) / fabs(one.loss[0][s]);
-      cr_expect(e <= 1e-5, "%s: step %d, device %d: loss %.8g vs %.8g on one device", c->tactic, s + 1, k, many.loss[k][s], one.loss[0][s]);
-    }
-  for (int i = 0; i < g->nvals; i++) {
-    if (!one.full[i]) continue;
-    /* parameters to 1e-5; optimizer state holds squared gradients, whose float
-    ** rounding (partial sums added in another order) shows more: 1e-4 */
-    double e = hx_normerr(many.full[i], one.full[i], ir_nelem(&g->vals[i]->shape));
-    cr_expect(e <= (g->vals[i]->kind == IR_PARAM ? 1e-5 : 1e-4), "%s, %s: '%s' after %d steps differs from one device by %g", c->tactic, c->train, g->vals[i]->name, STEPS, e);
-    free(one.full[i]);
-    free(many.full[i]);
-  }
-  free(one.full);
-  free(many.full);
+  char what[160];
+  snprintf(what, sizeof what, "%s, %s", c->tactic, c->train);
+  equals_one(g, plan, c->bucket, what);
   shard_free(plan);
   ir_graph_free(g);
   diag_free(&d);
   arena_free(&mem);
+}
+
+/* Plans nobody wrote: random shard statements on the small GPT's
+** parameters and inputs, any dim, either axis, in any order (the same
+** parameter split on both axes, one axis moving a value's split from one
+** dim to another), as the search may put together. Each one that applies
+** runs equal to one device; some compose it with the library's batch,
+** Megatron and ZeRO tactics, before or after. The same plans every run; RANDOM_PLANS=300
+** RANDOM_SEED=12345 in the environment tries others (the search for bugs
+** that found tests/data/partial_heads.tac). */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+
+Test(partition, random_plans_equal_one_device) {
+  static const struct { const char *glob; int rank; } targets[] = {
+    {"param \"wte\"", 2}, {"param \"wpe\"", 2}, {"param \"l*.attn.wq\"", 3}, {"param \"l*.attn.wk\"", 3},
+    {"param \"l*.attn.wv\"", 3}, {"param \"l*.attn.wo\"", 3}, {"param \"l*.mlp.w1\"", 2}, {"param \"l*.mlp.w2\"", 2},
+    {"param \"l*.ln*.g\"", 1}, {"param \"l1.mlp.b1\"", 1}, {"input \"ids\"", 2}, {"input \"labels\"", 2},
+  };
+  static const char *const axes[] = {"batch", "model"};
+  const char *train[] = {"adam(lr = 1e-3)", "sgd(lr = 0.1)", "adam(lr = 1e-3, remat = cheap)", "sgd(lr = 0.1, remat = full)"};
+  int applied = 0, tried = 0;
+  int nplans = getenv("RANDOM_PLANS") ? atoi(getenv("RANDOM_PLANS")) : 24;
+  if (getenv("RANDOM_SEED")) rng = strtoull(getenv("RANDOM_SEED"), NULL, 0);
+  for (int k = 0; k < nplans; k++) {
+    arena mem;
+    arena_init(&mem);
+    diag d;
+    diag_init(&d);
+    const char *tr = train[k % 4];
+    int fuse = (k / 4) % 2;               /* attention fused or not */
+    ir_graph *g = load_model(&mem, &d, "gpt2_small.cir", tr, fuse);
+    char tac[2048], sched[128] = "t";
+    int n = snprintf(tac, sizeof tac, "version 1\nmesh batch = 2, model = 2\n");
+    /* the library's tactics, some of them, before or after t */
+    static const char *const lib[][2] = {
+      {"bp", "use \"batch\" as bp (axis = batch)"}, {"mp", "use \"megatron\" as mp (axis = model)"},
+      {"z", "use \"zero\" as z (axis = batch, stage = 1)"}, {"z", "use \"zero\" as z (axis = batch, stage = 3)"},
+    };
+    for (int u = 0; u < 4; u++) {
+      if (next() % 3 || (u == 3 && strstr(tac, " as z "))) continue;
+      n += snprintf(tac + n, sizeof tac - (size_t)n, "%s\n", lib[u][1]);
+      char s2[128];
+      if (next() % 2) snprintf(s2, sizeof s2, "%s, %s", sched, lib[u][0]);
+      else snprintf(s2, sizeof s2, "%s, %s", lib[u][0], sched);
+      memcpy(sched, s2, sizeof sched);
+    }
+    n += snprintf(tac + n, sizeof tac - (size_t)n, "tactic t {\n");
+    int stmts = 2 + (int)(next() % 5);
+    for (int s = 0; s < stmts; s++) {
+      int t = (int)(next() % (sizeof targets / sizeof *targets));
+      n += snprintf(tac + n, sizeof tac - (size_t)n, "  shard %s dim %d on %s\n", targets[t].glob,
+                    (int)(next() % (uint64_t)targets[t].rank), axes[next() % 2]);
+    }
+    snprintf(tac + n, sizeof tac - (size_t)n, "}\nschedule %s\n", sched);
+    tried++;
+    tac_file *tf = tac_parse(&mem, &d, diag_src_string(&mem, "random.tac", tac, strlen(tac)));
+    cr_assert(tf, "%s", diag_text(&d));
+    tactic_opts o = {0};
+    sh_plan *plan = tactic_apply(g, tf, &o, &mem, &d);
+    if (plan) {                       /* else refused with a located error (a split that does not divide) */
+      applied++;
+      char what[2200];
+      snprintf(what, sizeof what, "random plan %d (%s, attention %s):\n%s", k, tr, fuse ? "fused" : "unfused", tac);
+      equals_one(g, plan, 0, what);
+      shard_free(plan);
+    } else
+      cr_expect(strstr(diag_text(&d), "random.tac:"), "refused without a place: %s", diag_text(&d));
+    ir_graph_free(g);
+    diag_free(&d);
+    arena_free(&mem);
+  }
+  cr_expect_geq(applied, tried * 2 / 3, "only %d of %d random plans applied: the test tests little", applied, tried);
 }
