@@ -8,6 +8,8 @@
 ** The rewrite turns c into attention(q, k, v) when every intermediate
 ** has c's chain as its only reader, so the fused kernel may drop them.
 ** The mul is optional (scale 1) and so is the mask (causal = false).
+** PyTorch's spelling is taken too: matmul(q, transpose(k, [0, 1, 3, 2]))
+** for the scores and matmul(p, v), on [b, h, s, d] operands.
 */
 #include "interp/ir/ir.h"
 
@@ -44,30 +46,53 @@ static ir_value *inner(const ir_graph *g, const ir_value *v, int k, ir_opkind op
 
 typedef struct match { int q, k, v; int causal; double scale; int dead[4], ndead; } match;
 
-/* scores = [mul(] einsum(q, k) [, literal)] */
+/* A batched matmul of two [b, h, ., .] operands: the same b and h. */
+static int matmul4(const ir_graph *g, const ir_value *e) {
+  if (e->kind != IR_OP || e->op != IR_MATMUL || e->shape.rank != 4) return 0;
+  const ir_shape *a = &g->vals[e->args[0]]->shape, *b = &g->vals[e->args[1]]->shape;
+  return a->rank == 4 && b->rank == 4 && a->d[0] == b->d[0] && a->d[1] == b->d[1];
+}
+
+/* The product of the scores: einsum(q, k), or matmul(q, transpose(k)) */
+static int match_product(const ir_graph *g, ir_value *e, match *m) {
+  if (e->op == IR_EINSUM) {
+    if (!spec_is(e->attr.spec, "0123,0143->0124")) return 0;
+    m->q = e->args[0];
+    m->k = e->args[1];
+  } else {
+    ir_value *t = matmul4(g, e) ? inner(g, e, 1, IR_TRANSPOSE) : NULL;
+    static const int swap[4] = {0, 1, 3, 2};
+    if (!t || t->attr.ndims != 4 || memcmp(t->attr.dims, swap, sizeof swap) != 0) return 0;
+    m->dead[m->ndead++] = t->id;
+    m->q = e->args[0];
+    m->k = t->args[0];
+  }
+  m->dead[m->ndead++] = e->id;
+  return 1;
+}
+
+/* scores = [mul(] product(q, k) [, literal)] */
 static int match_scores(const ir_graph *g, ir_value *x, match *m) {
   m->scale = 1;
-  ir_value *e = x->op == IR_EINSUM && x->nusers == 1 && !x->is_output ? x : NULL;
+  ir_value *e = (x->op == IR_EINSUM || x->op == IR_MATMUL) && x->nusers == 1 && !x->is_output ? x : NULL;
   if (!e && x->op == IR_MUL) {
     for (int k = 0; k < 2 && !e; k++) {
       const ir_value *lit = g->vals[x->args[1 - k]];
       if (lit->kind != IR_CONST || !(lit->attr.scalar > 0)) continue;
       e = inner(g, x, k, IR_EINSUM);
+      if (!e) e = inner(g, x, k, IR_MATMUL);
       m->scale = lit->attr.scalar;
     }
     if (!e) return 0;
     m->dead[m->ndead++] = x->id;
   }
-  if (!e || !spec_is(e->attr.spec, "0123,0143->0124")) return 0;
-  m->dead[m->ndead++] = e->id;
-  m->q = e->args[0];
-  m->k = e->args[1];
-  return 1;
+  return e && e->dtype == IR_F32 && match_product(g, e, m);
 }
 
 static int match_at(const ir_graph *g, const ir_value *c, match *m) {
   memset(m, 0, sizeof *m);
-  if (c->kind != IR_OP || c->op != IR_EINSUM || c->dtype != IR_F32 || !spec_is(c->attr.spec, "0124,0143->0123")) return 0;
+  if (c->kind != IR_OP || c->dtype != IR_F32) return 0;
+  if (!(c->op == IR_EINSUM && spec_is(c->attr.spec, "0124,0143->0123")) && !matmul4(g, c)) return 0;
   ir_value *p = inner(g, c, 0, IR_SOFTMAX);
   if (!p || p->attr.dim != 3) return 0;
   m->dead[m->ndead++] = p->id;

@@ -35,6 +35,9 @@ static char *model(int b, int h, int s, int d, const char *body) {
                "  out = einsum(\"bhqt,bhtk->bhqk\", p, v)"
 #define NOMUL  "  p = softmax(causal_mask(einsum(\"bhqk,bhtk->bhqt\", q, k)))\n" \
                "  out = einsum(\"bhqt,bhtk->bhqk\", p, v)"
+/* PyTorch's spelling: q @ k^T, then @ v */
+#define TORCH  "  sc = mul(matmul(q, transpose(k, [0, 1, 3, 2])), 0.35)\n  p = softmax(causal_mask(sc))\n" \
+               "  out = matmul(p, v)"
 
 static int fused_count(const char *text) {
   hx x;
@@ -51,6 +54,15 @@ Test(fuse, patterns) {
   t = model(1, 2, 5, 3, CAUSAL); cr_expect_eq(fused_count(t), 1); free(t);
   t = model(1, 2, 5, 3, PLAIN); cr_expect_eq(fused_count(t), 1); free(t);
   t = model(1, 2, 5, 3, NOMUL); cr_expect_eq(fused_count(t), 1); free(t);
+  t = model(1, 2, 5, 3, TORCH); cr_expect_eq(fused_count(t), 1); free(t);
+  t = model(1, 2, 5, 3, "  p = softmax(matmul(q, transpose(k, [0, 1, 3, 2])))\n  out = matmul(p, v)");
+  cr_expect_eq(fused_count(t), 1); free(t);
+  /* k not transposed as a whole (the heads swapped with the positions): kept */
+  t = model(1, 5, 5, 5, "  p = softmax(matmul(q, transpose(k, [0, 2, 3, 1])))\n  out = matmul(p, v)");
+  cr_expect_eq(fused_count(t), 0); free(t);
+  /* the transposed k read elsewhere too */
+  t = model(1, 2, 5, 3, "  kt = transpose(k, [0, 1, 3, 2])\n  p = softmax(matmul(q, kt))\n  out = matmul(p, v)\n  out2 = sum(kt)");
+  cr_expect_eq(fused_count(t), 0); free(t);
   /* the probabilities have another reader: kept as written */
   t = model(1, 2, 5, 3, CAUSAL "\n  out2 = sum(p)"); cr_expect_eq(fused_count(t), 0); free(t);
   /* scaled by a param, not a literal */
@@ -117,6 +129,7 @@ Test(fused, scale_one_s130) { same_as_unfused(1, 2, 130, 16, NOMUL); }
 Test(fused, one_position) { same_as_unfused(1, 1, 1, 4, CAUSAL); }
 Test(fused, block_multiple_s128) { same_as_unfused(1, 2, 128, 8, CAUSAL); }
 Test(fused, full_s300) { same_as_unfused(1, 2, 300, 8, PLAIN); }   /* keys in three chunks, none masked */
+Test(fused, torch_spelling_s67) { same_as_unfused(2, 3, 67, 8, TORCH); }
 
 /* Projections make q, k, v [b, h, s, k] from x [b, s, d], and the result
 ** is merged back to [b, s, d]: the spelling of transformer models. */
