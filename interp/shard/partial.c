@@ -16,12 +16,17 @@ void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
   int res = r->nops - 1;
   sh_dim from_ops[SH_MAXF], from_res[SH_MAXF];
   int have_res[SH_MAXF] = {0};
+  int64_t room[SH_MAXF] = {0};    /* what each factor's pieces must divide: its dims' sizes' gcd */
   memset(from_ops, 0, sizeof from_ops);
   memset(from_res, 0, sizeof from_res);
   for (int k = 0; k < r->nops; k++)
     for (int i = 0; i < r->rank[k]; i++) {
       int f = r->map[k][i];
       if (f < 0) continue;
+      for (int64_t a = room[f], b = p->g->vals[sh_operand_value(v, k)]->shape.d[i]; ; ) {
+        if (!b) { room[f] = a; break; }
+        int64_t t = a % b; a = b; b = t;
+      }
       const sh_dim *d = &p->lay[sh_operand_value(v, k)].dim[i];
       if (k == res) { from_res[f] = *d; have_res[f] = 1; }
       else if (d->n > from_ops[f].n && sh_prefix_of(&from_ops[f], d)) from_ops[f] = *d;
@@ -42,8 +47,14 @@ void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
       sh_dim *got = &o->fac[f];
       const sh_dim *want = phase < 2 ? &from_ops[f] : &from_res[f];
       if (phase == 2 && !(have_res[f] && got->n == from_ops[f].n && sh_prefix_of(&from_ops[f], &from_res[f]))) continue;
+      int64_t pieces = 1;
+      for (int j = 0; j < got->n; j++) pieces *= p->mesh.size[got->ax[j]];
       for (int j = got->n; j < want->n; j++) {
         if ((used >> want->ax[j]) & 1) break;
+        /* a reshape's group splits as its leading dims allow: [32] split
+        ** in 8 is not [4, 8] split in 8 */
+        pieces *= p->mesh.size[want->ax[j]];
+        if (room[f] % pieces) break;
         got->ax[got->n++] = want->ax[j];
         used |= 1u << want->ax[j];
       }

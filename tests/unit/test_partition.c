@@ -84,14 +84,14 @@ static int collectives(const rt_prog *p, int *buckets) {
 }
 
 /* Run the plan's program (plan NULL: one device); the program's collectives, and how many reduce buckets. */
-static int one_run(const ir_graph *g, const sh_plan *plan, int64_t bucket, run *r, int *buckets) {
+static int one_run(const ir_graph *g, const sh_plan *plan, int64_t bucket, run *r, int *buckets, const char *what) {
   static rt_prog p;
   static lower_result lr;
   diag d;
   diag_init(&d);
   lower_opts lo = {0};
   lo.bucket_bytes = bucket;
-  cr_assert(lower_program_opts(g, plan, &lo, &p, &lr, &d) == 0, "%s", diag_text(&d));
+  cr_assert(lower_program_opts(g, plan, &lo, &p, &lr, &d) == 0, "%s: %s", what, diag_text(&d));
   int ncoll = collectives(&p, buckets);
   r->g = g;
   r->p = &p;
@@ -103,11 +103,11 @@ static int one_run(const ir_graph *g, const sh_plan *plan, int64_t bucket, run *
     r->l = rt_local_new(&p);
     cr_assert(r->l);
     int rc = rt_local_run(r->l, device, r);
-    for (int k = 0; k < rt_local_devices(r->l); k++) cr_assert(rc == 0, "device %d: %s", k, r->err[k]);
+    for (int k = 0; k < rt_local_devices(r->l); k++) cr_assert(rc == 0, "%s: device %d: %s", what, k, r->err[k]);
     rt_local_free(r->l);
   } else {
     r->l = NULL;
-    cr_assert(device(0, r) == 0, "%s", r->err[0]);
+    cr_assert(device(0, r) == 0, "%s: %s", what, r->err[0]);
   }
   lower_result_free(&lr);
   rt_prog_free(&p);
@@ -133,6 +133,8 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "../tests/data/axis_two_dims.tac", "adam(lr = 1e-3)", 4},
   /* a partial sum passed on, taking an axis from the contraction after it */
   {"gpt2_small.cir", "../tests/data/partial_heads.tac", "sgd(lr = 0.1)", 4},
+  /* a reshape's group split finer than its leading dim */
+  {"../tests/data/attn_reshape.cir", "../tests/data/reshape_group.tac", "adam(lr = 1e-3)", 8, 0, 1},
   /* buckets: all-reduces (bp), reduce-scatters (ZeRO 2 and 3), beside
      megatron's activations; 1 KiB holds few gradients, so most go alone */
   {"mlp_small.cir", "mlp_bp.tac", "sgd(lr = 0.1)", 2, 25 << 20},
@@ -180,12 +182,12 @@ static void equals_one(const ir_graph *g, const sh_plan *plan, int64_t bucket, c
   memset(&one, 0, sizeof one);
   memset(&many, 0, sizeof many);
   int nb, nb0;
-  one_run(g, NULL, 0, &one, &nb);
-  int ncoll = one_run(g, plan, bucket, &many, &nb);
+  one_run(g, NULL, 0, &one, &nb, what);
+  int ncoll = one_run(g, plan, bucket, &many, &nb, what);
   if (bucket) {                       /* fewer collectives than each gradient alone */
     static run alone;
     memset(&alone, 0, sizeof alone);
-    int n0 = one_run(g, plan, 0, &alone, &nb0);
+    int n0 = one_run(g, plan, 0, &alone, &nb0, what);
     cr_expect(nb > 0 && nb0 == 0 && ncoll < n0, "%s: %d collectives (%d buckets) against %d", what, ncoll, nb, n0);
     for (int i = 0; i < g->nvals; i++) {
       if (alone.full[i]) cr_expect(hx_normerr(many.full[i], alone.full[i], ir_nelem(&g->vals[i]->shape)) == 0,
@@ -238,8 +240,10 @@ ParameterizedTest(pcase *c, partition, equals_one_device) {
   arena_free(&mem);
 }
 
-/* Plans nobody wrote: random shard statements on the small GPT's
-** parameters and inputs, any dim, either axis, in any order (the same
+/* Plans nobody wrote: random shard statements on the parameters and
+** inputs of the small GPT, the small MLP and attention spelt with
+** reshapes, on meshes of 2 x 2, 4 x 2 and 2 x 2 x 2 devices, any dim,
+** any axis, in any order (the same
 ** parameter split on both axes, one axis moving a value's split from one
 ** dim to another), as the search may put together. Each one that applies
 ** runs equal to one device; some compose it with the library's batch,
@@ -250,12 +254,10 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
 
 Test(partition, random_plans_equal_one_device) {
-  static const struct { const char *glob; int rank; } targets[] = {
-    {"param \"wte\"", 2}, {"param \"wpe\"", 2}, {"param \"l*.attn.wq\"", 3}, {"param \"l*.attn.wk\"", 3},
-    {"param \"l*.attn.wv\"", 3}, {"param \"l*.attn.wo\"", 3}, {"param \"l*.mlp.w1\"", 2}, {"param \"l*.mlp.w2\"", 2},
-    {"param \"l*.ln*.g\"", 1}, {"param \"l1.mlp.b1\"", 1}, {"input \"ids\"", 2}, {"input \"labels\"", 2},
+  static const struct { const char *model; int attention; } models[] = {
+    {"gpt2_small.cir", 1}, {"mlp_small.cir", 0}, {"../tests/data/attn_reshape.cir", 1},
   };
-  static const char *const axes[] = {"batch", "model"};
+  static const char *const axes[] = {"batch", "model", "seq"};
   const char *train[] = {"adam(lr = 1e-3)", "sgd(lr = 0.1)", "adam(lr = 1e-3, remat = cheap)", "sgd(lr = 0.1, remat = full)"};
   int applied = 0, tried = 0;
   int nplans = getenv("RANDOM_PLANS") ? atoi(getenv("RANDOM_PLANS")) : 24;
@@ -265,11 +267,22 @@ Test(partition, random_plans_equal_one_device) {
     arena_init(&mem);
     diag d;
     diag_init(&d);
-    const char *tr = train[k % 4];
-    int fuse = (k / 4) % 2;               /* attention fused or not */
-    ir_graph *g = load_model(&mem, &d, "gpt2_small.cir", tr, fuse);
-    char tac[2048], sched[128] = "t";
-    int n = snprintf(tac, sizeof tac, "version 1\nmesh batch = 2, model = 2\n");
+    int m = k % 3;
+    const char *tr = train[(k / 3) % 4];
+    int fuse = models[m].attention && (k / 12) % 2;     /* attention fused or not */
+    ir_graph *g = load_model(&mem, &d, models[m].model, tr, fuse);
+    /* the parameters and inputs a statement may name */
+    int leaves[256], nleaves = 0;
+    for (int v = 0; v < g->nvals && nleaves < 256; v++) {
+      const ir_value *x = g->vals[v];
+      if ((x->kind == IR_PARAM || x->kind == IR_INPUT) && x->shape.rank > 0) leaves[nleaves++] = v;
+    }
+    cr_assert_gt(nleaves, 0);
+    char tac[4096], sched[128] = "t";
+    /* 4 devices, 8 on two axes, or 8 on three */
+    static const char *const meshes[] = {"batch = 2, model = 2", "batch = 4, model = 2", "batch = 2, model = 2, seq = 2"};
+    int mesh = k % 5 < 3 ? 0 : k % 5 == 3 ? 1 : 2, naxes = mesh == 2 ? 3 : 2;
+    int n = snprintf(tac, sizeof tac, "version 1\nmesh %s\n", meshes[mesh]);
     /* the library's tactics, some of them, before or after t */
     static const char *const lib[][2] = {
       {"bp", "use \"batch\" as bp (axis = batch)"}, {"mp", "use \"megatron\" as mp (axis = model)"},
@@ -286,9 +299,12 @@ Test(partition, random_plans_equal_one_device) {
     n += snprintf(tac + n, sizeof tac - (size_t)n, "tactic t {\n");
     int stmts = 2 + (int)(next() % 5);
     for (int s = 0; s < stmts; s++) {
-      int t = (int)(next() % (sizeof targets / sizeof *targets));
-      n += snprintf(tac + n, sizeof tac - (size_t)n, "  shard %s dim %d on %s\n", targets[t].glob,
-                    (int)(next() % (uint64_t)targets[t].rank), axes[next() % 2]);
+      const ir_value *x = g->vals[leaves[next() % (uint64_t)nleaves]];
+      const char *glob = x->name;
+      char pat[128];
+      if (!strncmp(glob, "l0.", 3) && next() % 2) { snprintf(pat, sizeof pat, "l*.%s", glob + 3); glob = pat; }   /* every layer's */
+      n += snprintf(tac + n, sizeof tac - (size_t)n, "  shard %s \"%s\" dim %d on %s\n", x->kind == IR_PARAM ? "param" : "input",
+                    glob, (int)(next() % (uint64_t)x->shape.rank), axes[next() % (uint64_t)naxes]);
     }
     snprintf(tac + n, sizeof tac - (size_t)n, "}\nschedule %s\n", sched);
     tried++;
@@ -298,12 +314,12 @@ Test(partition, random_plans_equal_one_device) {
     sh_plan *plan = tactic_apply(g, tf, &o, &mem, &d);
     if (plan) {                       /* else refused with a located error (a split that does not divide) */
       applied++;
-      char what[2200];
-      snprintf(what, sizeof what, "random plan %d (%s, attention %s):\n%s", k, tr, fuse ? "fused" : "unfused", tac);
+      char what[4400];
+      snprintf(what, sizeof what, "random plan %d (%s, %s, attention %s):\n%s", k, models[m].model, tr, fuse ? "fused" : "unfused", tac);
       equals_one(g, plan, 0, what);
       shard_free(plan);
     } else
-      cr_expect(strstr(diag_text(&d), "random.tac:"), "refused without a place: %s", diag_text(&d));
+      cr_expect(strstr(diag_text(&d), ".tac:") && strstr(diag_text(&d), ": error: "), "refused without a place: %s", diag_text(&d));   /* the plan's or the library's */
     ir_graph_free(g);
     diag_free(&d);
     arena_free(&mem);
