@@ -383,7 +383,11 @@ int tactic_run(tactic_ctx *c, const char *name, uint32_t off) {
       if (!r.block->args[i].has_val && !lookup(b, nb, r.block->args[i].key))
         return diag_error(c->d, at(c->f, off), "tactic '%s' needs a value for '%s'", name, r.block->args[i].key);
     for (int i = 0; i < r.block->nstmts; i++)
-      if (run_stmt(c, r.file, &r.block->stmts[i], b, nb) < 0) return -1;
+      if (run_stmt(c, r.file, &r.block->stmts[i], b, nb) < 0) {
+        if (r.file != c->f)       /* a library's statement: say which line of this file brought it in */
+          diag_note(c->d, at(c->f, r.use ? r.use->off : off), "in tactic '%s', used here", name);
+        return -1;
+      }
   }
   shard_propagate(c->p);
   return 0;

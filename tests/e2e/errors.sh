@@ -34,5 +34,12 @@ for f in mlir/*.mlir import/*.mlir; do
     echo "FAIL $f (exit $rc, $nerr errors)"; echo "  want: $want"; echo "  got:  $first"
   fi
 done
+# an error inside a library tactic also names the line that used it
+err=$(timeout 120 "$CARVE" check "$SRCDIR/tests/data/chain.cir" library_indivisible.tac 2>&1 >/dev/null)
+if printf '%s\n' "$err" | grep -q "^library_indivisible.tac:5:1: note: in tactic 'bp', used here$"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL library_indivisible.tac: no note at the use line"; printf '%s\n' "$err"
+fi
 echo "errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
