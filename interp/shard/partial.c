@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int64_t gcd(int64_t a, int64_t b) {
+  while (b) { int64_t t = a % b; a = b; b = t; }
+  return a;
+}
+
 void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
   const ir_value *v = p->g->vals[u];
   memset(o, 0, sizeof *o);
@@ -23,10 +28,7 @@ void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
     for (int i = 0; i < r->rank[k]; i++) {
       int f = r->map[k][i];
       if (f < 0) continue;
-      for (int64_t a = room[f], b = p->g->vals[sh_operand_value(v, k)]->shape.d[i]; ; ) {
-        if (!b) { room[f] = a; break; }
-        int64_t t = a % b; a = b; b = t;
-      }
+      room[f] = gcd(room[f], p->g->vals[sh_operand_value(v, k)]->shape.d[i]);
       const sh_dim *d = &p->lay[sh_operand_value(v, k)].dim[i];
       if (k == res) { from_res[f] = *d; have_res[f] = 1; }
       else if (d->n > from_ops[f].n && sh_prefix_of(&from_ops[f], d)) from_ops[f] = *d;
@@ -134,7 +136,6 @@ void shard_partials(sh_plan *p) {
   uint32_t *low = mem_calloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
   uint32_t *seen = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
   uint32_t *low0 = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* ... with no operand passed on */
-  char *low_moved = mem_calloc((size_t)n + 1, 1);
   char *allowed = mem_calloc((size_t)n + 1, 1);
   for (int v = 0; v < n; v++) { p->lay[v].partial = 0; p->keep[v] = 0; }
   for (int u = 0; u < n; u++) {
@@ -153,10 +154,10 @@ void shard_partials(sh_plan *p) {
       ** contraction when a partial k takes the model axis */
       int carries = 0;
       for (int k = 0; k < v->nargs; k++) carries |= p->keep[v->args[k]] && p->lay[v->args[k]].partial;
-      if (carries || low_moved[u]) {
+      low[u] = low0[u];
+      if (carries) {
         sh_oplayout o;
         shard_oplayout(p, u, &o);
-        low_moved[u] = o.contract != low0[u];
         low[u] = o.contract;
       }
       uint32_t part = low[u];
@@ -187,7 +188,6 @@ void shard_partials(sh_plan *p) {
   }
   free(low);
   free(low0);
-  free(low_moved);
   free(seen);
   free(allowed);
 }
