@@ -44,7 +44,7 @@ static ir_value *inner(const ir_graph *g, const ir_value *v, int k, ir_opkind op
   return a;
 }
 
-typedef struct match { int q, k, v; int causal; double scale; int dead[4], ndead; } match;
+typedef struct match { int q, k, v; int causal; double scale; int dead[6], ndead; } match;   /* dead: softmax, mask, mul, product, transpose */
 
 /* A batched matmul of two [b, h, ., .] operands: the same b and h. */
 static int matmul4(const ir_graph *g, const ir_value *e) {
