@@ -137,7 +137,7 @@ void shard_partials(sh_plan *p) {
   uint32_t *seen = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
   uint32_t *low0 = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* ... with no operand passed on */
   char *allowed = mem_calloc((size_t)n + 1, 1);
-  for (int v = 0; v < n; v++) { p->lay[v].partial = 0; p->keep[v] = 0; }
+  shard_unpartial(p);             /* a plan judged before is judged afresh: its old choices must not steer shard_oplayout */
   for (int u = 0; u < n; u++) {
     if (g->vals[u]->kind != IR_OP) continue;
     sh_oplayout o;
