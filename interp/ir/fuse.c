@@ -131,7 +131,13 @@ int ir_fuse_attention(ir_graph *g) {
     c->attr.dim = -1;
     c->attr.causal = m.causal;
     c->attr.scale = m.scale;
-    for (int k = 0; k < m.ndead; k++) dead[m.dead[k]] = 1;
+    struct ir_fused *f = arena_alloc(&g->mem, sizeof *f * (size_t)(g->nfused + m.ndead));
+    if (g->nfused) memcpy(f, g->fused, sizeof *f * (size_t)g->nfused);
+    for (int k = 0; k < m.ndead; k++) {
+      dead[m.dead[k]] = 1;
+      f[g->nfused++] = (struct ir_fused){g->vals[m.dead[k]]->name, c->name};
+    }
+    g->fused = f;
     fused++;
   }
   if (fused) ir_compact(g, dead);

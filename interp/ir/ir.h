@@ -141,6 +141,10 @@ typedef struct ir_graph {
   int *outputs;         /* ids, in return order; for a training step the loss comes first */
   int nouts, outcap;
   int train;            /* 0: forward; 1: sgd; 2: adam */
+  /* values a fusion rewrote away (ir_fuse_attention), each with the value
+     that now computes them: messages name where a user's value went */
+  struct ir_fused { const char *name, *into; } *fused;
+  int nfused;
   /* name -> id, open addressing on the interned pointer */
   int *index;
   int nindex, ntomb;

@@ -11,8 +11,18 @@ int lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape
 }
 
 int lw_operand(lctx *c, int k) {
-  if (c->abuf[k] == LAZY) c->abuf[k] = lw_buf(c, c->aid[k]);
+  if (c->abuf[k] == LAZY) c->abuf[k] = lw_literal_in(c, c->aid[k], &c->ash[k]);
   return c->abuf[k];
+}
+
+/* literal id filled into a new buffer of the given shape */
+static int fill(lctx *c, int id, const ir_shape *s) {
+  int b = lw_tmp(c, V(c, id)->name, rtype(V(c, id)->dtype), s->rank, s->d);
+  rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
+  in->alpha = (float)c->cval[id];
+  in->value = c->cval[id];          /* other dtypes fill from value, exactly */
+  in->src = id;
+  return b;
 }
 
 /* The buffer holding v, materializing a literal on first need. */
@@ -24,13 +34,15 @@ int lw_buf(lctx *c, int id) {
     c->failed = 1;
     return -1;
   }
-  int b = lw_tmp(c, v->name, rtype(v->dtype), v->shape.rank, v->shape.d);
-  rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
-  in->alpha = (float)c->cval[id];
-  in->value = c->cval[id];          /* other dtypes fill from value, exactly */
-  in->src = id;
-  c->buf[id] = b;
-  return b;
+  return c->buf[id] = fill(c, id, &v->shape);
+}
+
+/* v read as a piece of local shape s: a literal is one number repeated,
+** so its piece is that number filled into s (a literal's own buffer holds
+** the whole shape, which an op reading a split operand must not see). */
+int lw_literal_in(lctx *c, int id, const ir_shape *s) {
+  if (!c->isconst[id] || ir_shape_eq(s, &V(c, id)->shape)) return lw_buf(c, id);
+  return fill(c, id, s);
 }
 
 /* ---- transposes ---- */

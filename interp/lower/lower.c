@@ -129,8 +129,10 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
         be = al * b1 + be;
         al = al * a1;
       }
-      xb = lw_buf(c, x0);
-      s = OS(c);          /* the fold needs one shape and one layout all along: the output's */
+      /* the fold needs one shape and one layout all along: the output's; or
+         x0 is a broadcast of one number, read in place as its source */
+      s = c->src[x0] != x0 ? &V(c, c->src[x0])->shape : OS(c);
+      xb = lw_buf(c, c->src[x0]);
     }
     rt_instr *in = ew(c, out, OS(c), RT_AFFINE, &xb, &s, 1);
     in->alpha = (float)al;
@@ -547,9 +549,14 @@ static void lower_value(lctx *c, const ir_value *v) {
       int s = c->src[a->id];
       c->aid[k] = s;
       if (c->skip[s]) { c->abuf[k] = LAZY; c->ash[k] = V(c, s)->shape; continue; }   /* folded into this op */
-      /* only elementwise ops fold literals away; others read them before they are emitted */
-      c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : lw_buf(c, s);
+      /* a literal of an op's shape is read as the op's piece of it */
       c->ash[k] = V(c, s)->shape;
+      if (c->plan && s == a->id) {
+        shard_required(c->plan, &o, k, want, a->shape.rank);
+        layout_local_shape(c->plan, &a->shape, want, &c->ash[k]);
+      }
+      /* only elementwise ops fold literals away; others read them before they are emitted */
+      c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : lw_literal_in(c, s, &c->ash[k]);
       continue;
     }
     shard_required(c->plan, &o, k, want, a->shape.rank);

@@ -73,10 +73,11 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
     return lw_buf(c, s);
   }
   const ir_value *x = V(c, id);
-  int b = lw_buf(c, id);
-  if (!c->plan || c->isconst[id]) { *shape = x->shape; return b; }
-  const sh_dim *have = lw_final_dims(c, id);
+  if (!c->plan) { *shape = x->shape; return lw_buf(c, id); }
   layout_local_shape(c->plan, &x->shape, want, shape);
+  if (c->isconst[id]) return lw_literal_in(c, id, shape);
+  int b = lw_buf(c, id);
+  const sh_dim *have = lw_final_dims(c, id);
   if (layout_same(have, want, x->shape.rank)) return b;
   layout_step st[LAYOUT_MAXSTEPS];
   ir_shape hs;

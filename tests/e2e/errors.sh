@@ -41,5 +41,18 @@ if printf '%s\n' "$err" | grep -q "^library_indivisible.tac:5:1: note: in tactic
 else
   fail=$((fail + 1)); echo "FAIL library_indivisible.tac: no note at the use line"; printf '%s\n' "$err"
 fi
+# a value fused into attention: the error names the op it went into and --no-fuse
+err=$(timeout 120 "$CARVE" check "$SRCDIR/tests/data/attn_reshape.cir" "$SRCDIR/tests/data/fused_score.tac" 2>&1 >/dev/null)
+if printf '%s\n' "$err" | head -1 | grep -q "fused_score.tac:7:15: error: no value matches 'p': 'p' was fused into the attention op '.*'.*--no-fuse"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL fused_score.tac: the error does not say where 'p' went"; printf '%s\n' "$err"
+fi
+# and with --no-fuse the same file applies
+if timeout 120 "$CARVE" check "$SRCDIR/tests/data/attn_reshape.cir" "$SRCDIR/tests/data/fused_score.tac" --no-fuse >/dev/null 2>&1; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL fused_score.tac --no-fuse: refused"
+fi
 echo "errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
