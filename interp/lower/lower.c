@@ -634,7 +634,10 @@ static void plan_folds(lctx *c) {
       int s = c->src[v->args[0]];
       int users_ew = v->nusers > 0;
       for (int k = 0; k < v->nusers; k++) users_ew &= elementwise_op(g->vals[v->users[k]]) && c->axpy[v->users[k]] < 0;
-      if (ir_nelem(&g->vals[s]->shape) == 1 && g->vals[s]->kind == IR_OP && users_ew) c->src[i] = s;
+      /* not a partial sum: it is reduced where v is made (or where s is),
+         and reading s in place would skip that */
+      int partial = c->plan && (c->plan->lay[i].partial || c->plan->lay[s].partial);
+      if (ir_nelem(&g->vals[s]->shape) == 1 && g->vals[s]->kind == IR_OP && users_ew && !partial) c->src[i] = s;
     }
     int x;
     double al, be;

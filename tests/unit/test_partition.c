@@ -155,6 +155,7 @@ static pcase pcases[] = {
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},
+  {"../tests/data/fuzz/partial_scalar.cir", "../tests/data/fuzz/partial_scalar.tac", "sgd(lr = 0.05, momentum = 0.9)", 2},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
@@ -444,7 +445,7 @@ static void rg_step(rgen *r) {
   static const char *const bin[] = {"add", "sub", "maximum", "minimum", "add"};
   int a, b, c;
   int64_t d[4];
-  switch (next() % 22) {
+  switch (next() % 25) {
   case 0: case 1:
     a = rg_get(r, -1, NULL);
     rg_emit(r, r->v[a].rank, r->v[a].d, &a, 1, "%s(%s)", un[next() % 8], N(a));
@@ -609,6 +610,29 @@ static void rg_step(rgen *r) {
     char s[64];
     shape_str(s, sizeof s, r->v[a].rank + 1, d);
     rg_emit(r, r->v[a].rank + 1, d, &a, 1, "broadcast(%s, %s)", N(a), s);
+    return;
+  }
+  case 22: {                                /* functions of positive values */
+    static const char *const pos[] = {"log", "sqrt", "rsqrt"};
+    a = rg_get(r, -1, NULL);
+    rg_emit(r, r->v[a].rank, r->v[a].d, &a, 1, "%s(add(mul(%s, %s), 1.0))", pos[next() % 3], N(a), N(a));
+    return;
+  }
+  case 23:                                  /* a choice between two values */
+    a = rg_get(r, -1, NULL);
+    b = rg_get(r, r->v[a].rank, r->v[a].d);
+    rg_emit(r, r->v[a].rank, r->v[a].d, (int[]){a, b}, 2, "select(compare(%s, %s, \"gt\"), mul(%s, %s), tanh(%s))", N(a), N(b),
+            N(a), N(a), N(b));
+    return;
+  case 24: {                                /* a cross-entropy of [n, c] logits, as a scalar value */
+    a = rg_get(r, 2, NULL);
+    rval *v = &r->v[r->nv];
+    snprintf(v->name, sizeof v->name, "lab%d", r->nleaf++);
+    v->rank = 0;                            /* no op reads labels but this one */
+    sb_printf(&r->decl, "  input %s : i32[%lld]\n", v->name, (long long)r->v[a].d[0]);
+    b = r->nv++;
+    int64_t one = 1;
+    rg_emit(r, 1, &one, (int[]){a, b}, 2, "reshape(cross_entropy(%s, %s), [1])", N(a), N(b));
     return;
   }
   default: {                                /* an embedding of ids */
