@@ -225,8 +225,14 @@ int drive_step(drive *r, double *loss, char *err, size_t errlen) {
 int drive_output_json(drive *r, int k, char **line, char *err, size_t errlen) {
   *line = NULL;
   const ir_value *v = r->g->vals[r->g->outputs[k]];
+  /* a new parameter or state carried into its leaf: after the run the leaf's
+     buffer holds it (the carry swaps the two; the output's holds the old) */
+  int at = v->id;
+  if (v->carry >= 0 && r->lr.buf_of[v->carry] >= 0 &&
+      r->prog.bufs[r->lr.buf_of[v->carry]].carry_from == r->lr.buf_of[v->id])
+    at = v->carry;
   void *full;
-  if (drive_gather(r, v->id, &full, err, errlen) < 0) return -1;
+  if (drive_gather(r, at, &full, err, errlen) < 0) return -1;
   if (!full) return 0;
   rt_dtype t = r->prog.bufs[r->lr.buf_of[v->id]].dtype;
   int digits = t == RT_F64 ? 17 : t == RT_BF16 || t == RT_F16 ? 5 : 9;

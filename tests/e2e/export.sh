@@ -111,8 +111,10 @@ fi
 
 # (c) training steps: the exported step re-imports, checks, and one step of
 # it equals carve's own step (the loss, then every new parameter and state)
-for pair in "mlp_small.cir adam(lr = 1e-2)" "mlp_small.cir sgd(lr = 0.1, momentum = 0.9)" "gpt2_small.cir adam(lr = 3e-3)"; do
-  m=${pair%% *}; opt=${pair#* }; b=${m%.cir}.${opt%%(*}
+# (param_product: a parameter whose new value is not written over it)
+for pair in "mlp_small.cir adam(lr = 1e-2)" "mlp_small.cir sgd(lr = 0.1, momentum = 0.9)" "gpt2_small.cir adam(lr = 3e-3)" \
+    "../tests/data/param_product.cir sgd(lr = 0.5)" "../tests/data/param_product.cir adam(lr = 0.1)"; do
+  m=${pair%% *}; opt=${pair#* }; b=$(basename "${m%.cir}").${opt%%(*}
   "$CARVE" export "$ex/$m" --train "$opt" -o "$tmp/$b.mlir" --quiet 2>"$tmp/err" && ok || { bad "export --train $b: $(head -3 "$tmp/err")"; continue; }
   "$CARVE" check "$tmp/$b.mlir" >/dev/null 2>"$tmp/err" && ok || { bad "check exported step $b: $(head -3 "$tmp/err")"; continue; }
   "$CARVE" run "$ex/$m" --train "$opt" --steps 1 --print-outputs >"$tmp/$b.1" 2>"$tmp/err" || { bad "run --train $b: $(head -3 "$tmp/err")"; continue; }
