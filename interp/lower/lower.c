@@ -633,7 +633,11 @@ static void plan_folds(lctx *c) {
     if (!lw_kept(c, v) && (v->op == IR_BROADCAST || (v->op == IR_RESHAPE && ir_nelem(&v->shape) == 1))) {
       int s = c->src[v->args[0]];
       int users_ew = v->nusers > 0;
-      for (int k = 0; k < v->nusers; k++) users_ew &= elementwise_op(g->vals[v->users[k]]) && c->axpy[v->users[k]] < 0;
+      /* (a fused update, and what folds into it, read its gradient's own buffer) */
+      for (int k = 0; k < v->nusers; k++) {
+        int u = v->users[k];
+        users_ew &= elementwise_op(g->vals[u]) && c->axpy[u] < 0 && c->fuse[u] < 0 && !c->skip[u];
+      }
       /* not a partial sum: it is reduced where v is made (or where s is),
          and reading s in place would skip that */
       int partial = c->plan && (c->plan->lay[i].partial || c->plan->lay[s].partial);
