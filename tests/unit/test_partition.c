@@ -463,3 +463,46 @@ Test(partition, random_models_equal_one_device) {
   cr_expect_leq(skipped_nonfinite, applied / 10, "%d of %d random models diverge: the test tests little", skipped_nonfinite, applied);
   cr_expect_geq(applied, tried / 2, "only %d of %d random models' plans applied: the test tests little", applied, tried);
 }
+
+/* The search (carve auto) on random models: what it finds applies, and
+** the step runs equal to one device. RANDOM_MODELS and RANDOM_SEED as above. */
+static void profiles(void) { setenv("CARVE_PROFILES", SRCDIR "/profiles", 1); }
+
+Test(partition, random_models_auto_equal_one_device, .init = profiles, .timeout = 600) {
+  static const char *const meshes[] = {"a = 2, b = 2", "a = 4", "a = 2, b = 2, c = 2"};
+  static const char *const axes[] = {"[a, b]", "[a]", "[a, b, c]"};
+  int nmodels = getenv("RANDOM_MODELS") ? atoi(getenv("RANDOM_MODELS")) / 5 : 24;
+  rng = getenv("RANDOM_SEED") ? strtoull(getenv("RANDOM_SEED"), NULL, 0) : 0x61c8864680b583ebull;
+  if (!rng) rng = 1;
+  skip_nonfinite = 1;
+  int applied = 0, split = 0;
+  for (int k = 0; k < nmodels; k++) {
+    char *text = random_model();
+    arena mem;
+    arena_init(&mem);
+    diag d;
+    diag_init(&d);
+    int mesh = (int)(next() % 3);
+    ir_graph *g = load_text(&mem, &d, text, next() % 2 ? "sgd(lr = 0.05, momentum = 0.9)" : "sgd(lr = 0.05)", (int)(next() % 2));
+    char tac[256];
+    /* (at this size splitting never pays in time: the memory objective splits) */
+    snprintf(tac, sizeof tac, "version 1\nmesh %s\ntactic found = auto (axes = %s, budget = %d, objective = memory)\nschedule found\n",
+             meshes[mesh], axes[mesh], 20 + (int)(next() % 80));
+    sh_plan *plan = apply_text(g, tac, &mem, &d);
+    cr_assert(plan, "random model %d: the search found nothing to apply: %s\n%s%s", k, diag_text(&d), text, tac);
+    applied++;
+    for (int v = 0; v < g->nvals; v++)
+      for (int i = 0; i < g->vals[v]->shape.rank; i++) split += plan->lay[v].dim[i].n > 0;
+    char *what = malloc(strlen(text) + strlen(tac) + 128);
+    sprintf(what, "random model %d under the search:\n%s%s", k, text, tac);
+    equals_one(g, plan, 0, what);
+    free(what);
+    shard_free(plan);
+    ir_graph_free(g);
+    diag_free(&d);
+    arena_free(&mem);
+    free(text);
+  }
+  if (getenv("RANDOM_VERBOSE")) fprintf(stderr, "random models under the search: %d applied, %d split dims, %d diverged on one device\n", applied, split, skipped_nonfinite);
+  cr_expect_gt(split, applied, "the search split %d dims over %d models: the test tests little", split, applied);
+}
