@@ -21,6 +21,9 @@
 #include "util/strbuf.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+/* smooth models only: relu, abs, maximum, minimum, max, min and select
+** become smooth ops drawn the same way (finite differences need no kinks) */
+static int rm_smooth;
 static uint64_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
 
 typedef struct rval { char name[12]; int rank; int64_t d[4]; } rval;
@@ -88,8 +91,11 @@ static int rg_emit(rgen *r, int rank, const int64_t *d, const int *reads, int nr
 #define N(i) r->v[i].name
 
 static void rg_step(rgen *r) {
-  static const char *const un[] = {"neg", "tanh", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "abs"};
-  static const char *const bin[] = {"add", "sub", "maximum", "minimum", "add"};
+  static const char *const un_all[] = {"neg", "tanh", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "abs"};
+  static const char *const bin_all[] = {"add", "sub", "maximum", "minimum", "add"};
+  static const char *const un_smooth[] = {"neg", "tanh", "tanh", "gelu", "gelu_tanh", "sigmoid", "silu", "sigmoid"};
+  static const char *const bin_smooth[] = {"add", "sub", "add", "sub", "add"};
+  const char *const *un = rm_smooth ? un_smooth : un_all, *const *bin = rm_smooth ? bin_smooth : bin_all;
   int a, b, c;
   int64_t d[4];
   switch (next() % 25) {
@@ -160,7 +166,8 @@ static void rg_step(rgen *r) {
     }
   }
   case 11: {                                /* one dim reduced, kept or not */
-    static const char *const red[] = {"sum", "mean", "max", "min", "sum"};
+    static const char *const red_all[] = {"sum", "mean", "max", "min", "sum"}, *const red_smooth[] = {"sum", "mean", "sum", "mean", "sum"};
+    const char *const *red = rm_smooth ? red_smooth : red_all;
     a = rg_get(r, -4, NULL);
     int ra = r->v[a].rank, k = (int)(next() % (uint64_t)ra), keep = next() % 5 < 2, n = 0;
     for (int i = 0; i < ra; i++) if (i != k) d[n++] = r->v[a].d[i]; else if (keep) d[n++] = 1;
@@ -268,8 +275,9 @@ static void rg_step(rgen *r) {
   case 23:                                  /* a choice between two values */
     a = rg_get(r, -1, NULL);
     b = rg_get(r, r->v[a].rank, r->v[a].d);
-    rg_emit(r, r->v[a].rank, r->v[a].d, (int[]){a, b}, 2, "select(compare(%s, %s, \"gt\"), mul(%s, %s), tanh(%s))", N(a), N(b),
-            N(a), N(a), N(b));
+    if (rm_smooth) rg_emit(r, r->v[a].rank, r->v[a].d, (int[]){a, b}, 2, "mul(tanh(%s), %s)", N(a), N(b));
+    else rg_emit(r, r->v[a].rank, r->v[a].d, (int[]){a, b}, 2, "select(compare(%s, %s, \"gt\"), mul(%s, %s), tanh(%s))", N(a), N(b),
+                 N(a), N(a), N(b));
     return;
   case 24: {                                /* a cross-entropy of [n, c] logits, as a scalar value */
     a = rg_get(r, 2, NULL);
