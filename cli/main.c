@@ -106,8 +106,8 @@ static const command commands[] = {
    "and bandwidth between the ranks (every rank measures at once). Writes FILE, or\n"
    "~/.config/carve/local.profile, which 'carve simulate --device local' reads. Set\n"
    "OPENBLAS_NUM_THREADS as the runs to predict will have it."},
-  {"repl", cli_repl, 0, 2, "train mesh model device",
-   "carve repl [MODEL.cir [TACTICS.tac]] [--train OPT] [--mesh ..] [--device PROFILE]",
+  {"repl", cli_repl, 0, 2, "train mesh model device no-fuse",
+   "carve repl [MODEL.cir [TACTICS.tac]] [--train OPT] [--mesh ..] [--device PROFILE] [--no-fuse]",
    "Explore shardings a line at a time: tactic statements and declarations apply at once\n"
    "with propagation and print what they split; 'show', 'explain', 'conflicts',\n"
    "'collectives' and 'cost' report on the state; 'undo' goes back any number of steps;\n"

@@ -4,6 +4,7 @@
 #include "interp/ir/ir.h"
 #include "runtime/dtype.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,4 +301,10 @@ void ir_values_set(void *data, ir_dtype t, int64_t k, double x) {
 
 void ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x) {
   rt_store_i(rt_of(t), data, k, x);
+}
+
+const struct ir_fused *ir_fused_match(const ir_graph *g, const char *glob) {
+  for (int i = 0; i < g->nfused; i++)
+    if (fnmatch(glob, g->fused[i].name, 0) == 0) return &g->fused[i];
+  return NULL;
 }

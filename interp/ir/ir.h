@@ -155,6 +155,8 @@ void      ir_graph_free(ir_graph *g);
 
 const char *ir_intern(ir_graph *g, const char *s);
 ir_value   *ir_lookup(const ir_graph *g, const char *name);   /* interned or not */
+/* The first value a fusion rewrote away whose name the glob matches, or NULL. */
+const struct ir_fused *ir_fused_match(const ir_graph *g, const char *glob);
 ir_value   *ir_val(const ir_graph *g, int id);
 
 /* Add a leaf or an op value whose type is already known. The name must be

@@ -112,6 +112,7 @@ static int load_model(repl *r, const char *model, const char *tactics, strbuf *o
   unload(r);
   session_init(&r->s);
   session_opts so = {model, r->o.model_name, r->o.train, tactics, {tactics ? r->o.mesh : NULL, 0, 0, NULL}};
+  so.no_fuse = r->o.no_fuse;
   if (session_load(&r->s, &so) < 0) {
     report_diag(r, out, &r->s.diag);
     session_free(&r->s);
@@ -354,6 +355,12 @@ static int apply_text(repl *r, const char *text, strbuf *out) {
 static int value_named(repl *r, const char *name, strbuf *out) {
   const ir_value *v = r->loaded ? ir_lookup(r->s.g, name) : NULL;
   if (v && v->kind != IR_CONST) return v->id;
+  const struct ir_fused *fu = r->loaded ? ir_fused_match(r->s.g, name) : NULL;
+  if (fu) {
+    fail(r, out, "no value named '%s': it was fused into the attention op '%s' (README \"Fused attention\"); "
+         "name '%s', or start the REPL with --no-fuse", name, fu->into, fu->into);
+    return -1;
+  }
   fail(r, out, "no value named '%s'%s", name, r->loaded && !r->o.train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
   return -1;
 }

@@ -21,6 +21,7 @@ typedef struct repl_opts {
   const char *mesh;              /* --mesh */
   const char *device;            /* the profile 'cost' uses (NULL: h100-sxm) */
   const char *profile_dir;       /* where profiles live (NULL: the built-in default) */
+  int no_fuse;                   /* --no-fuse: attention as the model wrote it */
 } repl_opts;
 
 enum { REPL_DONE = 0, REPL_MORE = 1, REPL_QUIT = 2 };

@@ -408,6 +408,10 @@ static int check_value(lua_State *L, lapi_state *S, int arg, const char *method)
   const ir_graph *g = S->c->g;
   if (lua_type(L, arg) == LUA_TSTRING) {
     const ir_value *v = ir_lookup(g, lua_tostring(L, arg));
+    const struct ir_fused *fu = v ? NULL : ir_fused_match(g, lua_tostring(L, arg));
+    if (fu)
+      return lapi_raise(L, S, method, "ctx:%s: no value named '%s': it was fused into the attention op '%s' (README "
+                        "\"Fused attention\"); name '%s', or run with --no-fuse", method, fu->name, fu->into, fu->into);
     if (!v) return lapi_raise(L, S, method, "ctx:%s: no value named '%s'", method, lua_tostring(L, arg));
     return v->id;
   }

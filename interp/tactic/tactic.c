@@ -303,12 +303,11 @@ static int run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const b
   if (!matched) {
     const char *what = sel_word[s->sel];
     if (s->plural) return diag_warning(c->d, at(f, s->off), "no %s in this program; the statement does nothing", what) < 0 ? -1 : 0;
-    for (int i = 0; i < c->g->nfused; i++)
-      if (fnmatch(s->glob, c->g->fused[i].name, 0) == 0)
-        return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s': '%s' was fused into the attention op '%s' "
-                            "(README \"Fused attention\"); name '%s', or run with --no-fuse to keep the model as written%s",
-                            what, s->glob, c->g->fused[i].name, c->g->fused[i].into, c->g->fused[i].into,
-                            c->o->lenient ? "" : " (--lenient makes this a warning)") < 0 ? -1 : 0;
+    const struct ir_fused *fu = ir_fused_match(c->g, s->glob);
+    if (fu)
+      return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s': '%s' was fused into the attention op '%s' "
+                          "(README \"Fused attention\"); name '%s', or run with --no-fuse to keep the model as written%s",
+                          what, s->glob, fu->name, fu->into, fu->into, c->o->lenient ? "" : " (--lenient makes this a warning)") < 0 ? -1 : 0;
     return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s'%s", what, s->glob,
                         c->o->lenient ? "" : " (--lenient makes this a warning)") < 0 ? -1 : 0;
   }

@@ -48,6 +48,13 @@ if printf '%s\n' "$err" | head -1 | grep -q "fused_score.tac:7:15: error: no val
 else
   fail=$((fail + 1)); echo "FAIL fused_score.tac: the error does not say where 'p' went"; printf '%s\n' "$err"
 fi
+# the same from a Lua tactic's ctx:shard
+err=$(timeout 120 "$CARVE" check "$SRCDIR/tests/data/attn_reshape.cir" "$SRCDIR/tests/data/fused_score_lua.tac" 2>&1 >/dev/null)
+if printf '%s\n' "$err" | head -1 | grep -q "fused_score.lua:4:.*no value named 'p': it was fused into the attention op"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL fused_score_lua.tac: the error does not say where 'p' went"; printf '%s\n' "$err"
+fi
 # and with --no-fuse the same file applies
 if timeout 120 "$CARVE" check "$SRCDIR/tests/data/attn_reshape.cir" "$SRCDIR/tests/data/fused_score.tac" --no-fuse >/dev/null 2>&1; then
   pass=$((pass + 1))

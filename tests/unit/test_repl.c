@@ -279,3 +279,22 @@ Test(repl, completion) {
   repl_free(r);
   sb_free(&out);
 }
+
+/* a value fused into attention: the REPL says where it went */
+Test(repl, fused_value_names_its_attention_op) {
+  strbuf out;
+  sb_init(&out);
+  char m[512];
+  snprintf(m, sizeof m, "%s/tests/data/attn_reshape.cir", SRCDIR);
+  repl_opts o = {m, NULL, NULL, NULL, "model = 2", NULL, SRCDIR "/profiles"};
+  repl *r = repl_new(&o, &out);
+  const char *t = feed(r, &out, "explain p");
+  cr_expect(strstr(t, "no value named 'p': it was fused into the attention op") && strstr(t, "--no-fuse"), "%s", t);
+  repl_free(r);
+  o.no_fuse = 1;                 /* kept as written, p is there */
+  r = repl_new(&o, &out);
+  t = feed(r, &out, "explain p");
+  cr_expect(!strstr(t, "no value named"), "%s", t);
+  repl_free(r);
+  sb_free(&out);
+}
