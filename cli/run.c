@@ -201,6 +201,7 @@ int cli_run(const cli_opts *o) {
     if (distributed) rt_mpi_finalize();
     return 1;
   }
+  if (world.rank == 0 && s.diag.nwarnings) cli_report(&s.diag);   /* loaded, with warnings worth reading */
   rt_mpi *mpi = NULL;
   rt_nccl *nccl = NULL;
   const rt_backend *be = NULL;

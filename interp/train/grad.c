@@ -530,6 +530,11 @@ int grad_build(ir_graph *g, diag *d) {
   int rc = 0;
   if (!nparams) rc = diag_error(d, loss->at, "--train: model '%s' has no param to train", g->name);
   else if (!c.needs[loss->id]) rc = diag_error(d, loss->at, "--train: the loss '%s' does not depend on any param", loss->name);
+  for (int i = 0; i < n && rc == 0; i++)     /* a param declared but never reaching the loss: a typo, most often */
+    if (g->vals[i]->kind == IR_PARAM && !c.live[i] &&
+        diag_warning(d, g->vals[i]->at, "--train: param '%s' does not reach the loss '%s' (no gradient flows to it), so the step "
+                     "leaves it as it is", g->vals[i]->name, loss->name) < 0)
+      rc = -1;
   if (rc == 0) {
     c.expect[loss->id] = 1;
     give(&c, loss->id, ir_const(g, 1.0));

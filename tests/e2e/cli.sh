@@ -48,6 +48,10 @@ PY
 out=$("$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --profile --json 2>/dev/null)
 python3 -c "import json, sys; json.loads(sys.argv[1])" "$out" && ok || bad "--profile --json must keep stdout one JSON object: $out"
 rm -f /tmp/carve_prof.$$
+# a param the loss never reaches: a located warning, the step still runs (exit 0)
+err=$("$CARVE" run "$SRCDIR/tests/data/unused_param.cir" --train 'adam(lr = 0.1)' --steps 1 2>&1 >/dev/null) &&
+  printf '%s\n' "$err" | head -1 | grep -q "unused_param.cir:6:9: warning: --train: param 'u' does not reach the loss 'loss'" && ok ||
+  bad "unused param: no warning at its declaration: $err"
 rm -f /tmp/carve_cli_out.$$ /tmp/carve_cli_err.$$ /tmp/carve_print.$$.cir
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
