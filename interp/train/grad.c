@@ -49,6 +49,7 @@ static int emit2(gctx *c, const char *name, ir_opkind op, int x, int y) {
 static int emit1(gctx *c, const char *name, ir_opkind op, int x) { return emit(c, name, op, &x, 1, NULL); }
 
 static int reshape_to(gctx *c, const char *name, int x, const ir_shape *s) {
+  if (x < 0) return -1;                 /* an emit before failed */
   if (ir_shape_eq(&V(c, x)->shape, s)) return x;
   ir_attrs a = {0};
   a.to = *s;
@@ -56,6 +57,7 @@ static int reshape_to(gctx *c, const char *name, int x, const ir_shape *s) {
 }
 
 static int sum_to(gctx *c, const char *name, int x, const ir_shape *s) {
+  if (x < 0) return -1;                 /* an emit before failed */
   if (ir_shape_eq(&V(c, x)->shape, s)) return x;
   ir_attrs a = {0};
   a.to = *s;
@@ -63,6 +65,7 @@ static int sum_to(gctx *c, const char *name, int x, const ir_shape *s) {
 }
 
 static int broadcast_to(gctx *c, const char *name, int x, const ir_shape *s) {
+  if (x < 0) return -1;                 /* an emit before failed */
   if (ir_shape_eq(&V(c, x)->shape, s)) return x;
   ir_attrs a = {0};
   a.to = *s;
@@ -503,8 +506,12 @@ int grad_build(ir_graph *g, diag *d) {
     return diag_error(d, o->at, "--train needs a model that returns one scalar loss; '%s' returns %d values", g->name, g->nouts);
   }
   ir_value *loss = g->vals[g->outputs[0]];
-  if (loss->shape.rank != 0 || loss->dtype != IR_F32)
-    return diag_error(d, loss->at, "--train needs a scalar f32 loss; '%s' is %s%s (reduce it with mean or sum)",
+  if (loss->shape.rank == 0 && loss->dtype != IR_F32 && loss->dtype != IR_F64)
+    return diag_error(d, loss->at, "--train needs an f32 or f64 loss; '%s' is %s (return an f32 one, '%s32 = convert(%s, f32)': "
+                      "the model keeps its own types and the gradients flow back through the convert)", loss->name,
+                      ir_dtype_name(loss->dtype), loss->name, loss->name);
+  if (loss->shape.rank != 0 || (loss->dtype != IR_F32 && loss->dtype != IR_F64))
+    return diag_error(d, loss->at, "--train needs a scalar f32 or f64 loss; '%s' is %s%s (reduce it with mean or sum)",
                       loss->name, ir_dtype_name(loss->dtype), ir_shape_str(&g->mem, &loss->shape));
   gctx c = {g, d, g->nvals};
   int n = c.n;
@@ -537,7 +544,7 @@ int grad_build(ir_graph *g, diag *d) {
       rc = -1;
   if (rc == 0) {
     c.expect[loss->id] = 1;
-    give(&c, loss->id, ir_const(g, 1.0));
+    give(&c, loss->id, ir_const_typed(g, 1.0, loss->dtype));
     for (int i = n - 1; i >= 0 && !c.failed; i--) {
       if (!c.ncontrib[i]) continue;
       if (c.ncontrib[i] != c.expect[i]) { diag_error(d, g->vals[i]->at, "internal error: gradient count of '%s'", g->vals[i]->name); c.failed = 1; break; }

@@ -20,16 +20,28 @@ static int emit(octx *c, const char *name, ir_opkind op, const int *args, int na
 }
 
 static int emit1(octx *c, const char *name, ir_opkind op, int x) { return emit(c, name, op, &x, 1); }
+
+/* x converted as at says, made once for each name */
+static int typed(octx *c, const char *name, int x, const ir_attrs *at) {
+  if (c->failed) return -1;
+  const ir_value *have = ir_lookup(c->g, name);
+  if (have) return have->id;
+  int v = ir_emit(c->g, c->d, name, IR_CONVERT, &x, 1, at);
+  if (v < 0) c->failed = 1;
+  return v;
+}
 static int emit2(octx *c, const char *name, ir_opkind op, int x, int y) {
   int a[2] = {x, y};
   return emit(c, name, op, a, 2);
 }
 
-static int state_leaf(ir_graph *g, const char *name, const ir_shape *s) {
+/* optimizer state of shape s and type t (the parameter's: an f64
+** parameter keeps f64 moments) */
+static int state_leaf(ir_graph *g, const char *name, const ir_shape *s, ir_dtype t) {
   ir_value *v = ir_add(g, name, IR_STATE, IR_LEAF, NULL, 0, NULL, LOC_NONE);
   if (!v) return -1;
   v->shape = *s;
-  v->dtype = IR_F32;
+  v->dtype = t;
   v->init = (ir_init){INIT_ZEROS, 0, 0};
   return v->id;
 }
@@ -56,7 +68,7 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
   int lr = ir_const(g, t->lr);
   if (t->kind == TRAIN_ADAM) {
     /* bias corrections from the step count: 1 - beta^t = 1 - exp(t log beta) */
-    int s = state_leaf(g, "adam.step", &scalar);
+    int s = state_leaf(g, "adam.step", &scalar, IR_F32);
     step = emit2(&c, "new.adam.step", IR_ADD, s, ir_const(g, 1));
     g->vals[step]->carry = s;
     int e1 = emit2(&c, "adam.bc1.e", IR_MUL, step, ir_const(g, log(t->beta1)));
@@ -82,16 +94,23 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
     if (t->kind == TRAIN_SGD) {
       int upd = gr;
       if (t->momentum > 0) {
-        int buf = state_leaf(g, NM("sgd.buf.%s", pn), &p->shape);
+        int buf = state_leaf(g, NM("sgd.buf.%s", pn), &p->shape, p->dtype);
         int m = emit2(&c, NM("sgd.buf.%s.m", pn), IR_MUL, buf, ir_const(g, t->momentum));
         upd = emit2(&c, NM("new.sgd.buf.%s", pn), IR_ADD, m, gr);
-        g->vals[upd]->carry = buf;
+        if (!c.failed) g->vals[upd]->carry = buf;
       }
       int sc = emit2(&c, NM("sgd.%s.step", pn), IR_MUL, upd, lr);
       nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, sc);
     } else {
-      int m = state_leaf(g, NM("adam.m.%s", pn), &p->shape);
-      int v = state_leaf(g, NM("adam.v.%s", pn), &p->shape);
+      int m = state_leaf(g, NM("adam.m.%s", pn), &p->shape, p->dtype);
+      int v = state_leaf(g, NM("adam.v.%s", pn), &p->shape, p->dtype);
+      int lr_p = lr_t, eps_p = eps_t;      /* the step's scalars in the parameter's type */
+      if (p->dtype != IR_F32) {
+        ir_attrs at = {0};
+        at.dtype = p->dtype;
+        lr_p = typed(&c, NM("adam.lr_t.%s", ir_dtype_name(p->dtype)), lr_t, &at);
+        eps_p = typed(&c, NM("adam.eps_t.%s", ir_dtype_name(p->dtype)), eps_t, &at);
+      }
       int m1 = emit2(&c, NM("adam.m.%s.a", pn), IR_MUL, m, ir_const(g, t->beta1));
       int m2 = emit2(&c, NM("adam.m.%s.b", pn), IR_MUL, gr, ir_const(g, 1 - t->beta1));
       int mn = emit2(&c, NM("new.adam.m.%s", pn), IR_ADD, m1, m2);
@@ -102,8 +121,8 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
       /* torch: p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), here
          p -= m lr_t / (sqrt(v) + eps_t): the same in exact arithmetic */
       int sq = emit1(&c, NM("adam.%s.sqrt", pn), IR_SQRT, vn);
-      int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, sq, eps_t);
-      int nu = emit2(&c, NM("adam.%s.num", pn), IR_MUL, mn, lr_t);
+      int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, sq, eps_p);
+      int nu = emit2(&c, NM("adam.%s.num", pn), IR_MUL, mn, lr_p);
       int st = emit2(&c, NM("adam.%s.step", pn), IR_DIV, nu, de);
       nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, st);
       if (!c.failed) {

@@ -182,7 +182,9 @@ Test(ir, adam_step_names) {
 Test(ir, train_errors) {
   typedef struct { const char *model, *train, *expect; } te;
   te cases[] = {
-    {"model m {\n input x : f32[4]\n param w : f32[4]\n y = mul(x, w)\n return y\n}\n", "sgd(lr = 0.1)", "needs a scalar f32 loss; 'y' is f32[4]"},
+    {"model m {\n input x : f32[4]\n param w : f32[4]\n y = mul(x, w)\n return y\n}\n", "sgd(lr = 0.1)", "needs a scalar f32 or f64 loss; 'y' is f32[4]"},
+    {"model m {\n input x : bf16[4]\n param w : bf16[4]\n y = sum(mul(x, w))\n return y\n}\n", "sgd(lr = 0.1)",
+     "needs an f32 or f64 loss; 'y' is bf16 (return an f32 one, 'y32 = convert(y, f32)'"},
     {"model m {\n input x : f32[4]\n loss = sum(x)\n return loss\n}\n", "sgd(lr = 0.1)", "has no param to train"},
     {"model m {\n input x : f32[4]\n param w : f32[4]\n loss = sum(x)\n return loss\n}\n", "sgd(lr = 0.1)", "does not depend on any param"},
   };
