@@ -26,6 +26,15 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static int rm_smooth;
 static uint64_t next(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
 
+/* A random test's model count and seed: RANDOM_MODELS (divided by div,
+** which smaller tests take) and RANDOM_SEED from the environment, else the
+** test's own. */
+static int rm_start(int count, int div, uint64_t seed) {
+  rng = getenv("RANDOM_SEED") ? strtoull(getenv("RANDOM_SEED"), NULL, 0) : seed;
+  if (!rng) rng = 1;                        /* xorshift stays at 0 */
+  return getenv("RANDOM_MODELS") ? atoi(getenv("RANDOM_MODELS")) / div : count;
+}
+
 typedef struct rval { char name[12]; int rank; int64_t d[4]; } rval;
 typedef struct rgen { strbuf decl, body; rval v[160]; int nv, nleaf; char used[160]; } rgen;
 

@@ -267,9 +267,7 @@ static void run_once(ir_graph *g, float **outs, int64_t *n, const char *what) {
 }
 
 Test(export, random_models_round_trip) {
-  int nmodels = getenv("RANDOM_MODELS") ? atoi(getenv("RANDOM_MODELS")) : 150;
-  rng = getenv("RANDOM_SEED") ? strtoull(getenv("RANDOM_SEED"), NULL, 0) : 0x5deece66dull;
-  if (!rng) rng = 1;
+  int nmodels = rm_start(150, 1, 0x5deece66dull);
   for (int k = 0; k < nmodels; k++) {
     char *text = random_model();
     if (getenv("RANDOM_ONLY") && atoi(getenv("RANDOM_ONLY")) != k) { free(text); continue; }

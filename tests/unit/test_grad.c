@@ -197,9 +197,7 @@ Test(grad, fused_attention_shared_operand) {
 ** elements of every parameter each. RANDOM_MODELS and RANDOM_SEED try
 ** others. */
 Test(grad, random_models) {
-  int nmodels = getenv("RANDOM_MODELS") ? atoi(getenv("RANDOM_MODELS")) : 60;
-  rng = getenv("RANDOM_SEED") ? strtoull(getenv("RANDOM_SEED"), NULL, 0) : 0xd1b54a32d192ed03ull;
-  if (!rng) rng = 1;
+  int nmodels = rm_start(60, 1, 0xd1b54a32d192ed03ull);
   rm_smooth = 1;
   fd_ids = 2;                   /* every table and class count is 2 or more */
   for (int k = 0; k < nmodels; k++) {

@@ -394,10 +394,8 @@ Test(partition, random_models_equal_one_device) {
   static const char *const train[] = {"sgd(lr = 0.05)", "sgd(lr = 0.05, momentum = 0.9)", "sgd(lr = 0.05, momentum = 0.5, weight_decay = 0.1)",
                                       "sgd(lr = 0.05, momentum = 0.9, remat = cheap)", "sgd(lr = 0.05, momentum = 0.5, remat = full)"};
   int applied = 0, tried = 0;
-  int nmodels = getenv("RANDOM_MODELS") ? atoi(getenv("RANDOM_MODELS")) : 150;
+  int nmodels = rm_start(150, 1, 0x2545f4914f6cdd1dull);
   skip_nonfinite = 1;
-  rng = getenv("RANDOM_SEED") ? strtoull(getenv("RANDOM_SEED"), NULL, 0) : 0x2545f4914f6cdd1dull;
-  if (!rng) rng = 1;
   for (int k = 0; k < nmodels; k++) {
     char *text = random_model();
     arena mem;
@@ -471,9 +469,7 @@ static void profiles(void) { setenv("CARVE_PROFILES", SRCDIR "/profiles", 1); }
 Test(partition, random_models_auto_equal_one_device, .init = profiles, .timeout = 600) {
   static const char *const meshes[] = {"a = 2, b = 2", "a = 4", "a = 2, b = 2, c = 2"};
   static const char *const axes[] = {"[a, b]", "[a]", "[a, b, c]"};
-  int nmodels = getenv("RANDOM_MODELS") ? atoi(getenv("RANDOM_MODELS")) / 5 : 24;
-  rng = getenv("RANDOM_SEED") ? strtoull(getenv("RANDOM_SEED"), NULL, 0) : 0x61c8864680b583ebull;
-  if (!rng) rng = 1;
+  int nmodels = rm_start(24, 5, 0x61c8864680b583ebull);
   skip_nonfinite = 1;
   int applied = 0, split = 0;
   for (int k = 0; k < nmodels; k++) {
