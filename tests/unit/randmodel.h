@@ -6,8 +6,9 @@
 ** embedding, cross-entropy, choices, and attention both as the op and
 ** spelt out), each reading recent values or new parameters and inputs;
 ** the loss sums the squares of every value no op reads. Used by
-** test_partition (against one device) and test_export (through StableHLO
-** and back). Header-only, like harness.h.
+** test_partition (against one device, also under carve auto's search),
+** test_export (through StableHLO and back) and test_grad (smooth models
+** against finite differences). Header-only, like harness.h.
 */
 #ifndef tests_randmodel_h
 #define tests_randmodel_h
