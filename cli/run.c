@@ -51,6 +51,20 @@ static void print_profile(const drive *r, long steps, int nranks, int json_out, 
   free(rows);
 }
 
+/* Are the model's float parameters and inputs all f64 (and is there one)?
+** Then --check and --bisect default to BISECT_TOLERANCE_F64. (The
+** optimizer's step counter is f32 whatever the model.) */
+static int all_f64(const ir_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    if ((v->kind != IR_PARAM && v->kind != IR_INPUT) || !ir_dtype_isfloat(v->dtype)) continue;
+    if (v->dtype != IR_F64) return 0;
+    n++;
+  }
+  return n > 0;
+}
+
 static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, double check, double tol) {
   if (o->json) {
     json j;
@@ -202,6 +216,7 @@ int cli_run(const cli_opts *o) {
     return 1;
   }
   if (world.rank == 0 && s.diag.nwarnings) cli_report(&s.diag);   /* loaded, with warnings worth reading */
+  if (!o->tolerance && all_f64(s.g)) tol = BISECT_TOLERANCE_F64;
   rt_mpi *mpi = NULL;
   rt_nccl *nccl = NULL;
   const rt_backend *be = NULL;

@@ -266,9 +266,11 @@ static int64_t span_of(int rank, const int64_t *shape, const int64_t *stride) {
 }
 
 static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t n) {
-  const rt_dtype F = RT_F32, I = RT_I32;
-  int64_t O = ins->outer, N = ins->n, IN = ins->inner;
   if (ins->op >= RT_NOPS) return diag_errbuf(why, n, "unknown op %d", ins->op);
+  /* F: the float type of a composite op's operands, f64 where it writes f64 */
+  int wide = rt_op_has_f64((rt_op)ins->op) && ins->out >= 0 && ins->out < p->nbufs && p->bufs[ins->out].dtype == RT_F64;
+  const rt_dtype F = wide ? RT_F64 : RT_F32, I = RT_I32;
+  int64_t O = ins->outer, N = ins->n, IN = ins->inner;
   if (O < 0 || N < 0 || IN < 0 || ins->m < 0 || ins->k < 0 || ins->n2 < 0)
     return diag_errbuf(why, n, "negative size");
   switch (ins->op) {

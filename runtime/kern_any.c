@@ -208,6 +208,7 @@ typedef struct ewrow {
   int kind, fn, total;
   rt_dtype od, id[3];
   float alf, bef;
+  double ald;                /* alpha for f64: unrounded (rt_alpha) */
   size_t es;                 /* out's element size (select copies raw elements) */
 } ewrow;
 
@@ -252,7 +253,7 @@ static void run_row(const ewrow *w, i64 L, void *o, i64 oo, const void *const *i
     }
     case K_D: {
       double x = rt_load_f(w->id[0], a, ia), y = b ? rt_load_f(w->id[1], b, ib) : 0.0;
-      rt_store_f(w->od, o, oo, ew_d(w->fn, x, y, w->alf, w->bef));
+      rt_store_f(w->od, o, oo, ew_d(w->fn, x, y, w->ald, w->bef));
       break;
     }
     default: {
@@ -274,6 +275,7 @@ int rt_any_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t
   w.od = (rt_dtype)ins->odt;
   w.es = rt_dtype_size(w.od);
   w.alf = ins->alpha;
+  w.ald = rt_alpha(ins);
   w.bef = ins->beta;
   for (int k = 0; k < 3; k++) w.id[k] = (rt_dtype)ins->idt[k];
   rt_dtype ct = w.od;                      /* the type the function computes in */
@@ -370,7 +372,7 @@ int rt_any_reduce(const rt_instr *ins, void *out, const void *in, char *err, siz
           if (rt_dtype_f32arith(t) && fn != RT_RSUM) x = (float)x;
           acc = fn == RT_RSUM ? acc + x : fn == RT_RMAX ? maxnan_d(x, acc) : minnan_d(x, acc);
         }
-        if (fn == RT_RSUM) acc *= (double)ins->alpha;
+        if (fn == RT_RSUM) acc *= t == RT_F64 ? rt_alpha(ins) : (double)ins->alpha;   /* f64: a mean's 1/n unrounded */
         rt_store_f(ot, out, o * NI + i, acc);
       } else {
         i64 acc = fn == RT_RSUM ? 0 : limit_i(t, fn == RT_RMAX);

@@ -13,6 +13,7 @@
 #include "runtime/backend.h"
 #include "runtime/kern_any.h"
 #include "runtime/kern_attn.h"
+#include "runtime/kern_f64.h"
 
 #include <cblas.h>
 #include <inttypes.h>
@@ -612,6 +613,7 @@ static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *i
 }
 
 static int k_causal_mask(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   const float *x = in[0];
   float *y = out, v = ins->alpha;
   i64 m = ins->m, n = ins->n;
@@ -743,6 +745,7 @@ HOT static void tie_write(i64 n, const float *restrict x, const float *restrict 
 }
 
 static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   const float *x = in[0], *dy = in[1];
   float *dx = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
@@ -810,6 +813,7 @@ static void softmax_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   rowjob j = {ins, out, in};
   run_rows(&j, softmax_span);
   return 0;
@@ -839,6 +843,7 @@ static void log_softmax_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_log_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   rowjob j = {ins, out, in};
   run_rows(&j, log_softmax_span);
   return 0;
@@ -858,6 +863,7 @@ static void softmax_grad_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   rowjob j = {ins, out, in};
   run_rows(&j, softmax_grad_span);
   return 0;
@@ -877,6 +883,7 @@ static void log_softmax_grad_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_log_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   rowjob j = {ins, out, in};
   run_rows(&j, log_softmax_grad_span);
   return 0;
@@ -911,6 +918,7 @@ static void layernorm_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_layernorm(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   rowjob j = {ins, out, in};
   run_rows(&j, layernorm_span);
   return 0;
@@ -980,6 +988,7 @@ static void ln_gamma_span(void *a, i64 lo, i64 hi) {
 }
 
 static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   if (ins->mode == RT_LN_GAMMA) {
     lngjob g = {ins, in[0], in[2], out};
     par_spans(kernel_threads(ins->outer * ins->n, ins->n / 64), ins->n, 64, ln_gamma_span, &g);
@@ -1026,6 +1035,7 @@ HOT static void acc_row(i64 n, float *restrict t, const float *restrict d) {
 }
 
 static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   const int32_t *ids = in[0];
   const float *dy = in[1];
   float *t = out;
@@ -1041,13 +1051,6 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
   return 0;
 }
 
-static int check_labels(const rt_instr *ins, const int32_t *lab, char *err, size_t errlen) {
-  for (i64 r = 0; r < ins->outer; r++)
-    if (lab[r] < 0 || lab[r] >= ins->n)
-      return diag_errbuf(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
-  return 0;
-}
-
 static void xent_span(void *x, i64 lo, i64 hi) {
   const rowjob *j = x;
   const int32_t *lab = j->in[1];
@@ -1060,7 +1063,8 @@ static void xent_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  if (check_labels(ins, in[1], err, errlen)) return -1;
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
+  if (rt_check_labels(ins, in[1], err, errlen)) return -1;
   rowjob j = {ins, out, in, malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(double))};
   if (!j.acc) return diag_errbuf(err, errlen, "out of memory");
   run_rows(&j, xent_span);
@@ -1091,7 +1095,8 @@ static void xent_grad_span(void *x, i64 lo, i64 hi) {
 }
 
 static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  if (check_labels(ins, in[1], err, errlen)) return -1;
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
+  if (rt_check_labels(ins, in[1], err, errlen)) return -1;
   rowjob j = {ins, out, in};
   if (in[3] && !(j.acc = malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(double))))
     return diag_errbuf(err, errlen, "out of memory");
@@ -1117,7 +1122,7 @@ static int k_xent_proj(void *ctx, const rt_instr *ins, void *out, void *const *i
   const int32_t *lab = in[2];
   float *dx = out, *dw = in[5], *s = in[6];
   rt_instr xg = {.op = RT_XENT_GRAD, .outer = rows, .n = n, .alpha = ins->alpha};
-  if (check_labels(&xg, lab, err, errlen)) return -1;
+  if (rt_check_labels(&xg, lab, err, errlen)) return -1;
   if (n > INT_MAX || d > INT_MAX || R > INT_MAX || R * n > INT_MAX)
     return diag_errbuf(err, errlen, "a chunk of %" PRId64 " rows of %" PRId64 " classes is too large for BLAS", R, n);
   double *acc = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(double));
@@ -1252,8 +1257,9 @@ static int k_sgd(void *ctx, const rt_instr *ins, void *out, void *const *in, cha
   return 0;
 }
 
-/* f32 only: the lowering gives other types f32 copies */
+/* f32, and f64 in double; the lowering gives bf16 and f16 f32 copies */
 static int k_attention(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   if (!rt_all_f32(ins, ins->op == RT_ATTENTION ? 3 : 4)) return diag_errbuf(err, errlen, "%s takes f32 only", rt_op_name((rt_op)ins->op));
   return rt_kern_attention(rt_host_threads(), ins, out, in, err, errlen);
 }

@@ -63,6 +63,18 @@ double rt_instr_rows(const rt_instr *x) {
   }
 }
 
+double rt_alpha(const rt_instr *x) { return (float)x->value == x->alpha ? x->value : (double)x->alpha; }
+
+int rt_op_has_f64(rt_op op) {
+  switch (op) {
+  case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
+  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD: case RT_CAUSAL_MASK:
+  case RT_REDUCE_MAX_GRAD: case RT_SCATTER_ROWS: case RT_ATTENTION: case RT_ATTENTION_GRAD:
+    return 1;
+  default: return 0;
+  }
+}
+
 int rt_instr_writes_in(const rt_instr *x, int k) {
   if (k < 0 || k >= RT_MAXIN || x->in[k] < 0) return 0;
   switch (x->op) {

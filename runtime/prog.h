@@ -161,7 +161,8 @@ typedef struct rt_instr {
   int64_t stride_a, stride_b, stride_c;
   float   alpha, beta;        /* see each op */
   double  hyper[4];           /* RT_ADAM, RT_SGD: see each */
-  double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32) */
+  double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32);
+                                 elsewhere alpha unrounded, for f64 kernels (see rt_alpha) */
   const void *data;           /* RT_CONST: nelem elements of out's dtype, in the program's arena */
   uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder;
                                  RT_ATTENTION(_GRAD): RT_ATTN_BSHD_* bits */
@@ -227,6 +228,13 @@ double rt_instr_elems(const rt_prog *p, const rt_instr *x);
 /* The rows of a row-wise instruction (softmax, layernorm, cross-entropy
 ** and their gradients), else 0. */
 double rt_instr_rows(const rt_instr *x);
+/* alpha as the lowering meant it: value where value rounds to alpha (a
+** mean's 1/n, an eps or a scale kept exact for f64 kernels), else alpha. */
+double rt_alpha(const rt_instr *x);
+/* Is op one of the composite kernels that compute an f64 result in double
+** (softmax, layer norm, cross-entropy, attention, ...: runtime/kern_f64.c)?
+** Their other float operands are f64 too; the rest are f32 only. */
+int rt_op_has_f64(rt_op op);
 const char *rt_op_name(rt_op op);
 const char *rt_ewfn_name(rt_ewfn fn);
 int rt_ewfn_arity(rt_ewfn fn);

@@ -18,6 +18,7 @@
 #include "util/strbuf.h"
 
 #define BISECT_TOLERANCE 1e-4     /* f32: far above rounding, far below a wrong sum */
+#define BISECT_TOLERANCE_F64 1e-9 /* a model all in f64: rounding is ~1e-15, f32 arithmetic ~1e-7 */
 
 typedef struct bisect_row {
   int value;                /* the value (an id of the description) */

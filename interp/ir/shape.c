@@ -609,6 +609,16 @@ ir_value *ir_op(ir_graph *g, diag *d, const char *name, ir_opkind op,
 int ir_emit(ir_graph *g, diag *d, const char *prefix, ir_opkind op, const int *args, int nargs, const ir_attrs *attr) {
   ir_attrs a;
   if (attr) a = *attr; else { memset(&a, 0, sizeof a); a.ndims = -1; }
+  int typed[3];
+  const ir_opinfo *oi = ir_opinfo_of(op);
+  if ((oi->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) && nargs > 0 && nargs <= 3) {
+    /* a literal takes the type of what it meets, as in a model file: an
+       f64 gradient is scaled by an f64 1/n, not an f32 one */
+    memcpy(typed, args, sizeof(int) * (size_t)nargs);
+    int first = oi->flags & OPF_TERNARY ? 1 : 0;     /* select's predicate is no operand to match */
+    ir_type_literals(g, typed + first, nargs - first);
+    args = typed;
+  }
   ir_value *v = ir_op(g, d, ir_fresh_name(g, prefix), op, args, nargs, &a, LOC_NONE);
   return v ? v->id : -1;
 }

@@ -120,7 +120,8 @@ void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, doub
     rt_instr *x = rt_prog_emit(c->p, RT_REDUCE, dst);
     x->fn = (uint8_t)fn; x->nin = 1; x->in[0] = cur;
     x->outer = outer; x->n = n; x->inner = inner;
-    x->alpha = runs == 0 ? (float)alpha : 1.0f;
+    x->value = runs == 0 ? alpha : 1.0;     /* unrounded, for f64 (rt_alpha) */
+    x->alpha = (float)x->value;
     for (int i = b0; i < e; i++) d[i] = 1;
     cur = dst;
     end = b0;

@@ -263,6 +263,7 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   in->nin = 3;
   in->outer = f.outer; in->n = f.n; in->inner = 1;
   in->alpha = (float)v->attr.eps;
+  in->value = v->attr.eps;     /* unrounded, for f64 (rt_alpha) */
   if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, c->dt);
 }
 
@@ -349,7 +350,8 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->nin = (uint8_t)v->nargs;
     for (int k = 0; k < v->nargs; k++) in->in[k] = AB(c, k);
     in->outer = rows; in->n = n; in->inner = 1;
-    in->alpha = (float)(1.0 / (double)(grows ? grows : 1));
+    in->value = 1.0 / (double)(grows ? grows : 1);
+    in->alpha = (float)in->value;
     return;
   }
   case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: {
@@ -370,6 +372,7 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->outer = qs->d[0] * qs->d[1]; in->m = in->n = qs->d[2]; in->k = qs->d[3];
     in->fn = (uint8_t)(v->attr.causal != 0);
     in->alpha = (float)v->attr.scale;
+    in->value = v->attr.scale;
     return;
   }
   case IR_MAX_GRAD: lower_max_grad(c, v, out); return;
@@ -406,8 +409,9 @@ static int foldable(lctx *c, const ir_value *v, double *r) {
 static void lower_op_f32(lctx *c, const ir_value *v, int out);
 
 /* carve's composite ops (softmax, layer norm, cross-entropy, ...) have f32
-** kernels: in another float type they read f32 copies of their operands
-** and write an f32 result that is converted back (f32 arithmetic). */
+** and f64 kernels: in bf16 and f16 they read f32 copies of their operands
+** and write an f32 result that is converted back (f32 arithmetic, as
+** those types' elementwise ops compute). */
 static int f32_kernel(const ir_value *v) {
   switch (v->op) {
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
@@ -421,13 +425,13 @@ static int f32_kernel(const ir_value *v) {
 }
 
 static void lower_op(lctx *c, const ir_value *v, int out) {
-  int wrap = f32_kernel(v) && v->dtype != IR_F32;
+  int wrap = f32_kernel(v) && (v->dtype == IR_BF16 || v->dtype == IR_F16);
   if (!wrap) { lower_op_f32(c, v, out); return; }
   rt_dtype keep = c->dt;
   for (int k = 0; k < v->nargs && k < SH_MAXOPS; k++) {
     int b = AB(c, k);
     rt_dtype t = c->p->bufs[b].dtype;
-    if (t != RT_BF16 && t != RT_F16 && t != RT_F64) continue;   /* ids and labels stay */
+    if (t != RT_BF16 && t != RT_F16) continue;   /* ids and labels stay */
     const ir_shape *s = AS(c, k);
     int w = lw_tmp(c, v->name, RT_F32, s->rank ? s->rank : 1, s->rank ? s->d : (int64_t[]){1});
     ew(c, w, s, RT_CONVERT, &b, &s, 1);

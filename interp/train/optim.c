@@ -66,9 +66,14 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
   int step = -1, lr_t = -1, eps_t = -1;
   ir_shape scalar = {0};
   int lr = ir_const(g, t->lr);
+  /* Adam's step scalars are computed in f64 when a parameter is f64 (as
+     torch computes them in Python floats), else in f32 */
+  ir_dtype sdt = IR_F32;
+  for (int k = 0; k < nparams; k++)
+    if (g->vals[params[k]]->dtype == IR_F64) sdt = IR_F64;
   if (t->kind == TRAIN_ADAM) {
     /* bias corrections from the step count: 1 - beta^t = 1 - exp(t log beta) */
-    int s = state_leaf(g, "adam.step", &scalar, IR_F32);
+    int s = state_leaf(g, "adam.step", &scalar, sdt);
     step = emit2(&c, "new.adam.step", IR_ADD, s, ir_const(g, 1));
     g->vals[step]->carry = s;
     int e1 = emit2(&c, "adam.bc1.e", IR_MUL, step, ir_const(g, log(t->beta1)));
@@ -105,7 +110,7 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
       int m = state_leaf(g, NM("adam.m.%s", pn), &p->shape, p->dtype);
       int v = state_leaf(g, NM("adam.v.%s", pn), &p->shape, p->dtype);
       int lr_p = lr_t, eps_p = eps_t;      /* the step's scalars in the parameter's type */
-      if (p->dtype != IR_F32) {
+      if (p->dtype != sdt) {
         ir_attrs at = {0};
         at.dtype = p->dtype;
         lr_p = typed(&c, NM("adam.lr_t.%s", ir_dtype_name(p->dtype)), lr_t, &at);

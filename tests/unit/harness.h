@@ -107,7 +107,7 @@ static inline void hx_init_rest(hx *h, int64_t id_range) {
     int b = h->lr.buf_of[i];
     if (v->kind == IR_OP || v->kind == IR_CONST || b < 0 || rt_exec_data(h->e, b)) continue;
     rt_buf *rb = &h->p.bufs[b];
-    void *tmp = calloc((size_t)rb->nelem + 1, 4);
+    void *tmp = calloc((size_t)rb->nelem + 1, rt_dtype_size(rb->dtype));
     int64_t off[RT_MAXRANK] = {0};
     rt_init in = {RT_INIT_NORMAL, v->kind == IR_INPUT ? 1.0 : v->init.a, v->init.b, rt_init_seed(v->name)};
     if (v->kind != IR_INPUT && v->init.kind == INIT_ZEROS) in.kind = RT_INIT_ZEROS;
