@@ -165,4 +165,12 @@ static inline double hx_normerr(const float *a, const float *b, int64_t n) {
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* the same for doubles */
+static inline double hx_normerr_d(const double *a, const double *b, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) { num += (a[i] - b[i]) * (a[i] - b[i]); den += b[i] * b[i]; }
+  if (isnan(num)) return INFINITY;
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
 #endif

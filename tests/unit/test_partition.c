@@ -12,6 +12,7 @@
 #include "interp/drive/feed.h"
 #include "interp/tactic/tactic.h"
 #include "runtime/comm_local.h"
+#include "runtime/dtype.h"
 #include "runtime/mesh.h"
 #include "randmodel.h"
 
@@ -25,7 +26,7 @@ typedef struct run {
   const lower_result *lr;
   rt_local *l;
   double loss[64][STEPS];
-  float **full;          /* per value: the gathered final value of params and state */
+  double **full;         /* per value: the gathered final value of params and state */
   char err[64][256];
 } run;
 
@@ -43,16 +44,17 @@ static int device(int dev, void *arg) {
     rt_mesh_block(r->p, dev, b, off);
     rt_init in;
     feed_init(r->g, v, &in);
-    void *tmp = calloc((size_t)rb->nelem + 1, 4);
+    size_t es = rt_dtype_size(rb->dtype);
+    void *tmp = calloc((size_t)rb->nelem + 1, es);
     rt_init_block(&in, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, tmp, 1);
-    rc = rt_exec_set(e, b, tmp, (size_t)rb->nelem * 4, r->err[dev], sizeof r->err[dev]);
+    rc = rt_exec_set(e, b, tmp, (size_t)rb->nelem * es, r->err[dev], sizeof r->err[dev]);
     free(tmp);
   }
   int out = r->lr->buf_of[r->g->outputs[0]];
   for (int s = 0; s < STEPS && !rc; s++) {
     rc = rt_exec_run(e, r->err[dev], sizeof r->err[dev]);
     if (rc) break;
-    r->loss[dev][s] = ((float *)rt_exec_data(e, out))[0];
+    r->loss[dev][s] = rt_load_f(r->p->bufs[out].dtype, rt_exec_data(e, out), 0);
     rt_exec_carry(e);
   }
   /* write this device's pieces of every parameter and state into the full arrays */
@@ -63,12 +65,12 @@ static int device(int dev, void *arg) {
     const rt_buf *rb = &r->p->bufs[b];
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK] = {0};
     rt_mesh_block(r->p, dev, b, off);
-    const float *src = rt_exec_data(e, b);
+    const void *src = rt_exec_data(e, b);
     for (int64_t k = 0; k < rb->nelem; k++) {
       int64_t rem = k, g = 0;
       for (int d = rb->rank - 1; d >= 0; d--) { idx[d] = rem % rb->shape[d]; rem /= rb->shape[d]; }
       for (int d = 0; d < rb->rank; d++) g = g * rb->global_shape[d] + off[d] + idx[d];
-      r->full[i][g] = src[k];
+      r->full[i][g] = rt_load_f(rb->dtype, src, k);
     }
   }
   rt_exec_free(e);
@@ -97,9 +99,9 @@ static int one_run(const ir_graph *g, const sh_plan *plan, int64_t bucket, run *
   r->g = g;
   r->p = &p;
   r->lr = &lr;
-  r->full = calloc((size_t)g->nvals, sizeof(float *));
+  r->full = calloc((size_t)g->nvals, sizeof(double *));
   for (int i = 0; i < g->nvals; i++)
-    if (g->vals[i]->kind == IR_PARAM || g->vals[i]->kind == IR_STATE) r->full[i] = calloc((size_t)ir_nelem(&g->vals[i]->shape) + 1, 4);
+    if (g->vals[i]->kind == IR_PARAM || g->vals[i]->kind == IR_STATE) r->full[i] = calloc((size_t)ir_nelem(&g->vals[i]->shape) + 1, sizeof(double));
   if (plan) {
     r->l = rt_local_new(&p);
     cr_assert(r->l);
@@ -213,35 +215,38 @@ static void equals_one(const ir_graph *g, const sh_plan *plan, int64_t bucket, c
     int n0 = one_run(g, plan, 0, &alone, &nb0, what);
     cr_expect(nb > 0 && nb0 == 0 && ncoll < n0, "%s: %d collectives (%d buckets) against %d", what, ncoll, nb, n0);
     for (int i = 0; i < g->nvals; i++) {
-      if (alone.full[i]) cr_expect(hx_normerr(many.full[i], alone.full[i], ir_nelem(&g->vals[i]->shape)) == 0,
+      if (alone.full[i]) cr_expect(hx_normerr_d(many.full[i], alone.full[i], ir_nelem(&g->vals[i]->shape)) == 0,
                                   "%s: '%s' differs with buckets (the same sums)", what, g->vals[i]->name);
       free(alone.full[i]);
     }
     free(alone.full);
   }
+  /* f64 models: every tolerance a millionth of f32's (their rounding is
+     2e-9 of f32's; f32 arithmetic anywhere would leave 1e-7) */
+  double sc = g->vals[g->outputs[0]]->dtype == IR_F64 ? 1e-6 : 1;
   for (int s = 0; s < STEPS; s++)
     for (int k = 0; k < ndev; k++) {
       double e = many.loss[k][s] == one.loss[0][s] ? 0 : fabs(many.loss[k][s] - one.loss[0][s]) / fabs(one.loss[0][s]);
-      cr_expect(e <= 1e-5, "%s: step %d, device %d: loss %.8g vs %.8g on one device", what, s + 1, k, many.loss[k][s], one.loss[0][s]);
+      cr_expect(e <= 1e-5 * sc, "%s: step %d, device %d: loss %.17g vs %.17g on one device", what, s + 1, k, many.loss[k][s], one.loss[0][s]);
     }
   for (int i = 0; i < g->nvals; i++) {
     if (!one.full[i]) continue;
     /* parameters to 1e-5; optimizer state holds squared gradients, whose float
     ** rounding (partial sums added in another order) shows more: 1e-4 */
     int64_t n = ir_nelem(&g->vals[i]->shape);
-    double e = hx_normerr(many.full[i], one.full[i], n);
+    double e = hx_normerr_d(many.full[i], one.full[i], n);
     if (skip_nonfinite && g->vals[i]->kind == IR_STATE) {
       /* a random model's gradient may be zero but for rounding (a bias
          added along a softmax's dim, which the softmax cancels; a layer
          norm of a mean): measured against at least 1e-3 per element, not
          against that noise (an error that large moves the parameters) */
       double norm = 0;
-      for (int64_t j = 0; j < n; j++) norm += (double)one.full[i][j] * one.full[i][j];
+      for (int64_t j = 0; j < n; j++) norm += one.full[i][j] * one.full[i][j];
       double floor = 1e-3 * sqrt((double)n);
       if (sqrt(norm) < floor) e = e * sqrt(norm) / floor;
     }
     /* (a random model's state: 1e-3, for rounding its gradients' cancellations amplify) */
-    cr_expect(e <= (g->vals[i]->kind == IR_PARAM ? 1e-5 : skip_nonfinite ? 1e-3 : 1e-4), "%s: '%s' after %d steps differs from one device by %g", what, g->vals[i]->name, STEPS, e);
+    cr_expect(e <= sc * (g->vals[i]->kind == IR_PARAM ? 1e-5 : skip_nonfinite ? 1e-3 : 1e-4), "%s: '%s' after %d steps differs from one device by %g", what, g->vals[i]->name, STEPS, e);
     free(one.full[i]);
     free(many.full[i]);
   }
@@ -385,7 +390,8 @@ static ir_graph *load_text(arena *mem, diag *d, const char *text, const char *tr
   return g;
 }
 
-Test(partition, random_models_equal_one_device) {
+/* count models from seed, in f32 or (f64) in f64 */
+static void random_models(int count, uint64_t seed, int f64) {
   static const char *const meshes[] = {"a = 2, b = 2", "a = 4", "a = 2, b = 2", "a = 4, b = 2", "a = 2, b = 2, c = 2"};
   static const int naxes[] = {2, 1, 2, 2, 3};
   static const char *const axes[] = {"a", "b", "c"};
@@ -397,10 +403,11 @@ Test(partition, random_models_equal_one_device) {
   static const char *const train[] = {"sgd(lr = 0.05)", "sgd(lr = 0.05, momentum = 0.9)", "sgd(lr = 0.05, momentum = 0.5, weight_decay = 0.1)",
                                       "sgd(lr = 0.05, momentum = 0.9, remat = cheap)", "sgd(lr = 0.05, momentum = 0.5, remat = full)"};
   int applied = 0, tried = 0;
-  int nmodels = rm_start(150, 1, 0x2545f4914f6cdd1dull);
+  int nmodels = rm_start(count, f64 ? 4 : 1, seed);
   skip_nonfinite = 1;
   for (int k = 0; k < nmodels; k++) {
     char *text = random_model();
+    if (f64) rm_f64(text);
     arena mem;
     arena_init(&mem);
     diag d;
@@ -447,7 +454,7 @@ Test(partition, random_models_equal_one_device) {
     } else if (plan) {
       applied++;
       char *what = malloc(strlen(text) + strlen(tac) + 128);
-      sprintf(what, "random model %d (%s, attention %s):\n%s%s", k, tr, fuse ? "fused" : "unfused", text, tac);
+      sprintf(what, "random %s model %d (%s, attention %s):\n%s%s", f64 ? "f64" : "f32", k, tr, fuse ? "fused" : "unfused", text, tac);
       equals_one(g, plan, 0, what);
       free(what);
       shard_free(plan);
@@ -464,6 +471,12 @@ Test(partition, random_models_equal_one_device) {
   cr_expect_leq(skipped_nonfinite, applied / 10, "%d of %d random models diverge: the test tests little", skipped_nonfinite, applied);
   cr_expect_geq(applied, tried / 2, "only %d of %d random models' plans applied: the test tests little", applied, tried);
 }
+
+Test(partition, random_models_equal_one_device) { random_models(150, 0x2545f4914f6cdd1dull, 0); }
+
+/* The same in f64, to a millionth of the tolerances: every op, collective
+** and optimizer step of an f64 model computes in double on every device. */
+Test(partition, random_models_f64_equal_one_device) { random_models(40, 0x9fb21c651e98df25ull, 1); }
 
 /* The search (carve auto) on random models: what it finds applies, and
 ** the step runs equal to one device. RANDOM_MODELS and RANDOM_SEED as above. */
