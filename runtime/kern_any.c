@@ -82,6 +82,7 @@ static float ew_f(int fn, float x, float y, float al, float be) {
   case RT_ADAM_DENOM: return sqrtf(x) * al + be;
   case RT_ABS: return fabsf(x);
   case RT_SIGN: return sign_f(x);
+  case RT_ERF: return erff(x);
   case RT_POW: return (float)pow(x, y);     /* in double, rounded once, as the reference does */
   default: return 0;
   }
@@ -123,6 +124,7 @@ static double ew_d(int fn, double x, double y, double al, double be) {
   case RT_ADAM_DENOM: return sqrt(x) * al + be;
   case RT_ABS: return fabs(x);
   case RT_SIGN: return sign_d(x);
+  case RT_ERF: return erf(x);
   case RT_POW: return pow(x, y);
   default: return 0;
   }

@@ -802,7 +802,7 @@ static const ewop ewops[] = {
   {"add", IR_ADD, 2}, {"subtract", IR_SUB, 2}, {"multiply", IR_MUL, 2}, {"divide", IR_DIV, 2},
   {"maximum", IR_MAXIMUM, 2}, {"minimum", IR_MINIMUM, 2}, {"power", IR_POWER, 2},
   {"and", IR_AND, 2}, {"or", IR_OR, 2}, {"xor", IR_XOR, 2},
-  {"negate", IR_NEG, 1}, {"abs", IR_ABS, 1}, {"sign", IR_SIGN, 1}, {"not", IR_NOT, 1},
+  {"negate", IR_NEG, 1}, {"abs", IR_ABS, 1}, {"sign", IR_SIGN, 1}, {"not", IR_NOT, 1}, {"erf", IR_ERF, 1},
   {"exponential", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
   {"tanh", IR_TANH, 1}, {"logistic", IR_SIGMOID, 1},
   {"select", IR_SELECT, 3},
@@ -897,7 +897,7 @@ static const char *const supported =
   "constant, broadcast_in_dim, reshape, transpose, convert, slice, concatenate, iota, gather (rows), scatter (rows, add), "
   "tensor.insert_slice, dot_general, dot, "
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
-  "negate, abs, sign, exponential, log, sqrt, rsqrt, tanh, logistic, not, and, or, xor, call";
+  "negate, abs, sign, exponential, log, sqrt, rsqrt, tanh, logistic, not, and, or, xor, chlo.erf, call";
 
 /* One op of a function body: binds its results in the scope. */
 static int build_op(hctx *b, const mlir_op *op) {

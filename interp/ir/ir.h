@@ -45,6 +45,7 @@ typedef enum ir_opkind {
   IR_EMBEDDING, IR_CROSS_ENTROPY, IR_CAUSAL_MASK,
   /* StableHLO's other elementwise ops, in every dtype (imported programs use them) */
   IR_ABS, IR_SIGN,      /* abs(x), sign(x) (-1, 0 or 1; NaN and -0 stay) */
+  IR_ERF,               /* erf(x), floats (chlo.erf: JAX's exact GELU) */
   IR_NOT,               /* not(x): logical on i1, bitwise on integers */
   IR_CONVERT,           /* convert(x, dtype = T) as StableHLO's convert */
   IR_POWER,             /* power(a, b) */

@@ -34,7 +34,7 @@ static const ir_opinfo opinfo[] = {
   {"embedding", "table:v ids:v", 0},
   {"cross_entropy", "logits:v labels:v", 0},
   {"causal_mask", "x:v", 0},
-  {"abs", "x:v", U}, {"sign", "x:v", U | OPF_NODIFF}, {"not", "x:v", U | OPF_NODIFF},
+  {"abs", "x:v", U}, {"sign", "x:v", U | OPF_NODIFF}, {"erf", "x:v", U}, {"not", "x:v", U | OPF_NODIFF},
   {"convert", "x:v dtype:t", U},
   {"power", "a:v b:v", B},
   {"and", "a:v b:v", B | OPF_NODIFF}, {"or", "a:v b:v", B | OPF_NODIFF}, {"xor", "a:v b:v", B | OPF_NODIFF},

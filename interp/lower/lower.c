@@ -44,6 +44,7 @@ static int fold_unary(ir_opkind op, double x, double *r) {
   case IR_SQRT: *r = sqrt(x); return 1;
   case IR_RSQRT: *r = 1 / sqrt(x); return 1;
   case IR_TANH: *r = tanh(x); return 1;
+  case IR_ERF: *r = erf(x); return 1;
   default: return 0;
   }
 }
@@ -77,6 +78,7 @@ static int lower_stablehlo_ew(lctx *c, const ir_value *v, int out) {
   switch (v->op) {
   case IR_ABS: fn = RT_ABS; break;
   case IR_SIGN: fn = RT_SIGN; break;
+  case IR_ERF: fn = RT_ERF; break;
   case IR_NOT: fn = RT_NOT; break;
   case IR_CONVERT: fn = RT_CONVERT; break;
   case IR_POWER: fn = RT_POW; break;

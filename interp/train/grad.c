@@ -202,6 +202,13 @@ static int rule_unary(gctx *c, int u, int dy) {
   case IR_GELU_TANH: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_TANH_GRAD, a, dy)); break;
   case IR_SILU: give(c, a, emit2(c, bwd(c, u, "silu"), IR_SILU_GRAD, a, dy)); break;
   case IR_ABS: give(c, a, emit2(c, bwd(c, u, "abs"), IR_MUL, dy, emit1(c, bwd(c, u, "sign"), IR_SIGN, a))); break;
+  case IR_ERF: {         /* d erf(x) = 2/sqrt(pi) exp(-x^2) */
+    int x2 = emit2(c, bwd(c, u, "x2"), IR_MUL, a, a);
+    int e = emit1(c, bwd(c, u, "e"), IR_EXP, emit1(c, bwd(c, u, "nx2"), IR_NEG, x2));
+    int t = emit2(c, bwd(c, u, "t"), IR_MUL, dy, e);
+    give(c, a, emit2(c, bwd(c, u, "erf"), IR_MUL, t, ir_const(c->g, 1.1283791670955126)));
+    break;
+  }
   case IR_CONVERT: {     /* between floats: the adjoint converts back */
     ir_attrs at = {0};
     at.dtype = V(c, a)->dtype;

@@ -37,7 +37,7 @@ static int rm_start(int count, int div, uint64_t seed) {
 }
 
 /* the model's f32 declarations made f64 (random_model writes no other f32) */
-static void rm_f64(char *text) {
+static inline void rm_f64(char *text) {
   for (char *t = text; (t = strstr(t, " : f32[")); t += 7) t[4] = '6', t[5] = '4';
 }
 
@@ -106,9 +106,9 @@ static int rg_emit(rgen *r, int rank, const int64_t *d, const int *reads, int nr
 #define N(i) r->v[i].name
 
 static void rg_step(rgen *r) {
-  static const char *const un_all[] = {"neg", "tanh", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "abs"};
+  static const char *const un_all[] = {"neg", "tanh", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "abs", "erf"};
   static const char *const bin_all[] = {"add", "sub", "maximum", "minimum", "add"};
-  static const char *const un_smooth[] = {"neg", "tanh", "tanh", "gelu", "gelu_tanh", "sigmoid", "silu", "sigmoid"};
+  static const char *const un_smooth[] = {"neg", "tanh", "tanh", "gelu", "gelu_tanh", "sigmoid", "silu", "sigmoid", "erf"};
   static const char *const bin_smooth[] = {"add", "sub", "add", "sub", "add"};
   const char *const *un = rm_smooth ? un_smooth : un_all, *const *bin = rm_smooth ? bin_smooth : bin_all;
   int a, b, c;
@@ -116,7 +116,7 @@ static void rg_step(rgen *r) {
   switch (next() % 25) {
   case 0: case 1:
     a = rg_get(r, -1, NULL);
-    rg_emit(r, r->v[a].rank, r->v[a].d, &a, 1, "%s(%s)", un[next() % 8], N(a));
+    rg_emit(r, r->v[a].rank, r->v[a].d, &a, 1, "%s(%s)", un[next() % 9], N(a));
     return;
   case 2:
     a = rg_get(r, -1, NULL);

@@ -8,6 +8,7 @@
 #include "interp/front/hlo.h"
 #include "interp/ir/ops.h"
 #include "lang/mlir.h"
+#include "runtime/dtype.h"
 #include "randmodel.h"
 
 /* ---- mhlo.sharding ---- */
@@ -241,7 +242,7 @@ Test(export, imported_ops_round_trip) {
 /* g lowered and run once, its leaves from their deterministic init (ids
 ** in [0, 2): every table and class count here has at least 2); each
 ** output copied into outs[k] (malloc'd) with its count in n[k] */
-static void run_once(ir_graph *g, float **outs, int64_t *n, const char *what) {
+static void run_once(ir_graph *g, double **outs, int64_t *n, const char *what) {
   hx h;
   memset(&h, 0, sizeof h);
   arena_init(&h.mem);
@@ -258,23 +259,25 @@ static void run_once(ir_graph *g, float **outs, int64_t *n, const char *what) {
   for (int k = 0; k < g->nouts; k++) {
     const ir_value *v = g->vals[g->outputs[k]];
     n[k] = ir_nelem(&v->shape);
-    outs[k] = malloc(sizeof(float) * (size_t)(n[k] + 1));
+    outs[k] = malloc(sizeof(double) * (size_t)(n[k] + 1));
     int b = h.lr.buf_of[v->id];
-    cr_assert(b >= 0 && h.p.bufs[b].dtype == RT_F32, "%s: output %d", what, k);
-    memcpy(outs[k], rt_exec_data(h.e, b), sizeof(float) * (size_t)n[k]);
+    cr_assert(b >= 0 && (h.p.bufs[b].dtype == RT_F32 || h.p.bufs[b].dtype == RT_F64), "%s: output %d", what, k);
+    for (int64_t i = 0; i < n[k]; i++) outs[k][i] = rt_load_f(h.p.bufs[b].dtype, rt_exec_data(h.e, b), i);
   }
   hx_free(&h);
 }
 
-Test(export, random_models_round_trip) {
-  int nmodels = rm_start(150, 1, 0x5deece66dull);
+/* count models from seed, in f32 or (f64) in f64 */
+static void round_trips(int count, uint64_t seed, int f64) {
+  int nmodels = rm_start(count, f64 ? 3 : 1, seed);
   for (int k = 0; k < nmodels; k++) {
     char *text = random_model();
+    if (f64) rm_f64(text);
     if (getenv("RANDOM_ONLY") && atoi(getenv("RANDOM_ONLY")) != k) { free(text); continue; }
     if (getenv("RANDOM_ONLY")) fprintf(stderr, "%s", text);
     for (int step = 0; step < 2; step++) {
       char what[64];
-      snprintf(what, sizeof what, "random model %d%s", k, step ? " (SGD step)" : "");
+      snprintf(what, sizeof what, "random %s model %d%s", f64 ? "f64" : "f32", k, step ? " (SGD step)" : "");
       hx h;
       cr_assert_eq(hx_build(&h, text), 0, "%s: %s\n%s", what, diag_text(&h.d), text);
       if (step) {
@@ -292,7 +295,7 @@ Test(export, random_models_round_trip) {
       cr_assert(g2, "%s: the export does not read back: %s\n%s", what, diag_text(&d2), mlir);
       int nouts = g2->nouts;
       cr_assert_eq(nouts, h.g->nouts, "%s", what);
-      float *o1[64], *o2[64];
+      double *o1[64], *o2[64];
       int64_t n1[64], n2[64];
       cr_assert(h.g->nouts <= 64);
       int state[64];                     /* outputs that are optimizer state (a momentum buffer) */
@@ -309,10 +312,11 @@ Test(export, random_models_round_trip) {
            buffer alone may hold a gradient that is zero but for rounding
            (a layer norm's bias under a softmax over another dim cancels),
            which two spellings of the same step round differently: not
-           compared. 1e-4: the export spells out softmax and layer norm */
+           compared. 1e-4: the export spells out softmax and layer norm (in
+           f64 a millionth of that: every op computes in double both ways) */
         if (n1[i] == n2[i] && !state[i]) {
-          double e = hx_normerr(o2[i], o1[i], n1[i]);
-          cr_expect(e <= 1e-4, "%s: output %d differs by %g after the round trip\n%s\n%s", what, i, e, text, mlir);
+          double e = hx_normerr_d(o2[i], o1[i], n1[i]);
+          cr_expect(e <= (f64 ? 1e-10 : 1e-4), "%s: output %d differs by %g after the round trip\n%s\n%s", what, i, e, text, mlir);
         }
         free(o1[i]);
         free(o2[i]);
@@ -324,3 +328,9 @@ Test(export, random_models_round_trip) {
     free(text);
   }
 }
+
+Test(export, random_models_round_trip) { round_trips(150, 0x5deece66dull, 0); }
+
+/* f64 models through StableHLO and back (the export spells out softmax,
+** layer norm, cross-entropy and attention in elementwise ops and dots) */
+Test(export, random_models_f64_round_trip) { round_trips(50, 0xd1b54a32d192ed03ull, 1); }
