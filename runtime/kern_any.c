@@ -83,6 +83,14 @@ static float ew_f(int fn, float x, float y, float al, float be) {
   case RT_ABS: return fabsf(x);
   case RT_SIGN: return sign_f(x);
   case RT_ERF: return erff(x);
+  case RT_LOG1P: return log1pf(x);
+  case RT_EXPM1: return expm1f(x);
+  case RT_SIN: return sinf(x);
+  case RT_COS: return cosf(x);
+  case RT_FLOOR: return floorf(x);
+  case RT_CEIL: return ceilf(x);
+  case RT_ROUND: return nearbyintf(x);      /* the default rounding: half to even */
+  case RT_ROUND_AFZ: return roundf(x);
   case RT_POW: return (float)pow(x, y);     /* in double, rounded once, as the reference does */
   default: return 0;
   }
@@ -125,6 +133,14 @@ static double ew_d(int fn, double x, double y, double al, double be) {
   case RT_ABS: return fabs(x);
   case RT_SIGN: return sign_d(x);
   case RT_ERF: return erf(x);
+  case RT_LOG1P: return log1p(x);
+  case RT_EXPM1: return expm1(x);
+  case RT_SIN: return sin(x);
+  case RT_COS: return cos(x);
+  case RT_FLOOR: return floor(x);
+  case RT_CEIL: return ceil(x);
+  case RT_ROUND: return nearbyint(x);
+  case RT_ROUND_AFZ: return round(x);
   case RT_POW: return pow(x, y);
   default: return 0;
   }

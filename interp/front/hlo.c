@@ -71,6 +71,7 @@ typedef struct hctx {
   const char **callees;   /* how many times each function was inlined, for unique paths */
   int *ncalls, ncallees;
   const mlir_op *op;      /* the op being read, for messages */
+  hlo_info *info;         /* the mesh and the shardings found, or NULL */
 } hctx;
 
 static loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
@@ -803,6 +804,8 @@ static const ewop ewops[] = {
   {"maximum", IR_MAXIMUM, 2}, {"minimum", IR_MINIMUM, 2}, {"power", IR_POWER, 2},
   {"and", IR_AND, 2}, {"or", IR_OR, 2}, {"xor", IR_XOR, 2},
   {"negate", IR_NEG, 1}, {"abs", IR_ABS, 1}, {"sign", IR_SIGN, 1}, {"not", IR_NOT, 1}, {"erf", IR_ERF, 1},
+  {"log_plus_one", IR_LOG1P, 1}, {"exponential_minus_one", IR_EXPM1, 1}, {"sine", IR_SIN, 1}, {"cosine", IR_COS, 1},
+  {"floor", IR_FLOOR, 1}, {"ceil", IR_CEIL, 1}, {"round_nearest_even", IR_ROUND, 1}, {"round_nearest_afz", IR_ROUND_AFZ, 1},
   {"exponential", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
   {"tanh", IR_TANH, 1}, {"logistic", IR_SIGMOID, 1},
   {"select", IR_SELECT, 3},
@@ -822,6 +825,37 @@ static int do_compare(hctx *b, const mlir_op *op, const char *name) {
   at.total = ty && !strcmp(ty, "TOTALORDER");
   int args[2] = {x, y};
   return emit(b, name, IR_COMPARE, args, 2, &at);
+}
+
+/* clamp(min, x, max) = minimum(maximum(x, min), max), as the spec defines
+** it (NaN propagates); min and max are scalars or x's shape */
+static int do_clamp(hctx *b, const mlir_op *op, const char *name) {
+  if (op->noperands != 3) return op_error(b, op, "%s takes 3 operands (min, operand, max), given %d", op->name, op->noperands);
+  int lo = operand(b, op, 0), x = operand(b, op, 1), hi = operand(b, op, 2);
+  if (lo < 0 || x < 0 || hi < 0) return -1;
+  const ir_shape *xs = &b->g->vals[x]->shape;
+  for (int k = 0; k < 2; k++) {
+    const ir_value *m = b->g->vals[k ? hi : lo];
+    if (m->shape.rank && !ir_shape_eq(&m->shape, xs))
+      return op_error(b, op, "%s: %s is %s; it must be a scalar or the operand's shape %s", op->name, k ? "max" : "min",
+                      ir_shape_str(&b->tmp, &m->shape), ir_shape_str(&b->tmp, xs));
+  }
+  int up = emit(b, fresh(b, name), IR_MAXIMUM, (int[]){x, lo}, 2, NULL);
+  return up < 0 ? -1 : emit(b, name, IR_MINIMUM, (int[]){up, hi}, 2, NULL);
+}
+
+/* is_finite(x) = |x| < inf: false for the infinities and NaN */
+static int do_is_finite(hctx *b, const mlir_op *op, const char *name) {
+  if (op->noperands != 1) return op_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  if (!ir_dtype_isfloat(b->g->vals[x]->dtype))
+    return op_error(b, op, "%s: the operand is %s; it takes floats", op->name, ir_dtype_name(b->g->vals[x]->dtype));
+  int a = emit(b, fresh(b, name), IR_ABS, &x, 1, NULL);
+  if (a < 0) return -1;
+  ir_attrs at = no_attrs();
+  at.spec = ir_intern(b->g, "lt");
+  return emit(b, name, IR_COMPARE, (int[]){a, ir_const_typed(b->g, INFINITY, b->g->vals[x]->dtype)}, 2, &at);
 }
 
 static int do_convert(hctx *b, const mlir_op *op, const char *name) {
@@ -893,17 +927,64 @@ static int do_call(hctx *b, const mlir_op *op) {
   return 0;
 }
 
+static int sdy_sharding(hctx *b, const mlir_attr *s, int id, hlo_info *info);
+
+/* sdy.sharding_constraint %x <@mesh, [{}, {"y"}]>: x itself, its sharding
+** kept for --tactics-out (a `shard value` statement) */
+static int do_constraint(hctx *b, const mlir_op *op) {
+  if (op->noperands != 1) return op_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  for (int i = 0; i < op->nitems; i++)
+    if (op->items[i].val->kind == MLIR_A_ANGLE) return sdy_sharding(b, op->items[i].val, x, b->info) < 0 ? -1 : x;
+  return op_error(b, op, "%s: no <@mesh, [...]> sharding after the operand", op->name);
+}
+
+/* custom_call: @Sharding (with_sharding_constraint under GSPMD) passes its
+** operand through; its mhlo.sharding is not read */
+static int do_custom_call(hctx *b, const mlir_op *op) {
+  const char *t = NULL;
+  for (int i = 0; i < op->nitems && !t; i++)
+    if (op->items[i].val->kind == MLIR_A_SYMBOL) t = op->items[i].val->text;
+  if (t && !strcmp(t, "Sharding")) {
+    if (op->noperands != 1) return op_error(b, op, "custom_call @Sharding takes 1 operand, given %d", op->noperands);
+    return operand(b, op, 0);
+  }
+  if (t && !strncmp(t, "SPMD", 4))
+    return op_error(b, op, "custom_call @%s (a shard_map) is not supported: carve partitions the whole program itself; "
+                    "export the function without shard_map", t);
+  return op_error(b, op, "custom_call @%s is not supported; carve reads @Sharding (passed through)", t ? t : "?");
+}
+
+/* optimization_barrier (jax.checkpoint's): each result is its operand */
+static int do_barrier(hctx *b, const mlir_op *op) {
+  int n = 0;
+  for (int r = 0; r < op->nresults; r++) n += op->results[r].count;
+  if (n != op->noperands) return op_error(b, op, "%s has %d operands but %d results", op->name, op->noperands, n);
+  int k = 0;
+  for (int r = 0; r < op->nresults; r++)
+    for (int j = 0; j < op->results[r].count; j++, k++) {
+      int x = operand(b, op, k);
+      if (x < 0) return -1;
+      scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, x);
+    }
+  return 0;
+}
+
 static const char *const supported =
   "constant, broadcast_in_dim, reshape, transpose, convert, slice, concatenate, iota, gather (rows), scatter (rows, add), "
   "tensor.insert_slice, dot_general, dot, "
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
-  "negate, abs, sign, exponential, log, sqrt, rsqrt, tanh, logistic, not, and, or, xor, chlo.erf, call";
+  "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
+  "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
+  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding";
 
 /* One op of a function body: binds its results in the scope. */
 static int build_op(hctx *b, const mlir_op *op) {
   b->op = op;
   const char *sn = short_name(op->name);
   if (!strcmp(sn, "call")) return do_call(b, op);
+  if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
   if (op->nresults != 1 || op->results[0].count != 1) {
     if (op->nresults == 0) return op_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
     return op_error(b, op, "'%s' with several results is not supported", op->name);
@@ -928,6 +1009,10 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "dot")) id = do_dot_general(b, op, name, 1);
   else if (!strcmp(sn, "reduce")) id = do_reduce(b, op, name);
   else if (!strcmp(sn, "compare")) id = do_compare(b, op, name);
+  else if (!strcmp(sn, "clamp")) id = do_clamp(b, op, name);
+  else if (!strcmp(op->name, "sdy.sharding_constraint")) id = do_constraint(b, op);
+  else if (!strcmp(sn, "custom_call")) id = do_custom_call(b, op);
+  else if (!strcmp(sn, "is_finite")) id = do_is_finite(b, op, name);
   else if (!strcmp(op->name, "tensor.insert_slice")) id = do_insert_slice(b, op, name);
   else if (!strcmp(sn, "scatter")) id = do_scatter(b, op, name);
   else {
@@ -1012,9 +1097,9 @@ static int is_param(const hlo_opts *o, const char *name, const ir_value *v) {
   return 0;
 }
 
-/* #sdy.sharding<@mesh, [{"x"}, {}]> of argument k, into info */
-static int arg_sharding(hctx *b, const mlir_arg *a, int id, hlo_info *info) {
-  const mlir_attr *s = mlir_attr_get(a->attrs, "sdy.sharding");
+/* A sharding of value id, into info: an argument's #sdy.sharding<@mesh,
+** [{"x"}, {}]> or a constraint's <@mesh, [...]> (s: either attribute) */
+static int sdy_sharding(hctx *b, const mlir_attr *s, int id, hlo_info *info) {
   if (!s || !info) return 0;
   const mlir_attr *dims = NULL;
   for (int i = 0; i < s->nitems; i++) if (s->items[i].val->kind == MLIR_A_LIST) dims = s->items[i].val;
@@ -1039,6 +1124,10 @@ static int arg_sharding(hctx *b, const mlir_arg *a, int id, hlo_info *info) {
   info->shardings = arena_grow(&b->g->mem, info->shardings, (size_t)info->nshardings, (size_t)info->nshardings + 1, sizeof(hlo_sharding));
   info->shardings[info->nshardings++] = sh;
   return 0;
+}
+
+static int arg_sharding(hctx *b, const mlir_arg *a, int id, hlo_info *info) {
+  return sdy_sharding(b, mlir_attr_get(a->attrs, "sdy.sharding"), id, info);
 }
 
 /* ---- GSPMD's mhlo.sharding strings ----
@@ -1261,7 +1350,7 @@ static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {
 }
 
 ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag *d) {
-  hctx bb = {.d = d, .src = f->src, .f = f, .prefix = ""}, *b = &bb;
+  hctx bb = {.d = d, .src = f->src, .f = f, .prefix = "", .info = info}, *b = &bb;
   if (info) memset(info, 0, sizeof *info);
   arena_init(&b->tmp);
   const mlir_func *fn = entry_func(b, o);
@@ -1364,7 +1453,8 @@ char *hlo_tactics(const ir_graph *g, const hlo_info *info, arena *a) {
   if (!info || !info->naxes) return NULL;
   strbuf sb;
   sb_init(&sb);
-  sb_puts(&sb, "# the argument shardings of the imported program (sdy.sharding or mhlo.sharding)\nversion 1\nmesh ");
+  sb_puts(&sb, "# the argument shardings of the imported program (sdy.sharding or mhlo.sharding) and its\n"
+              "# sdy.sharding_constraints\nversion 1\nmesh ");
   for (int i = 0; i < info->naxes; i++) sb_printf(&sb, "%s%s = %lld", i ? ", " : "", info->axis[i], (long long)info->size[i]);
   sb_puts(&sb, "\n\ntactic imported {\n");
   for (int i = 0; i < info->nshardings; i++) {
@@ -1372,7 +1462,8 @@ char *hlo_tactics(const ir_graph *g, const hlo_info *info, arena *a) {
     const ir_value *v = g->vals[s->value];
     for (int d = 0; d < s->rank; d++)
       for (int j = 0; j < s->naxes[d]; j++)
-        sb_printf(&sb, "  shard %s \"%s\" dim %d on %s\n", v->kind == IR_PARAM ? "param" : "input", v->name, d, s->axes[d][j]);
+        sb_printf(&sb, "  shard %s \"%s\" dim %d on %s\n", v->kind == IR_PARAM ? "param" : v->kind == IR_INPUT ? "input" : "value",
+                  v->name, d, s->axes[d][j]);
   }
   if (!info->nshardings) sb_puts(&sb, "  # no argument is split\n");
   sb_puts(&sb, "}\n\nschedule imported\n");

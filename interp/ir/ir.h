@@ -46,6 +46,11 @@ typedef enum ir_opkind {
   /* StableHLO's other elementwise ops, in every dtype (imported programs use them) */
   IR_ABS, IR_SIGN,      /* abs(x), sign(x) (-1, 0 or 1; NaN and -0 stay) */
   IR_ERF,               /* erf(x), floats (chlo.erf: JAX's exact GELU) */
+  IR_LOG1P, IR_EXPM1,   /* log(1 + x), exp(x) - 1, exact near 0 (softplus, elu) */
+  IR_SIN, IR_COS,       /* (rotary embeddings) */
+  IR_FLOOR, IR_CEIL,    /* no gradient, as in JAX */
+  IR_ROUND,             /* round half to even (jnp.round, round_nearest_even) */
+  IR_ROUND_AFZ,         /* round half away from zero (round_nearest_afz) */
   IR_NOT,               /* not(x): logical on i1, bitwise on integers */
   IR_CONVERT,           /* convert(x, dtype = T) as StableHLO's convert */
   IR_POWER,             /* power(a, b) */

@@ -79,6 +79,14 @@ static int lower_stablehlo_ew(lctx *c, const ir_value *v, int out) {
   case IR_ABS: fn = RT_ABS; break;
   case IR_SIGN: fn = RT_SIGN; break;
   case IR_ERF: fn = RT_ERF; break;
+  case IR_LOG1P: fn = RT_LOG1P; break;
+  case IR_EXPM1: fn = RT_EXPM1; break;
+  case IR_SIN: fn = RT_SIN; break;
+  case IR_COS: fn = RT_COS; break;
+  case IR_FLOOR: fn = RT_FLOOR; break;
+  case IR_CEIL: fn = RT_CEIL; break;
+  case IR_ROUND: fn = RT_ROUND; break;
+  case IR_ROUND_AFZ: fn = RT_ROUND_AFZ; break;
   case IR_NOT: fn = RT_NOT; break;
   case IR_CONVERT: fn = RT_CONVERT; break;
   case IR_POWER: fn = RT_POW; break;

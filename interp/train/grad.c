@@ -202,6 +202,14 @@ static int rule_unary(gctx *c, int u, int dy) {
   case IR_GELU_TANH: give(c, a, emit2(c, bwd(c, u, "gelu"), IR_GELU_TANH_GRAD, a, dy)); break;
   case IR_SILU: give(c, a, emit2(c, bwd(c, u, "silu"), IR_SILU_GRAD, a, dy)); break;
   case IR_ABS: give(c, a, emit2(c, bwd(c, u, "abs"), IR_MUL, dy, emit1(c, bwd(c, u, "sign"), IR_SIGN, a))); break;
+  case IR_LOG1P: give(c, a, emit2(c, bwd(c, u, "log1p"), IR_DIV, dy, emit2(c, bwd(c, u, "x1"), IR_ADD, a, ir_const(c->g, 1)))); break;
+  case IR_EXPM1: give(c, a, emit2(c, bwd(c, u, "expm1"), IR_MUL, dy, emit2(c, bwd(c, u, "y1"), IR_ADD, u, ir_const(c->g, 1)))); break;
+  case IR_SIN: give(c, a, emit2(c, bwd(c, u, "sin"), IR_MUL, dy, emit1(c, bwd(c, u, "cos"), IR_COS, a))); break;
+  case IR_COS: {
+    int s = emit1(c, bwd(c, u, "sin"), IR_SIN, a);
+    give(c, a, emit2(c, bwd(c, u, "cos"), IR_MUL, dy, emit1(c, bwd(c, u, "nsin"), IR_NEG, s)));
+    break;
+  }
   case IR_ERF: {         /* d erf(x) = 2/sqrt(pi) exp(-x^2) */
     int x2 = emit2(c, bwd(c, u, "x2"), IR_MUL, a, a);
     int e = emit1(c, bwd(c, u, "e"), IR_EXP, emit1(c, bwd(c, u, "nx2"), IR_NEG, x2));

@@ -47,6 +47,16 @@ r=$(results "$llama"); [ "$r" = "out 1x1024x2048 bf16 2097152" ] && ok || bad "l
 "$CARVE" import "$bert" -o "$tmp/bert.cir" --params-from-args 'arg?, arg??, arg1[0-8]?, arg19[0-8]' --quiet 2>"$tmp/err" && ok || bad "import --params-from-args: $(cat "$tmp/err")"
 grep -q '^  input arg199 : i32\[1, 512\]' "$tmp/bert.cir" && grep -q '^  param arg0 : f32\[30522, 768\]' "$tmp/bert.cir" && ok || bad "bert params and inputs"
 
+# JAX's markers pass their values through: sharding constraints (sdy and
+# custom_call @Sharding) and optimization_barrier; the sdy constraint is a
+# `shard value` statement, and the tactic file applies
+markers=$SRCDIR/tests/data/hlo/jax_markers.mlir
+"$CARVE" import "$markers" -o "$tmp/mk.cir" --tactics-out "$tmp/mk.tac" --quiet 2>"$tmp/err" &&
+  grep -q '^  v0 = tanh(arg0)$' "$tmp/mk.cir" && grep -q '^  out = add(v0, v0)$' "$tmp/mk.cir" &&
+  grep -q '^  shard param "arg0" dim 0 on x$' "$tmp/mk.tac" && grep -q '^  shard value "v0" dim 1 on y$' "$tmp/mk.tac" &&
+  "$CARVE" apply "$tmp/mk.cir" "$tmp/mk.tac" --json 2>>"$tmp/err" | grep -q '"name":"v0", "kind":"value", "shape":\[8, 8\], "sharding":\[\["x"\], \["y"\]\]' && ok ||
+  bad "jax markers: $(cat "$tmp/err") $(cat "$tmp/mk.cir" "$tmp/mk.tac")"
+
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"
 grep -q 'mesh _axis_0 = 2' "$tmp/llama.tac" && [ "$(grep -c '^  shard param' "$tmp/llama.tac")" -eq 4 ] && ok || bad "llama.tac: $(cat "$tmp/llama.tac")"

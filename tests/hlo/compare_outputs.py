@@ -99,9 +99,15 @@ def compare(actual, expected):
     return diffs
 
 
+def load(line):
+    """A JSON line, with a bare -0 read as the float -0.0 (json reads it as
+    the integer 0, which would lose the sign of zero both sides print)."""
+    return json.loads(line, parse_int=lambda s: -0.0 if s == "-0" else int(s))
+
+
 def main():
-    actual = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-    expected = [json.loads(l) for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")]
+    actual = [load(l) for l in open(sys.argv[1]) if l.startswith("{")]
+    expected = [load(l) for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")]
     diffs = compare(actual, expected)
     for d in diffs:
         print(d)

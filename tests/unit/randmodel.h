@@ -106,9 +106,9 @@ static int rg_emit(rgen *r, int rank, const int64_t *d, const int *reads, int nr
 #define N(i) r->v[i].name
 
 static void rg_step(rgen *r) {
-  static const char *const un_all[] = {"neg", "tanh", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "abs", "erf"};
+  static const char *const un_all[] = {"neg", "tanh", "relu", "gelu", "gelu_tanh", "sigmoid", "silu", "abs", "erf", "sin", "floor"};
   static const char *const bin_all[] = {"add", "sub", "maximum", "minimum", "add"};
-  static const char *const un_smooth[] = {"neg", "tanh", "tanh", "gelu", "gelu_tanh", "sigmoid", "silu", "sigmoid", "erf"};
+  static const char *const un_smooth[] = {"neg", "tanh", "tanh", "gelu", "gelu_tanh", "sigmoid", "silu", "sigmoid", "erf", "sin", "cos"};
   static const char *const bin_smooth[] = {"add", "sub", "add", "sub", "add"};
   const char *const *un = rm_smooth ? un_smooth : un_all, *const *bin = rm_smooth ? bin_smooth : bin_all;
   int a, b, c;
@@ -116,7 +116,7 @@ static void rg_step(rgen *r) {
   switch (next() % 25) {
   case 0: case 1:
     a = rg_get(r, -1, NULL);
-    rg_emit(r, r->v[a].rank, r->v[a].d, &a, 1, "%s(%s)", un[next() % 9], N(a));
+    rg_emit(r, r->v[a].rank, r->v[a].d, &a, 1, "%s(%s)", un[next() % 11], N(a));
     return;
   case 2:
     a = rg_get(r, -1, NULL);

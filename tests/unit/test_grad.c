@@ -142,6 +142,13 @@ Test(grad, convert_between_floats) {
   fd_check(M("param x : f32[3, 4]\n input cot : f32[3, 4]\n"
              " out = convert(mul(convert(x, f64), convert(x, f64)), f32)"), 12, 1e-2, 2e-2);
 }
+/* the math of JAX programs: erf (chlo.erf), log1p and expm1 (softplus,
+** elu), sin and cos (rotary embeddings); floor's gradient is zero */
+Test(grad, jax_math) {
+  fd_check(M("param x : f32[12] = uniform(-0.9, 2)\n input cot : f32[12]\n"
+             " out = add(add(erf(x), log1p(x)), add(expm1(mul(x, 0.5)), add(mul(sin(x), cos(mul(x, 3.0))), floor(x))))"),
+           12, 1e-3, 2e-2);
+}
 Test(grad, min_over_dims) {
   fd_check(M("param x : f32[3, 4, 5]\n input cot : f32[4]\n out = min(x, dims = [0, 2])"), 30, 1e-3, 2e-2);
 }
