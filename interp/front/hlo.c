@@ -72,6 +72,7 @@ typedef struct hctx {
   int *ncalls, ncallees;
   const mlir_op *op;      /* the op being read, for messages */
   hlo_info *info;         /* the mesh and the shardings found, or NULL */
+  long unrolled;          /* while iterations unrolled so far, all loops together */
 } hctx;
 
 static loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
@@ -246,8 +247,52 @@ static ir_attrs no_attrs(void) {
 }
 
 /* Add an op value named base (or a fresh name from it when taken). */
+/* Integer arithmetic on integer literals, done now: a while loop's counter
+** (add, subtract, multiply, negate, maximum, minimum, compare, select,
+** convert between integers), wrapping to the type's width as the CPU
+** kernels do; -2 when k of these args is not such a sum. */
+static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
+  int64_t v[3];
+  if (nargs < 1 || nargs > 3) return -2;
+  for (int i = 0; i < nargs; i++) {
+    const ir_value *a = b->g->vals[args[i]];
+    if (a->kind != IR_CONST || ir_dtype_isfloat(a->dtype) || fabs(a->attr.scalar) > 9007199254740992.0) return -2;
+    v[i] = (int64_t)a->attr.scalar;
+  }
+  ir_dtype t = b->g->vals[args[nargs - 1]]->dtype;
+  uint64_t x = (uint64_t)v[0], y = nargs > 1 ? (uint64_t)v[1] : 0, r;
+  switch (k) {
+  case IR_ADD: r = x + y; break;
+  case IR_SUB: r = x - y; break;
+  case IR_MUL: r = x * y; break;
+  case IR_NEG: r = 0 - x; break;
+  case IR_MAXIMUM: r = v[0] > v[1] ? x : y; break;
+  case IR_MINIMUM: r = v[0] < v[1] ? x : y; break;
+  case IR_SELECT: r = v[0] ? y : (uint64_t)v[2]; break;
+  case IR_CONVERT: if (ir_dtype_isfloat(at->dtype)) return -2; r = x; t = at->dtype; break;
+  case IR_COMPARE: {
+    static const char *const dirs[] = {"eq", "ne", "lt", "le", "gt", "ge"};   /* ORDER ir_cmp */
+    int c = 0;
+    while (c < 6 && (!at->spec || strcmp(at->spec, dirs[c]))) c++;
+    if (c == 6) return -2;
+    int64_t p = v[0], q = v[1];
+    r = c == 0 ? p == q : c == 1 ? p != q : c == 2 ? p < q : c == 3 ? p <= q : c == 4 ? p > q : p >= q;
+    t = IR_I1;
+    break;
+  }
+  default: return -2;
+  }
+  int bits = (int)ir_dtype_size(t) * 8;
+  int64_t w = t == IR_I1 ? (int64_t)(r != 0) : bits >= 64 ? (int64_t)r : (int64_t)(r << (64 - bits)) >> (64 - bits);
+  if (t == IR_UI8) w = (int64_t)(r & 0xFF);
+  if (fabs((double)w) > 9007199254740992.0) return -2;
+  return ir_const_typed(b->g, (double)w, t);
+}
+
 static int emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
   if (b->g->nvals > MAX_VALUES) return op_error(b, b->op, "the program has more than %d values", MAX_VALUES);
+  int folded = args ? fold_ints(b, k, args, nargs, at) : -2;
+  if (folded != -2) return folded;
   const char *name = ir_lookup(b->g, base) ? ir_fresh_name(b->g, base) : base;
   ir_attrs a = at ? *at : no_attrs();
   ir_value *v = ir_op(b->g, b->d, name, k, args, nargs, &a, L(b, b->op->name_off));
@@ -440,6 +485,8 @@ static int do_transpose(hctx *b, const mlir_op *op, const char *name) {
   return emit(b, name, IR_TRANSPOSE, &x, 1, &at);
 }
 
+static int slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi);
+
 static int do_slice(hctx *b, const mlir_op *op, const char *name) {
   int x = operand(b, op, 0);
   if (x < 0) return -1;
@@ -486,8 +533,16 @@ static int do_slice(hctx *b, const mlir_op *op, const char *name) {
     at.data = ir_values_new(b->g, xv->dtype, 0);
     return emit(b, name, IR_CONSTANT, NULL, 0, &at);
   }
+  return slice_block(b, name, x, lo, hi);
+}
+
+/* x[lo:hi] on every dim, one slice op per dim that is cut (x where none is) */
+static int slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi) {
+  const ir_value *xv = b->g->vals[x];
+  int last = -1;
+  for (int i = 0; i < xv->shape.rank; i++) if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
   for (int i = 0; i <= last; i++) {
-    if (lo[i] == 0 && hi[i] == xv->shape.d[i]) continue;
+    if (lo[i] == 0 && hi[i] == b->g->vals[x]->shape.d[i]) continue;
     ir_attrs at = no_attrs();
     at.dim = i;
     at.start = lo[i];
@@ -496,6 +551,88 @@ static int do_slice(hctx *b, const mlir_op *op, const char *name) {
     if (x < 0) return -1;
   }
   return x;
+}
+
+/* dst with x written at offs (x fits): along the first dim from `from` where
+** they differ, dst's parts before and after around x written into dst's
+** middle slab there, recursively for the later dims */
+static int insert_block(hctx *b, const char *name, int x, int dst, const int64_t *offs, int from) {
+  const ir_value *xv = b->g->vals[x], *dv = b->g->vals[dst];
+  int r = dv->shape.rank, dim = from, later = 0;
+  while (dim < r && xv->shape.d[dim] == dv->shape.d[dim]) dim++;
+  if (dim == r) return x;
+  for (int i = dim + 1; i < r; i++) later |= xv->shape.d[i] != dv->shape.d[i];
+  int64_t cut[2] = {offs[dim], offs[dim] + xv->shape.d[dim]}, n2 = dv->shape.d[dim];
+  int parts[3], n = 0;
+  ir_attrs at = no_attrs();
+  at.dim = dim;
+  if (cut[0] > 0) {
+    at.start = 0; at.end = cut[0];
+    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+  }
+  int mid = x;
+  if (later) {
+    at.start = cut[0]; at.end = cut[1];
+    int slab = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at);
+    if (slab < 0 || (mid = insert_block(b, fresh(b, name), x, slab, offs, dim + 1)) < 0) return -1;
+  }
+  parts[n++] = mid;
+  if (cut[1] < n2) {
+    at.start = cut[1]; at.end = n2;
+    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+  }
+  ir_attrs cat = no_attrs();
+  cat.dim = dim;
+  return emit(b, name, IR_CONCAT, parts, n, &cat);
+}
+
+/* dynamic_slice and dynamic_update_slice: their start operands (from
+** operand `first` on) must be known when carve imports the program (a
+** constant, or a loop counter of an unrolled while), and are clamped into
+** range as the spec says */
+static int known_starts(hctx *b, const mlir_op *op, int first, const ir_shape *whole, const ir_shape *part, int64_t *st) {
+  if (op->noperands != first + whole->rank)
+    return op_error(b, op, "%s: %d start indices for rank %d", op->name, op->noperands - first, whole->rank);
+  for (int i = 0; i < whole->rank; i++) {
+    int id = operand(b, op, first + i);
+    if (id < 0) return -1;
+    const ir_value *v = b->g->vals[id];
+    if (v->kind != IR_CONST || ir_dtype_isfloat(v->dtype))
+      return op_error(b, op, "%s: start index %d ('%s') is computed at run time; carve imports slices at indices known when it reads "
+                      "the program (constants, the counter of a while loop it unrolls)", op->name, i, v->name);
+    int64_t hi = whole->d[i] - part->d[i], x = (int64_t)v->attr.scalar;
+    st[i] = x < 0 ? 0 : x > hi ? hi : x;
+  }
+  return 0;
+}
+
+static int do_dynamic_slice(hctx *b, const mlir_op *op, const char *name) {
+  int x = operand(b, op, 0);
+  if (x < 0) return -1;
+  ir_shape whole = b->g->vals[x]->shape, part = {.rank = whole.rank};
+  if (op_ints(b, op, "sizes", "slice_sizes", part.d, whole.rank) != whole.rank)
+    return b->d->nerrors ? -1 : op_error(b, op, "%s: sizes need %d numbers", op->name, whole.rank);
+  for (int i = 0; i < whole.rank; i++)
+    if (part.d[i] < 0 || part.d[i] > whole.d[i]) return op_error(b, op, "%s: size %lld of dim %d is outside [0, %lld]", op->name,
+                                                                   (long long)part.d[i], i, (long long)whole.d[i]);
+  int64_t lo[IR_MAXRANK], hi[IR_MAXRANK];
+  if (known_starts(b, op, 1, &whole, &part, lo) < 0) return -1;
+  for (int i = 0; i < whole.rank; i++) hi[i] = lo[i] + part.d[i];
+  return slice_block(b, name, x, lo, hi);
+}
+
+static int do_dynamic_update_slice(hctx *b, const mlir_op *op, const char *name) {
+  int dst = operand(b, op, 0), x = operand(b, op, 1);
+  if (dst < 0 || x < 0) return -1;
+  const ir_value *dv = b->g->vals[dst], *xv = b->g->vals[x];
+  if (xv->shape.rank != dv->shape.rank || xv->dtype != dv->dtype)
+    return op_error(b, op, "%s: the update is %s%s, the operand %s%s", op->name, ir_dtype_name(xv->dtype), ir_shape_str(&b->tmp, &xv->shape),
+                    ir_dtype_name(dv->dtype), ir_shape_str(&b->tmp, &dv->shape));
+  for (int i = 0; i < dv->shape.rank; i++)
+    if (xv->shape.d[i] > dv->shape.d[i]) return op_error(b, op, "%s: the update is larger than the operand in dim %d", op->name, i);
+  int64_t offs[IR_MAXRANK];
+  if (known_starts(b, op, 2, &dv->shape, &xv->shape, offs) < 0) return -1;
+  return insert_block(b, name, x, dst, offs, 0);
 }
 
 static int do_concatenate(hctx *b, const mlir_op *op, const char *name) {
@@ -568,9 +705,8 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
 
 static const char *region_reducer(const mlir_region *r);
 
-/* tensor.insert_slice(src, dest): dest with src written at the offsets;
-** one dim may differ, and the result is the concatenation of dest's parts
-** before and after with src between them */
+/* tensor.insert_slice(src, dest): dest with src written at the offsets
+** (insert_block) */
 static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
   int x = operand(b, op, 0), dst = operand(b, op, 1);
   if (x < 0 || dst < 0) return -1;
@@ -581,31 +717,9 @@ static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
     return b->d->nerrors ? -1 : op_error(b, op, "%s: only static offsets, sizes and strides of a source of the destination's rank are supported", op->name);
   if (op_attr(op, "static_strides", NULL) && op_ints(b, op, "static_strides", NULL, st, IR_MAXRANK) == r)
     for (int i = 0; i < r; i++) if (st[i] != 1) return op_error(b, op, "%s: strides other than 1 are not supported", op->name);
-  int dim = -1;
-  for (int i = 0; i < r; i++) {
+  for (int i = 0; i < r; i++)
     if (offs[i] < 0 || offs[i] + xv->shape.d[i] > dv->shape.d[i]) return op_error(b, op, "%s: the source does not fit at dim %d", op->name, i);
-    if (xv->shape.d[i] != dv->shape.d[i]) {
-      if (dim >= 0) return op_error(b, op, "%s: a source smaller than its destination in more than one dim is not supported", op->name);
-      dim = i;
-    }
-  }
-  if (dim < 0) return x;
-  int parts[3], n = 0;
-  int64_t cut[2] = {offs[dim], offs[dim] + xv->shape.d[dim]};
-  if (cut[0] > 0) {
-    ir_attrs at = no_attrs();
-    at.dim = dim; at.start = 0; at.end = cut[0];
-    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
-  }
-  parts[n++] = x;
-  if (cut[1] < dv->shape.d[dim]) {
-    ir_attrs at = no_attrs();
-    at.dim = dim; at.start = cut[1]; at.end = dv->shape.d[dim];
-    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
-  }
-  ir_attrs at = no_attrs();
-  at.dim = dim;
-  return emit(b, name, IR_CONCAT, parts, n, &at);
+  return insert_block(b, name, x, dst, offs, 0);
 }
 
 /* scatter-add of rows into a table (an embedding's gradient) */
@@ -873,6 +987,8 @@ static int do_convert(hctx *b, const mlir_op *op, const char *name) {
 /* ---- functions ---- */
 
 static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, int maxouts, int *nouts);
+static int run_block(hctx *b, const mlir_block *bl, int *outs, int maxouts, int *nouts);
+static int do_while(hctx *b, const mlir_op *op);
 
 static const mlir_func *find_func(hctx *b, const char *name) {
   for (int i = 0; i < b->m->nfuncs; i++) if (b->m->funcs[i]->name == name || !strcmp(b->m->funcs[i]->name, name)) return b->m->funcs[i];
@@ -977,7 +1093,8 @@ static const char *const supported =
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
-  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding";
+  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), dynamic_slice and "
+  "dynamic_update_slice (at indices known when carve reads the program)";
 
 /* One op of a function body: binds its results in the scope. */
 static int build_op(hctx *b, const mlir_op *op) {
@@ -985,6 +1102,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   const char *sn = short_name(op->name);
   if (!strcmp(sn, "call")) return do_call(b, op);
   if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
+  if (!strcmp(sn, "while")) return do_while(b, op);
   if (op->nresults != 1 || op->results[0].count != 1) {
     if (op->nresults == 0) return op_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
     return op_error(b, op, "'%s' with several results is not supported", op->name);
@@ -1010,6 +1128,8 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "reduce")) id = do_reduce(b, op, name);
   else if (!strcmp(sn, "compare")) id = do_compare(b, op, name);
   else if (!strcmp(sn, "clamp")) id = do_clamp(b, op, name);
+  else if (!strcmp(sn, "dynamic_slice")) id = do_dynamic_slice(b, op, name);
+  else if (!strcmp(sn, "dynamic_update_slice")) id = do_dynamic_update_slice(b, op, name);
   else if (!strcmp(op->name, "sdy.sharding_constraint")) id = do_constraint(b, op);
   else if (!strcmp(sn, "custom_call")) id = do_custom_call(b, op);
   else if (!strcmp(sn, "is_finite")) id = do_is_finite(b, op, name);
@@ -1046,6 +1166,13 @@ static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, 
     const char *an = fn->args[k].name ? fn->args[k].name : (k < bl->nargs ? bl->args[k].name : NULL);
     if (an) scope_put(&b->tmp, b->sc, an, 0, args[k]);
   }
+  int rc = run_block(b, bl, outs, maxouts, nouts);
+  return rc == -2 ? diag_error(b->d, L(b, fn->off), "@%s does not end with a return", fn->name) : rc;
+}
+
+/* The ops of bl up to its return, whose operands go to outs; -2 when it
+** has no return. */
+static int run_block(hctx *b, const mlir_block *bl, int *outs, int maxouts, int *nouts) {
   for (int i = 0; i < bl->nops; i++) {
     const mlir_op *op = bl->ops[i];
     if (!strcmp(short_name(op->name), "return")) {
@@ -1061,7 +1188,78 @@ static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, 
     }
     if (build_op(b, op) < 0) return -1;
   }
-  return diag_error(b->d, L(b, fn->off), "@%s does not end with a return", fn->name);
+  return -2;
+}
+
+#define MAX_UNROLL 100000     /* iterations, all the program's loops together (nested ones too) */
+
+/* The names a while region gives the loop's values: its block's arguments
+** (generic form), else the keys of (%iterArg = %init, ...) */
+static const char *loop_name(const mlir_op *op, const mlir_block *bl, int k) {
+  if (k < bl->nargs) return bl->args[k].name;
+  for (int i = 0, j = 0; i < op->nitems; i++) {
+    const mlir_attr *g = op->items[i].val;
+    if (g->kind != MLIR_A_GROUP) continue;
+    for (int q = 0; q < g->nitems; q++)
+      if (g->items[q].key && g->items[q].key[0] == '%' && j++ == k) return g->items[q].key;
+  }
+  return NULL;
+}
+
+/* One region of a while: its names bound to vals, its ops run; what it
+** returns goes to outs (got: how many). */
+static int run_region(hctx *b, const mlir_op *op, const mlir_block *bl, const int *vals, int n, int *outs, int *got) {
+  for (int k = 0; k < n; k++) {
+    const char *nm = loop_name(op, bl, k);
+    if (!nm) return op_error(b, op, "%s: the loop's value %d has no name", op->name, k);
+    scope_put(&b->tmp, b->sc, nm, 0, vals[k]);
+  }
+  int rc = run_block(b, bl, outs, n, got);
+  b->op = op;
+  return rc == -2 ? op_error(b, op, "%s: a region does not end with stablehlo.return", op->name) : rc;
+}
+
+/* while: unrolled, iteration by iteration, while its condition is known
+** when carve reads it (a counter from constants: lax.scan, fori_loop);
+** the values of iteration N are named iN.NAME */
+static int do_while(hctx *b, const mlir_op *op) {
+  int n = op->noperands, total = 0;
+  for (int r = 0; r < op->nresults; r++) total += op->results[r].count;
+  if (op->nregions != 2 || op->regions[0]->nblocks != 1 || op->regions[1]->nblocks != 1)
+    return op_error(b, op, "%s needs a cond region and a body region of one block each", op->name);
+  if (total != n) return op_error(b, op, "%s has %d operands but %d results", op->name, n, total);
+  const mlir_block *cond = op->regions[0]->blocks[0], *body = op->regions[1]->blocks[0];
+  int *vals = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1)), *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) if ((vals[k] = operand(b, op, k)) < 0) return -1;
+  const char *saved_prefix = b->prefix;
+  int rc = 0;
+  for (int it = 0; rc == 0; it++) {
+    if (++b->unrolled > MAX_UNROLL) {
+      rc = op_error(b, op, "%s: the program's loops run more than %d iterations in all; carve unrolls loops", op->name, MAX_UNROLL);
+      break;
+    }
+    char pre[512];
+    snprintf(pre, sizeof pre, "%si%d.", saved_prefix, it);
+    b->prefix = arena_strndup(&b->tmp, pre, strlen(pre));
+    int got = 0;
+    if ((rc = run_region(b, op, cond, vals, n, outs, &got)) < 0) break;
+    const ir_value *c = got == 1 ? b->g->vals[outs[0]] : NULL;
+    if (!c || c->dtype != IR_I1 || c->shape.rank != 0) { rc = op_error(b, op, "%s: the condition must return one i1", op->name); break; }
+    if (c->kind != IR_CONST) {
+      rc = op_error(b, op, "%s: the condition is computed at run time ('%s'); carve unrolls loops whose condition it can compute "
+                    "when it reads the program (a counter from constants, as lax.scan and fori_loop write)", op->name, c->name);
+      break;
+    }
+    if (c->attr.scalar == 0) break;
+    if ((rc = run_region(b, op, body, vals, n, outs, &got)) < 0) break;
+    if (got != n) { rc = op_error(b, op, "%s: the body returns %d values for %d", op->name, got, n); break; }
+    memcpy(vals, outs, sizeof(int) * (size_t)n);
+  }
+  b->prefix = saved_prefix;
+  if (rc < 0) return -1;
+  for (int r = 0, k = 0; r < op->nresults; r++)
+    for (int j = 0; j < op->results[r].count; j++) scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, vals[k++]);
+  return 0;
 }
 
 /* ---- the entry function's arguments ---- */

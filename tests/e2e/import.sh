@@ -57,6 +57,13 @@ markers=$SRCDIR/tests/data/hlo/jax_markers.mlir
   "$CARVE" apply "$tmp/mk.cir" "$tmp/mk.tac" --json 2>>"$tmp/err" | grep -q '"name":"v0", "kind":"value", "shape":\[8, 8\], "sharding":\[\["x"\], \["y"\]\]' && ok ||
   bad "jax markers: $(cat "$tmp/err") $(cat "$tmp/mk.cir" "$tmp/mk.tac")"
 
+# lax.scan's while loop unrolls: its outputs are those of the same layers
+# written out by hand, to the bit
+"$CARVE" run "$SRCDIR/tests/data/hlo/scan.mlir" --steps 1 --print-outputs >"$tmp/scan1" 2>"$tmp/err" &&
+  "$CARVE" run "$SRCDIR/tests/data/hlo/scan_unrolled.mlir" --steps 1 --print-outputs >"$tmp/scan2" 2>>"$tmp/err" &&
+  [ "$(grep -c '"name"' "$tmp/scan1")" = 2 ] && cmp -s <(grep '"name"' "$tmp/scan1") <(grep '"name"' "$tmp/scan2") && ok ||
+  bad "scan unrolled: $(cat "$tmp/err") $(head -c 400 "$tmp/scan1") $(head -c 400 "$tmp/scan2")"
+
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"
 grep -q 'mesh _axis_0 = 2' "$tmp/llama.tac" && [ "$(grep -c '^  shard param' "$tmp/llama.tac")" -eq 4 ] && ok || bad "llama.tac: $(cat "$tmp/llama.tac")"
