@@ -586,6 +586,48 @@ static int insert_block(hctx *b, const char *name, int x, int dst, const int64_t
   return emit(b, name, IR_CONCAT, parts, n, &cat);
 }
 
+/* pad(x, value, low, high, interior = 0): dim by dim, a negative edge cuts
+** x (a slice) and a positive one joins a block of the value to it (a
+** concatenation with a broadcast of the scalar) */
+static int do_pad(hctx *b, const mlir_op *op, const char *name) {
+  int x = operand(b, op, 0), pv = operand(b, op, 1);
+  if (x < 0 || pv < 0) return -1;
+  int r = b->g->vals[x]->shape.rank;
+  int64_t lo[IR_MAXRANK], hi[IR_MAXRANK], in[IR_MAXRANK];
+  if (op_ints(b, op, "low", "edge_padding_low", lo, IR_MAXRANK) != r || op_ints(b, op, "high", "edge_padding_high", hi, IR_MAXRANK) != r)
+    return b->d->nerrors ? -1 : op_error(b, op, "%s: low and high need %d numbers", op->name, r);
+  int nin = op_attr(op, "interior", "interior_padding") ? op_ints(b, op, "interior", "interior_padding", in, IR_MAXRANK) : 0;
+  if (nin < 0) return -1;
+  for (int i = 0; i < nin; i++)
+    if (in[i] != 0) return op_error(b, op, "%s: interior padding (%lld in dim %d) is not supported", op->name, (long long)in[i], i);
+  if (b->g->vals[pv]->shape.rank != 0) return op_error(b, op, "%s: the padding value must be a scalar", op->name);
+  for (int i = 0; i < r; i++) {
+    for (int side = 0; side < 2; side++) {
+      int64_t e = side ? hi[i] : lo[i], d = b->g->vals[x]->shape.d[i];
+      if (e == 0) continue;
+      ir_attrs at = no_attrs();
+      at.dim = i;
+      if (e < 0) {                      /* cut */
+        if (-e > d) return op_error(b, op, "%s: %s padding %lld cuts more than dim %d's %lld", op->name, side ? "high" : "low",
+                                    (long long)e, i, (long long)d);
+        at.start = side ? 0 : -e;
+        at.end = side ? d + e : d;
+        x = emit(b, fresh(b, name), IR_SLICE, &x, 1, &at);
+      } else {                          /* a block of the value joined on */
+        ir_attrs bt = no_attrs();
+        bt.to = b->g->vals[x]->shape;
+        bt.to.d[i] = e;
+        int blk = emit(b, fresh(b, name), IR_BROADCAST, &pv, 1, &bt);
+        if (blk < 0) return -1;
+        int parts[2] = {side ? x : blk, side ? blk : x};
+        x = emit(b, fresh(b, name), IR_CONCAT, parts, 2, &at);
+      }
+      if (x < 0) return -1;
+    }
+  }
+  return x;
+}
+
 /* dynamic_slice and dynamic_update_slice: their start operands (from
 ** operand `first` on) must be known when carve imports the program (a
 ** constant, or a loop counter of an unrolled while), and are clamped into
@@ -1093,7 +1135,7 @@ static const char *const supported =
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
-  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), dynamic_slice and "
+  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), pad, dynamic_slice and "
   "dynamic_update_slice (at indices known when carve reads the program)";
 
 /* One op of a function body: binds its results in the scope. */
@@ -1129,6 +1171,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "compare")) id = do_compare(b, op, name);
   else if (!strcmp(sn, "clamp")) id = do_clamp(b, op, name);
   else if (!strcmp(sn, "dynamic_slice")) id = do_dynamic_slice(b, op, name);
+  else if (!strcmp(sn, "pad")) id = do_pad(b, op, name);
   else if (!strcmp(sn, "dynamic_update_slice")) id = do_dynamic_update_slice(b, op, name);
   else if (!strcmp(op->name, "sdy.sharding_constraint")) id = do_constraint(b, op);
   else if (!strcmp(sn, "custom_call")) id = do_custom_call(b, op);
