@@ -53,7 +53,7 @@ static void print_profile(const drive *r, long steps, int nranks, int json_out, 
 
 /* Are the model's float parameters and inputs all f64 (and is there one)?
 ** Then --check and --bisect default to BISECT_TOLERANCE_F64. (The
-** optimizer's step counter is f32 whatever the model.) */
+** optimizer's state follows the parameters' type.) */
 static int all_f64(const ir_graph *g) {
   int n = 0;
   for (int i = 0; i < g->nvals; i++) {
