@@ -43,7 +43,7 @@ static double exp_sum(const double *x, double m, i64 n) {
 static int softmax(const rt_instr *ins, double *y, const double *x, int logs) {
   i64 n = ins->n;
   for (i64 r = 0; r < ins->outer; r++, x += n, y += n) {
-    double m = row_max(x, n), s = exp_sum(x, m, n), l = log(s);
+    double m = row_max(x, n), s = exp_sum(x, m, n), l = logs ? log(s) : 0;
     for (i64 i = 0; i < n; i++) y[i] = logs ? (x[i] - m) - l : exp(x[i] - m) / s;
   }
   return 0;

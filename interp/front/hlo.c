@@ -246,11 +246,11 @@ static ir_attrs no_attrs(void) {
   return a;
 }
 
-/* Add an op value named base (or a fresh name from it when taken). */
 /* Integer arithmetic on integer literals, done now: a while loop's counter
 ** (add, subtract, multiply, negate, maximum, minimum, compare, select,
 ** convert between integers), wrapping to the type's width as the CPU
-** kernels do; -2 when k of these args is not such a sum. */
+** kernels do. The literal, or -2 when k is not one of these ops or an
+** argument is not an integer literal. */
 static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
   int64_t v[3];
   if (nargs < 1 || nargs > 3) return -2;
@@ -289,6 +289,8 @@ static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_
   return ir_const_typed(b->g, (double)w, t);
 }
 
+/* Add an op value named base (or a fresh name from it when taken); integer
+** literal arithmetic is folded (fold_ints). */
 static int emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
   if (b->g->nvals > MAX_VALUES) return op_error(b, b->op, "the program has more than %d values", MAX_VALUES);
   int folded = args ? fold_ints(b, k, args, nargs, at) : -2;
@@ -1037,6 +1039,19 @@ static const mlir_func *find_func(hctx *b, const char *name) {
   return NULL;
 }
 
+/* How many values op's results name (%0:2 names two). */
+static int result_count(const mlir_op *op) {
+  int n = 0;
+  for (int r = 0; r < op->nresults; r++) n += op->results[r].count;
+  return n;
+}
+
+/* op's results, in order, bound to the values ids */
+static void bind_results(hctx *b, const mlir_op *op, const int *ids) {
+  for (int r = 0, k = 0; r < op->nresults; r++)
+    for (int j = 0; j < op->results[r].count; j++) scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, ids[k++]);
+}
+
 static int do_call(hctx *b, const mlir_op *op) {
   const char *callee = NULL;
   for (int i = 0; i < op->nitems; i++) if (op->items[i].val->kind == MLIR_A_SYMBOL) callee = op->items[i].val->text;
@@ -1049,8 +1064,7 @@ static int do_call(hctx *b, const mlir_op *op) {
   if (b->depth >= MAX_CALL_DEPTH) return op_error(b, op, "%s: calls nest deeper than %d (a recursive function?)", op->name, MAX_CALL_DEPTH);
   int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nargs + 1));
   for (int k = 0; k < fn->nargs; k++) if ((args[k] = operand(b, op, k)) < 0) return -1;
-  int nres = op->nresults ? op->results[0].count : 0;
-  for (int k = 1; k < op->nresults; k++) nres += op->results[k].count;
+  int nres = result_count(op);
   int *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(nres + fn->nresults + 1)), nouts = 0;
   /* the callee's values are named under the call's path */
   const char *cn = clean_name(b, callee);
@@ -1079,9 +1093,7 @@ static int do_call(hctx *b, const mlir_op *op) {
   b->op = saved_op;
   if (rc < 0) return -1;
   if (nouts != nres) return op_error(b, op, "%s: @%s returns %d values; the call names %d", op->name, callee, nouts, nres);
-  int k = 0;
-  for (int r = 0; r < op->nresults; r++)
-    for (int j = 0; j < op->results[r].count; j++) scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, outs[k++]);
+  bind_results(b, op, outs);
   return 0;
 }
 
@@ -1116,16 +1128,11 @@ static int do_custom_call(hctx *b, const mlir_op *op) {
 
 /* optimization_barrier (jax.checkpoint's): each result is its operand */
 static int do_barrier(hctx *b, const mlir_op *op) {
-  int n = 0;
-  for (int r = 0; r < op->nresults; r++) n += op->results[r].count;
+  int n = result_count(op);
   if (n != op->noperands) return op_error(b, op, "%s has %d operands but %d results", op->name, op->noperands, n);
-  int k = 0;
-  for (int r = 0; r < op->nresults; r++)
-    for (int j = 0; j < op->results[r].count; j++, k++) {
-      int x = operand(b, op, k);
-      if (x < 0) return -1;
-      scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, x);
-    }
+  int *ids = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) if ((ids[k] = operand(b, op, k)) < 0) return -1;
+  bind_results(b, op, ids);
   return 0;
 }
 
@@ -1266,8 +1273,7 @@ static int run_region(hctx *b, const mlir_op *op, const mlir_block *bl, const in
 ** when carve reads it (a counter from constants: lax.scan, fori_loop);
 ** the values of iteration N are named iN.NAME */
 static int do_while(hctx *b, const mlir_op *op) {
-  int n = op->noperands, total = 0;
-  for (int r = 0; r < op->nresults; r++) total += op->results[r].count;
+  int n = op->noperands, total = result_count(op);
   if (op->nregions != 2 || op->regions[0]->nblocks != 1 || op->regions[1]->nblocks != 1)
     return op_error(b, op, "%s needs a cond region and a body region of one block each", op->name);
   if (total != n) return op_error(b, op, "%s has %d operands but %d results", op->name, n, total);
@@ -1300,8 +1306,7 @@ static int do_while(hctx *b, const mlir_op *op) {
   }
   b->prefix = saved_prefix;
   if (rc < 0) return -1;
-  for (int r = 0, k = 0; r < op->nresults; r++)
-    for (int j = 0; j < op->results[r].count; j++) scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, vals[k++]);
+  bind_results(b, op, vals);
   return 0;
 }
 
