@@ -9,7 +9,7 @@
 ** [..] x [..]) or the generic form's properties (broadcast_dimensions,
 ** dot_dimension_numbers = #mhlo.dot<..>), whichever is present.
 */
-#include "interp/front/hlo.h"
+#include "interp/front/hlo_int.h"
 #include "runtime/dtype.h"
 #include "util/strbuf.h"
 
@@ -21,302 +21,6 @@
 #include <string.h>
 
 #define MAX_CALL_DEPTH 64
-#define MAX_VALUES 4000000
-
-/* ---- scopes: SSA name (interned) and result number -> value id ---- */
-
-typedef struct sslot { const char *name; int k, id; } sslot;
-
-typedef struct scope {
-  sslot *s;
-  int n, cap;             /* cap: a power of two */
-} scope;
-
-static unsigned shash(const char *p, int k) { return (unsigned)(((uintptr_t)p >> 3) * 2654435761u) ^ (unsigned)k * 40503u; }
-
-static void scope_put(arena *a, scope *sc, const char *name, int k, int id) {
-  if (2 * (sc->n + 1) > sc->cap) {
-    scope old = *sc;
-    sc->cap = old.cap ? 2 * old.cap : 64;
-    sc->s = arena_alloc(a, sizeof(sslot) * (size_t)sc->cap);
-    sc->n = 0;
-    for (int i = 0; i < old.cap; i++) if (old.s[i].name) scope_put(a, sc, old.s[i].name, old.s[i].k, old.s[i].id);
-  }
-  unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
-  while (sc->s[h].name && !(sc->s[h].name == name && sc->s[h].k == k)) h = (h + 1) & m;
-  if (!sc->s[h].name) sc->n++;
-  sc->s[h] = (sslot){name, k, id};
-}
-
-static int scope_get(const scope *sc, const char *name, int k) {
-  if (!sc->cap) return -1;
-  unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
-  while (sc->s[h].name) {
-    if (sc->s[h].name == name && sc->s[h].k == k) return sc->s[h].id;
-    h = (h + 1) & m;
-  }
-  return -1;
-}
-
-typedef struct hctx {
-  ir_graph *g;
-  diag *d;
-  const diag_src *src;
-  const mlir_file *f;
-  const mlir_module *m;
-  arena tmp;              /* scopes and scratch, freed at the end */
-  scope *sc;              /* the current function instance */
-  const char *prefix;     /* its call path, "" at the entry */
-  int depth;
-  const char **callees;   /* how many times each function was inlined, for unique paths */
-  int *ncalls, ncallees;
-  const mlir_op *op;      /* the op being read, for messages */
-  hlo_info *info;         /* the mesh and the shardings found, or NULL */
-  long unrolled;          /* while iterations unrolled so far, all loops together */
-} hctx;
-
-static loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
-
-/* Every message about an op: at the op's name, plus the Python place its loc names. */
-static int op_error(hctx *b, const mlir_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int op_error(hctx *b, const mlir_op *op, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  diag_error(b->d, L(b, op->name_off), "%s", msg);
-  const char *where = op->loc ? mlir_loc_text(&b->tmp, op->loc) : NULL;
-  if (where) diag_note(b->d, LOC_NONE, "the program says this op comes from %s", where);
-  return -1;
-}
-
-/* ---- types ---- */
-
-static int elem_dtype(hctx *b, const mlir_type *t, uint32_t off, ir_dtype *out) {
-  static const struct { const char *n; ir_dtype t; } m[] = {
-    {"f32", IR_F32}, {"bf16", IR_BF16}, {"f16", IR_F16}, {"f64", IR_F64}, {"i32", IR_I32}, {"si32", IR_I32},
-    {"i64", IR_I64}, {"si64", IR_I64}, {"i1", IR_I1}, {"i8", IR_I8}, {"si8", IR_I8}, {"ui8", IR_UI8},
-  };
-  if (t && t->kind == MLIR_T_SCALAR)
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-      if (!strcmp(t->name, m[i].n)) { *out = m[i].t; return 0; }
-  int n = t ? (int)(t->end - t->off) : 0;
-  return diag_error(b->d, L(b, t ? t->off : off), "element type '%.*s' is not supported; carve runs f32, bf16, f16, f64, i32, i64, i8, ui8 and i1",
-                    n, t ? b->src->text + t->off : "");
-}
-
-/* A tensor type (or a bare element type, rank 0) into shape and dtype. */
-static int tensor_type(hctx *b, const mlir_type *t, uint32_t off, ir_shape *s, ir_dtype *dt) {
-  memset(s, 0, sizeof *s);
-  if (!t) return diag_error(b->d, L(b, off), "a type is missing here");
-  if (t->kind == MLIR_T_SCALAR) return elem_dtype(b, t, off, dt);
-  if (t->kind != MLIR_T_TENSOR || strcmp(t->name, "tensor"))
-    return diag_error(b->d, L(b, t->off), "carve imports tensors; '%.*s' is not one", (int)(t->end - t->off), b->src->text + t->off);
-  if (t->rank < 0) return diag_error(b->d, L(b, t->off), "unranked tensors are not supported; export with static shapes");
-  if (t->rank > IR_MAXRANK) return diag_error(b->d, L(b, t->off), "tensors of rank %d are not supported (at most %d)", t->rank, IR_MAXRANK);
-  s->rank = t->rank;
-  for (int i = 0; i < t->rank; i++) {
-    if (t->dims[i] == MLIR_DYN)
-      return diag_error(b->d, L(b, t->dim_off ? t->dim_off[i] : t->off), "dynamic dims ('?') are not supported; export with static shapes (jax.export without symbolic shapes)");
-    s->d[i] = t->dims[i];
-  }
-  return elem_dtype(b, t->elem, t->off, dt);
-}
-
-/* The k-th result type of op. */
-static const mlir_type *result_type(const mlir_op *op, int k) {
-  if (op->sig.arrow) return k < op->sig.nouts ? op->sig.outs[k] : NULL;
-  return op->sig.nins ? op->sig.ins[op->sig.nins - 1] : NULL;
-}
-
-static int result_shape(hctx *b, const mlir_op *op, ir_shape *s, ir_dtype *dt) {
-  const mlir_type *t = result_type(op, 0);
-  if (!t) return op_error(b, op, "%s: the result type is missing (write ': type' after the op)", op->name);
-  return tensor_type(b, t, op->off, s, dt);
-}
-
-/* ---- attributes ---- */
-
-/* The attribute keyed k1 among a pretty op's items, else k1 or k2 among
-** its properties and attributes. */
-static const mlir_attr *op_attr(const mlir_op *op, const char *k1, const char *k2) {
-  const mlir_item *it = mlir_op_item(op, k1);
-  if (it) return it->val;
-  const mlir_attr *a = mlir_op_attr(op, k1);
-  if (!a && k2) a = mlir_op_attr(op, k2);
-  return a;
-}
-
-/* A list of integers written [1, 2], array<i64: 1, 2>, dense<[1, 2]> or a single number. */
-static int ints_of(const mlir_attr *a, int64_t *out, int max) {
-  if (!a) return -1;
-  switch (a->kind) {
-  case MLIR_A_INT: if (max < 1) return -1; out[0] = a->i; return 1;
-  case MLIR_A_DENSE:
-    if (a->nitems == 0) return 0;
-    return ints_of(a->items[0].val, out, max);
-  case MLIR_A_LIST: case MLIR_A_ARRAY: case MLIR_A_GROUP: {
-    if (a->nitems > max) return -1;
-    for (int i = 0; i < a->nitems; i++) {
-      if (a->items[i].val->kind != MLIR_A_INT) return -1;
-      out[i] = a->items[i].val->i;
-    }
-    return a->nitems;
-  }
-  default: return -1;
-  }
-}
-
-static int op_ints(hctx *b, const mlir_op *op, const char *k1, const char *k2, int64_t *out, int max) {
-  const mlir_attr *a = op_attr(op, k1, k2);
-  if (!a) return op_error(b, op, "%s: '%s' is missing", op->name, k1);
-  int n = ints_of(a, out, max);
-  if (n < 0) return diag_error(b->d, L(b, a->off), "%s: '%s' must be a list of at most %d integers", op->name, k1, max);
-  return n;
-}
-
-/* The first bare word of a set found anywhere inside a (depth-first). */
-static const char *find_word(const mlir_attr *a, const char *const *set) {
-  if (!a) return NULL;
-  if (a->kind == MLIR_A_WORD)
-    for (int i = 0; set[i]; i++) if (!strcmp(a->text, set[i])) return set[i];
-  for (int i = 0; i < a->nitems; i++) {
-    const char *w = find_word(a->items[i].val, set);
-    if (w) return w;
-  }
-  return NULL;
-}
-
-static const char *op_word(const mlir_op *op, const char *const *set, const char *key) {
-  for (int i = 0; i < op->nitems; i++) {
-    const char *w = find_word(op->items[i].val, set);
-    if (w) return w;
-  }
-  return key ? find_word(mlir_op_attr(op, key), set) : NULL;
-}
-
-/* ---- values ---- */
-
-/* Operand k of op: the value its name is bound to in the current scope. */
-static int operand(hctx *b, const mlir_op *op, int k) {
-  if (k >= op->noperands) { op_error(b, op, "%s: expected at least %d operands, found %d", op->name, k + 1, op->noperands); return -1; }
-  const mlir_attr *v = op->operands[k];
-  int id = scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
-  if (id < 0) diag_error(b->d, L(b, v->off), "'%s' is used before it is defined", v->text);
-  return id;
-}
-
-/* A valid carve name from an SSA name or a Python path: "%0" -> "v0",
-** "params['w']" -> "params.w"; NULL when nothing usable is left. */
-static const char *clean_name(hctx *b, const char *s) {
-  char buf[256];
-  size_t k = 0;
-  int dot = 0;
-  for (; *s && k < sizeof buf - 8; s++) {
-    unsigned char c = (unsigned char)*s;
-    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (ok) {
-      if (dot && k) buf[k++] = '.';
-      dot = 0;
-      if (!k && c >= '0' && c <= '9') buf[k++] = 'v';
-      buf[k++] = (char)c;
-    } else if (c != '%') {
-      dot = 1;
-    }
-  }
-  buf[k] = 0;
-  return k ? arena_strndup(&b->tmp, buf, k) : NULL;
-}
-
-/* The name for a value the op defines: its SSA name under the call path. */
-static const char *value_name(hctx *b, const mlir_op *op, int k) {
-  const char *n = op->nresults ? clean_name(b, op->results[0].name) : NULL;
-  if (!n) n = "v";
-  char buf[512];
-  if (k) snprintf(buf, sizeof buf, "%s%s.%d", b->prefix, n, k);
-  else snprintf(buf, sizeof buf, "%s%s", b->prefix, n);
-  return arena_strndup(&b->tmp, buf, strlen(buf));
-}
-
-static ir_attrs no_attrs(void) {
-  ir_attrs a;
-  memset(&a, 0, sizeof a);
-  a.ndims = -1;
-  return a;
-}
-
-/* Integer arithmetic on integer literals, done now: a while loop's counter
-** (add, subtract, multiply, negate, maximum, minimum, compare, select,
-** convert between integers), wrapping to the type's width as the CPU
-** kernels do. The literal, or -2 when k is not one of these ops or an
-** argument is not an integer literal. */
-static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
-  int64_t v[3];
-  if (nargs < 1 || nargs > 3) return -2;
-  for (int i = 0; i < nargs; i++) {
-    const ir_value *a = b->g->vals[args[i]];
-    if (a->kind != IR_CONST || ir_dtype_isfloat(a->dtype) || fabs(a->attr.scalar) > 9007199254740992.0) return -2;
-    v[i] = (int64_t)a->attr.scalar;
-  }
-  ir_dtype t = b->g->vals[args[nargs - 1]]->dtype;
-  uint64_t x = (uint64_t)v[0], y = nargs > 1 ? (uint64_t)v[1] : 0, r;
-  switch (k) {
-  case IR_ADD: r = x + y; break;
-  case IR_SUB: r = x - y; break;
-  case IR_MUL: r = x * y; break;
-  case IR_NEG: r = 0 - x; break;
-  case IR_MAXIMUM: r = v[0] > v[1] ? x : y; break;
-  case IR_MINIMUM: r = v[0] < v[1] ? x : y; break;
-  case IR_SELECT: r = v[0] ? y : (uint64_t)v[2]; break;
-  case IR_CONVERT: if (ir_dtype_isfloat(at->dtype)) return -2; r = x; t = at->dtype; break;
-  case IR_COMPARE: {
-    static const char *const dirs[] = {"eq", "ne", "lt", "le", "gt", "ge"};   /* ORDER ir_cmp */
-    int c = 0;
-    while (c < 6 && (!at->spec || strcmp(at->spec, dirs[c]))) c++;
-    if (c == 6) return -2;
-    int64_t p = v[0], q = v[1];
-    r = c == 0 ? p == q : c == 1 ? p != q : c == 2 ? p < q : c == 3 ? p <= q : c == 4 ? p > q : p >= q;
-    t = IR_I1;
-    break;
-  }
-  default: return -2;
-  }
-  int bits = (int)ir_dtype_size(t) * 8;
-  int64_t w = t == IR_I1 ? (int64_t)(r != 0) : bits >= 64 ? (int64_t)r : (int64_t)(r << (64 - bits)) >> (64 - bits);
-  if (t == IR_UI8) w = (int64_t)(r & 0xFF);
-  if (fabs((double)w) > 9007199254740992.0) return -2;
-  return ir_const_typed(b->g, (double)w, t);
-}
-
-/* Add an op value named base (or a fresh name from it when taken); integer
-** literal arithmetic is folded (fold_ints). */
-static int emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
-  if (b->g->nvals > MAX_VALUES) return op_error(b, b->op, "the program has more than %d values", MAX_VALUES);
-  int folded = args ? fold_ints(b, k, args, nargs, at) : -2;
-  if (folded != -2) return folded;
-  const char *name = ir_lookup(b->g, base) ? ir_fresh_name(b->g, base) : base;
-  ir_attrs a = at ? *at : no_attrs();
-  ir_value *v = ir_op(b->g, b->d, name, k, args, nargs, &a, L(b, b->op->name_off));
-  return v ? v->id : -1;
-}
-
-/* A name for a helper value of the op whose result is base ("v5.p", "v5.p.2") */
-static const char *fresh(hctx *b, const char *base) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s.p", base);
-  return ir_fresh_name(b->g, buf);
-}
-
-static int check_result(hctx *b, const mlir_op *op, int id, const ir_shape *s, ir_dtype dt) {
-  const ir_value *v = b->g->vals[id];
-  if (v->dtype != dt || !ir_shape_eq(&v->shape, s)) {
-    arena *a = &b->tmp;
-    return op_error(b, op, "%s: the result is %s%s but the program declares %s%s", op->name,
-                    ir_dtype_name(v->dtype), ir_shape_str(a, &v->shape), ir_dtype_name(dt), ir_shape_str(a, s));
-  }
-  return 0;
-}
 
 /* ---- constants ---- */
 
@@ -356,10 +60,10 @@ static int flat_literals(const mlir_attr *a, ir_dtype t, void *data, int64_t n, 
 static int hexval(char c) { return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1; }
 
 static int make_param(hctx *b, const mlir_op *op, const ir_shape *s, ir_dtype dt) {
-  const char *name = value_name(b, op, 0);
-  if (ir_lookup(b->g, name)) name = fresh(b, name);
+  const char *name = hlo_value_name(b, op, 0);
+  if (ir_lookup(b->g, name)) name = hlo_fresh(b, name);
   if (!ir_dtype_isfloat(dt))
-    return op_error(b, op, "an elided constant of type %s cannot stand as a parameter; export with the constant's values", ir_dtype_name(dt));
+    return hlo_error(b, op, "an elided constant of type %s cannot stand as a parameter; export with the constant's values", ir_dtype_name(dt));
   ir_value *v = ir_add(b->g, name, IR_PARAM, IR_LEAF, NULL, 0, NULL, L(b, op->name_off));
   v->dtype = dt;
   v->shape = *s;
@@ -370,9 +74,9 @@ static int make_param(hctx *b, const mlir_op *op, const ir_shape *s, ir_dtype dt
 static int do_constant(hctx *b, const mlir_op *op) {
   ir_shape s;
   ir_dtype dt;
-  if (result_shape(b, op, &s, &dt) < 0) return -1;
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
   const mlir_attr *val = op->nitems ? op->items[0].val : mlir_op_attr(op, "value");
-  if (!val) return op_error(b, op, "%s: no value", op->name);
+  if (!val) return hlo_error(b, op, "%s: no value", op->name);
   if (val->kind == MLIR_A_DENSE_RESOURCE) return make_param(b, op, &s, dt);   /* weights elided from the text */
   if (val->kind != MLIR_A_DENSE) return diag_error(b->d, L(b, val->off), "%s: expected dense<...>", op->name);
   int64_t n = ir_nelem(&s);
@@ -383,11 +87,11 @@ static int do_constant(hctx *b, const mlir_op *op) {
   if (scalar && !wide) {   /* a splat */
     int c = dt == IR_F32 ? ir_const(b->g, literal(lit, dt)) : ir_const_typed(b->g, literal(lit, dt), dt);
     if (s.rank == 0) return c;
-    ir_attrs at = no_attrs();
+    ir_attrs at = hlo_no_attrs();
     at.to = s;
-    return emit(b, value_name(b, op, 0), IR_BROADCAST, &c, 1, &at);
+    return hlo_emit(b, hlo_value_name(b, op, 0), IR_BROADCAST, &c, 1, &at);
   }
-  if (n > ((int64_t)1 << 28)) return op_error(b, op, "%s: a constant of %lld elements is too large", op->name, (long long)n);
+  if (n > ((int64_t)1 << 28)) return hlo_error(b, op, "%s: a constant of %lld elements is too large", op->name, (long long)n);
   void *data = ir_values_new(b->g, dt, n);
   if (lit && lit->kind == MLIR_A_STRING) {          /* "0x..." raw little-endian bytes */
     size_t es = ir_dtype_size(dt), bytes = (size_t)n * es;
@@ -412,39 +116,33 @@ static int do_constant(hctx *b, const mlir_op *op) {
       return diag_error(b->d, L(b, val->off), "%s: the value must hold %lld numbers for %s%s", op->name, (long long)n,
                         ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
   }
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.to = s;
   at.dtype = dt;
   at.data = data;
-  return emit(b, value_name(b, op, 0), IR_CONSTANT, NULL, 0, &at);
+  return hlo_emit(b, hlo_value_name(b, op, 0), IR_CONSTANT, NULL, 0, &at);
 }
 
 /* ---- data movement ---- */
 
-static int reshape_to(hctx *b, const char *name, int x, const ir_shape *s) {
-  if (ir_shape_eq(&b->g->vals[x]->shape, s)) return x;
-  ir_attrs at = no_attrs();
-  at.to = *s;
-  return emit(b, name, IR_RESHAPE, &x, 1, &at);
-}
 
 static int do_broadcast_in_dim(hctx *b, const mlir_op *op, const char *name) {
   ir_shape s;
   ir_dtype dt;
   int64_t dims[IR_MAXRANK];
-  if (result_shape(b, op, &s, &dt) < 0) return -1;
-  int x = operand(b, op, 0);
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
-  int nd = op_ints(b, op, "dims", "broadcast_dimensions", dims, IR_MAXRANK);
+  int nd = hlo_ints(b, op, "dims", "broadcast_dimensions", dims, IR_MAXRANK);
   if (nd < 0) return -1;
   const ir_value *xv = b->g->vals[x];
-  if (nd != xv->shape.rank) return op_error(b, op, "%s: %d dims for an operand of rank %d", op->name, nd, xv->shape.rank);
+  if (nd != xv->shape.rank) return hlo_error(b, op, "%s: %d dims for an operand of rank %d", op->name, nd, xv->shape.rank);
   int used[IR_MAXRANK] = {0};
   for (int i = 0; i < nd; i++) {
     if (dims[i] < 0 || dims[i] >= s.rank || used[dims[i]]++)
-      return op_error(b, op, "%s: dims must be distinct result dims below %d", op->name, s.rank);
+      return hlo_error(b, op, "%s: dims must be distinct result dims below %d", op->name, s.rank);
     if (xv->shape.d[i] != 1 && xv->shape.d[i] != s.d[dims[i]])
-      return op_error(b, op, "%s: operand dim %d (%lld) does not broadcast to result dim %lld (%lld)", op->name, i,
+      return hlo_error(b, op, "%s: operand dim %d (%lld) does not broadcast to result dim %lld (%lld)", op->name, i,
                       (long long)xv->shape.d[i], (long long)dims[i], (long long)s.d[dims[i]]);
   }
   /* dims out of order: transpose the operand so that they increase */
@@ -453,44 +151,42 @@ static int do_broadcast_in_dim(hctx *b, const mlir_op *op, const char *name) {
   for (int i = 1; i < nd; i++)
     for (int j = i; j > 0 && dims[perm[j - 1]] > dims[perm[j]]; j--) { int t = perm[j]; perm[j] = perm[j - 1]; perm[j - 1] = t; sorted = 0; }
   if (!sorted) {
-    ir_attrs at = no_attrs();
+    ir_attrs at = hlo_no_attrs();
     at.ndims = nd;
     for (int i = 0; i < nd; i++) at.dims[i] = perm[i];
-    x = emit(b, fresh(b, name), IR_TRANSPOSE, &x, 1, &at);
+    x = hlo_emit(b, hlo_fresh(b, name), IR_TRANSPOSE, &x, 1, &at);
     if (x < 0) return -1;
   }
   /* the operand's dims in place among 1s, then NumPy broadcasting */
   ir_shape r = {.rank = s.rank};
   for (int i = 0; i < s.rank; i++) r.d[i] = 1;
   for (int i = 0; i < nd; i++) r.d[dims[perm[i]]] = xv->shape.d[perm[i]];
-  if (ir_shape_eq(&r, &s)) return reshape_to(b, name, x, &s);
+  if (ir_shape_eq(&r, &s)) return hlo_reshape(b, name, x, &s);
   if (b->g->vals[x]->shape.rank) {
-    x = reshape_to(b, fresh(b, name), x, &r);
+    x = hlo_reshape(b, hlo_fresh(b, name), x, &r);
     if (x < 0) return -1;
   }
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.to = s;
-  return emit(b, name, IR_BROADCAST, &x, 1, &at);
+  return hlo_emit(b, name, IR_BROADCAST, &x, 1, &at);
 }
 
 static int do_transpose(hctx *b, const mlir_op *op, const char *name) {
   int64_t p[IR_MAXRANK];
-  int x = operand(b, op, 0);
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
-  int n = op_ints(b, op, "dims", "permutation", p, IR_MAXRANK);
+  int n = hlo_ints(b, op, "dims", "permutation", p, IR_MAXRANK);
   if (n < 0) return -1;
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.ndims = n;
   int id = 1;
   for (int i = 0; i < n; i++) { at.dims[i] = (int)p[i]; id &= p[i] == i; }
   if (id && n == b->g->vals[x]->shape.rank) return x;
-  return emit(b, name, IR_TRANSPOSE, &x, 1, &at);
+  return hlo_emit(b, name, IR_TRANSPOSE, &x, 1, &at);
 }
 
-static int slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi);
-
 static int do_slice(hctx *b, const mlir_op *op, const char *name) {
-  int x = operand(b, op, 0);
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
   const ir_value *xv = b->g->vals[x];
   int r = xv->shape.rank;
@@ -499,7 +195,7 @@ static int do_slice(hctx *b, const mlir_op *op, const char *name) {
   for (int i = 0; i < op->nitems; i++)
     if (!op->items[i].key && op->items[i].val->kind == MLIR_A_LIST) ranges = op->items[i].val;
   if (ranges) {
-    if (ranges->nitems != r) return op_error(b, op, "%s: %d ranges for rank %d", op->name, ranges->nitems, r);
+    if (ranges->nitems != r) return hlo_error(b, op, "%s: %d ranges for rank %d", op->name, ranges->nitems, r);
     for (int i = 0; i < r; i++) {
       const mlir_attr *g = ranges->items[i].val;
       if (g->kind != MLIR_A_RANGE || g->nitems < 2) return diag_error(b->d, L(b, g->off), "%s: expected start:end[:stride]", op->name);
@@ -508,51 +204,36 @@ static int do_slice(hctx *b, const mlir_op *op, const char *name) {
       st[i] = g->nitems > 2 ? g->items[2].val->i : 1;
     }
   } else {
-    if (op_ints(b, op, "start_indices", NULL, lo, r) != r || op_ints(b, op, "limit_indices", NULL, hi, r) != r) {
-      if (!b->d->nerrors) op_error(b, op, "%s: start_indices and limit_indices need %d numbers", op->name, r);
+    if (hlo_ints(b, op, "start_indices", NULL, lo, r) != r || hlo_ints(b, op, "limit_indices", NULL, hi, r) != r) {
+      if (!b->d->nerrors) hlo_error(b, op, "%s: start_indices and limit_indices need %d numbers", op->name, r);
       return -1;
     }
-    if (op_attr(op, "strides", NULL)) { if (op_ints(b, op, "strides", NULL, st, r) != r) return -1; }
+    if (hlo_attr(op, "strides", NULL)) { if (hlo_ints(b, op, "strides", NULL, st, r) != r) return -1; }
     else for (int i = 0; i < r; i++) st[i] = 1;
   }
   for (int i = 0; i < r; i++) {
-    if (st[i] != 1) return op_error(b, op, "%s: strides other than 1 are not supported (dim %d has %lld)", op->name, i, (long long)st[i]);
+    if (st[i] < 1) return hlo_error(b, op, "%s: stride %lld of dim %d must be at least 1", op->name, (long long)st[i], i);
     if (lo[i] < 0 || hi[i] > xv->shape.d[i] || lo[i] > hi[i])
-      return op_error(b, op, "%s: range %lld:%lld is outside dim %d of size %lld", op->name, (long long)lo[i], (long long)hi[i], i,
+      return hlo_error(b, op, "%s: range %lld:%lld is outside dim %d of size %lld", op->name, (long long)lo[i], (long long)hi[i], i,
                       (long long)xv->shape.d[i]);
   }
-  int last = -1, empty = 0;
+  int last = -1, empty = 0, strided = 0;
   for (int i = 0; i < r; i++) {
-    if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+    if (lo[i] != 0 || hi[i] != xv->shape.d[i] || st[i] != 1) last = i;
     empty |= lo[i] == hi[i];
+    strided |= st[i] != 1 && hi[i] - lo[i] > 1;
   }
   if (last < 0) return x;
   if (empty) {                  /* no elements: nothing to read from x */
-    ir_attrs at = no_attrs();
+    ir_attrs at = hlo_no_attrs();
     at.dtype = xv->dtype;
     at.to.rank = r;
-    for (int i = 0; i < r; i++) at.to.d[i] = hi[i] - lo[i];
+    for (int i = 0; i < r; i++) at.to.d[i] = (hi[i] - lo[i] + st[i] - 1) / st[i];
     at.data = ir_values_new(b->g, xv->dtype, 0);
-    return emit(b, name, IR_CONSTANT, NULL, 0, &at);
+    return hlo_emit(b, name, IR_CONSTANT, NULL, 0, &at);
   }
-  return slice_block(b, name, x, lo, hi);
-}
-
-/* x[lo:hi] on every dim, one slice op per dim that is cut (x where none is) */
-static int slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi) {
-  const ir_value *xv = b->g->vals[x];
-  int last = -1;
-  for (int i = 0; i < xv->shape.rank; i++) if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
-  for (int i = 0; i <= last; i++) {
-    if (lo[i] == 0 && hi[i] == b->g->vals[x]->shape.d[i]) continue;
-    ir_attrs at = no_attrs();
-    at.dim = i;
-    at.start = lo[i];
-    at.end = hi[i];
-    x = emit(b, i == last ? name : fresh(b, name), IR_SLICE, &x, 1, &at);
-    if (x < 0) return -1;
-  }
-  return x;
+  if (strided) return hlo_strided_slice(b, name, x, lo, hi, st);
+  return hlo_slice_block(b, name, x, lo, hi);
 }
 
 /* dst with x written at offs (x fits): along the first dim from `from` where
@@ -566,68 +247,26 @@ static int insert_block(hctx *b, const char *name, int x, int dst, const int64_t
   for (int i = dim + 1; i < r; i++) later |= xv->shape.d[i] != dv->shape.d[i];
   int64_t cut[2] = {offs[dim], offs[dim] + xv->shape.d[dim]}, n2 = dv->shape.d[dim];
   int parts[3], n = 0;
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.dim = dim;
   if (cut[0] > 0) {
     at.start = 0; at.end = cut[0];
-    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+    if ((parts[n++] = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
   }
   int mid = x;
   if (later) {
     at.start = cut[0]; at.end = cut[1];
-    int slab = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at);
-    if (slab < 0 || (mid = insert_block(b, fresh(b, name), x, slab, offs, dim + 1)) < 0) return -1;
+    int slab = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &dst, 1, &at);
+    if (slab < 0 || (mid = insert_block(b, hlo_fresh(b, name), x, slab, offs, dim + 1)) < 0) return -1;
   }
   parts[n++] = mid;
   if (cut[1] < n2) {
     at.start = cut[1]; at.end = n2;
-    if ((parts[n++] = emit(b, fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
+    if ((parts[n++] = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &dst, 1, &at)) < 0) return -1;
   }
-  ir_attrs cat = no_attrs();
+  ir_attrs cat = hlo_no_attrs();
   cat.dim = dim;
-  return emit(b, name, IR_CONCAT, parts, n, &cat);
-}
-
-/* pad(x, value, low, high, interior = 0): dim by dim, a negative edge cuts
-** x (a slice) and a positive one joins a block of the value to it (a
-** concatenation with a broadcast of the scalar) */
-static int do_pad(hctx *b, const mlir_op *op, const char *name) {
-  int x = operand(b, op, 0), pv = operand(b, op, 1);
-  if (x < 0 || pv < 0) return -1;
-  int r = b->g->vals[x]->shape.rank;
-  int64_t lo[IR_MAXRANK], hi[IR_MAXRANK], in[IR_MAXRANK];
-  if (op_ints(b, op, "low", "edge_padding_low", lo, IR_MAXRANK) != r || op_ints(b, op, "high", "edge_padding_high", hi, IR_MAXRANK) != r)
-    return b->d->nerrors ? -1 : op_error(b, op, "%s: low and high need %d numbers", op->name, r);
-  int nin = op_attr(op, "interior", "interior_padding") ? op_ints(b, op, "interior", "interior_padding", in, IR_MAXRANK) : 0;
-  if (nin < 0) return -1;
-  for (int i = 0; i < nin; i++)
-    if (in[i] != 0) return op_error(b, op, "%s: interior padding (%lld in dim %d) is not supported", op->name, (long long)in[i], i);
-  if (b->g->vals[pv]->shape.rank != 0) return op_error(b, op, "%s: the padding value must be a scalar", op->name);
-  for (int i = 0; i < r; i++) {
-    for (int side = 0; side < 2; side++) {
-      int64_t e = side ? hi[i] : lo[i], d = b->g->vals[x]->shape.d[i];
-      if (e == 0) continue;
-      ir_attrs at = no_attrs();
-      at.dim = i;
-      if (e < 0) {                      /* cut */
-        if (-e > d) return op_error(b, op, "%s: %s padding %lld cuts more than dim %d's %lld", op->name, side ? "high" : "low",
-                                    (long long)e, i, (long long)d);
-        at.start = side ? 0 : -e;
-        at.end = side ? d + e : d;
-        x = emit(b, fresh(b, name), IR_SLICE, &x, 1, &at);
-      } else {                          /* a block of the value joined on */
-        ir_attrs bt = no_attrs();
-        bt.to = b->g->vals[x]->shape;
-        bt.to.d[i] = e;
-        int blk = emit(b, fresh(b, name), IR_BROADCAST, &pv, 1, &bt);
-        if (blk < 0) return -1;
-        int parts[2] = {side ? x : blk, side ? blk : x};
-        x = emit(b, fresh(b, name), IR_CONCAT, parts, 2, &at);
-      }
-      if (x < 0) return -1;
-    }
-  }
-  return x;
+  return hlo_emit(b, name, IR_CONCAT, parts, n, &cat);
 }
 
 /* dynamic_slice and dynamic_update_slice: their start operands (from
@@ -636,13 +275,13 @@ static int do_pad(hctx *b, const mlir_op *op, const char *name) {
 ** range as the spec says */
 static int known_starts(hctx *b, const mlir_op *op, int first, const ir_shape *whole, const ir_shape *part, int64_t *st) {
   if (op->noperands != first + whole->rank)
-    return op_error(b, op, "%s: %d start indices for rank %d", op->name, op->noperands - first, whole->rank);
+    return hlo_error(b, op, "%s: %d start indices for rank %d", op->name, op->noperands - first, whole->rank);
   for (int i = 0; i < whole->rank; i++) {
-    int id = operand(b, op, first + i);
+    int id = hlo_operand(b, op, first + i);
     if (id < 0) return -1;
     const ir_value *v = b->g->vals[id];
     if (v->kind != IR_CONST || ir_dtype_isfloat(v->dtype))
-      return op_error(b, op, "%s: start index %d ('%s') is computed at run time; carve imports slices at indices known when it reads "
+      return hlo_error(b, op, "%s: start index %d ('%s') is computed at run time; carve imports slices at indices known when it reads "
                       "the program (constants, the counter of a while loop it unrolls)", op->name, i, v->name);
     int64_t hi = whole->d[i] - part->d[i], x = (int64_t)v->attr.scalar;
     st[i] = x < 0 ? 0 : x > hi ? hi : x;
@@ -651,29 +290,29 @@ static int known_starts(hctx *b, const mlir_op *op, int first, const ir_shape *w
 }
 
 static int do_dynamic_slice(hctx *b, const mlir_op *op, const char *name) {
-  int x = operand(b, op, 0);
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
   ir_shape whole = b->g->vals[x]->shape, part = {.rank = whole.rank};
-  if (op_ints(b, op, "sizes", "slice_sizes", part.d, whole.rank) != whole.rank)
-    return b->d->nerrors ? -1 : op_error(b, op, "%s: sizes need %d numbers", op->name, whole.rank);
+  if (hlo_ints(b, op, "sizes", "slice_sizes", part.d, whole.rank) != whole.rank)
+    return b->d->nerrors ? -1 : hlo_error(b, op, "%s: sizes need %d numbers", op->name, whole.rank);
   for (int i = 0; i < whole.rank; i++)
-    if (part.d[i] < 0 || part.d[i] > whole.d[i]) return op_error(b, op, "%s: size %lld of dim %d is outside [0, %lld]", op->name,
+    if (part.d[i] < 0 || part.d[i] > whole.d[i]) return hlo_error(b, op, "%s: size %lld of dim %d is outside [0, %lld]", op->name,
                                                                    (long long)part.d[i], i, (long long)whole.d[i]);
   int64_t lo[IR_MAXRANK], hi[IR_MAXRANK];
   if (known_starts(b, op, 1, &whole, &part, lo) < 0) return -1;
   for (int i = 0; i < whole.rank; i++) hi[i] = lo[i] + part.d[i];
-  return slice_block(b, name, x, lo, hi);
+  return hlo_slice_block(b, name, x, lo, hi);
 }
 
 static int do_dynamic_update_slice(hctx *b, const mlir_op *op, const char *name) {
-  int dst = operand(b, op, 0), x = operand(b, op, 1);
+  int dst = hlo_operand(b, op, 0), x = hlo_operand(b, op, 1);
   if (dst < 0 || x < 0) return -1;
   const ir_value *dv = b->g->vals[dst], *xv = b->g->vals[x];
   if (xv->shape.rank != dv->shape.rank || xv->dtype != dv->dtype)
-    return op_error(b, op, "%s: the update is %s%s, the operand %s%s", op->name, ir_dtype_name(xv->dtype), ir_shape_str(&b->tmp, &xv->shape),
+    return hlo_error(b, op, "%s: the update is %s%s, the operand %s%s", op->name, ir_dtype_name(xv->dtype), ir_shape_str(&b->tmp, &xv->shape),
                     ir_dtype_name(dv->dtype), ir_shape_str(&b->tmp, &dv->shape));
   for (int i = 0; i < dv->shape.rank; i++)
-    if (xv->shape.d[i] > dv->shape.d[i]) return op_error(b, op, "%s: the update is larger than the operand in dim %d", op->name, i);
+    if (xv->shape.d[i] > dv->shape.d[i]) return hlo_error(b, op, "%s: the update is larger than the operand in dim %d", op->name, i);
   int64_t offs[IR_MAXRANK];
   if (known_starts(b, op, 2, &dv->shape, &xv->shape, offs) < 0) return -1;
   return insert_block(b, name, x, dst, offs, 0);
@@ -681,43 +320,43 @@ static int do_dynamic_update_slice(hctx *b, const mlir_op *op, const char *name)
 
 static int do_concatenate(hctx *b, const mlir_op *op, const char *name) {
   int64_t dim;
-  if (op_ints(b, op, "dim", "dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : op_error(b, op, "%s: dim is missing", op->name);
+  if (hlo_ints(b, op, "dim", "dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : hlo_error(b, op, "%s: dim is missing", op->name);
   int *xs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(op->noperands + 1));
-  for (int k = 0; k < op->noperands; k++) if ((xs[k] = operand(b, op, k)) < 0) return -1;
+  for (int k = 0; k < op->noperands; k++) if ((xs[k] = hlo_operand(b, op, k)) < 0) return -1;
   if (op->noperands == 1) return xs[0];
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.dim = (int)dim;
-  return emit(b, name, IR_CONCAT, xs, op->noperands, &at);
+  return hlo_emit(b, name, IR_CONCAT, xs, op->noperands, &at);
 }
 
 static int do_iota(hctx *b, const mlir_op *op, const char *name) {
   ir_shape s;
   ir_dtype dt;
   int64_t dim;
-  if (result_shape(b, op, &s, &dt) < 0) return -1;
-  if (op_ints(b, op, "dim", "iota_dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : op_error(b, op, "%s: dim is missing", op->name);
-  ir_attrs at = no_attrs();
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+  if (hlo_ints(b, op, "dim", "iota_dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : hlo_error(b, op, "%s: dim is missing", op->name);
+  ir_attrs at = hlo_no_attrs();
   at.to = s;
   at.dim = (int)dim;
   at.dtype = dt;
-  return emit(b, name, IR_IOTA, NULL, 0, &at);
+  return hlo_emit(b, name, IR_IOTA, NULL, 0, &at);
 }
 
 /* gather of whole rows of a table by an index per position: embedding */
 static int do_gather(hctx *b, const mlir_op *op, const char *name) {
   ir_shape s;
   ir_dtype dt;
-  if (result_shape(b, op, &s, &dt) < 0) return -1;
-  int t = operand(b, op, 0), ix = operand(b, op, 1);
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+  int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1);
   if (t < 0 || ix < 0) return -1;
   const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix];
-  const mlir_attr *dn = op_attr(op, "dimension_numbers", NULL);
+  const mlir_attr *dn = hlo_attr(op, "dimension_numbers", NULL);
   int64_t off[IR_MAXRANK], col[IR_MAXRANK], map[IR_MAXRANK], sizes[IR_MAXRANK], ivd = -1;
-  int noff = ints_of(mlir_attr_get(dn, "offset_dims"), off, IR_MAXRANK);
-  int ncol = ints_of(mlir_attr_get(dn, "collapsed_slice_dims"), col, IR_MAXRANK);
-  int nmap = ints_of(mlir_attr_get(dn, "start_index_map"), map, IR_MAXRANK);
-  int nsz = ints_of(op_attr(op, "slice_sizes", NULL), sizes, IR_MAXRANK);
-  ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  int noff = hlo_ints_of(mlir_attr_get(dn, "offset_dims"), off, IR_MAXRANK);
+  int ncol = hlo_ints_of(mlir_attr_get(dn, "collapsed_slice_dims"), col, IR_MAXRANK);
+  int nmap = hlo_ints_of(mlir_attr_get(dn, "start_index_map"), map, IR_MAXRANK);
+  int nsz = hlo_ints_of(hlo_attr(op, "slice_sizes", NULL), sizes, IR_MAXRANK);
+  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
   if (noff < 0) noff = 0;
   int r = tv->shape.rank, ir = iv->shape.rank;
   int ok = dn && ncol == 1 && col[0] == 0 && nmap == 1 && map[0] == 0 && nsz == r && sizes[0] == 1 && noff == r - 1 &&
@@ -726,7 +365,7 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
   int nb = ivd == ir ? ir : ir - 1;
   for (int i = 0; ok && i < noff; i++) ok = off[i] == nb + i;
   if (!ok)
-    return op_error(b, op, "%s: only the gather of whole rows of a table (an embedding lookup: collapsed_slice_dims = [0], "
+    return hlo_error(b, op, "%s: only the gather of whole rows of a table (an embedding lookup: collapsed_slice_dims = [0], "
                     "start_index_map = [0], slice_sizes = [1, ...whole dims]) is supported", op->name);
   ir_shape ids = {.rank = nb}, tab = {.rank = 2};
   for (int i = 0; i < nb; i++) ids.d[i] = iv->shape.d[i];
@@ -734,80 +373,78 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
   tab.d[1] = 1;
   for (int i = 1; i < r; i++) tab.d[1] *= tv->shape.d[i];
   if (iv->dtype != IR_I32) {
-    if (!ir_dtype_isint(iv->dtype)) return op_error(b, op, "%s: indices must be integers, not %s", op->name, ir_dtype_name(iv->dtype));
-    ir_attrs at = no_attrs();
+    if (!ir_dtype_isint(iv->dtype)) return hlo_error(b, op, "%s: indices must be integers, not %s", op->name, ir_dtype_name(iv->dtype));
+    ir_attrs at = hlo_no_attrs();
     at.dtype = IR_I32;
-    if ((ix = emit(b, fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
+    if ((ix = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
   }
-  if ((ix = reshape_to(b, fresh(b, name), ix, &ids)) < 0) return -1;
-  if ((t = reshape_to(b, fresh(b, name), t, &tab)) < 0) return -1;
+  if ((ix = hlo_reshape(b, hlo_fresh(b, name), ix, &ids)) < 0) return -1;
+  if ((t = hlo_reshape(b, hlo_fresh(b, name), t, &tab)) < 0) return -1;
   int args[2] = {t, ix};
-  int e = emit(b, ir_shape_eq(&s, &(ir_shape){0}) ? name : fresh(b, name), IR_EMBEDDING, args, 2, NULL);
+  int e = hlo_emit(b, ir_shape_eq(&s, &(ir_shape){0}) ? name : hlo_fresh(b, name), IR_EMBEDDING, args, 2, NULL);
   if (e < 0) return -1;
-  return reshape_to(b, name, e, &s);
+  return hlo_reshape(b, name, e, &s);
 }
-
-static const char *region_reducer(const mlir_region *r);
 
 /* tensor.insert_slice(src, dest): dest with src written at the offsets
 ** (insert_block) */
 static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
-  int x = operand(b, op, 0), dst = operand(b, op, 1);
+  int x = hlo_operand(b, op, 0), dst = hlo_operand(b, op, 1);
   if (x < 0 || dst < 0) return -1;
   const ir_value *xv = b->g->vals[x], *dv = b->g->vals[dst];
   int64_t offs[IR_MAXRANK], st[IR_MAXRANK];
   int r = dv->shape.rank;
-  if (op->noperands != 2 || xv->shape.rank != r || op_ints(b, op, "static_offsets", NULL, offs, IR_MAXRANK) != r)
-    return b->d->nerrors ? -1 : op_error(b, op, "%s: only static offsets, sizes and strides of a source of the destination's rank are supported", op->name);
-  if (op_attr(op, "static_strides", NULL) && op_ints(b, op, "static_strides", NULL, st, IR_MAXRANK) == r)
-    for (int i = 0; i < r; i++) if (st[i] != 1) return op_error(b, op, "%s: strides other than 1 are not supported", op->name);
+  if (op->noperands != 2 || xv->shape.rank != r || hlo_ints(b, op, "static_offsets", NULL, offs, IR_MAXRANK) != r)
+    return b->d->nerrors ? -1 : hlo_error(b, op, "%s: only static offsets, sizes and strides of a source of the destination's rank are supported", op->name);
+  if (hlo_attr(op, "static_strides", NULL) && hlo_ints(b, op, "static_strides", NULL, st, IR_MAXRANK) == r)
+    for (int i = 0; i < r; i++) if (st[i] != 1) return hlo_error(b, op, "%s: strides other than 1 are not supported", op->name);
   for (int i = 0; i < r; i++)
-    if (offs[i] < 0 || offs[i] + xv->shape.d[i] > dv->shape.d[i]) return op_error(b, op, "%s: the source does not fit at dim %d", op->name, i);
+    if (offs[i] < 0 || offs[i] + xv->shape.d[i] > dv->shape.d[i]) return hlo_error(b, op, "%s: the source does not fit at dim %d", op->name, i);
   return insert_block(b, name, x, dst, offs, 0);
 }
 
 /* scatter-add of rows into a table (an embedding's gradient) */
 static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
-  if (op->noperands != 3) return op_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
-  int t = operand(b, op, 0), ix = operand(b, op, 1), up = operand(b, op, 2);
+  if (op->noperands != 3) return hlo_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
+  int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1), up = hlo_operand(b, op, 2);
   if (t < 0 || ix < 0 || up < 0) return -1;
   const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix], *uv = b->g->vals[up];
-  const mlir_attr *dn = op_attr(op, "scatter_dimension_numbers", NULL);
+  const mlir_attr *dn = hlo_attr(op, "scatter_dimension_numbers", NULL);
   int64_t uw[IR_MAXRANK], ins[IR_MAXRANK], map[IR_MAXRANK], ivd = -1;
-  int nuw = ints_of(mlir_attr_get(dn, "update_window_dims"), uw, IR_MAXRANK);
-  int nins = ints_of(mlir_attr_get(dn, "inserted_window_dims"), ins, IR_MAXRANK);
-  int nmap = ints_of(mlir_attr_get(dn, "scatter_dims_to_operand_dims"), map, IR_MAXRANK);
-  ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
-  const char *fn = op->nregions ? region_reducer(op->regions[0]) : NULL;
+  int nuw = hlo_ints_of(mlir_attr_get(dn, "update_window_dims"), uw, IR_MAXRANK);
+  int nins = hlo_ints_of(mlir_attr_get(dn, "inserted_window_dims"), ins, IR_MAXRANK);
+  int nmap = hlo_ints_of(mlir_attr_get(dn, "scatter_dims_to_operand_dims"), map, IR_MAXRANK);
+  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  const char *fn = op->nregions ? hlo_region_reducer(op->regions[0]) : NULL;
   int ir = iv->shape.rank;
   int ok = dn && fn && !strcmp(fn, "add") && tv->shape.rank == 2 && nins == 1 && ins[0] == 0 && nmap == 1 && map[0] == 0 &&
            ir >= 1 && ivd == ir - 1 && iv->shape.d[ir - 1] == 1 && nuw == 1 && uw[0] == ir - 1 && uv->shape.rank == ir &&
            uv->shape.d[ir - 1] == tv->shape.d[1];
   for (int i = 0; ok && i < ir - 1; i++) ok = uv->shape.d[i] == iv->shape.d[i];
   if (!ok)
-    return op_error(b, op, "%s: only the scatter-add of whole rows into a matrix (an embedding's gradient) is supported", op->name);
-  if (!ir_dtype_isint(iv->dtype)) return op_error(b, op, "%s: indices must be integers", op->name);
+    return hlo_error(b, op, "%s: only the scatter-add of whole rows into a matrix (an embedding's gradient) is supported", op->name);
+  if (!ir_dtype_isint(iv->dtype)) return hlo_error(b, op, "%s: indices must be integers", op->name);
   ir_shape ids = {.rank = ir - 1};
   for (int i = 0; i < ir - 1; i++) ids.d[i] = iv->shape.d[i];
   if (iv->dtype != IR_I32) {
-    ir_attrs at = no_attrs();
+    ir_attrs at = hlo_no_attrs();
     at.dtype = IR_I32;
-    if ((ix = emit(b, fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
+    if ((ix = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
   }
-  if ((ix = reshape_to(b, fresh(b, name), ix, &ids)) < 0) return -1;
-  ir_attrs at = no_attrs();
+  if ((ix = hlo_reshape(b, hlo_fresh(b, name), ix, &ids)) < 0) return -1;
+  ir_attrs at = hlo_no_attrs();
   at.rows = tv->shape.d[0];
   int args[2] = {ix, up};
-  int g = emit(b, fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
+  int g = hlo_emit(b, hlo_fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
   if (g < 0) return -1;
   int sum[2] = {t, g};
-  return emit(b, name, IR_ADD, sum, 2, NULL);
+  return hlo_emit(b, name, IR_ADD, sum, 2, NULL);
 }
 
 /* ---- contractions ---- */
 
 static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plain) {
-  int x = operand(b, op, 0), y = operand(b, op, 1);
+  int x = hlo_operand(b, op, 0), y = hlo_operand(b, op, 1);
   if (x < 0 || y < 0) return -1;
   const ir_value *xv = b->g->vals[x], *yv = b->g->vals[y];
   int64_t lb[IR_MAXRANK], rb[IR_MAXRANK], lc[IR_MAXRANK], rc[IR_MAXRANK];
@@ -821,15 +458,15 @@ static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plai
     if (ib || ic) {
       if (ib && (ib->val->kind != MLIR_A_CROSS || ib->val->nitems != 2)) return diag_error(b->d, L(b, ib->val->off), "batching_dims: expected [..] x [..]");
       if (ic && (ic->val->kind != MLIR_A_CROSS || ic->val->nitems != 2)) return diag_error(b->d, L(b, ic->val->off), "contracting_dims: expected [..] x [..]");
-      if (ib) { nlb = ints_of(ib->val->items[0].val, lb, IR_MAXRANK); nrb = ints_of(ib->val->items[1].val, rb, IR_MAXRANK); }
-      if (ic) { nlc = ints_of(ic->val->items[0].val, lc, IR_MAXRANK); nrc = ints_of(ic->val->items[1].val, rc, IR_MAXRANK); }
+      if (ib) { nlb = hlo_ints_of(ib->val->items[0].val, lb, IR_MAXRANK); nrb = hlo_ints_of(ib->val->items[1].val, rb, IR_MAXRANK); }
+      if (ic) { nlc = hlo_ints_of(ic->val->items[0].val, lc, IR_MAXRANK); nrc = hlo_ints_of(ic->val->items[1].val, rc, IR_MAXRANK); }
     } else {
-      const mlir_attr *dn = op_attr(op, "dot_dimension_numbers", NULL);
-      if (!dn) return op_error(b, op, "%s: dot_dimension_numbers is missing", op->name);
-      nlb = ints_of(mlir_attr_get(dn, "lhs_batching_dimensions"), lb, IR_MAXRANK);
-      nrb = ints_of(mlir_attr_get(dn, "rhs_batching_dimensions"), rb, IR_MAXRANK);
-      nlc = ints_of(mlir_attr_get(dn, "lhs_contracting_dimensions"), lc, IR_MAXRANK);
-      nrc = ints_of(mlir_attr_get(dn, "rhs_contracting_dimensions"), rc, IR_MAXRANK);
+      const mlir_attr *dn = hlo_attr(op, "dot_dimension_numbers", NULL);
+      if (!dn) return hlo_error(b, op, "%s: dot_dimension_numbers is missing", op->name);
+      nlb = hlo_ints_of(mlir_attr_get(dn, "lhs_batching_dimensions"), lb, IR_MAXRANK);
+      nrb = hlo_ints_of(mlir_attr_get(dn, "rhs_batching_dimensions"), rb, IR_MAXRANK);
+      nlc = hlo_ints_of(mlir_attr_get(dn, "lhs_contracting_dimensions"), lc, IR_MAXRANK);
+      nrc = hlo_ints_of(mlir_attr_get(dn, "rhs_contracting_dimensions"), rc, IR_MAXRANK);
       if (nlb < 0) nlb = 0;
       if (nrb < 0) nrb = 0;
       if (nlc < 0) nlc = 0;
@@ -837,7 +474,7 @@ static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plai
     }
   }
   if (nlb < 0 || nrb < 0 || nlc < 0 || nrc < 0 || nlb != nrb || nlc != nrc)
-    return op_error(b, op, "%s: the lhs and rhs lists of batching and contracting dims must pair up", op->name);
+    return hlo_error(b, op, "%s: the lhs and rhs lists of batching and contracting dims must pair up", op->name);
   char l[2][IR_MAXRANK + 1], o[IR_MAXRANK + 1];
   memset(l, 0, sizeof l);
   memset(o, 0, sizeof o);
@@ -845,99 +482,49 @@ static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plai
   int no = 0;
   for (int i = 0; i < nlb; i++) {
     if (lb[i] < 0 || lb[i] >= xv->shape.rank || rb[i] < 0 || rb[i] >= yv->shape.rank || l[0][lb[i]] || l[1][rb[i]])
-      return op_error(b, op, "%s: batching dims out of range", op->name);
+      return hlo_error(b, op, "%s: batching dims out of range", op->name);
     l[0][lb[i]] = l[1][rb[i]] = o[no++] = next++;
   }
   for (int i = 0; i < nlc; i++) {
     if (lc[i] < 0 || lc[i] >= xv->shape.rank || rc[i] < 0 || rc[i] >= yv->shape.rank || l[0][lc[i]] || l[1][rc[i]])
-      return op_error(b, op, "%s: contracting dims out of range", op->name);
+      return hlo_error(b, op, "%s: contracting dims out of range", op->name);
     l[0][lc[i]] = l[1][rc[i]] = next++;
   }
   for (int i = 0; i < xv->shape.rank; i++) if (!l[0][i]) l[0][i] = o[no++] = next++;
   for (int i = 0; i < yv->shape.rank; i++) if (!l[1][i]) l[1][i] = o[no++] = next++;
-  if (no > IR_MAXRANK) return op_error(b, op, "%s: the result would have rank %d (at most %d)", op->name, no, IR_MAXRANK);
+  if (no > IR_MAXRANK) return hlo_error(b, op, "%s: the result would have rank %d (at most %d)", op->name, no, IR_MAXRANK);
   char spec[64];
   snprintf(spec, sizeof spec, "%s,%s->%s", l[0], l[1], o);
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.spec = ir_intern(b->g, spec);
   int args[2] = {x, y};
-  return emit(b, name, IR_EINSUM, args, 2, &at);
+  return hlo_emit(b, name, IR_EINSUM, args, 2, &at);
 }
 
-/* ---- reductions ---- */
-
-typedef struct redop { const char *name; ir_opkind red, ew; double identity; } redop;
-
-/* ORDER: looked up by the body op's short name */
-static const redop redops[] = {
-  {"add", IR_SUM, IR_ADD, 0}, {"maximum", IR_MAX, IR_MAXIMUM, -INFINITY}, {"minimum", IR_MIN, IR_MINIMUM, INFINITY},
-  {"or", IR_MAX, IR_OR, 0}, {"and", IR_MIN, IR_AND, 1},
-};
-
-static const char *short_name(const char *n) {
-  static const char *const pre[] = {"stablehlo.", "mhlo.", "func.", "chlo."};
-  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-    if (!strncmp(n, pre[i], strlen(pre[i]))) return n + strlen(pre[i]);
-  return n;
-}
-
-static const mlir_op *block_def(const mlir_block *bl, const char *name) {
-  for (int i = 0; i < bl->nops; i++)
-    if (bl->ops[i]->nresults == 1 && bl->ops[i]->results[0].name == name) return bl->ops[i];
-  return NULL;
-}
-
-/* a constant dense<true> or dense<false> of the block */
-static int block_bool(const mlir_block *bl, const char *name, int want) {
-  const mlir_op *o = block_def(bl, name);
-  if (!o || !strstr(o->name, "constant") || !o->nitems || o->items[0].val->kind != MLIR_A_DENSE) return 0;
-  const mlir_attr *a = o->items[0].val;
-  return a->nitems == 1 && a->items[0].val->kind == MLIR_A_BOOL && (a->items[0].val->i != 0) == want;
-}
-
-/* The reducer of a region: the op of its block that combines both block
-** arguments and is returned, maybe through select(r, true, false) as
-** torch-xla writes boolean reductions; other ops may stand beside. */
-static const char *region_reducer(const mlir_region *r) {
-  if (!r || r->nblocks != 1) return NULL;
-  const mlir_block *bl = r->blocks[0];
-  if (bl->nargs != 2) return NULL;
-  const mlir_op *ret = bl->nops ? bl->ops[bl->nops - 1] : NULL;
-  if (!ret || strcmp(short_name(ret->name), "return") || ret->noperands != 1) return NULL;
-  const mlir_op *o = block_def(bl, ret->operands[0]->text);
-  for (int hops = 0; o && hops < 4 && !strcmp(short_name(o->name), "select") && o->noperands == 3 &&
-       block_bool(bl, o->operands[1]->text, 1) && block_bool(bl, o->operands[2]->text, 0); hops++)
-    o = block_def(bl, o->operands[0]->text);
-  if (!o || o->noperands != 2) return NULL;
-  const char *a = o->operands[0]->text, *c = o->operands[1]->text;
-  if ((a == bl->args[0].name && c == bl->args[1].name) || (a == bl->args[1].name && c == bl->args[0].name)) return short_name(o->name);
-  return NULL;
-}
 
 static int do_reduce(hctx *b, const mlir_op *op, const char *name) {
   const char *fn = NULL;
   for (int i = 0; i + 1 < op->nitems; i++)
     if (!op->items[i].key && op->items[i].val->kind == MLIR_A_WORD && !strcmp(op->items[i].val->text, "applies") &&
         op->items[i + 1].val->kind == MLIR_A_WORD)
-      fn = short_name(op->items[i + 1].val->text);
-  if (!fn) fn = op->nregions ? region_reducer(op->regions[0]) : NULL;
+      fn = hlo_short_name(op->items[i + 1].val->text);
+  if (!fn) fn = op->nregions ? hlo_region_reducer(op->regions[0]) : NULL;
   if (op->noperands != 2)
-    return op_error(b, op, "%s: reductions of %d operands at once are not supported (one operand and its init)", op->name, op->noperands / 2);
-  const redop *ro = NULL;
-  for (size_t i = 0; fn && i < sizeof redops / sizeof redops[0]; i++) if (!strcmp(redops[i].name, fn)) ro = &redops[i];
-  if (!ro) return op_error(b, op, "%s: the reducer %s%s is not supported; carve reduces with add, maximum, minimum, and, or", op->name,
+    return hlo_error(b, op, "%s: reductions of %d operands at once are not supported (one operand and its init)", op->name, op->noperands / 2);
+  const hlo_redop *ro = fn ? hlo_find_redop(fn) : NULL;
+  if (!ro) return hlo_error(b, op, "%s: the reducer %s%s is not supported; carve reduces with add, maximum, minimum, and, or", op->name,
                            fn ? fn : "(a region that is not one binary op)", "");
-  int x = operand(b, op, 0), init = operand(b, op, 1);
+  int x = hlo_operand(b, op, 0), init = hlo_operand(b, op, 1);
   if (x < 0 || init < 0) return -1;
   const ir_value *xv = b->g->vals[x];
   if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1 && !ir_dtype_isint(xv->dtype))
-    return op_error(b, op, "%s: %s of %s values", op->name, fn, ir_dtype_name(xv->dtype));
+    return hlo_error(b, op, "%s: %s of %s values", op->name, fn, ir_dtype_name(xv->dtype));
   if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1)
-    return op_error(b, op, "%s: bitwise %s reductions of integers are not supported (i1 only)", op->name, fn);
+    return hlo_error(b, op, "%s: bitwise %s reductions of integers are not supported (i1 only)", op->name, fn);
   int64_t dims[IR_MAXRANK];
-  int nd = op_ints(b, op, "dimensions", NULL, dims, IR_MAXRANK);
+  int nd = hlo_ints(b, op, "dimensions", NULL, dims, IR_MAXRANK);
   if (nd < 0) return -1;
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.ndims = nd;
   for (int i = 0; i < nd; i++) at.dims[i] = (int)dims[i];
   const ir_value *iv = b->g->vals[init];
@@ -947,10 +534,10 @@ static int do_reduce(hctx *b, const mlir_op *op, const char *name) {
   if (nd == 0) {
     if (identity) return x;
   }
-  int r = nd ? emit(b, identity ? name : fresh(b, name), ro->red, &x, 1, &at) : x;
+  int r = nd ? hlo_emit(b, identity ? name : hlo_fresh(b, name), ro->red, &x, 1, &at) : x;
   if (r < 0 || identity) return r;
   int args[2] = {r, init};
-  return emit(b, name, ro->ew, args, 2, NULL);
+  return hlo_emit(b, name, ro->ew, args, 2, NULL);
 }
 
 /* ---- elementwise ---- */
@@ -972,60 +559,60 @@ static const ewop ewops[] = {
 static int do_compare(hctx *b, const mlir_op *op, const char *name) {
   static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE", NULL};
   static const char *const types[] = {"TOTALORDER", "FLOAT", "SIGNED", "UNSIGNED", NULL};
-  const char *dir = op_word(op, dirs, "comparison_direction");
-  if (!dir) return op_error(b, op, "%s: the direction (EQ, NE, LT, LE, GT, GE) is missing", op->name);
-  const char *ty = op_word(op, types, "compare_type");
-  int x = operand(b, op, 0), y = operand(b, op, 1);
+  const char *dir = hlo_op_word(op, dirs, "comparison_direction");
+  if (!dir) return hlo_error(b, op, "%s: the direction (EQ, NE, LT, LE, GT, GE) is missing", op->name);
+  const char *ty = hlo_op_word(op, types, "compare_type");
+  int x = hlo_operand(b, op, 0), y = hlo_operand(b, op, 1);
   if (x < 0 || y < 0) return -1;
   char lower[3] = {(char)(dir[0] | 0x20), (char)(dir[1] | 0x20), 0};
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.spec = ir_intern(b->g, lower);
   at.total = ty && !strcmp(ty, "TOTALORDER");
   int args[2] = {x, y};
-  return emit(b, name, IR_COMPARE, args, 2, &at);
+  return hlo_emit(b, name, IR_COMPARE, args, 2, &at);
 }
 
 /* clamp(min, x, max) = minimum(maximum(x, min), max), as the spec defines
 ** it (NaN propagates); min and max are scalars or x's shape */
 static int do_clamp(hctx *b, const mlir_op *op, const char *name) {
-  if (op->noperands != 3) return op_error(b, op, "%s takes 3 operands (min, operand, max), given %d", op->name, op->noperands);
-  int lo = operand(b, op, 0), x = operand(b, op, 1), hi = operand(b, op, 2);
+  if (op->noperands != 3) return hlo_error(b, op, "%s takes 3 operands (min, operand, max), given %d", op->name, op->noperands);
+  int lo = hlo_operand(b, op, 0), x = hlo_operand(b, op, 1), hi = hlo_operand(b, op, 2);
   if (lo < 0 || x < 0 || hi < 0) return -1;
   const ir_shape *xs = &b->g->vals[x]->shape;
   for (int k = 0; k < 2; k++) {
     const ir_value *m = b->g->vals[k ? hi : lo];
     if (m->shape.rank && !ir_shape_eq(&m->shape, xs))
-      return op_error(b, op, "%s: %s is %s; it must be a scalar or the operand's shape %s", op->name, k ? "max" : "min",
+      return hlo_error(b, op, "%s: %s is %s; it must be a scalar or the operand's shape %s", op->name, k ? "max" : "min",
                       ir_shape_str(&b->tmp, &m->shape), ir_shape_str(&b->tmp, xs));
   }
-  int up = emit(b, fresh(b, name), IR_MAXIMUM, (int[]){x, lo}, 2, NULL);
-  return up < 0 ? -1 : emit(b, name, IR_MINIMUM, (int[]){up, hi}, 2, NULL);
+  int up = hlo_emit(b, hlo_fresh(b, name), IR_MAXIMUM, (int[]){x, lo}, 2, NULL);
+  return up < 0 ? -1 : hlo_emit(b, name, IR_MINIMUM, (int[]){up, hi}, 2, NULL);
 }
 
 /* is_finite(x) = |x| < inf: false for the infinities and NaN */
 static int do_is_finite(hctx *b, const mlir_op *op, const char *name) {
-  if (op->noperands != 1) return op_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
-  int x = operand(b, op, 0);
+  if (op->noperands != 1) return hlo_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
   if (!ir_dtype_isfloat(b->g->vals[x]->dtype))
-    return op_error(b, op, "%s: the operand is %s; it takes floats", op->name, ir_dtype_name(b->g->vals[x]->dtype));
-  int a = emit(b, fresh(b, name), IR_ABS, &x, 1, NULL);
+    return hlo_error(b, op, "%s: the operand is %s; it takes floats", op->name, ir_dtype_name(b->g->vals[x]->dtype));
+  int a = hlo_emit(b, hlo_fresh(b, name), IR_ABS, &x, 1, NULL);
   if (a < 0) return -1;
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.spec = ir_intern(b->g, "lt");
-  return emit(b, name, IR_COMPARE, (int[]){a, ir_const_typed(b->g, INFINITY, b->g->vals[x]->dtype)}, 2, &at);
+  return hlo_emit(b, name, IR_COMPARE, (int[]){a, ir_const_typed(b->g, INFINITY, b->g->vals[x]->dtype)}, 2, &at);
 }
 
 static int do_convert(hctx *b, const mlir_op *op, const char *name) {
   ir_shape s;
   ir_dtype dt;
-  if (result_shape(b, op, &s, &dt) < 0) return -1;
-  int x = operand(b, op, 0);
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
   if (b->g->vals[x]->dtype == dt) return x;
-  ir_attrs at = no_attrs();
+  ir_attrs at = hlo_no_attrs();
   at.dtype = dt;
-  return emit(b, name, IR_CONVERT, &x, 1, &at);
+  return hlo_emit(b, name, IR_CONVERT, &x, 1, &at);
 }
 
 /* ---- functions ---- */
@@ -1049,25 +636,25 @@ static int result_count(const mlir_op *op) {
 /* op's results, in order, bound to the values ids */
 static void bind_results(hctx *b, const mlir_op *op, const int *ids) {
   for (int r = 0, k = 0; r < op->nresults; r++)
-    for (int j = 0; j < op->results[r].count; j++) scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, ids[k++]);
+    for (int j = 0; j < op->results[r].count; j++) hlo_scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, ids[k++]);
 }
 
 static int do_call(hctx *b, const mlir_op *op) {
   const char *callee = NULL;
   for (int i = 0; i < op->nitems; i++) if (op->items[i].val->kind == MLIR_A_SYMBOL) callee = op->items[i].val->text;
   if (!callee) { const mlir_attr *c = mlir_op_attr(op, "callee"); if (c && c->kind == MLIR_A_SYMBOL) callee = c->text; }
-  if (!callee) return op_error(b, op, "%s: no callee", op->name);
+  if (!callee) return hlo_error(b, op, "%s: no callee", op->name);
   const mlir_func *fn = find_func(b, callee);
-  if (!fn) return op_error(b, op, "%s: no function @%s in this module", op->name, callee);
-  if (!fn->body) return op_error(b, op, "%s: @%s is only declared; carve inlines calls and needs its body", op->name, callee);
-  if (fn->nargs != op->noperands) return op_error(b, op, "%s: @%s takes %d arguments, given %d", op->name, callee, fn->nargs, op->noperands);
-  if (b->depth >= MAX_CALL_DEPTH) return op_error(b, op, "%s: calls nest deeper than %d (a recursive function?)", op->name, MAX_CALL_DEPTH);
+  if (!fn) return hlo_error(b, op, "%s: no function @%s in this module", op->name, callee);
+  if (!fn->body) return hlo_error(b, op, "%s: @%s is only declared; carve inlines calls and needs its body", op->name, callee);
+  if (fn->nargs != op->noperands) return hlo_error(b, op, "%s: @%s takes %d arguments, given %d", op->name, callee, fn->nargs, op->noperands);
+  if (b->depth >= MAX_CALL_DEPTH) return hlo_error(b, op, "%s: calls nest deeper than %d (a recursive function?)", op->name, MAX_CALL_DEPTH);
   int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nargs + 1));
-  for (int k = 0; k < fn->nargs; k++) if ((args[k] = operand(b, op, k)) < 0) return -1;
+  for (int k = 0; k < fn->nargs; k++) if ((args[k] = hlo_operand(b, op, k)) < 0) return -1;
   int nres = result_count(op);
   int *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(nres + fn->nresults + 1)), nouts = 0;
   /* the callee's values are named under the call's path */
-  const char *cn = clean_name(b, callee);
+  const char *cn = hlo_clean_name(b, callee);
   int c = 0;
   while (c < b->ncallees && b->callees[c] != fn->name) c++;
   if (c == b->ncallees) {
@@ -1092,7 +679,7 @@ static int do_call(hctx *b, const mlir_op *op) {
   b->prefix = saved_prefix;
   b->op = saved_op;
   if (rc < 0) return -1;
-  if (nouts != nres) return op_error(b, op, "%s: @%s returns %d values; the call names %d", op->name, callee, nouts, nres);
+  if (nouts != nres) return hlo_error(b, op, "%s: @%s returns %d values; the call names %d", op->name, callee, nouts, nres);
   bind_results(b, op, outs);
   return 0;
 }
@@ -1102,12 +689,12 @@ static int sdy_sharding(hctx *b, const mlir_attr *s, int id, hlo_info *info);
 /* sdy.sharding_constraint %x <@mesh, [{}, {"y"}]>: x itself, its sharding
 ** kept for --tactics-out (a `shard value` statement) */
 static int do_constraint(hctx *b, const mlir_op *op) {
-  if (op->noperands != 1) return op_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
-  int x = operand(b, op, 0);
+  if (op->noperands != 1) return hlo_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
+  int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
   for (int i = 0; i < op->nitems; i++)
     if (op->items[i].val->kind == MLIR_A_ANGLE) return sdy_sharding(b, op->items[i].val, x, b->info) < 0 ? -1 : x;
-  return op_error(b, op, "%s: no <@mesh, [...]> sharding after the operand", op->name);
+  return hlo_error(b, op, "%s: no <@mesh, [...]> sharding after the operand", op->name);
 }
 
 /* custom_call: @Sharding (with_sharding_constraint under GSPMD) passes its
@@ -1117,21 +704,21 @@ static int do_custom_call(hctx *b, const mlir_op *op) {
   for (int i = 0; i < op->nitems && !t; i++)
     if (op->items[i].val->kind == MLIR_A_SYMBOL) t = op->items[i].val->text;
   if (t && !strcmp(t, "Sharding")) {
-    if (op->noperands != 1) return op_error(b, op, "custom_call @Sharding takes 1 operand, given %d", op->noperands);
-    return operand(b, op, 0);
+    if (op->noperands != 1) return hlo_error(b, op, "custom_call @Sharding takes 1 operand, given %d", op->noperands);
+    return hlo_operand(b, op, 0);
   }
   if (t && !strncmp(t, "SPMD", 4))
-    return op_error(b, op, "custom_call @%s (a shard_map) is not supported: carve partitions the whole program itself; "
+    return hlo_error(b, op, "custom_call @%s (a shard_map) is not supported: carve partitions the whole program itself; "
                     "export the function without shard_map", t);
-  return op_error(b, op, "custom_call @%s is not supported; carve reads @Sharding (passed through)", t ? t : "?");
+  return hlo_error(b, op, "custom_call @%s is not supported; carve reads @Sharding (passed through)", t ? t : "?");
 }
 
 /* optimization_barrier (jax.checkpoint's): each result is its operand */
 static int do_barrier(hctx *b, const mlir_op *op) {
   int n = result_count(op);
-  if (n != op->noperands) return op_error(b, op, "%s has %d operands but %d results", op->name, op->noperands, n);
+  if (n != op->noperands) return hlo_error(b, op, "%s has %d operands but %d results", op->name, op->noperands, n);
   int *ids = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1));
-  for (int k = 0; k < n; k++) if ((ids[k] = operand(b, op, k)) < 0) return -1;
+  for (int k = 0; k < n; k++) if ((ids[k] = hlo_operand(b, op, k)) < 0) return -1;
   bind_results(b, op, ids);
   return 0;
 }
@@ -1142,29 +729,30 @@ static const char *const supported =
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
-  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), pad, dynamic_slice and "
-  "dynamic_update_slice (at indices known when carve reads the program)";
+  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), pad, reverse, convolution, "
+  "reduce_window (add, maximum, minimum, and, or), dynamic_slice and dynamic_update_slice (at indices known when carve reads "
+  "the program)";
 
 /* One op of a function body: binds its results in the scope. */
 static int build_op(hctx *b, const mlir_op *op) {
   b->op = op;
-  const char *sn = short_name(op->name);
+  const char *sn = hlo_short_name(op->name);
   if (!strcmp(sn, "call")) return do_call(b, op);
   if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
   if (!strcmp(sn, "while")) return do_while(b, op);
   if (op->nresults != 1 || op->results[0].count != 1) {
-    if (op->nresults == 0) return op_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
-    return op_error(b, op, "'%s' with several results is not supported", op->name);
+    if (op->nresults == 0) return hlo_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
+    return hlo_error(b, op, "'%s' with several results is not supported", op->name);
   }
-  const char *name = value_name(b, op, 0);
+  const char *name = hlo_value_name(b, op, 0);
   int id = -2;
   if (!strcmp(op->name, "sdy.constant") || !strcmp(sn, "constant")) id = do_constant(b, op);
   else if (!strcmp(sn, "broadcast_in_dim")) id = do_broadcast_in_dim(b, op, name);
   else if (!strcmp(sn, "reshape")) {
     ir_shape s;
     ir_dtype dt;
-    int x = operand(b, op, 0);
-    id = x < 0 || result_shape(b, op, &s, &dt) < 0 ? -1 : reshape_to(b, name, x, &s);
+    int x = hlo_operand(b, op, 0);
+    id = x < 0 || hlo_result_shape(b, op, &s, &dt) < 0 ? -1 : hlo_reshape(b, name, x, &s);
   }
   else if (!strcmp(sn, "transpose")) id = do_transpose(b, op, name);
   else if (!strcmp(sn, "convert")) id = do_convert(b, op, name);
@@ -1178,7 +766,10 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "compare")) id = do_compare(b, op, name);
   else if (!strcmp(sn, "clamp")) id = do_clamp(b, op, name);
   else if (!strcmp(sn, "dynamic_slice")) id = do_dynamic_slice(b, op, name);
-  else if (!strcmp(sn, "pad")) id = do_pad(b, op, name);
+  else if (!strcmp(sn, "pad")) id = hlo_pad(b, op, name);
+  else if (!strcmp(sn, "convolution")) id = hlo_convolution(b, op, name);
+  else if (!strcmp(sn, "reduce_window")) id = hlo_reduce_window(b, op, name);
+  else if (!strcmp(sn, "reverse")) id = hlo_reverse(b, op, name);
   else if (!strcmp(sn, "dynamic_update_slice")) id = do_dynamic_update_slice(b, op, name);
   else if (!strcmp(op->name, "sdy.sharding_constraint")) id = do_constraint(b, op);
   else if (!strcmp(sn, "custom_call")) id = do_custom_call(b, op);
@@ -1189,21 +780,21 @@ static int build_op(hctx *b, const mlir_op *op) {
     for (size_t i = 0; i < sizeof ewops / sizeof ewops[0]; i++) {
       if (strcmp(sn, ewops[i].name) || !strchr(op->name, '.')) continue;
       if (op->noperands != ewops[i].arity)
-        return op_error(b, op, "%s takes %d operand%s, given %d", op->name, ewops[i].arity, ewops[i].arity > 1 ? "s" : "", op->noperands);
+        return hlo_error(b, op, "%s takes %d operand%s, given %d", op->name, ewops[i].arity, ewops[i].arity > 1 ? "s" : "", op->noperands);
       int args[3];
-      for (int k = 0; k < ewops[i].arity; k++) if ((args[k] = operand(b, op, k)) < 0) return -1;
-      id = emit(b, name, ewops[i].op, args, ewops[i].arity, NULL);
+      for (int k = 0; k < ewops[i].arity; k++) if ((args[k] = hlo_operand(b, op, k)) < 0) return -1;
+      id = hlo_emit(b, name, ewops[i].op, args, ewops[i].arity, NULL);
       break;
     }
   }
-  if (id == -2) return op_error(b, op, "'%s' is not supported by carve import; it reads %s", op->name, supported);
+  if (id == -2) return hlo_error(b, op, "'%s' is not supported by carve import; it reads %s", op->name, supported);
   if (id < 0) return -1;
   ir_shape s;
   ir_dtype dt;
-  if (result_type(op, 0)) {
-    if (result_shape(b, op, &s, &dt) < 0 || check_result(b, op, id, &s, dt) < 0) return -1;
+  if (hlo_result_type(op, 0)) {
+    if (hlo_result_shape(b, op, &s, &dt) < 0 || hlo_check_result(b, op, id, &s, dt) < 0) return -1;
   }
-  scope_put(&b->tmp, b->sc, op->results[0].name, 0, id);
+  hlo_scope_put(&b->tmp, b->sc, op->results[0].name, 0, id);
   return 0;
 }
 
@@ -1214,7 +805,7 @@ static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, 
   const mlir_block *bl = r->blocks[0];
   for (int k = 0; k < fn->nargs; k++) {
     const char *an = fn->args[k].name ? fn->args[k].name : (k < bl->nargs ? bl->args[k].name : NULL);
-    if (an) scope_put(&b->tmp, b->sc, an, 0, args[k]);
+    if (an) hlo_scope_put(&b->tmp, b->sc, an, 0, args[k]);
   }
   int rc = run_block(b, bl, outs, maxouts, nouts);
   return rc == -2 ? diag_error(b->d, L(b, fn->off), "@%s does not end with a return", fn->name) : rc;
@@ -1225,11 +816,11 @@ static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, 
 static int run_block(hctx *b, const mlir_block *bl, int *outs, int maxouts, int *nouts) {
   for (int i = 0; i < bl->nops; i++) {
     const mlir_op *op = bl->ops[i];
-    if (!strcmp(short_name(op->name), "return")) {
+    if (!strcmp(hlo_short_name(op->name), "return")) {
       *nouts = 0;
       for (int k = 0; k < op->noperands; k++) {
         b->op = op;
-        int id = operand(b, op, k);
+        int id = hlo_operand(b, op, k);
         if (id < 0) return -1;
         if (*nouts < maxouts) outs[*nouts] = id;
         ++*nouts;
@@ -1261,12 +852,12 @@ static const char *loop_name(const mlir_op *op, const mlir_block *bl, int k) {
 static int run_region(hctx *b, const mlir_op *op, const mlir_block *bl, const int *vals, int n, int *outs, int *got) {
   for (int k = 0; k < n; k++) {
     const char *nm = loop_name(op, bl, k);
-    if (!nm) return op_error(b, op, "%s: the loop's value %d has no name", op->name, k);
-    scope_put(&b->tmp, b->sc, nm, 0, vals[k]);
+    if (!nm) return hlo_error(b, op, "%s: the loop's value %d has no name", op->name, k);
+    hlo_scope_put(&b->tmp, b->sc, nm, 0, vals[k]);
   }
   int rc = run_block(b, bl, outs, n, got);
   b->op = op;
-  return rc == -2 ? op_error(b, op, "%s: a region does not end with stablehlo.return", op->name) : rc;
+  return rc == -2 ? hlo_error(b, op, "%s: a region does not end with stablehlo.return", op->name) : rc;
 }
 
 /* while: unrolled, iteration by iteration, while its condition is known
@@ -1275,16 +866,16 @@ static int run_region(hctx *b, const mlir_op *op, const mlir_block *bl, const in
 static int do_while(hctx *b, const mlir_op *op) {
   int n = op->noperands, total = result_count(op);
   if (op->nregions != 2 || op->regions[0]->nblocks != 1 || op->regions[1]->nblocks != 1)
-    return op_error(b, op, "%s needs a cond region and a body region of one block each", op->name);
-  if (total != n) return op_error(b, op, "%s has %d operands but %d results", op->name, n, total);
+    return hlo_error(b, op, "%s needs a cond region and a body region of one block each", op->name);
+  if (total != n) return hlo_error(b, op, "%s has %d operands but %d results", op->name, n, total);
   const mlir_block *cond = op->regions[0]->blocks[0], *body = op->regions[1]->blocks[0];
   int *vals = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1)), *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1));
-  for (int k = 0; k < n; k++) if ((vals[k] = operand(b, op, k)) < 0) return -1;
+  for (int k = 0; k < n; k++) if ((vals[k] = hlo_operand(b, op, k)) < 0) return -1;
   const char *saved_prefix = b->prefix;
   int rc = 0;
   for (int it = 0; rc == 0; it++) {
     if (++b->unrolled > MAX_UNROLL) {
-      rc = op_error(b, op, "%s: the program's loops run more than %d iterations in all; carve unrolls loops", op->name, MAX_UNROLL);
+      rc = hlo_error(b, op, "%s: the program's loops run more than %d iterations in all; carve unrolls loops", op->name, MAX_UNROLL);
       break;
     }
     char pre[512];
@@ -1293,15 +884,15 @@ static int do_while(hctx *b, const mlir_op *op) {
     int got = 0;
     if ((rc = run_region(b, op, cond, vals, n, outs, &got)) < 0) break;
     const ir_value *c = got == 1 ? b->g->vals[outs[0]] : NULL;
-    if (!c || c->dtype != IR_I1 || c->shape.rank != 0) { rc = op_error(b, op, "%s: the condition must return one i1", op->name); break; }
+    if (!c || c->dtype != IR_I1 || c->shape.rank != 0) { rc = hlo_error(b, op, "%s: the condition must return one i1", op->name); break; }
     if (c->kind != IR_CONST) {
-      rc = op_error(b, op, "%s: the condition is computed at run time ('%s'); carve unrolls loops whose condition it can compute "
+      rc = hlo_error(b, op, "%s: the condition is computed at run time ('%s'); carve unrolls loops whose condition it can compute "
                     "when it reads the program (a counter from constants, as lax.scan and fori_loop write)", op->name, c->name);
       break;
     }
     if (c->attr.scalar == 0) break;
     if ((rc = run_region(b, op, body, vals, n, outs, &got)) < 0) break;
-    if (got != n) { rc = op_error(b, op, "%s: the body returns %d values for %d", op->name, got, n); break; }
+    if (got != n) { rc = hlo_error(b, op, "%s: the body returns %d values for %d", op->name, got, n); break; }
     memcpy(vals, outs, sizeof(int) * (size_t)n);
   }
   b->prefix = saved_prefix;
@@ -1315,11 +906,11 @@ static int do_while(hctx *b, const mlir_op *op) {
 static const char *arg_name(hctx *b, const mlir_func *fn, int k) {
   const mlir_arg *a = &fn->args[k];
   const mlir_attr *info = mlir_attr_get(a->attrs, "jax.arg_info");
-  const char *n = info && info->kind == MLIR_A_STRING ? clean_name(b, info->text) : NULL;
+  const char *n = info && info->kind == MLIR_A_STRING ? hlo_clean_name(b, info->text) : NULL;
   const mlir_loc *l = a->loc;
   while (!n && l && l->kind == MLIR_L_ALIAS && l->child) l = l->child;
-  if (!n && l && l->kind == MLIR_L_NAME && l->text) n = clean_name(b, l->text);
-  if (!n && a->name) n = clean_name(b, a->name);
+  if (!n && l && l->kind == MLIR_L_NAME && l->text) n = hlo_clean_name(b, l->text);
+  if (!n && a->name) n = hlo_clean_name(b, a->name);
   if (!n) n = arena_printf(&b->tmp, "arg%d", k);
   return n;
 }
@@ -1608,7 +1199,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
       info->size[info->naxes++] = me->axes[i].size;
     }
   }
-  const char *gname = b->m->name ? clean_name(b, b->m->name) : NULL;
+  const char *gname = b->m->name ? hlo_clean_name(b, b->m->name) : NULL;
   b->g = ir_graph_new(f->src, gname ? gname : fn->name);
   if (info && info->naxes)
     for (int i = 0; i < info->naxes; i++) info->axis[i] = ir_intern(b->g, info->axis[i]);
@@ -1621,7 +1212,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     const mlir_arg *a = &fn->args[k];
     ir_shape s;
     ir_dtype dt;
-    if (tensor_type(b, a->type, a->off, &s, &dt) < 0) { rc = -1; break; }
+    if (hlo_tensor_type(b, a->type, a->off, &s, &dt) < 0) { rc = -1; break; }
     const char *nm = arg_name(b, fn, k);
     if (ir_lookup(b->g, nm)) nm = ir_fresh_name(b->g, nm);
     ir_value tmpv = {.dtype = dt, .shape = s};
@@ -1664,7 +1255,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     ir_value *v = b->g->vals[outs[k]];
     ir_shape s;
     ir_dtype dt;
-    if (tensor_type(b, fn->results[k].type, fn->off, &s, &dt) < 0) { rc = -1; break; }
+    if (hlo_tensor_type(b, fn->results[k].type, fn->off, &s, &dt) < 0) { rc = -1; break; }
     if (v->dtype != dt || !ir_shape_eq(&v->shape, &s)) {
       rc = diag_error(d, L(b, fn->off), "@%s: result %d is %s%s but the function declares %s%s", fn->name, k, ir_dtype_name(v->dtype),
                       ir_shape_str(&b->tmp, &v->shape), ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
@@ -1672,7 +1263,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     }
     if (v->is_output || v->kind == IR_CONST) {        /* returned twice, or a literal: a copy of its own */
       int x = v->id;
-      ir_attrs at = no_attrs();
+      ir_attrs at = hlo_no_attrs();
       at.to = v->shape;
       b->op = NULL;
       ir_value *c = ir_op(b->g, d, ir_fresh_name(b->g, "out"), IR_BROADCAST, &x, 1, &at, L(b, fn->off));
@@ -1681,7 +1272,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     }
     /* results take the name jax.result_info gives them, else out, out1, ... */
     const mlir_attr *ri = mlir_attr_get(fn->results[k].attrs, "jax.result_info");
-    const char *rn = ri && ri->kind == MLIR_A_STRING ? clean_name(b, ri->text) : NULL;
+    const char *rn = ri && ri->kind == MLIR_A_STRING ? hlo_clean_name(b, ri->text) : NULL;
     if (rn && rn[0] == 'v' && rn[1] >= '0' && rn[1] <= '9') rn = NULL;   /* "[0]": no name in it */
     if (!rn) rn = k ? arena_printf(&b->tmp, "out%d", k) : "out";
     if (v->kind == IR_OP && !ir_lookup(b->g, rn)) ir_rename(b->g, v, ir_intern(b->g, rn));

@@ -2,8 +2,8 @@
 # StableHLO import end to end: the four real programs of
 # shared/third_party/stablehlo-models import and check (op counts, results),
 # an imported model file reads back, the Llama block's sdy shardings become
-# a tactic file, and the chess model and BERT run forward on 1 rank and give
-# the same outputs (--print-outputs) on 2 and 4 ranks.
+# a tactic file, the chess model and BERT run forward on 1 rank and give
+# the same outputs (--print-outputs) on 2 and 4 ranks, and a CNN trains.
 set -u
 models=${STABLEHLO_MODELS:-$SRCDIR/../shared/third_party/stablehlo-models}
 [ -d "$models" ] || models=/work/shared/third_party/stablehlo-models
@@ -63,6 +63,18 @@ markers=$SRCDIR/tests/data/hlo/jax_markers.mlir
   "$CARVE" run "$SRCDIR/tests/data/hlo/scan_unrolled.mlir" --steps 1 --print-outputs >"$tmp/scan2" 2>>"$tmp/err" &&
   [ "$(grep -c '"name"' "$tmp/scan1")" = 2 ] && cmp -s <(grep '"name"' "$tmp/scan1") <(grep '"name"' "$tmp/scan2") && ok ||
   bad "scan unrolled: $(cat "$tmp/err") $(head -c 400 "$tmp/scan1") $(head -c 400 "$tmp/scan2")"
+
+# a Flax CNN's loss (convolutions with stride, padding and feature groups,
+# max and average pooling as reduce_window): it imports, trains (the loss
+# falls), and under a batch split on 2 ranks equals one device
+cnn=$SRCDIR/tests/data/hlo/cnn.mlir
+"$CARVE" import "$cnn" -o "$tmp/cnn.cir" --params-from-args 'params*' --quiet 2>"$tmp/err" &&
+  grep -q '^  input images : f32\[8, 12, 12, 1\]$' "$tmp/cnn.cir" && grep -q '^  param params.conv2.kernel : f32\[3, 3, 4, 8\]' "$tmp/cnn.cir" && ok ||
+  bad "import cnn: $(cat "$tmp/err")"
+"$CARVE" run "$tmp/cnn.cir" --train 'sgd(lr = 0.5)' --steps 30 >"$tmp/cnn.1" 2>"$tmp/err" &&
+  awk '/^step 1 /{a=$4} /^step 30 /{b=$4} END {exit !(a > 2.2 && b < 0.9 * a)}' "$tmp/cnn.1" && ok || bad "cnn training: $(cat "$tmp/err") $(grep -E '^step (1|30) ' "$tmp/cnn.1")"
+$MPIRUN -n 2 "$CARVE" run "$tmp/cnn.cir" "$SRCDIR/examples/mlp_bp.tac" --train 'sgd(lr = 0.5)' --steps 5 --check >"$tmp/cnn.2" 2>"$tmp/err" &&
+  grep -q 'max relative error against one device.*within' "$tmp/cnn.2" && ok || bad "cnn batch split on 2 ranks: $(tail -3 "$tmp/err") $(tail -2 "$tmp/cnn.2")"
 
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"

@@ -5,6 +5,7 @@
 */
 #include "harness.h"
 #include "randmodel.h"
+#include "interp/front/hlo.h"
 
 #include <stdio.h>
 
@@ -215,4 +216,67 @@ Test(grad, random_models) {
     }
     free(text);
   }
+}
+
+/* StableHLO's windowed ops as carve imports them (slices, concatenations,
+** einsums, reshapes): the program's own loss, sum(f(params) * cot), with
+** every argument a parameter */
+static void fd_check_mlir(const char *mlir, int samples) {
+  char path[] = "/tmp/carve_grad_XXXXXX.mlir";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(mlir, f);
+  fclose(f);
+  arena a;
+  diag d;
+  arena_init(&a);
+  diag_init(&d);
+  char *cir = NULL, *tac = NULL;
+  hlo_opts o = {0};
+  int rc = hlo_import(&a, &d, path, &o, &cir, &tac);
+  remove(path);
+  cr_assert(rc == 0, "%s", diag_text(&d) ? diag_text(&d) : "");
+  fd_check(cir, samples, 1e-2, 2e-2);
+  arena_free(&a);
+  diag_free(&d);
+}
+Test(grad, imported_convolutions) {
+  /* Flax's stride-2 'SAME' convolution, then a grouped one in PyTorch's layout with a dilated kernel */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<2x7x6x2xf32>, %k: tensor<3x3x2x4xf32>, %k2: tensor<4x2x2x2xf32>, %cot: tensor<2x4x4x2xf32>) -> tensor<f32> {\n"
+    "  %y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 2], "
+    "pad = [[1, 1], [0, 1]], lhs_dilate = [1, 1], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} "
+    ": (tensor<2x7x6x2xf32>, tensor<3x3x2x4xf32>) -> tensor<2x4x3x4xf32>\n"
+    "  %t = stablehlo.tanh %y : tensor<2x4x3x4xf32>\n"
+    "  %z = stablehlo.convolution(%t, %k2) dim_numbers = [b, 0, 1, f]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], "
+    "pad = [[1, 1], [0, 0]], rhs_dilate = [2, 1]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} "
+    ": (tensor<2x4x3x4xf32>, tensor<4x2x2x2xf32>) -> tensor<2x4x4x2xf32>\n"
+    "  %p = stablehlo.multiply %z, %cot : tensor<2x4x4x2xf32>\n"
+    "  %c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %s = stablehlo.reduce(%p init: %c) applies stablehlo.add across dimensions = [0, 1, 2, 3] : (tensor<2x4x4x2xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  return %s : tensor<f32>\n}\n", 24);
+}
+Test(grad, imported_pooling_and_transposed_convolution) {
+  /* max pool 2x2 stride 2, a 'SAME' sum pool, a transposed convolution (input dilation), a strided slice and interior padding */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<1x6x4x2xf32>, %k: tensor<2x2x2x3xf32>, %cot: tensor<1x4x4x3xf32>) -> tensor<f32> {\n"
+    "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %m = \"stablehlo.reduce_window\"(%x, %ninf) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({\n"
+    "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n    %r = stablehlo.maximum %a, %b : tensor<f32>\n    stablehlo.return %r : tensor<f32>\n"
+    "  }) : (tensor<1x6x4x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>\n"
+    "  %s = \"stablehlo.reduce_window\"(%m, %zero) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, "
+    "window_dimensions = array<i64: 1, 3, 3, 1>}> ({\n"
+    "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n    %r = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %r : tensor<f32>\n"
+    "  }) : (tensor<1x3x2x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>\n"
+    "  %u = stablehlo.convolution(%s, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], "
+    "pad = [[1, 1], [1, 1]], lhs_dilate = [2, 2], reverse = [true, false]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} "
+    ": (tensor<1x3x2x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x4x3xf32>\n"
+    "  %v = stablehlo.slice %u [0:1, 0:6:2, 0:4, 0:3] : (tensor<1x6x4x3xf32>) -> tensor<1x3x4x3xf32>\n"
+    "  %w = stablehlo.pad %v, %zero, low = [0, 0, 0, 0], high = [0, 0, 0, 0], interior = [0, 0, 0, 0] : (tensor<1x3x4x3xf32>, tensor<f32>) -> tensor<1x3x4x3xf32>\n"
+    "  %w2 = stablehlo.pad %w, %zero, low = [0, 0, 0, 0], high = [0, -1, 0, 0], interior = [0, 1, 0, 0] : (tensor<1x3x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>\n"
+    "  %p = stablehlo.multiply %w2, %cot : tensor<1x4x4x3xf32>\n"
+    "  %t = stablehlo.reduce(%p init: %zero) applies stablehlo.add across dimensions = [0, 1, 2, 3] : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  return %t : tensor<f32>\n}\n", 24);
 }

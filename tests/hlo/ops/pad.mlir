@@ -1,6 +1,6 @@
 // pad: StableHLO spec: the operand with edge_padding_low/high elements of
 // the padding value before and after each dim (a negative edge removes
-// elements), and interior_padding between elements (carve: 0 only).
+// elements), and interior_padding between elements (strided.mlir has those).
 // The operand is [[1, 2, 3], [4, 5, 6]].
 func.func public @main() -> (tensor<4x4xf32> {jax.result_info = "grow"}, tensor<2x1xf32> {jax.result_info = "cut"},
                              tensor<3x3xi32> {jax.result_info = "mixed_i32"}, tensor<2x3xf32> {jax.result_info = "none"}) {

@@ -1,0 +1,100 @@
+/*
+** hlo_int.h: what the StableHLO importer's files share: the import
+** context, the op readers (attributes, operands, result types) and the
+** builders of IR values, all in hlo_op.c. Above it, hlo.c reads programs,
+** calls and most ops, and hlo_window.c builds the windowed ops
+** (convolution, reduce_window, strided slices, interior padding, reverse)
+** out of slices, concatenations and einsums.
+*/
+#ifndef interp_front_hlo_int_h
+#define interp_front_hlo_int_h
+
+#include "interp/front/hlo.h"
+
+#define HLO_MAX_VALUES 4000000
+
+/* ---- scopes: SSA name (interned) and result number -> value id ---- */
+typedef struct sslot { const char *name; int k, id; } sslot;
+typedef struct scope {
+  sslot *s;
+  int n, cap;             /* cap: a power of two */
+} scope;
+
+typedef struct hctx {
+  ir_graph *g;
+  diag *d;
+  const diag_src *src;
+  const mlir_file *f;
+  const mlir_module *m;
+  arena tmp;              /* scopes and scratch, freed at the end */
+  scope *sc;              /* the current function instance */
+  const char *prefix;     /* its call path, "" at the entry */
+  int depth;
+  const char **callees;   /* how many times each function was inlined, for unique paths */
+  int *ncalls, ncallees;
+  const mlir_op *op;      /* the op being read, for messages */
+  hlo_info *info;         /* the mesh and the shardings found, or NULL */
+  long unrolled;          /* while iterations unrolled so far, all loops together */
+} hctx;
+
+static inline loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
+
+/* ---- reading ops (hlo_op.c) ---- */
+
+void hlo_scope_put(arena *a, scope *sc, const char *name, int k, int id);
+
+/* A message about an op, at its name, with the Python place its loc names; -1. */
+int hlo_error(hctx *b, const mlir_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Operand k's value id, or -1 after an error. */
+int hlo_operand(hctx *b, const mlir_op *op, int k);
+/* A tensor type's shape and element type, with a located error for what carve cannot hold. */
+int hlo_tensor_type(hctx *b, const mlir_type *t, uint32_t off, ir_shape *s, ir_dtype *dt);
+/* The k-th result type of op, or NULL. */
+const mlir_type *hlo_result_type(const mlir_op *op, int k);
+/* The result's shape and type. */
+int hlo_result_shape(hctx *b, const mlir_op *op, ir_shape *s, ir_dtype *dt);
+/* -1 with a located error unless value id has shape s and type dt. */
+int hlo_check_result(hctx *b, const mlir_op *op, int id, const ir_shape *s, ir_dtype dt);
+/* The attribute keyed k1 among the pretty items, else k1 or k2 among the properties. */
+const mlir_attr *hlo_attr(const mlir_op *op, const char *k1, const char *k2);
+/* The integers of a list attribute (count), -1 when it is not one. */
+int hlo_ints_of(const mlir_attr *a, int64_t *out, int max);
+/* The same for an op's attribute, with a located error when missing or malformed. */
+int hlo_ints(hctx *b, const mlir_op *op, const char *k1, const char *k2, int64_t *out, int max);
+/* The first word of set among the op's items, else inside its attribute key. */
+const char *hlo_op_word(const mlir_op *op, const char *const *set, const char *key);
+/* A carve name from an SSA name or a Python path ("%0" -> "v0"), NULL when nothing is left. */
+const char *hlo_clean_name(hctx *b, const char *s);
+/* The name of the k-th value op defines: its SSA name under the call path. */
+const char *hlo_value_name(hctx *b, const mlir_op *op, int k);
+/* "add" for "stablehlo.add" (and mhlo., func., chlo.). */
+const char *hlo_short_name(const char *n);
+/* The short name of the op that combines a reduction region's two arguments ("add"), or NULL. */
+const char *hlo_region_reducer(const mlir_region *r);
+
+/* A reduction StableHLO writes as a region: its op, as a reduction and elementwise. */
+typedef struct hlo_redop { const char *name; ir_opkind red, ew; double identity; } hlo_redop;
+const hlo_redop *hlo_find_redop(const char *name);
+
+/* ---- building values (hlo_op.c) ---- */
+
+ir_attrs hlo_no_attrs(void);
+/* A new op value named base (or fresh from it); integer literal arithmetic is folded. */
+int hlo_emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at);
+/* A name for a helper value of the op whose result is base ("v5.p", "v5.p.2"). */
+const char *hlo_fresh(hctx *b, const char *base);
+/* x reshaped to s (x itself when it has s). */
+int hlo_reshape(hctx *b, const char *name, int x, const ir_shape *s);
+/* x[lo:hi] on every dim (x where nothing is cut). */
+int hlo_slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi);
+
+/* ---- windowed ops (hlo_window.c) ---- */
+
+/* x[lo:hi:st] on every dim (stride st >= 1). */
+int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi, const int64_t *st);
+int hlo_pad(hctx *b, const mlir_op *op, const char *name);
+int hlo_reverse(hctx *b, const mlir_op *op, const char *name);
+int hlo_convolution(hctx *b, const mlir_op *op, const char *name);
+int hlo_reduce_window(hctx *b, const mlir_op *op, const char *name);
+
+#endif

@@ -1,0 +1,363 @@
+/*
+** hlo_op.c: what every op reader of the StableHLO importer uses: scopes
+** of SSA names, located errors, types, attributes, operands, and the
+** builders of IR values (emit with integer folding, reshapes, blocks cut
+** out of a tensor, reduction regions). hlo.c and hlo_window.c sit above.
+*/
+#include "interp/front/hlo_int.h"
+#include "runtime/dtype.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- scopes: SSA name (interned) and result number -> value id ---- */
+
+
+
+static unsigned shash(const char *p, int k) { return (unsigned)(((uintptr_t)p >> 3) * 2654435761u) ^ (unsigned)k * 40503u; }
+
+void hlo_scope_put(arena *a, scope *sc, const char *name, int k, int id) {
+  if (2 * (sc->n + 1) > sc->cap) {
+    scope old = *sc;
+    sc->cap = old.cap ? 2 * old.cap : 64;
+    sc->s = arena_alloc(a, sizeof(sslot) * (size_t)sc->cap);
+    sc->n = 0;
+    for (int i = 0; i < old.cap; i++) if (old.s[i].name) hlo_scope_put(a, sc, old.s[i].name, old.s[i].k, old.s[i].id);
+  }
+  unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
+  while (sc->s[h].name && !(sc->s[h].name == name && sc->s[h].k == k)) h = (h + 1) & m;
+  if (!sc->s[h].name) sc->n++;
+  sc->s[h] = (sslot){name, k, id};
+}
+
+static int scope_get(const scope *sc, const char *name, int k) {
+  if (!sc->cap) return -1;
+  unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
+  while (sc->s[h].name) {
+    if (sc->s[h].name == name && sc->s[h].k == k) return sc->s[h].id;
+    h = (h + 1) & m;
+  }
+  return -1;
+}
+
+
+
+/* Every message about an op: at the op's name, plus the Python place its loc names. */
+int hlo_error(hctx *b, const mlir_op *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error(b->d, L(b, op->name_off), "%s", msg);
+  const char *where = op->loc ? mlir_loc_text(&b->tmp, op->loc) : NULL;
+  if (where) diag_note(b->d, LOC_NONE, "the program says this op comes from %s", where);
+  return -1;
+}
+
+/* ---- types ---- */
+
+static int elem_dtype(hctx *b, const mlir_type *t, uint32_t off, ir_dtype *out) {
+  static const struct { const char *n; ir_dtype t; } m[] = {
+    {"f32", IR_F32}, {"bf16", IR_BF16}, {"f16", IR_F16}, {"f64", IR_F64}, {"i32", IR_I32}, {"si32", IR_I32},
+    {"i64", IR_I64}, {"si64", IR_I64}, {"i1", IR_I1}, {"i8", IR_I8}, {"si8", IR_I8}, {"ui8", IR_UI8},
+  };
+  if (t && t->kind == MLIR_T_SCALAR)
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+      if (!strcmp(t->name, m[i].n)) { *out = m[i].t; return 0; }
+  int n = t ? (int)(t->end - t->off) : 0;
+  return diag_error(b->d, L(b, t ? t->off : off), "element type '%.*s' is not supported; carve runs f32, bf16, f16, f64, i32, i64, i8, ui8 and i1",
+                    n, t ? b->src->text + t->off : "");
+}
+
+/* A tensor type (or a bare element type, rank 0) into shape and dtype. */
+int hlo_tensor_type(hctx *b, const mlir_type *t, uint32_t off, ir_shape *s, ir_dtype *dt) {
+  memset(s, 0, sizeof *s);
+  if (!t) return diag_error(b->d, L(b, off), "a type is missing here");
+  if (t->kind == MLIR_T_SCALAR) return elem_dtype(b, t, off, dt);
+  if (t->kind != MLIR_T_TENSOR || strcmp(t->name, "tensor"))
+    return diag_error(b->d, L(b, t->off), "carve imports tensors; '%.*s' is not one", (int)(t->end - t->off), b->src->text + t->off);
+  if (t->rank < 0) return diag_error(b->d, L(b, t->off), "unranked tensors are not supported; export with static shapes");
+  if (t->rank > IR_MAXRANK) return diag_error(b->d, L(b, t->off), "tensors of rank %d are not supported (at most %d)", t->rank, IR_MAXRANK);
+  s->rank = t->rank;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->dims[i] == MLIR_DYN)
+      return diag_error(b->d, L(b, t->dim_off ? t->dim_off[i] : t->off), "dynamic dims ('?') are not supported; export with static shapes (jax.export without symbolic shapes)");
+    s->d[i] = t->dims[i];
+  }
+  return elem_dtype(b, t->elem, t->off, dt);
+}
+
+/* The k-th result type of op. */
+const mlir_type *hlo_result_type(const mlir_op *op, int k) {
+  if (op->sig.arrow) return k < op->sig.nouts ? op->sig.outs[k] : NULL;
+  return op->sig.nins ? op->sig.ins[op->sig.nins - 1] : NULL;
+}
+
+int hlo_result_shape(hctx *b, const mlir_op *op, ir_shape *s, ir_dtype *dt) {
+  const mlir_type *t = hlo_result_type(op, 0);
+  if (!t) return hlo_error(b, op, "%s: the result type is missing (write ': type' after the op)", op->name);
+  return hlo_tensor_type(b, t, op->off, s, dt);
+}
+
+/* ---- attributes ---- */
+
+/* The attribute keyed k1 among a pretty op's items, else k1 or k2 among
+** its properties and attributes. */
+const mlir_attr *hlo_attr(const mlir_op *op, const char *k1, const char *k2) {
+  const mlir_item *it = mlir_op_item(op, k1);
+  if (it) return it->val;
+  const mlir_attr *a = mlir_op_attr(op, k1);
+  if (!a && k2) a = mlir_op_attr(op, k2);
+  return a;
+}
+
+/* A list of integers written [1, 2], array<i64: 1, 2>, dense<[1, 2]> or a single number. */
+int hlo_ints_of(const mlir_attr *a, int64_t *out, int max) {
+  if (!a) return -1;
+  switch (a->kind) {
+  case MLIR_A_INT: if (max < 1) return -1; out[0] = a->i; return 1;
+  case MLIR_A_DENSE:
+    if (a->nitems == 0) return 0;
+    return hlo_ints_of(a->items[0].val, out, max);
+  case MLIR_A_LIST: case MLIR_A_ARRAY: case MLIR_A_GROUP: {
+    if (a->nitems > max) return -1;
+    for (int i = 0; i < a->nitems; i++) {
+      if (a->items[i].val->kind != MLIR_A_INT) return -1;
+      out[i] = a->items[i].val->i;
+    }
+    return a->nitems;
+  }
+  default: return -1;
+  }
+}
+
+int hlo_ints(hctx *b, const mlir_op *op, const char *k1, const char *k2, int64_t *out, int max) {
+  const mlir_attr *a = hlo_attr(op, k1, k2);
+  if (!a) return hlo_error(b, op, "%s: '%s' is missing", op->name, k1);
+  int n = hlo_ints_of(a, out, max);
+  if (n < 0) return diag_error(b->d, L(b, a->off), "%s: '%s' must be a list of at most %d integers", op->name, k1, max);
+  return n;
+}
+
+/* The first bare word of a set found anywhere inside a (depth-first). */
+static const char *find_word(const mlir_attr *a, const char *const *set) {
+  if (!a) return NULL;
+  if (a->kind == MLIR_A_WORD)
+    for (int i = 0; set[i]; i++) if (!strcmp(a->text, set[i])) return set[i];
+  for (int i = 0; i < a->nitems; i++) {
+    const char *w = find_word(a->items[i].val, set);
+    if (w) return w;
+  }
+  return NULL;
+}
+
+const char *hlo_op_word(const mlir_op *op, const char *const *set, const char *key) {
+  for (int i = 0; i < op->nitems; i++) {
+    const char *w = find_word(op->items[i].val, set);
+    if (w) return w;
+  }
+  return key ? find_word(mlir_op_attr(op, key), set) : NULL;
+}
+
+/* ---- values ---- */
+
+/* Operand k of op: the value its name is bound to in the current scope. */
+int hlo_operand(hctx *b, const mlir_op *op, int k) {
+  if (k >= op->noperands) { hlo_error(b, op, "%s: expected at least %d operands, found %d", op->name, k + 1, op->noperands); return -1; }
+  const mlir_attr *v = op->operands[k];
+  int id = scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
+  if (id < 0) diag_error(b->d, L(b, v->off), "'%s' is used before it is defined", v->text);
+  return id;
+}
+
+/* A valid carve name from an SSA name or a Python path: "%0" -> "v0",
+** "params['w']" -> "params.w"; NULL when nothing usable is left. */
+const char *hlo_clean_name(hctx *b, const char *s) {
+  char buf[256];
+  size_t k = 0;
+  int dot = 0;
+  for (; *s && k < sizeof buf - 8; s++) {
+    unsigned char c = (unsigned char)*s;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (ok) {
+      if (dot && k) buf[k++] = '.';
+      dot = 0;
+      if (!k && c >= '0' && c <= '9') buf[k++] = 'v';
+      buf[k++] = (char)c;
+    } else if (c != '%') {
+      dot = 1;
+    }
+  }
+  buf[k] = 0;
+  return k ? arena_strndup(&b->tmp, buf, k) : NULL;
+}
+
+/* The name for a value the op defines: its SSA name under the call path. */
+const char *hlo_value_name(hctx *b, const mlir_op *op, int k) {
+  const char *n = op->nresults ? hlo_clean_name(b, op->results[0].name) : NULL;
+  if (!n) n = "v";
+  char buf[512];
+  if (k) snprintf(buf, sizeof buf, "%s%s.%d", b->prefix, n, k);
+  else snprintf(buf, sizeof buf, "%s%s", b->prefix, n);
+  return arena_strndup(&b->tmp, buf, strlen(buf));
+}
+
+ir_attrs hlo_no_attrs(void) {
+  ir_attrs a;
+  memset(&a, 0, sizeof a);
+  a.ndims = -1;
+  return a;
+}
+
+/* Integer arithmetic on integer literals, done now: a while loop's counter
+** (add, subtract, multiply, negate, maximum, minimum, compare, select,
+** convert between integers), wrapping to the type's width as the CPU
+** kernels do. The literal, or -2 when k is not one of these ops or an
+** argument is not an integer literal. */
+static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
+  int64_t v[3];
+  if (nargs < 1 || nargs > 3) return -2;
+  for (int i = 0; i < nargs; i++) {
+    const ir_value *a = b->g->vals[args[i]];
+    if (a->kind != IR_CONST || ir_dtype_isfloat(a->dtype) || fabs(a->attr.scalar) > 9007199254740992.0) return -2;
+    v[i] = (int64_t)a->attr.scalar;
+  }
+  ir_dtype t = b->g->vals[args[nargs - 1]]->dtype;
+  uint64_t x = (uint64_t)v[0], y = nargs > 1 ? (uint64_t)v[1] : 0, r;
+  switch (k) {
+  case IR_ADD: r = x + y; break;
+  case IR_SUB: r = x - y; break;
+  case IR_MUL: r = x * y; break;
+  case IR_NEG: r = 0 - x; break;
+  case IR_MAXIMUM: r = v[0] > v[1] ? x : y; break;
+  case IR_MINIMUM: r = v[0] < v[1] ? x : y; break;
+  case IR_SELECT: r = v[0] ? y : (uint64_t)v[2]; break;
+  case IR_CONVERT: if (ir_dtype_isfloat(at->dtype)) return -2; r = x; t = at->dtype; break;
+  case IR_COMPARE: {
+    static const char *const dirs[] = {"eq", "ne", "lt", "le", "gt", "ge"};   /* ORDER ir_cmp */
+    int c = 0;
+    while (c < 6 && (!at->spec || strcmp(at->spec, dirs[c]))) c++;
+    if (c == 6) return -2;
+    int64_t p = v[0], q = v[1];
+    r = c == 0 ? p == q : c == 1 ? p != q : c == 2 ? p < q : c == 3 ? p <= q : c == 4 ? p > q : p >= q;
+    t = IR_I1;
+    break;
+  }
+  default: return -2;
+  }
+  int bits = (int)ir_dtype_size(t) * 8;
+  int64_t w = t == IR_I1 ? (int64_t)(r != 0) : bits >= 64 ? (int64_t)r : (int64_t)(r << (64 - bits)) >> (64 - bits);
+  if (t == IR_UI8) w = (int64_t)(r & 0xFF);
+  if (fabs((double)w) > 9007199254740992.0) return -2;
+  return ir_const_typed(b->g, (double)w, t);
+}
+
+/* Add an op value named base (or a fresh name from it when taken); integer
+** literal arithmetic is folded (fold_ints). */
+int hlo_emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
+  if (b->g->nvals > HLO_MAX_VALUES) return hlo_error(b, b->op, "the program has more than %d values", HLO_MAX_VALUES);
+  int folded = args ? fold_ints(b, k, args, nargs, at) : -2;
+  if (folded != -2) return folded;
+  const char *name = ir_lookup(b->g, base) ? ir_fresh_name(b->g, base) : base;
+  ir_attrs a = at ? *at : hlo_no_attrs();
+  ir_value *v = ir_op(b->g, b->d, name, k, args, nargs, &a, L(b, b->op->name_off));
+  return v ? v->id : -1;
+}
+
+/* A name for a helper value of the op whose result is base ("v5.p", "v5.p.2") */
+const char *hlo_fresh(hctx *b, const char *base) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s.p", base);
+  return ir_fresh_name(b->g, buf);
+}
+
+int hlo_check_result(hctx *b, const mlir_op *op, int id, const ir_shape *s, ir_dtype dt) {
+  const ir_value *v = b->g->vals[id];
+  if (v->dtype != dt || !ir_shape_eq(&v->shape, s)) {
+    arena *a = &b->tmp;
+    return hlo_error(b, op, "%s: the result is %s%s but the program declares %s%s", op->name,
+                    ir_dtype_name(v->dtype), ir_shape_str(a, &v->shape), ir_dtype_name(dt), ir_shape_str(a, s));
+  }
+  return 0;
+}
+
+
+int hlo_reshape(hctx *b, const char *name, int x, const ir_shape *s) {
+  if (ir_shape_eq(&b->g->vals[x]->shape, s)) return x;
+  ir_attrs at = hlo_no_attrs();
+  at.to = *s;
+  return hlo_emit(b, name, IR_RESHAPE, &x, 1, &at);
+}
+
+/* x[lo:hi] on every dim, one slice op per dim that is cut (x where none is) */
+int hlo_slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi) {
+  const ir_value *xv = b->g->vals[x];
+  int last = -1;
+  for (int i = 0; i < xv->shape.rank; i++) if (lo[i] != 0 || hi[i] != xv->shape.d[i]) last = i;
+  for (int i = 0; i <= last; i++) {
+    if (lo[i] == 0 && hi[i] == b->g->vals[x]->shape.d[i]) continue;
+    ir_attrs at = hlo_no_attrs();
+    at.dim = i;
+    at.start = lo[i];
+    at.end = hi[i];
+    x = hlo_emit(b, i == last ? name : hlo_fresh(b, name), IR_SLICE, &x, 1, &at);
+    if (x < 0) return -1;
+  }
+  return x;
+}
+
+/* ---- reductions ---- */
+
+/* looked up by the body op's short name */
+static const hlo_redop redops[] = {
+  {"add", IR_SUM, IR_ADD, 0}, {"maximum", IR_MAX, IR_MAXIMUM, -INFINITY}, {"minimum", IR_MIN, IR_MINIMUM, INFINITY},
+  {"or", IR_MAX, IR_OR, 0}, {"and", IR_MIN, IR_AND, 1},
+};
+
+const hlo_redop *hlo_find_redop(const char *name) {
+  for (size_t i = 0; i < sizeof redops / sizeof redops[0]; i++) if (!strcmp(redops[i].name, name)) return &redops[i];
+  return NULL;
+}
+
+const char *hlo_short_name(const char *n) {
+  static const char *const pre[] = {"stablehlo.", "mhlo.", "func.", "chlo."};
+  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+    if (!strncmp(n, pre[i], strlen(pre[i]))) return n + strlen(pre[i]);
+  return n;
+}
+
+static const mlir_op *block_def(const mlir_block *bl, const char *name) {
+  for (int i = 0; i < bl->nops; i++)
+    if (bl->ops[i]->nresults == 1 && bl->ops[i]->results[0].name == name) return bl->ops[i];
+  return NULL;
+}
+
+/* a constant dense<true> or dense<false> of the block */
+static int block_bool(const mlir_block *bl, const char *name, int want) {
+  const mlir_op *o = block_def(bl, name);
+  if (!o || !strstr(o->name, "constant") || !o->nitems || o->items[0].val->kind != MLIR_A_DENSE) return 0;
+  const mlir_attr *a = o->items[0].val;
+  return a->nitems == 1 && a->items[0].val->kind == MLIR_A_BOOL && (a->items[0].val->i != 0) == want;
+}
+
+/* The reducer of a region: the op of its block that combines both block
+** arguments and is returned, maybe through select(r, true, false) as
+** torch-xla writes boolean reductions; other ops may stand beside. */
+const char *hlo_region_reducer(const mlir_region *r) {
+  if (!r || r->nblocks != 1) return NULL;
+  const mlir_block *bl = r->blocks[0];
+  if (bl->nargs != 2) return NULL;
+  const mlir_op *ret = bl->nops ? bl->ops[bl->nops - 1] : NULL;
+  if (!ret || strcmp(hlo_short_name(ret->name), "return") || ret->noperands != 1) return NULL;
+  const mlir_op *o = block_def(bl, ret->operands[0]->text);
+  for (int hops = 0; o && hops < 4 && !strcmp(hlo_short_name(o->name), "select") && o->noperands == 3 &&
+       block_bool(bl, o->operands[1]->text, 1) && block_bool(bl, o->operands[2]->text, 0); hops++)
+    o = block_def(bl, o->operands[0]->text);
+  if (!o || o->noperands != 2) return NULL;
+  const char *a = o->operands[0]->text, *c = o->operands[1]->text;
+  if ((a == bl->args[0].name && c == bl->args[1].name) || (a == bl->args[1].name && c == bl->args[0].name)) return hlo_short_name(o->name);
+  return NULL;
+}
