@@ -91,6 +91,10 @@ static float ew_f(int fn, float x, float y, float al, float be) {
   case RT_CEIL: return ceilf(x);
   case RT_ROUND: return nearbyintf(x);      /* the default rounding: half to even */
   case RT_ROUND_AFZ: return roundf(x);
+  case RT_TAN: return tanf(x);
+  case RT_CBRT: return cbrtf(x);
+  case RT_REM: return fmodf(x, y);
+  case RT_ATAN2: return atan2f(x, y);
   case RT_POW: return (float)pow(x, y);     /* in double, rounded once, as the reference does */
   default: return 0;
   }
@@ -141,6 +145,10 @@ static double ew_d(int fn, double x, double y, double al, double be) {
   case RT_CEIL: return ceil(x);
   case RT_ROUND: return nearbyint(x);
   case RT_ROUND_AFZ: return round(x);
+  case RT_TAN: return tan(x);
+  case RT_CBRT: return cbrt(x);
+  case RT_REM: return fmod(x, y);
+  case RT_ATAN2: return atan2(x, y);
   case RT_POW: return pow(x, y);
   default: return 0;
   }
@@ -164,6 +172,11 @@ static i64 pow_i(i64 base, i64 e) {
   return r;
 }
 
+/* an integer of type t as the bits of its width, unsigned, and sign-extended from that width */
+static int bits_of(rt_dtype t) { return (int)rt_dtype_size(t) * 8; }
+static uint64_t width_bits(i64 x, rt_dtype t) { int w = bits_of(t); return w >= 64 ? (uint64_t)x : (uint64_t)x & ((1ull << w) - 1); }
+static i64 signed_bits(i64 x, rt_dtype t) { int w = bits_of(t); return w >= 64 ? x : (i64)(width_bits(x, t) << (64 - w)) >> (64 - w); }
+
 static i64 ew_i(int fn, i64 x, i64 y, rt_dtype t, float al, float be) {
   switch (fn) {
   case RT_AFFINE: return wrap_add(wrap_mul(x, (i64)al), (i64)be);   /* a broadcast copies: 1, 0 */
@@ -186,6 +199,15 @@ static i64 ew_i(int fn, i64 x, i64 y, rt_dtype t, float al, float be) {
   case RT_AND: return x & y;
   case RT_OR: return x | y;
   case RT_XOR: return x ^ y;
+  case RT_REM:
+    if (y == 0) return x;
+    if (y == -1) return 0;           /* INT_MIN % -1 = 0, no trap */
+    return x % y;
+  case RT_POPCNT: return __builtin_popcountll(width_bits(x, t));
+  case RT_CLZ: { uint64_t u = width_bits(x, t); return u ? __builtin_clzll(u) - (64 - bits_of(t)) : bits_of(t); }
+  case RT_SHL: return y < 0 || y >= bits_of(t) ? 0 : (i64)((uint64_t)x << y);
+  case RT_SHRA: { i64 s = signed_bits(x, t); return y < 0 || y >= bits_of(t) ? (s < 0 ? -1 : 0) : s >> y; }
+  case RT_SHRL: return y < 0 || y >= bits_of(t) ? 0 : (i64)(width_bits(x, t) >> y);
   default: return 0;
   }
 }
@@ -302,7 +324,8 @@ int rt_any_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t
   else if (fn == RT_SELECT) w.kind = K_SELECT;
   else if (fn >= RT_CMP_EQ && fn <= RT_CMP_GE)
     w.kind = !rt_dtype_isfloat(ct) ? K_CMP_I : ct == RT_F64 ? K_CMP_D : K_CMP_F;
-  else if (fn == RT_NOT || fn == RT_AND || fn == RT_OR || fn == RT_XOR) {
+  else if (fn == RT_NOT || fn == RT_AND || fn == RT_OR || fn == RT_XOR || fn == RT_POPCNT || fn == RT_CLZ ||
+           (fn >= RT_SHL && fn <= RT_SHRL)) {
     if (rt_dtype_isfloat(ct)) return diag_errbuf(err, errlen, "%s of %s values", rt_ewfn_name((rt_ewfn)fn), rt_dtype_name(ct));
     w.kind = K_I;
   } else w.kind = !rt_dtype_isfloat(ct) ? K_I : ct == RT_F64 ? K_D : K_F;

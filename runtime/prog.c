@@ -26,7 +26,8 @@ static const char *const ewfn_names[] = {
   "sigmoid", "silu", "affine",
   "add", "sub", "mul", "div", "max", "min", "ge",
   "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad", "axpy", "axpby",
-  "adam_denom", "abs", "sign", "erf", "log1p", "expm1", "sin", "cos", "floor", "ceil", "round", "round_afz", "not", "convert", "pow", "and", "or", "xor",
+  "adam_denom", "abs", "sign", "erf", "log1p", "expm1", "sin", "cos", "floor", "ceil", "round", "round_afz", "tan", "cbrt",
+  "popcnt", "clz", "not", "convert", "pow", "and", "or", "xor", "rem", "atan2", "shl", "shra", "shrl",
   "cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge", "select",
 };
 _Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_EWFN: ewfn_names");

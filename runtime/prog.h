@@ -123,12 +123,17 @@ typedef enum rt_ewfn {
   RT_ADAM_DENOM,    /* sqrt(in0) * alpha + beta; kept binary-free for clarity */
   /* the ops of imported StableHLO programs, in every dtype (in0 to out's dtype unless said) */
   RT_ABS, RT_SIGN, RT_ERF,  /* unary (erf and the rest of this line: floats) */
-  RT_LOG1P, RT_EXPM1, RT_SIN, RT_COS, RT_FLOOR, RT_CEIL, RT_ROUND, RT_ROUND_AFZ,
+  RT_LOG1P, RT_EXPM1, RT_SIN, RT_COS, RT_FLOOR, RT_CEIL, RT_ROUND, RT_ROUND_AFZ, RT_TAN, RT_CBRT,
+  RT_POPCNT, RT_CLZ,/* integers: set bits, leading zeros, in the dtype's width */
   RT_NOT,           /* logical not of an i1, bitwise not of an integer */
   RT_CONVERT,       /* in0's dtype to out's: floats to integers truncate toward zero and
                        saturate (NaN gives 0), integers wrap, anything to i1 is != 0 */
   RT_POW,           /* binary; integers by repeated squaring (a negative power gives 0 unless |in0| = 1) */
   RT_AND, RT_OR, RT_XOR,   /* logical on i1, bitwise on integers */
+  RT_REM,           /* binary: the remainder of truncated division (fmod; integers: x % 0 = x, INT_MIN % -1 = 0) */
+  RT_ATAN2,         /* binary, floats */
+  RT_SHL, RT_SHRA, RT_SHRL, /* integers: in0 shifted by in1 (a count outside [0, width) gives 0,
+                       or the sign's fill for an arithmetic right shift) */
   RT_CMP_EQ, RT_CMP_NE, RT_CMP_LT, RT_CMP_LE, RT_CMP_GT, RT_CMP_GE,
                     /* in0 against in1 in their dtype, into an i1; floats compare as IEEE-754
                        quiet comparisons, or by totalOrder when mode is RT_CMP_TOTAL */

@@ -674,7 +674,9 @@ static const struct { ir_opkind op; const char *name; } simple[] = {
   {IR_NEG, "negate"}, {IR_EXP, "exponential"}, {IR_LOG, "log"}, {IR_SQRT, "sqrt"}, {IR_RSQRT, "rsqrt"}, {IR_TANH, "tanh"},
   {IR_SIGMOID, "logistic"}, {IR_ABS, "abs"}, {IR_SIGN, "sign"}, {IR_NOT, "not"}, {IR_LOG1P, "log_plus_one"},
   {IR_EXPM1, "exponential_minus_one"}, {IR_SIN, "sine"}, {IR_COS, "cosine"}, {IR_FLOOR, "floor"}, {IR_CEIL, "ceil"},
-  {IR_ROUND, "round_nearest_even"}, {IR_ROUND_AFZ, "round_nearest_afz"},
+  {IR_ROUND, "round_nearest_even"}, {IR_ROUND_AFZ, "round_nearest_afz"}, {IR_TAN, "tan"}, {IR_CBRT, "cbrt"},
+  {IR_POPCNT, "popcnt"}, {IR_CLZ, "count_leading_zeros"}, {IR_REM, "remainder"}, {IR_ATAN2, "atan2"},
+  {IR_SHL, "shift_left"}, {IR_SHRA, "shift_right_arithmetic"}, {IR_SHRL, "shift_right_logical"},
   {IR_ADD, "add"}, {IR_SUB, "subtract"}, {IR_MUL, "multiply"}, {IR_DIV, "divide"}, {IR_MAXIMUM, "maximum"},
   {IR_MINIMUM, "minimum"}, {IR_POWER, "power"}, {IR_AND, "and"}, {IR_OR, "or"}, {IR_XOR, "xor"},
 };

@@ -552,7 +552,10 @@ static const ewop ewops[] = {
   {"log_plus_one", IR_LOG1P, 1}, {"exponential_minus_one", IR_EXPM1, 1}, {"sine", IR_SIN, 1}, {"cosine", IR_COS, 1},
   {"floor", IR_FLOOR, 1}, {"ceil", IR_CEIL, 1}, {"round_nearest_even", IR_ROUND, 1}, {"round_nearest_afz", IR_ROUND_AFZ, 1},
   {"exponential", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
-  {"tanh", IR_TANH, 1}, {"logistic", IR_SIGMOID, 1},
+  {"tanh", IR_TANH, 1}, {"logistic", IR_SIGMOID, 1}, {"tan", IR_TAN, 1}, {"cbrt", IR_CBRT, 1},
+  {"popcnt", IR_POPCNT, 1}, {"count_leading_zeros", IR_CLZ, 1},
+  {"remainder", IR_REM, 2}, {"atan2", IR_ATAN2, 2},
+  {"shift_left", IR_SHL, 2}, {"shift_right_arithmetic", IR_SHRA, 2}, {"shift_right_logical", IR_SHRL, 2},
   {"select", IR_SELECT, 3},
 };
 
@@ -728,6 +731,7 @@ static const char *const supported =
   "tensor.insert_slice, dot_general, dot, "
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
+  "tan, cbrt, remainder, atan2, popcnt, count_leading_zeros, shift_left, shift_right_arithmetic, shift_right_logical, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
   "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), pad, reverse, convolution, "
   "reduce_window (add, maximum, minimum, and, or), dynamic_slice and dynamic_update_slice (at indices known when carve reads "

@@ -51,10 +51,16 @@ typedef enum ir_opkind {
   IR_FLOOR, IR_CEIL,    /* no gradient, as in JAX */
   IR_ROUND,             /* round half to even (jnp.round, round_nearest_even) */
   IR_ROUND_AFZ,         /* round half away from zero (round_nearest_afz) */
+  IR_TAN, IR_CBRT,      /* tan(x), the cube root (jnp.tan, jnp.cbrt) */
+  IR_POPCNT, IR_CLZ,    /* integers: set bits, leading zero bits in the type's width */
   IR_NOT,               /* not(x): logical on i1, bitwise on integers */
   IR_CONVERT,           /* convert(x, dtype = T) as StableHLO's convert */
   IR_POWER,             /* power(a, b) */
   IR_AND, IR_OR, IR_XOR,
+  IR_REM,               /* rem(a, b): a - b * trunc(a / b), the sign of a (C's fmod; integers as XLA) */
+  IR_ATAN2,             /* atan2(a, b): the angle of (b, a), floats */
+  IR_SHL, IR_SHRA, IR_SHRL, /* integers: shift left, right arithmetic, right logical (as XLA:
+                           a shift by the width or more gives 0, or -1 for a negative a >> ) */
   IR_COMPARE,           /* compare(a, b, "lt", total = false) -> i1 */
   IR_SELECT,            /* select(pred, a, b): a where pred, else b (broadcasting) */
   IR_IOTA,              /* iota(shape = [..], dim = d, dtype = T): the index along dim */

@@ -72,7 +72,7 @@ static int ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *o
 }
 
 /* What an elementwise op accepts: floats only, numbers (no i1), integers and i1, anything. */
-enum { T_FLOAT, T_NUMBER, T_LOGIC, T_ANY };
+enum { T_FLOAT, T_NUMBER, T_LOGIC, T_INT, T_ANY };
 
 /* The common dtype of operands k0.. (literals adapt to the others). */
 static int same_operands(ctx *c, int k0, int kind, ir_dtype *out) {
@@ -92,6 +92,7 @@ static int same_operands(ctx *c, int k0, int kind, ir_dtype *out) {
   if (kind == T_FLOAT && !isfloat(*out)) why = "floating-point values";
   if (kind == T_NUMBER && *out == IR_I1) why = "numbers (not i1)";
   if (kind == T_LOGIC && isfloat(*out)) why = "integer or i1 values";
+  if (kind == T_INT && (isfloat(*out) || *out == IR_I1)) why = "integers";
   if (why) {
     for (int k = k0; k < c->v->nargs; k++)
       if (arg(c, k)->dtype == *out) FAIL("%s: operand %d ('%s') is %s; this op needs %s", c->op, k + 1, arg(c, k)->name, ir_dtype_name(*out), why);
@@ -143,6 +144,10 @@ static int infer_stablehlo_ew(ctx *c) {
     if (same_operands(c, 0, T_LOGIC, &v->dtype) < 0) return -1;
     v->shape = arg(c, 0)->shape;
     return 0;
+  case IR_POPCNT: case IR_CLZ:
+    if (same_operands(c, 0, T_INT, &v->dtype) < 0) return -1;
+    v->shape = arg(c, 0)->shape;
+    return 0;
   case IR_CONVERT:
     if ((unsigned)v->attr.dtype >= IR_NDTYPES) FAIL("convert: no such dtype");
     v->dtype = v->attr.dtype;
@@ -151,11 +156,14 @@ static int infer_stablehlo_ew(ctx *c) {
   case IR_ADD: case IR_MUL: case IR_MAXIMUM: case IR_MINIMUM:
     if (same_operands(c, 0, T_ANY, &v->dtype) < 0) return -1;
     return broadcast_operands(c, 0);
-  case IR_SUB: case IR_DIV: case IR_POWER:
+  case IR_SUB: case IR_DIV: case IR_POWER: case IR_REM:
     if (same_operands(c, 0, T_NUMBER, &v->dtype) < 0) return -1;
     return broadcast_operands(c, 0);
   case IR_AND: case IR_OR: case IR_XOR:
     if (same_operands(c, 0, T_LOGIC, &v->dtype) < 0) return -1;
+    return broadcast_operands(c, 0);
+  case IR_SHL: case IR_SHRA: case IR_SHRL:
+    if (same_operands(c, 0, T_INT, &v->dtype) < 0) return -1;
     return broadcast_operands(c, 0);
   case IR_COMPARE: {
     ir_dtype t;

@@ -87,12 +87,21 @@ static int lower_stablehlo_ew(lctx *c, const ir_value *v, int out) {
   case IR_CEIL: fn = RT_CEIL; break;
   case IR_ROUND: fn = RT_ROUND; break;
   case IR_ROUND_AFZ: fn = RT_ROUND_AFZ; break;
+  case IR_TAN: fn = RT_TAN; break;
+  case IR_CBRT: fn = RT_CBRT; break;
+  case IR_POPCNT: fn = RT_POPCNT; break;
+  case IR_CLZ: fn = RT_CLZ; break;
   case IR_NOT: fn = RT_NOT; break;
   case IR_CONVERT: fn = RT_CONVERT; break;
   case IR_POWER: fn = RT_POW; break;
   case IR_AND: fn = RT_AND; break;
   case IR_OR: fn = RT_OR; break;
   case IR_XOR: fn = RT_XOR; break;
+  case IR_REM: fn = RT_REM; break;
+  case IR_ATAN2: fn = RT_ATAN2; break;
+  case IR_SHL: fn = RT_SHL; break;
+  case IR_SHRA: fn = RT_SHRA; break;
+  case IR_SHRL: fn = RT_SHRL; break;
   case IR_COMPARE: fn = (rt_ewfn)(RT_CMP_EQ + v->attr.cmp); break;   /* ORDER ir_cmp */
   case IR_SELECT: fn = RT_SELECT; break;
   default: return 0;

@@ -210,6 +210,16 @@ static int rule_unary(gctx *c, int u, int dy) {
     give(c, a, emit2(c, bwd(c, u, "cos"), IR_MUL, dy, emit1(c, bwd(c, u, "nsin"), IR_NEG, s)));
     break;
   }
+  case IR_TAN: {         /* d tan(x) = 1 + tan(x)^2 */
+    int s = emit2(c, bwd(c, u, "s"), IR_ADD, emit2(c, bwd(c, u, "y2"), IR_MUL, u, u), ir_const(c->g, 1));
+    give(c, a, emit2(c, bwd(c, u, "tan"), IR_MUL, dy, s));
+    break;
+  }
+  case IR_CBRT: {        /* d cbrt(x) = 1 / (3 cbrt(x)^2) */
+    int t = emit2(c, bwd(c, u, "y2"), IR_MUL, emit2(c, bwd(c, u, "y3"), IR_MUL, u, ir_const(c->g, 3)), u);
+    give(c, a, emit2(c, bwd(c, u, "cbrt"), IR_DIV, dy, t));
+    break;
+  }
   case IR_ERF: {         /* d erf(x) = 2/sqrt(pi) exp(-x^2) */
     int x2 = emit2(c, bwd(c, u, "x2"), IR_MUL, a, a);
     int e = emit1(c, bwd(c, u, "e"), IR_EXP, emit1(c, bwd(c, u, "nx2"), IR_NEG, x2));
@@ -272,6 +282,23 @@ static int rule_binary(gctx *c, int u, int dy) {
       int m = emit2(c, bwd(c, u, "db.m"), IR_MUL, u, l);
       give(c, b, sum_to(c, bwd(c, u, "db"), emit2(c, bwd(c, u, "db.d"), IR_MUL, dy, m), sb));
     }
+    break;
+  }
+  case IR_REM: {         /* a - b trunc(a / b): da = dy, db = -dy trunc(a / b) (JAX's rule) */
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), dy, sa));
+    if (c->needs[b]) {
+      int q = emit2(c, bwd(c, u, "db.q"), IR_DIV, a, b);
+      int t = emit2(c, bwd(c, u, "db.t"), IR_MUL, emit1(c, bwd(c, u, "db.s"), IR_SIGN, q),
+                    emit1(c, bwd(c, u, "db.f"), IR_FLOOR, emit1(c, bwd(c, u, "db.a"), IR_ABS, q)));
+      give(c, b, sum_to(c, bwd(c, u, "db"), emit1(c, bwd(c, u, "db.n"), IR_NEG, emit2(c, bwd(c, u, "db.m"), IR_MUL, dy, t)), sb));
+    }
+    break;
+  }
+  case IR_ATAN2: {       /* d atan2(a, b) = (b da - a db) / (a^2 + b^2) */
+    int r = emit2(c, bwd(c, u, "r"), IR_ADD, emit2(c, bwd(c, u, "a2"), IR_MUL, a, a), emit2(c, bwd(c, u, "b2"), IR_MUL, b, b));
+    int g = emit2(c, bwd(c, u, "g"), IR_DIV, dy, r);
+    if (c->needs[a]) give(c, a, sum_to(c, bwd(c, u, "da"), emit2(c, bwd(c, u, "da.m"), IR_MUL, g, b), sa));
+    if (c->needs[b]) give(c, b, sum_to(c, bwd(c, u, "db"), emit1(c, bwd(c, u, "db.n"), IR_NEG, emit2(c, bwd(c, u, "db.m"), IR_MUL, g, a)), sb));
     break;
   }
   case IR_MAXIMUM: case IR_MINIMUM: {

@@ -113,7 +113,8 @@ fi
 # it equals carve's own step (the loss, then every new parameter and state)
 # (param_product: a parameter whose new value is not written over it)
 for pair in "mlp_small.cir adam(lr = 1e-2)" "mlp_small.cir sgd(lr = 0.1, momentum = 0.9)" "gpt2_small.cir adam(lr = 3e-3)" \
-    "../tests/data/param_product.cir sgd(lr = 0.5)" "../tests/data/param_product.cir adam(lr = 0.1)"; do
+    "../tests/data/param_product.cir sgd(lr = 0.5)" "../tests/data/param_product.cir adam(lr = 0.1)" \
+    "../tests/data/bits_math.cir sgd(lr = 0.01)"; do
   m=${pair%% *}; opt=${pair#* }; b=$(basename "${m%.cir}").${opt%%(*}
   "$CARVE" export "$ex/$m" --train "$opt" -o "$tmp/$b.mlir" --quiet 2>"$tmp/err" && ok || { bad "export --train $b: $(head -3 "$tmp/err")"; continue; }
   "$CARVE" check "$tmp/$b.mlir" >/dev/null 2>"$tmp/err" && ok || { bad "check exported step $b: $(head -3 "$tmp/err")"; continue; }

@@ -150,6 +150,11 @@ Test(grad, jax_math) {
              " out = add(add(erf(x), log1p(x)), add(expm1(mul(x, 0.5)), add(mul(sin(x), cos(mul(x, 3.0))), floor(x))))"),
            12, 1e-3, 2e-2);
 }
+/* tan, cbrt, remainder (JAX's rule: db = -dy trunc(a / b)) and atan2 */
+Test(grad, more_jax_math) {
+  fd_check(M("param x : f32[12] = uniform(0.3, 1.2)\n param y : f32[12] = uniform(0.5, 2)\n input cot : f32[12]\n"
+             " out = add(add(tan(x), cbrt(y)), add(rem(y, x), atan2(x, neg(y))))"), 12, 1e-3, 2e-2);
+}
 Test(grad, min_over_dims) {
   fd_check(M("param x : f32[3, 4, 5]\n input cot : f32[4]\n out = min(x, dims = [0, 2])"), 30, 1e-3, 2e-2);
 }
