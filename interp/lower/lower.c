@@ -63,6 +63,17 @@ static int fold_binary(ir_opkind op, double a, double b, double *r) {
 
 static int affine_of(lctx *c, const ir_value *v, int *x, double *al, double *be);
 
+/* 1 / k when it is exact in f32 (k a power of two), so that x / k = x * (1 / k)
+** to the bit; other divisions stay divisions, as IEEE-754 and every framework
+** round them */
+static int exact_recip(double k, double *r) {
+  int e;
+  if (frexp(k, &e) != 0.5 && frexp(k, &e) != -0.5) return 0;
+  if (e < -124 || e > 126) return 0;
+  *r = 1 / k;
+  return 1;
+}
+
 static const rt_ewfn unary_fn[] = {  /* ORDER IR_OP from IR_NEG */
   RT_NEG, RT_EXP, RT_LOG, RT_SQRT, RT_RSQRT, RT_TANH, RT_RELU, RT_GELU, RT_GELU_TANH, RT_SIGMOID, RT_SILU
 };
@@ -93,6 +104,7 @@ static int lower_stablehlo_ew(lctx *c, const ir_value *v, int out) {
   case IR_CLZ: fn = RT_CLZ; break;
   case IR_NOT: fn = RT_NOT; break;
   case IR_CONVERT: fn = RT_CONVERT; break;
+  case IR_BITCAST: fn = RT_BITCAST; break;
   case IR_POWER: fn = RT_POW; break;
   case IR_AND: fn = RT_AND; break;
   case IR_OR: fn = RT_OR; break;
@@ -132,8 +144,8 @@ static void lower_ew(lctx *c, const ir_value *v, int out) {
     switch (v->op) {
     case IR_ADD: be = k; break;
     case IR_SUB: if (lit_first) { al = -1; be = k; } else be = -k; break;
-    case IR_MUL: al = k; break;
-    case IR_DIV: if (lit_first) goto general; al = 1 / k; break;
+    case IR_MUL: al = k; be = -0.0; break;          /* + -0: x * k keeps the sign of a zero */
+    case IR_DIV: if (lit_first || !exact_recip(k, &al)) goto general; be = -0.0; break;
     default: goto general;
     }
     int xk = lit_first ? 1 : 0;
@@ -511,8 +523,8 @@ static int affine_of(lctx *c, const ir_value *v, int *x, double *al, double *be)
   switch (v->op) {
   case IR_ADD: *be = k; return 1;
   case IR_SUB: if (lit_first) { *al = -1; *be = k; } else *be = -k; return 1;
-  case IR_MUL: *al = k; return 1;
-  case IR_DIV: if (lit_first) return 0; *al = 1 / k; return 1;
+  case IR_MUL: *al = k; *be = -0.0; return 1;
+  case IR_DIV: if (lit_first || !exact_recip(k, al)) return 0; *be = -0.0; return 1;
   default: return 0;
   }
 }
