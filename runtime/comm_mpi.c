@@ -626,6 +626,9 @@ static MPI_Datatype sum_type(rt_dtype t, MPI_Op *op) {
   case RT_I64: return MPI_INT64_T;
   case RT_I8: return MPI_INT8_T;
   case RT_UI8: return MPI_UINT8_T;
+  case RT_I16: return MPI_INT16_T;
+  case RT_UI16: return MPI_UINT16_T;
+  case RT_UI32: return MPI_UINT32_T;
   case RT_I1: *op = MPI_MAX; return MPI_UINT8_T;     /* a sum of booleans is their or */
   default: return MPI_FLOAT;
   }

@@ -105,6 +105,9 @@ static inline double rt_load_f(rt_dtype t, const void *p, int64_t i) {
   case RT_I64: return (double)rt_ld_i64(p, i);
   case RT_I8: return ((const int8_t *)p)[i];
   case RT_UI8: case RT_I1: return ((const uint8_t *)p)[i];
+  case RT_I16: return (int16_t)rt_ld_u16(p, i);
+  case RT_UI16: return rt_ld_u16(p, i);
+  case RT_UI32: return (uint32_t)rt_ld_i32(p, i);
   default: return 0;
   }
 }
@@ -116,6 +119,9 @@ static inline int64_t rt_load_i(rt_dtype t, const void *p, int64_t i) {
   case RT_I64: return rt_ld_i64(p, i);
   case RT_I8: return ((const int8_t *)p)[i];
   case RT_UI8: case RT_I1: return ((const uint8_t *)p)[i];
+  case RT_I16: return (int16_t)rt_ld_u16(p, i);
+  case RT_UI16: return rt_ld_u16(p, i);
+  case RT_UI32: return (uint32_t)rt_ld_i32(p, i);
   default: return rt_f2i(rt_load_f(t, p, i), -9223372036854775808.0, 9223372036854775807.0);
   }
 }
@@ -131,6 +137,9 @@ static inline void rt_store_f(rt_dtype t, void *p, int64_t i, double x) {
   case RT_I64: RT_ST(int64_t, p, i, rt_f2i(x, -9223372036854775808.0, 9223372036854775807.0)); break;
   case RT_I8: ((int8_t *)p)[i] = (int8_t)rt_f2i(x, -128.0, 127.0); break;
   case RT_UI8: ((uint8_t *)p)[i] = (uint8_t)rt_f2i(x, 0.0, 255.0); break;
+  case RT_I16: RT_ST(int16_t, p, i, (int16_t)rt_f2i(x, -32768.0, 32767.0)); break;
+  case RT_UI16: RT_ST(uint16_t, p, i, (uint16_t)rt_f2i(x, 0.0, 65535.0)); break;
+  case RT_UI32: RT_ST(uint32_t, p, i, (uint32_t)rt_f2i(x, 0.0, 4294967295.0)); break;
   case RT_I1: ((uint8_t *)p)[i] = x != 0; break;
   default: break;
   }
@@ -148,6 +157,8 @@ static inline void rt_store_i(rt_dtype t, void *p, int64_t i, int64_t x) {
   case RT_I64: RT_ST(int64_t, p, i, x); break;
   case RT_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)x; break;
   case RT_UI8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)x; break;
+  case RT_I16: case RT_UI16: RT_ST(uint16_t, p, i, (uint16_t)(uint64_t)x); break;
+  case RT_UI32: RT_ST(uint32_t, p, i, (uint32_t)(uint64_t)x); break;
   case RT_I1: ((uint8_t *)p)[i] = x != 0; break;
   default: rt_store_f(t, p, i, (double)x); break;
   }

@@ -242,7 +242,7 @@ static int cmp_d(int fn, double x, double y) {   /* quiet: false with a NaN, exc
 
 /* ---- elementwise over strided inputs ---- */
 
-enum { K_CONVERT, K_SELECT, K_CMP_F, K_CMP_D, K_CMP_I, K_F, K_D, K_I };
+enum { K_CONVERT, K_BITCAST, K_SELECT, K_CMP_F, K_CMP_D, K_CMP_I, K_F, K_D, K_I };
 
 typedef struct ewrow {
   int kind, fn, total;
@@ -260,6 +260,9 @@ static void run_row(const ewrow *w, i64 L, void *o, i64 oo, const void *const *i
     case K_CONVERT:
       if (rt_dtype_isfloat(w->id[0])) rt_store_f(w->od, o, oo, rt_load_f(w->id[0], a, ia));
       else rt_store_i(w->od, o, oo, rt_load_i(w->id[0], a, ia));
+      break;
+    case K_BITCAST:
+      memcpy((char *)o + (size_t)oo * w->es, (const char *)a + (size_t)ia * w->es, w->es);
       break;
     case K_SELECT: {
       int p = rt_load_i(w->id[0], a, ia) != 0;
@@ -321,6 +324,10 @@ int rt_any_ew(const rt_instr *ins, void *out, void *const *in, char *err, size_t
   rt_dtype ct = w.od;                      /* the type the function computes in */
   if (fn >= RT_CMP_EQ && fn <= RT_CMP_GE) ct = w.id[0];
   if (fn == RT_CONVERT) w.kind = K_CONVERT;
+  else if (fn == RT_BITCAST) {
+    if (rt_dtype_size(w.id[0]) != w.es) return diag_errbuf(err, errlen, "bitcast of %s to %s: the widths differ", rt_dtype_name(w.id[0]), rt_dtype_name(w.od));
+    w.kind = K_BITCAST;
+  }
   else if (fn == RT_SELECT) w.kind = K_SELECT;
   else if (fn >= RT_CMP_EQ && fn <= RT_CMP_GE)
     w.kind = !rt_dtype_isfloat(ct) ? K_CMP_I : ct == RT_F64 ? K_CMP_D : K_CMP_F;
@@ -393,6 +400,9 @@ static i64 limit_i(rt_dtype t, int lowest) {
   case RT_I32: return lowest ? INT32_MIN : INT32_MAX;
   case RT_I8: return lowest ? -128 : 127;
   case RT_UI8: return lowest ? 0 : 255;
+  case RT_I16: return lowest ? INT16_MIN : INT16_MAX;
+  case RT_UI16: return lowest ? 0 : UINT16_MAX;
+  case RT_UI32: return lowest ? 0 : UINT32_MAX;
   case RT_I1: return lowest ? 0 : 1;
   default: return lowest ? INT64_MIN : INT64_MAX;
   }

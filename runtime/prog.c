@@ -27,13 +27,14 @@ static const char *const ewfn_names[] = {
   "add", "sub", "mul", "div", "max", "min", "ge",
   "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad", "axpy", "axpby",
   "adam_denom", "abs", "sign", "erf", "log1p", "expm1", "sin", "cos", "floor", "ceil", "round", "round_afz", "tan", "cbrt",
-  "popcnt", "clz", "not", "convert", "pow", "and", "or", "xor", "rem", "atan2", "shl", "shra", "shrl",
+  "popcnt", "clz", "not", "bitcast", "convert", "pow", "and", "or", "xor", "rem", "atan2", "shl", "shra", "shrl",
   "cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge", "select",
 };
 _Static_assert(sizeof ewfn_names / sizeof ewfn_names[0] == RT_NEWFN, "ORDER RT_EWFN: ewfn_names");
 
 static const struct { const char *name; size_t size; } dtypes[] = {   /* ORDER RT_DTYPE */
   {"f32", 4}, {"i32", 4}, {"bf16", 2}, {"f16", 2}, {"f64", 8}, {"i64", 8}, {"i1", 1}, {"i8", 1}, {"ui8", 1},
+  {"i16", 2}, {"ui16", 2}, {"ui32", 4},
 };
 _Static_assert(sizeof dtypes / sizeof dtypes[0] == RT_NDTYPES, "ORDER RT_DTYPE: dtypes");
 

@@ -20,7 +20,8 @@
 ** stored in two bytes and computed with f32 arithmetic; f64, i64, i8, ui8
 ** and i1 (a boolean, one byte holding 0 or 1) compute in their own width
 ** (runtime/dtype.h). ORDER RT_DTYPE */
-typedef enum rt_dtype { RT_F32, RT_I32, RT_BF16, RT_F16, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_NDTYPES } rt_dtype;
+typedef enum rt_dtype { RT_F32, RT_I32, RT_BF16, RT_F16, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_I16, RT_UI16, RT_UI32,
+                        RT_NDTYPES } rt_dtype;
 
 /* grep "ORDER RT_OP" if you change this */
 typedef enum rt_op {
@@ -126,6 +127,7 @@ typedef enum rt_ewfn {
   RT_LOG1P, RT_EXPM1, RT_SIN, RT_COS, RT_FLOOR, RT_CEIL, RT_ROUND, RT_ROUND_AFZ, RT_TAN, RT_CBRT,
   RT_POPCNT, RT_CLZ,/* integers: set bits, leading zeros, in the dtype's width */
   RT_NOT,           /* logical not of an i1, bitwise not of an integer */
+  RT_BITCAST,       /* in0's bits read as out's dtype, of the same width */
   RT_CONVERT,       /* in0's dtype to out's: floats to integers truncate toward zero and
                        saturate (NaN gives 0), integers wrap, anything to i1 is != 0 */
   RT_POW,           /* binary; integers by repeated squaring (a negative power gives 0 unless |in0| = 1) */

@@ -42,19 +42,19 @@ struct st_file {
 
 static const struct { const char *name; st_dtype dt; int size; } dtypes[] = {
   {"F32", ST_F32, 4}, {"I32", ST_I32, 4}, {"BF16", ST_BF16, 2}, {"F16", ST_F16, 2},
-  {"F64", ST_F64, 8}, {"I64", ST_I64, 8}, {"U64", ST_OTHER, 8}, {"U32", ST_OTHER, 4},
-  {"I16", ST_OTHER, 2}, {"U16", ST_OTHER, 2}, {"I8", ST_I8, 1}, {"U8", ST_U8, 1},
+  {"F64", ST_F64, 8}, {"I64", ST_I64, 8}, {"U64", ST_OTHER, 8}, {"U32", ST_U32, 4},
+  {"I16", ST_I16, 2}, {"U16", ST_U16, 2}, {"I8", ST_I8, 1}, {"U8", ST_U8, 1},
   {"BOOL", ST_BOOL, 1}, {"F8_E4M3", ST_OTHER, 1}, {"F8_E5M2", ST_OTHER, 1},
 };
 
 /* the runtime's type of a file's tensor, and the file's name of a runtime type */
 static rt_dtype rt_of(st_dtype t) {
-  static const rt_dtype m[] = {RT_F32, RT_I32, RT_BF16, RT_F16, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_F32};
+  static const rt_dtype m[] = {RT_F32, RT_I32, RT_BF16, RT_F16, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_I16, RT_UI16, RT_UI32, RT_F32};
   return m[t];
 }
 
 static const char *st_name(rt_dtype t) {
-  static const char *const n[] = {"F32", "I32", "BF16", "F16", "F64", "I64", "BOOL", "I8", "U8"};   /* ORDER RT_DTYPE */
+  static const char *const n[] = {"F32", "I32", "BF16", "F16", "F64", "I64", "BOOL", "I8", "U8", "I16", "U16", "U32"};   /* ORDER RT_DTYPE */
   _Static_assert(sizeof n / sizeof n[0] == RT_NDTYPES, "ORDER RT_DTYPE: safetensors names");
   return (unsigned)t < RT_NDTYPES ? n[t] : "F32";
 }
@@ -492,7 +492,7 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
   }
   const char *dn = f->dtname[t - f->t];
   if (t->dtype == ST_OTHER)
-    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32, I64, I8, U8 and BOOL", f->path, name, dn);
+    return diag_errbuf(err, errlen, "%s: tensor '%s' is %s; carve reads F32, BF16, F16, F64, I32, I64, I8, U8, I16, U16, U32 and BOOL", f->path, name, dn);
   rt_dtype have = rt_of(t->dtype);
   int is_int = !rt_dtype_isfloat(have), want_int = !rt_dtype_isfloat(want);
   if (want_int && !is_int)
@@ -511,7 +511,8 @@ int st_read_block(const st_file *f, const char *name, rt_dtype want, int rank,
   for (int d = 0; d < rank - 1; d++) rows *= local[d];
   if (rows <= 0 || L <= 0) return 0;
   size_t es = rt_dtype_size(have), ew = rt_dtype_size(want);
-  int64_t lo = want == RT_I32 ? INT32_MIN : want == RT_I8 ? -128 : 0, hi = want == RT_I32 ? INT32_MAX : want == RT_I8 ? 127 : 255;
+  int wb = (int)ew * 8, uns = want == RT_UI8 || want == RT_UI16 || want == RT_UI32;
+  int64_t lo = uns || wb >= 64 ? 0 : -((int64_t)1 << (wb - 1)), hi = wb >= 64 ? 0 : uns ? ((int64_t)1 << wb) - 1 : ((int64_t)1 << (wb - 1)) - 1;
   int64_t idx[RT_MAXRANK] = {0};
   for (int64_t r = 0; r < rows; r++) {
     int64_t g = 0;

@@ -14,7 +14,8 @@
 #include <stdint.h>
 #include "runtime/prog.h"
 
-typedef enum st_dtype { ST_F32, ST_I32, ST_BF16, ST_F16, ST_F64, ST_I64, ST_BOOL, ST_I8, ST_U8, ST_OTHER } st_dtype;
+typedef enum st_dtype { ST_F32, ST_I32, ST_BF16, ST_F16, ST_F64, ST_I64, ST_BOOL, ST_I8, ST_U8, ST_I16, ST_U16, ST_U32,
+                        ST_OTHER } st_dtype;
 
 typedef struct st_tensor {
   const char *name;

@@ -130,7 +130,7 @@ static ex_val bin_k(ex_ctx *c, const char *op, ex_val a, double k) { return bina
 
 static const char *cmp_type(ir_dtype t, int total) {
   if (ir_dtype_isfloat(t)) return total ? "TOTALORDER" : "FLOAT";
-  return t == IR_UI8 || t == IR_I1 ? "UNSIGNED" : "SIGNED";
+  return ir_dtype_isunsigned(t) || t == IR_I1 ? "UNSIGNED" : "SIGNED";
 }
 
 static ex_val compare(ex_ctx *c, const char *dir, ex_val a, ex_val b, int total) {
@@ -224,6 +224,9 @@ static void put_identity(strbuf *b, redkind k, ir_dtype t) {
   case IR_I32: sb_puts(b, mx ? "-2147483648" : "2147483647"); break;
   case IR_I64: sb_puts(b, mx ? "-9223372036854775808" : "9223372036854775807"); break;
   case IR_I8: sb_puts(b, mx ? "-128" : "127"); break;
+  case IR_I16: sb_puts(b, mx ? "-32768" : "32767"); break;
+  case IR_UI16: sb_puts(b, mx ? "0" : "65535"); break;
+  case IR_UI32: sb_puts(b, mx ? "0" : "4294967295"); break;
   default: sb_puts(b, mx ? "0" : "255"); break;
   }
 }
@@ -753,6 +756,13 @@ static int emit_op(ex_ctx *c, const ir_value *v, ex_val *out) {
     return 0;
   }
   case IR_CONVERT: *out = convert(c, operand(c, v->args[0], c->g->vals[v->args[0]]->dtype), at->dtype); return 0;
+  case IR_BITCAST: {
+    ex_val x = operand(c, v->args[0], c->g->vals[v->args[0]]->dtype);
+    const char *n = fresh(c);
+    sb_printf(c->out, "    %s = stablehlo.bitcast_convert %s : (%s) -> %s\n", n, x.n, ex_type(c, x.t, &x.s), ex_type(c, at->dtype, &x.s));
+    *out = mk(n, at->dtype, &x.s);
+    return 0;
+  }
   case IR_COMPARE: {
     static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};   /* ORDER ir_cmp */
     ex_val a = arg(c, v, 0), b = arg(c, v, 1);

@@ -606,7 +606,8 @@ static int do_is_finite(hctx *b, const mlir_op *op, const char *name) {
   return hlo_emit(b, name, IR_COMPARE, (int[]){a, ir_const_typed(b->g, INFINITY, b->g->vals[x]->dtype)}, 2, &at);
 }
 
-static int do_convert(hctx *b, const mlir_op *op, const char *name) {
+/* convert, and bitcast_convert (k = IR_BITCAST) between types of one width */
+static int do_convert(hctx *b, const mlir_op *op, const char *name, ir_opkind k) {
   ir_shape s;
   ir_dtype dt;
   if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
@@ -615,7 +616,7 @@ static int do_convert(hctx *b, const mlir_op *op, const char *name) {
   if (b->g->vals[x]->dtype == dt) return x;
   ir_attrs at = hlo_no_attrs();
   at.dtype = dt;
-  return hlo_emit(b, name, IR_CONVERT, &x, 1, &at);
+  return hlo_emit(b, name, k, &x, 1, &at);
 }
 
 /* ---- functions ---- */
@@ -623,6 +624,7 @@ static int do_convert(hctx *b, const mlir_op *op, const char *name) {
 static int build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, int maxouts, int *nouts);
 static int run_block(hctx *b, const mlir_block *bl, int *outs, int maxouts, int *nouts);
 static int do_while(hctx *b, const mlir_op *op);
+static int do_case(hctx *b, const mlir_op *op, int is_if);
 
 static const mlir_func *find_func(hctx *b, const char *name) {
   for (int i = 0; i < b->m->nfuncs; i++) if (b->m->funcs[i]->name == name || !strcmp(b->m->funcs[i]->name, name)) return b->m->funcs[i];
@@ -727,13 +729,13 @@ static int do_barrier(hctx *b, const mlir_op *op) {
 }
 
 static const char *const supported =
-  "constant, broadcast_in_dim, reshape, transpose, convert, slice, concatenate, iota, gather (rows), scatter (rows, add), "
+  "constant, broadcast_in_dim, reshape, transpose, convert, bitcast_convert (same width), slice, concatenate, iota, gather (rows), scatter (rows, add), "
   "tensor.insert_slice, dot_general, dot, "
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
   "tan, cbrt, remainder, atan2, popcnt, count_leading_zeros, shift_left, shift_right_arithmetic, shift_right_logical, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
-  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), pad, reverse, convolution, "
+  "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), case and if (as select), pad, reverse, convolution, "
   "reduce_window (add, maximum, minimum, and, or), dynamic_slice and dynamic_update_slice (at indices known when carve reads "
   "the program)";
 
@@ -744,6 +746,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   if (!strcmp(sn, "call")) return do_call(b, op);
   if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
   if (!strcmp(sn, "while")) return do_while(b, op);
+  if (!strcmp(sn, "case") || !strcmp(sn, "if")) return do_case(b, op, sn[0] == 'i');
   if (op->nresults != 1 || op->results[0].count != 1) {
     if (op->nresults == 0) return hlo_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
     return hlo_error(b, op, "'%s' with several results is not supported", op->name);
@@ -759,7 +762,8 @@ static int build_op(hctx *b, const mlir_op *op) {
     id = x < 0 || hlo_result_shape(b, op, &s, &dt) < 0 ? -1 : hlo_reshape(b, name, x, &s);
   }
   else if (!strcmp(sn, "transpose")) id = do_transpose(b, op, name);
-  else if (!strcmp(sn, "convert")) id = do_convert(b, op, name);
+  else if (!strcmp(sn, "convert")) id = do_convert(b, op, name, IR_CONVERT);
+  else if (!strcmp(sn, "bitcast_convert")) id = do_convert(b, op, name, IR_BITCAST);
   else if (!strcmp(sn, "slice")) id = do_slice(b, op, name);
   else if (!strcmp(sn, "concatenate")) id = do_concatenate(b, op, name);
   else if (!strcmp(sn, "iota")) id = do_iota(b, op, name);
@@ -902,6 +906,75 @@ static int do_while(hctx *b, const mlir_op *op) {
   b->prefix = saved_prefix;
   if (rc < 0) return -1;
   bind_results(b, op, vals);
+  return 0;
+}
+
+/* case(index) {branch 0}, {branch 1}, ... and if(pred) {true}, {false}
+** (lax.switch, lax.cond): with an index known when carve reads the
+** program, the branch it picks (an index out of range picks the last, as
+** the spec says); otherwise every branch runs and select picks each
+** result, so the gradient flows into the branch taken. Branch K's values
+** are named bK.NAME. */
+static int do_case(hctx *b, const mlir_op *op, int is_if) {
+  int n = result_count(op), nb = op->nregions;
+  if (op->noperands != 1) return hlo_error(b, op, "%s takes one operand (the %s), given %d", op->name, is_if ? "predicate" : "index", op->noperands);
+  if (nb < 1 || (is_if && nb != 2)) return hlo_error(b, op, "%s needs %s regions, has %d", op->name, is_if ? "2" : "1 or more", nb);
+  int ix = hlo_operand(b, op, 0);
+  if (ix < 0) return -1;
+  const ir_value *iv = b->g->vals[ix];
+  if (iv->shape.rank != 0 || (is_if ? iv->dtype != IR_I1 : !ir_dtype_isint(iv->dtype)))
+    return hlo_error(b, op, "%s: the %s must be a scalar %s, not %s%s", op->name, is_if ? "predicate" : "index", is_if ? "i1" : "integer",
+                     ir_dtype_name(iv->dtype), ir_shape_str(&b->tmp, &iv->shape));
+  int known = -1;                           /* the branch a known index picks */
+  if (iv->kind == IR_CONST) {
+    int64_t k = (int64_t)iv->attr.scalar;
+    known = is_if ? (k ? 0 : 1) : (k < 0 || k >= nb ? nb - 1 : (int)k);
+  }
+  int *res = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1)), *outs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(n + 1));
+  const char *saved_prefix = b->prefix;
+  int rc = 0;
+  for (int br = nb - 1; br >= 0 && rc == 0; br--) {
+    if (known >= 0 && br != known) continue;
+    const mlir_region *r = op->regions[br];
+    if (r->nblocks != 1 || r->blocks[0]->nargs) { rc = hlo_error(b, op, "%s: branch %d must be one block without arguments", op->name, br); break; }
+    char pre[512];
+    snprintf(pre, sizeof pre, "%sb%d.", saved_prefix, br);
+    b->prefix = arena_strndup(&b->tmp, pre, strlen(pre));
+    int got = 0;
+    rc = run_block(b, r->blocks[0], outs, n, &got);
+    b->op = op;
+    if (rc == -2) { rc = hlo_error(b, op, "%s: branch %d does not end with stablehlo.return", op->name, br); break; }
+    if (rc < 0) break;
+    if (got != n) { rc = hlo_error(b, op, "%s: branch %d returns %d values for %d results", op->name, br, got, n); break; }
+    b->prefix = saved_prefix;
+    if (known >= 0 || br == nb - 1) { memcpy(res, outs, sizeof(int) * (size_t)n); continue; }
+    int pred = ix;                          /* if: the predicate; case: index == br */
+    if (!is_if) {
+      ir_attrs at = hlo_no_attrs();
+      at.spec = ir_intern(b->g, "eq");
+      int args[2] = {ix, ir_const_typed(b->g, br, iv->dtype)};
+      if ((pred = hlo_emit(b, hlo_fresh(b, "case"), IR_COMPARE, args, 2, &at)) < 0) { rc = -1; break; }
+    }
+    for (int k = 0; k < n && rc == 0; k++) {
+      const ir_value *t = b->g->vals[outs[k]], *e = b->g->vals[res[k]];
+      if (t->dtype != e->dtype || !ir_shape_eq(&t->shape, &e->shape)) {
+        rc = hlo_error(b, op, "%s: result %d is %s%s in branch %d but %s%s in branch %d", op->name, k, ir_dtype_name(t->dtype),
+                       ir_shape_str(&b->tmp, &t->shape), br, ir_dtype_name(e->dtype), ir_shape_str(&b->tmp, &e->shape), nb - 1);
+        break;
+      }
+      int args[3] = {pred, outs[k], res[k]};
+      if ((res[k] = hlo_emit(b, hlo_value_name(b, op, k), IR_SELECT, args, 3, NULL)) < 0) rc = -1;
+    }
+  }
+  b->prefix = saved_prefix;
+  if (rc < 0) return -1;
+  for (int k = 0; k < n; k++) {
+    const mlir_type *t = hlo_result_type(op, k);
+    ir_shape s;
+    ir_dtype dt;
+    if (t && (hlo_tensor_type(b, t, op->off, &s, &dt) < 0 || hlo_check_result(b, op, res[k], &s, dt) < 0)) return -1;
+  }
+  bind_results(b, op, res);
   return 0;
 }
 

@@ -63,12 +63,13 @@ static int elem_dtype(hctx *b, const mlir_type *t, uint32_t off, ir_dtype *out) 
   static const struct { const char *n; ir_dtype t; } m[] = {
     {"f32", IR_F32}, {"bf16", IR_BF16}, {"f16", IR_F16}, {"f64", IR_F64}, {"i32", IR_I32}, {"si32", IR_I32},
     {"i64", IR_I64}, {"si64", IR_I64}, {"i1", IR_I1}, {"i8", IR_I8}, {"si8", IR_I8}, {"ui8", IR_UI8},
+    {"i16", IR_I16}, {"si16", IR_I16}, {"ui16", IR_UI16}, {"ui32", IR_UI32},
   };
   if (t && t->kind == MLIR_T_SCALAR)
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
       if (!strcmp(t->name, m[i].n)) { *out = m[i].t; return 0; }
   int n = t ? (int)(t->end - t->off) : 0;
-  return diag_error(b->d, L(b, t ? t->off : off), "element type '%.*s' is not supported; carve runs f32, bf16, f16, f64, i32, i64, i8, ui8 and i1",
+  return diag_error(b->d, L(b, t ? t->off : off), "element type '%.*s' is not supported; carve runs f32, bf16, f16, f64, i64, i32, i16, i8, ui32, ui16, ui8 and i1",
                     n, t ? b->src->text + t->off : "");
 }
 
@@ -250,7 +251,7 @@ static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_
   }
   int bits = (int)ir_dtype_size(t) * 8;
   int64_t w = t == IR_I1 ? (int64_t)(r != 0) : bits >= 64 ? (int64_t)r : (int64_t)(r << (64 - bits)) >> (64 - bits);
-  if (t == IR_UI8) w = (int64_t)(r & 0xFF);
+  if (ir_dtype_isunsigned(t)) w = (int64_t)(r & ((1ull << bits) - 1));
   if (fabs((double)w) > 9007199254740992.0) return -2;
   return ir_const_typed(b->g, (double)w, t);
 }

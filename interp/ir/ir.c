@@ -203,7 +203,7 @@ void ir_compact(ir_graph *g, const char *dead) {
 
 void ir_reorder(ir_graph *g, const int *order) { renumber(g, order, g->nvals); }
 
-static const char *dtype_names[] = {"f32", "bf16", "f16", "i32", "f64", "i64", "i1", "i8", "ui8"};   /* ORDER IR_DTYPE */
+static const char *dtype_names[] = {"f32", "bf16", "f16", "i32", "f64", "i64", "i1", "i8", "ui8", "i16", "ui16", "ui32"};   /* ORDER IR_DTYPE */
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == IR_NDTYPES, "ORDER IR_DTYPE: dtype_names");
 
 const char *ir_dtype_name(ir_dtype t) { return dtype_names[t]; }
@@ -215,13 +215,14 @@ int ir_dtype_parse(const char *s, ir_dtype *t) {
 }
 
 size_t ir_dtype_size(ir_dtype t) {
-  static const size_t sz[] = {4, 2, 2, 4, 8, 8, 1, 1, 1};   /* ORDER IR_DTYPE */
+  static const size_t sz[] = {4, 2, 2, 4, 8, 8, 1, 1, 1, 2, 2, 4};   /* ORDER IR_DTYPE */
   _Static_assert(sizeof sz / sizeof sz[0] == IR_NDTYPES, "ORDER IR_DTYPE: sizes");
   return (unsigned)t < IR_NDTYPES ? sz[t] : 4;
 }
 
 int ir_dtype_isfloat(ir_dtype t) { return t == IR_F32 || t == IR_BF16 || t == IR_F16 || t == IR_F64; }
-int ir_dtype_isint(ir_dtype t) { return t == IR_I32 || t == IR_I64 || t == IR_I8 || t == IR_UI8; }
+int ir_dtype_isint(ir_dtype t) { return t != IR_I1 && !ir_dtype_isfloat(t) && (unsigned)t < IR_NDTYPES; }
+int ir_dtype_isunsigned(ir_dtype t) { return t == IR_UI8 || t == IR_UI16 || t == IR_UI32; }
 
 int64_t ir_nelem(const ir_shape *s) {
   int64_t n = 1;
@@ -278,7 +279,7 @@ void ir_type_literals(ir_graph *g, int *args, int nargs) {
 }
 
 static rt_dtype rt_of(ir_dtype t) {
-  static const rt_dtype m[] = {RT_F32, RT_BF16, RT_F16, RT_I32, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8};   /* ORDER IR_DTYPE */
+  static const rt_dtype m[] = {RT_F32, RT_BF16, RT_F16, RT_I32, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_I16, RT_UI16, RT_UI32};   /* ORDER IR_DTYPE */
   _Static_assert(sizeof m / sizeof m[0] == IR_NDTYPES, "ORDER IR_DTYPE: runtime types");
   return m[t];
 }

@@ -16,9 +16,11 @@
 #define IR_MAXRANK 8
 
 /* f32 runs everywhere; bf16 and f16 are stored in two bytes and computed
-** with f32 arithmetic; f64, i64, i1 (a boolean), i8 and ui8 compute in their
-** own width, as imported StableHLO programs use them. ORDER IR_DTYPE */
-typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32, IR_F64, IR_I64, IR_I1, IR_I8, IR_UI8, IR_NDTYPES } ir_dtype;
+** with f32 arithmetic; f64, i64, i1 (a boolean), i8, ui8, i16, ui16 and ui32
+** compute in their own width, as imported StableHLO programs use them (JAX's
+** PRNG works in ui32). ORDER IR_DTYPE */
+typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32, IR_F64, IR_I64, IR_I1, IR_I8, IR_UI8, IR_I16, IR_UI16, IR_UI32,
+                        IR_NDTYPES } ir_dtype;
 
 typedef struct ir_shape {
   int rank;
@@ -55,6 +57,7 @@ typedef enum ir_opkind {
   IR_POPCNT, IR_CLZ,    /* integers: set bits, leading zero bits in the type's width */
   IR_NOT,               /* not(x): logical on i1, bitwise on integers */
   IR_CONVERT,           /* convert(x, dtype = T) as StableHLO's convert */
+  IR_BITCAST,           /* bitcast(x, dtype = T): the same bits read as T, of the same width (no gradient) */
   IR_POWER,             /* power(a, b) */
   IR_AND, IR_OR, IR_XOR,
   IR_REM,               /* rem(a, b): a - b * trunc(a / b), the sign of a (C's fmod; integers as XLA) */
@@ -238,7 +241,8 @@ const char *ir_dtype_name(ir_dtype t);
 int         ir_dtype_parse(const char *s, ir_dtype *t);
 size_t      ir_dtype_size(ir_dtype t);
 int         ir_dtype_isfloat(ir_dtype t);   /* f32 bf16 f16 f64 */
-int         ir_dtype_isint(ir_dtype t);     /* i32 i64 i8 ui8 (not i1) */
+int         ir_dtype_isint(ir_dtype t);     /* i32 i64 i8 ui8 i16 ui16 ui32 (not i1) */
+int         ir_dtype_isunsigned(ir_dtype t); /* ui8 ui16 ui32 */
 int64_t     ir_nelem(const ir_shape *s);
 int         ir_shape_eq(const ir_shape *a, const ir_shape *b);
 /* "[2048, 768]" into an arena */

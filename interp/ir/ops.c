@@ -42,6 +42,7 @@ static const ir_opinfo opinfo[] = {
   {"popcnt", "x:v", U | OPF_NODIFF}, {"clz", "x:v", U | OPF_NODIFF},
   {"not", "x:v", U | OPF_NODIFF},
   {"convert", "x:v dtype:t", U},
+  {"bitcast", "x:v dtype:t", U | OPF_NODIFF},
   {"power", "a:v b:v", B},
   {"and", "a:v b:v", B | OPF_NODIFF}, {"or", "a:v b:v", B | OPF_NODIFF}, {"xor", "a:v b:v", B | OPF_NODIFF},
   {"rem", "a:v b:v", B}, {"atan2", "a:v b:v", B},

@@ -148,6 +148,16 @@ static int infer_stablehlo_ew(ctx *c) {
     if (same_operands(c, 0, T_INT, &v->dtype) < 0) return -1;
     v->shape = arg(c, 0)->shape;
     return 0;
+  case IR_BITCAST: {
+    ir_dtype from = arg(c, 0)->dtype, to = v->attr.dtype;
+    if ((unsigned)to >= IR_NDTYPES) FAIL("bitcast: no such dtype");
+    if (ir_dtype_size(from) != ir_dtype_size(to) || from == IR_I1 || to == IR_I1)
+      FAIL("bitcast: '%s' is %s and %s has another width; bitcast reads the bits of one element as another type of the same width",
+           arg(c, 0)->name, ir_dtype_name(from), ir_dtype_name(to));
+    v->dtype = to;
+    v->shape = arg(c, 0)->shape;
+    return 0;
+  }
   case IR_CONVERT:
     if ((unsigned)v->attr.dtype >= IR_NDTYPES) FAIL("convert: no such dtype");
     v->dtype = v->attr.dtype;

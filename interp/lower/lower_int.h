@@ -62,7 +62,7 @@ static inline const ir_value *V(lctx *c, int id) { return c->g->vals[id]; }
 /* An output, or every value under keep_values: it keeps a buffer of its own. */
 static inline int lw_kept(const lctx *c, const ir_value *v) { return v->is_output || (c->opt.keep_values && v->kind == IR_OP); }
 static inline rt_dtype rtype(ir_dtype t) {
-  static const rt_dtype m[] = {RT_F32, RT_BF16, RT_F16, RT_I32, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8};   /* ORDER IR_DTYPE */
+  static const rt_dtype m[] = {RT_F32, RT_BF16, RT_F16, RT_I32, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_I16, RT_UI16, RT_UI32};   /* ORDER IR_DTYPE */
   return (unsigned)t < IR_NDTYPES ? m[t] : RT_F32;
 }
 /* computed with f32 arithmetic: where the f32 folds (literals into affine passes) apply */

@@ -76,6 +76,15 @@ cnn=$SRCDIR/tests/data/hlo/cnn.mlir
 $MPIRUN -n 2 "$CARVE" run "$tmp/cnn.cir" "$SRCDIR/examples/mlp_bp.tac" --train 'sgd(lr = 0.5)' --steps 5 --check >"$tmp/cnn.2" 2>"$tmp/err" &&
   grep -q 'max relative error against one device.*within' "$tmp/cnn.2" && ok || bad "cnn batch split on 2 ranks: $(tail -3 "$tmp/err") $(tail -2 "$tmp/cnn.2")"
 
+# an MLP with dropout as JAX writes it: the PRNG key is a ui32 input,
+# threefry2x32 runs in ui32, bitcast_convert makes the uniform floats; the
+# training step runs and the loss falls
+"$CARVE" import "$SRCDIR/tests/data/hlo/dropout.mlir" -o "$tmp/drop.cir" --params-from-args 'params*' --quiet 2>"$tmp/err" &&
+  grep -q '^  input rng : ui32\[2\]$' "$tmp/drop.cir" &&
+  "$CARVE" run "$tmp/drop.cir" --train 'sgd(lr = 0.5)' --steps 10 >"$tmp/drop.1" 2>>"$tmp/err" &&
+  awk '/^step 1 /{a=$4} /^step 10 /{b=$4} END {exit !(a > 0 && b < 0.1 * a)}' "$tmp/drop.1" && ok ||
+  bad "dropout: $(cat "$tmp/err") $(grep -E '^step (1|10) ' "$tmp/drop.1" 2>/dev/null)"
+
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"
 grep -q 'mesh _axis_0 = 2' "$tmp/llama.tac" && [ "$(grep -c '^  shard param' "$tmp/llama.tac")" -eq 4 ] && ok || bad "llama.tac: $(cat "$tmp/llama.tac")"

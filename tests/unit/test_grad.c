@@ -285,3 +285,21 @@ Test(grad, imported_pooling_and_transposed_convolution) {
     "  %t = stablehlo.reduce(%p init: %zero) applies stablehlo.add across dimensions = [0, 1, 2, 3] : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<f32>\n"
     "  return %t : tensor<f32>\n}\n", 24);
 }
+Test(grad, imported_cond_at_run_time) {
+  /* lax.cond on a predicate computed from the parameters: both branches run, select takes one; the
+     gradient flows into the branch taken (which one depends on the seed: each is checked by one of the two) */
+  for (int flip = 0; flip < 2; flip++) {
+    char src[2048];
+    snprintf(src, sizeof src,
+      "func.func @main(%%x: tensor<6xf32>, %%cot: tensor<6xf32>) -> tensor<f32> {\n"
+      "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  %%p = stablehlo.compare  %s, %%s, %%z,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "  %%r = \"stablehlo.if\"(%%p) ({\n    %%a = stablehlo.multiply %%x, %%x : tensor<6xf32>\n    stablehlo.return %%a : tensor<6xf32>\n"
+      "  }, {\n    %%a = stablehlo.sine %%x : tensor<6xf32>\n    stablehlo.return %%a : tensor<6xf32>\n  }) : (tensor<i1>) -> tensor<6xf32>\n"
+      "  %%m = stablehlo.multiply %%r, %%cot : tensor<6xf32>\n"
+      "  %%t = stablehlo.reduce(%%m init: %%z) applies stablehlo.add across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  return %%t : tensor<f32>\n}\n", flip ? "LE" : "GT");
+    fd_check_mlir(src, 12);
+  }
+}

@@ -297,7 +297,7 @@ Test(safet, metadata_escapes_and_unsupported_dtypes) {
                            "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"a \\\"quoted\\\" \\u00e9\"},"
                            "\"caf\\u00e9 \\ud83d\\ude00\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],"
                            "\"extra\":{\"k\":[1,2.5e3,true,null]}},"
-                           "\"d\":{\"dtype\":\"U16\",\"shape\":[8],\"data_offsets\":[8,24]}}   ",
+                           "\"d\":{\"dtype\":\"U64\",\"shape\":[2],\"data_offsets\":[8,24]}}   ",
                            data, sizeof data);
   st_file *f = st_open(p, err, sizeof err);
   cr_assert_not_null(f, "%s", err);
@@ -305,9 +305,39 @@ Test(safet, metadata_escapes_and_unsupported_dtypes) {
   cr_assert_not_null(st_find(f, "caf\xc3\xa9 \xf0\x9f\x98\x80"));
   cr_assert_eq(st_find(f, "d")->dtype, ST_OTHER);
   double buf[2];
-  int64_t sh[1] = {8}, z[1] = {0};
+  int64_t sh[1] = {2}, z[1] = {0};
   cr_assert_eq(st_read_block(f, "d", RT_F32, 1, sh, z, sh, buf, err, sizeof err), -1);
-  cr_assert(strstr(err, "meta.safetensors: tensor 'd' is U16; carve reads F32, BF16, F16, F64, I32, I64, I8, U8 and BOOL"), "%s", err);
+  cr_assert(strstr(err, "meta.safetensors: tensor 'd' is U64; carve reads F32, BF16, F16, F64, I32, I64, I8, U8, I16, U16, U32 and BOOL"), "%s", err);
+  st_close(f);
+}
+
+/* the unsigned and 16-bit integers JAX programs use (ui32 PRNG keys): read in
+   their own type, widened into i64, and refused where they do not fit */
+Test(safet, unsigned_and_16_bit_integers) {
+  unsigned char data[18];
+  uint32_t u[3] = {0, 4294967295u, 7};
+  int16_t h[3] = {-32768, 5, 32767};
+  memcpy(data, u, 12);
+  memcpy(data + 12, h, 6);
+  const char *p = raw_file("u32.safetensors",
+                           "{\"u\":{\"dtype\":\"U32\",\"shape\":[3],\"data_offsets\":[0,12]},"
+                           "\"h\":{\"dtype\":\"I16\",\"shape\":[3],\"data_offsets\":[12,18]}}",
+                           data, sizeof data);
+  st_file *f = st_open(p, err, sizeof err);
+  cr_assert_not_null(f, "%s", err);
+  int64_t sh[1] = {3}, z[1] = {0};
+  uint32_t got[3];
+  int64_t wide[3];
+  int16_t gh[3];
+  cr_assert_eq(st_read_block(f, "u", RT_UI32, 1, sh, z, sh, got, err, sizeof err), 0, "%s", err);
+  cr_assert(got[0] == 0 && got[1] == 4294967295u && got[2] == 7);
+  cr_assert_eq(st_read_block(f, "u", RT_I64, 1, sh, z, sh, wide, err, sizeof err), 0, "%s", err);
+  cr_assert(wide[1] == 4294967295LL);
+  cr_assert_eq(st_read_block(f, "h", RT_I16, 1, sh, z, sh, gh, err, sizeof err), 0, "%s", err);
+  cr_assert(gh[0] == -32768 && gh[2] == 32767);
+  uint8_t small[3];
+  cr_assert_eq(st_read_block(f, "u", RT_UI8, 1, sh, z, sh, small, err, sizeof err), -1);
+  cr_assert(strstr(err, "holds 4294967295, which does not fit the model's U8"), "%s", err);
   st_close(f);
 }
 

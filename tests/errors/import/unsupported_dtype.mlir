@@ -1,5 +1,5 @@
-// expect: 3:30: error: element type 'ui32' is not supported
+// expect: 3:30: error: element type 'ui64' is not supported
 // stage: import
-func.func @main(%a: tensor<4xui32>) -> tensor<4xui32> {
-  return %a : tensor<4xui32>
+func.func @main(%a: tensor<4xui64>) -> tensor<4xui64> {
+  return %a : tensor<4xui64>
 }
