@@ -736,7 +736,7 @@ static const char *const supported =
   "tan, cbrt, remainder, atan2, popcnt, count_leading_zeros, shift_left, shift_right_arithmetic, shift_right_logical, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
   "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), case and if (as select), pad, reverse, convolution, "
-  "reduce_window (add, maximum, minimum, and, or), dynamic_slice and dynamic_update_slice (at indices known when carve reads "
+  "reduce_window (add, maximum, minimum, and, or), select_and_scatter (a comparison, add), dynamic_slice and dynamic_update_slice (at indices known when carve reads "
   "the program)";
 
 /* One op of a function body: binds its results in the scope. */
@@ -777,6 +777,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "pad")) id = hlo_pad(b, op, name);
   else if (!strcmp(sn, "convolution")) id = hlo_convolution(b, op, name);
   else if (!strcmp(sn, "reduce_window")) id = hlo_reduce_window(b, op, name);
+  else if (!strcmp(sn, "select_and_scatter")) id = hlo_select_and_scatter(b, op, name);
   else if (!strcmp(sn, "reverse")) id = hlo_reverse(b, op, name);
   else if (!strcmp(sn, "dynamic_update_slice")) id = do_dynamic_update_slice(b, op, name);
   else if (!strcmp(op->name, "sdy.sharding_constraint")) id = do_constraint(b, op);

@@ -69,6 +69,8 @@ const char *hlo_clean_name(hctx *b, const char *s);
 const char *hlo_value_name(hctx *b, const mlir_op *op, int k);
 /* "add" for "stablehlo.add" (and mhlo., func., chlo.). */
 const char *hlo_short_name(const char *n);
+/* The op of a region that combines its block's two arguments (*swapped: read in the other order), or NULL. */
+const mlir_op *hlo_region_op(const mlir_region *r, int *swapped);
 /* The short name of the op that combines a reduction region's two arguments ("add"), or NULL. */
 const char *hlo_region_reducer(const mlir_region *r);
 
@@ -96,5 +98,6 @@ int hlo_pad(hctx *b, const mlir_op *op, const char *name);
 int hlo_reverse(hctx *b, const mlir_op *op, const char *name);
 int hlo_convolution(hctx *b, const mlir_op *op, const char *name);
 int hlo_reduce_window(hctx *b, const mlir_op *op, const char *name);
+int hlo_select_and_scatter(hctx *b, const mlir_op *op, const char *name);
 
 #endif

@@ -344,10 +344,11 @@ static int block_bool(const mlir_block *bl, const char *name, int want) {
   return a->nitems == 1 && a->items[0].val->kind == MLIR_A_BOOL && (a->items[0].val->i != 0) == want;
 }
 
-/* The reducer of a region: the op of its block that combines both block
-** arguments and is returned, maybe through select(r, true, false) as
-** torch-xla writes boolean reductions; other ops may stand beside. */
-const char *hlo_region_reducer(const mlir_region *r) {
+/* The op of a region's block that combines both block arguments and is
+** returned, maybe through select(r, true, false) as torch-xla writes
+** boolean reductions; other ops may stand beside. *swapped: it reads them
+** in the other order. */
+const mlir_op *hlo_region_op(const mlir_region *r, int *swapped) {
   if (!r || r->nblocks != 1) return NULL;
   const mlir_block *bl = r->blocks[0];
   if (bl->nargs != 2) return NULL;
@@ -359,6 +360,13 @@ const char *hlo_region_reducer(const mlir_region *r) {
     o = block_def(bl, o->operands[0]->text);
   if (!o || o->noperands != 2) return NULL;
   const char *a = o->operands[0]->text, *c = o->operands[1]->text;
-  if ((a == bl->args[0].name && c == bl->args[1].name) || (a == bl->args[1].name && c == bl->args[0].name)) return hlo_short_name(o->name);
+  *swapped = a == bl->args[1].name && c == bl->args[0].name;
+  if ((a == bl->args[0].name && c == bl->args[1].name) || *swapped) return o;
   return NULL;
+}
+
+const char *hlo_region_reducer(const mlir_region *r) {
+  int swapped;
+  const mlir_op *o = hlo_region_op(r, &swapped);
+  return o ? hlo_short_name(o->name) : NULL;
 }

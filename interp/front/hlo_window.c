@@ -576,3 +576,133 @@ int hlo_convolution(hctx *b, const mlir_op *op, const char *name) {
   }
   return permute(b, name, y, perm_out, r);
 }
+
+/* ---- select_and_scatter ---- */
+
+/* y (a tap's [out..] values) put back where tap_at took them from in an
+** operand of shape xs: dilated by the strides, moved to the tap's offset
+** in the padded operand, the padding cut away (joins before cuts, so that
+** no cut is longer than what it cuts) */
+static int untap(hctx *b, const char *name, int y, const int *dims, const window *w, const int64_t *pos, const ir_shape *xs, int zero) {
+  for (int k = 0; k < w->n; k++) {
+    int d = dims[k];
+    if ((y = dilate(b, name, y, d, w->stride[k], zero)) < 0) return -1;
+    int64_t len = b->g->vals[y]->shape.d[d], off = pos[k] * w->win_dil[k];
+    int64_t before = off - w->lo[k], after = xs->d[d] - before - len;
+    if (after > 0 && (y = pad_edges(b, name, y, d, 0, after, zero)) < 0) return -1;
+    if (before > 0 && (y = pad_edges(b, name, y, d, before, 0, zero)) < 0) return -1;
+    if (before < 0 && (y = pad_edges(b, name, y, d, before, 0, zero)) < 0) return -1;
+    if (after < 0 && (y = pad_edges(b, name, y, d, 0, after, zero)) < 0) return -1;
+  }
+  return y;
+}
+
+static int emit2(hctx *b, const char *name, ir_opkind k, int x, int y) {
+  int args[2] = {x, y};
+  return hlo_emit(b, hlo_fresh(b, name), k, args, 2, NULL);
+}
+
+static int emit_cmp(hctx *b, const char *name, const char *dir, int x, int y) {
+  ir_attrs at = hlo_no_attrs();
+  at.spec = ir_intern(b->g, dir);
+  int args[2] = {x, y};
+  return hlo_emit(b, hlo_fresh(b, name), IR_COMPARE, args, 2, &at);
+}
+
+static int emit_sel(hctx *b, const char *name, int p, int x, int y) {
+  int args[3] = {p, x, y};
+  return hlo_emit(b, hlo_fresh(b, name), IR_SELECT, args, 3, NULL);
+}
+
+/* select_and_scatter(x, source, init) (the gradient of a max pool): in
+** each window of x the element the select comparison keeps (scanning the
+** window in order, a later element replaces the kept one when
+** select(kept, later) is false; padding is never selected, as XLA does)
+** receives the window's source value; the result is init plus what each
+** element received (scatter: add). Built from the taps of x: the kept
+** value and tap index per window, then each tap's share put back. */
+int hlo_select_and_scatter(hctx *b, const mlir_op *op, const char *name) {
+  static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE", NULL};
+  static const char *const flip[] = {"eq", "ne", "gt", "ge", "lt", "le"};   /* a cmp b = b flip(cmp) a */
+  static const char *const low[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  if (op->noperands != 3 || op->nregions != 2)
+    return hlo_error(b, op, "%s takes an operand, a source and an init, and a select and a scatter region", op->name);
+  int x = hlo_operand(b, op, 0), src = hlo_operand(b, op, 1), init = hlo_operand(b, op, 2);
+  if (x < 0 || src < 0 || init < 0) return -1;
+  int swapped = 0;
+  const mlir_op *cmp = hlo_region_op(op->regions[0], &swapped);
+  const char *dir = cmp && !strcmp(hlo_short_name(cmp->name), "compare") ? hlo_op_word(cmp, dirs, "comparison_direction") : NULL;
+  const char *fn = hlo_region_reducer(op->regions[1]);
+  if (!dir) return hlo_error(b, op, "%s: the select region must be one comparison of its two arguments (GE for a max pool)", op->name);
+  if (!fn || strcmp(fn, "add")) return hlo_error(b, op, "%s: the scatter region must add its two arguments", op->name);
+  int di = 0;
+  while (strcmp(dirs[di], dir)) di++;
+  const char *keep_dir = swapped ? flip[di] : low[di];
+  const ir_value *xv = b->g->vals[x], *sv = b->g->vals[src], *iv = b->g->vals[init];
+  if (iv->shape.rank != 0 || iv->dtype != sv->dtype) return hlo_error(b, op, "%s: the init must be a scalar of the source's type", op->name);
+  window w = {.n = xv->shape.rank};
+  int dims[IR_MAXRANK];
+  for (int i = 0; i < w.n; i++) { dims[i] = i; w.base_dil[i] = w.win_dil[i] = 1; }
+  if (window_ints(b, hlo_attr(op, "window_dimensions", NULL), "window_dimensions", w.size, w.n, 1) < 0 ||
+      window_ints(b, hlo_attr(op, "window_strides", NULL), "window_strides", w.stride, w.n, 1) < 0 ||
+      window_pads(b, hlo_attr(op, "padding", NULL), &w) < 0)
+    return -1;
+  int64_t n = count_taps(b, &w);
+  if (n < 0) return -1;
+  taps t, tm;
+  if (taps_prepare(b, name, x, dims, &w, zero_of(b, xv->dtype), &t) < 0) return -1;
+  for (int k = 0; k < w.n; k++)
+    if (t.out[k] != sv->shape.d[k] || sv->shape.rank != w.n)
+      return hlo_error(b, op, "%s: the source is %s; the windows of the operand make %lld along dim %d", op->name,
+                       ir_shape_str(&b->tmp, &sv->shape), (long long)t.out[k], k);
+  int padded = 0;
+  for (int k = 0; k < w.n; k++) padded |= w.lo[k] != 0 || w.hi[k] != 0;
+  if (padded) {       /* where the taps read padding: a tap of "true" padded with "false" */
+    ir_attrs bt = hlo_no_attrs();
+    bt.to = xv->shape;
+    int one = ir_const_typed(b->g, 1, IR_I1);
+    int m = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &one, 1, &bt);
+    if (m < 0 || taps_prepare(b, name, m, dims, &w, ir_const_typed(b->g, 0, IR_I1), &tm) < 0) return -1;
+  }
+  /* the kept value, its tap and (with padding) whether any was in the operand, per window */
+  int64_t pos[IR_MAXRANK] = {0};
+  int kept = -1, which = -1, any = -1;
+  for (int64_t i = 0; i < n; i++, next_pos(pos, &w)) {
+    int v = tap_at(b, name, &t, dims, &w, pos, w.n), ok = padded ? tap_at(b, name, &tm, dims, &w, pos, w.n) : -1;
+    if (v < 0 || (padded && ok < 0)) return -1;
+    if (i == 0) {
+      ir_attrs bt = hlo_no_attrs();
+      bt.to = t.tap;
+      int zero = ir_const_typed(b->g, 0, IR_I32);
+      if ((which = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &zero, 1, &bt)) < 0) return -1;
+      kept = v;
+      any = ok;
+      continue;
+    }
+    int stay = emit_cmp(b, name, keep_dir, kept, v);
+    int take = stay < 0 ? -1 : hlo_emit(b, hlo_fresh(b, name), IR_NOT, &stay, 1, NULL);
+    if (take < 0) return -1;
+    if (padded) {
+      int none = hlo_emit(b, hlo_fresh(b, name), IR_NOT, &any, 1, NULL);
+      if (none < 0 || (take = emit2(b, name, IR_AND, ok, emit2(b, name, IR_OR, none, take))) < 0) return -1;
+      if ((any = emit2(b, name, IR_OR, any, ok)) < 0) return -1;
+    }
+    if ((kept = emit_sel(b, name, take, v, kept)) < 0 ||
+        (which = emit_sel(b, name, take, ir_const_typed(b->g, (double)i, IR_I32), which)) < 0) return -1;
+  }
+  /* each tap's share of the source, put back, added to init */
+  ir_attrs bt = hlo_no_attrs();
+  bt.to = xv->shape;
+  int acc = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &init, 1, &bt), zero = zero_of(b, sv->dtype);
+  if (acc < 0) return -1;
+  memset(pos, 0, sizeof pos);
+  for (int64_t i = 0; i < n; i++, next_pos(pos, &w)) {
+    int hit = emit_cmp(b, name, "eq", which, ir_const_typed(b->g, (double)i, IR_I32));
+    if (hit >= 0 && padded) hit = emit2(b, name, IR_AND, hit, any);
+    int share = hit < 0 ? -1 : emit_sel(b, name, hit, src, zero);
+    int back = share < 0 ? -1 : untap(b, name, share, dims, &w, pos, &xv->shape, zero);
+    if (back < 0) return -1;
+    if ((acc = hlo_emit(b, i == n - 1 ? name : hlo_fresh(b, name), IR_ADD, (int[]){acc, back}, 2, NULL)) < 0) return -1;
+  }
+  return acc;
+}

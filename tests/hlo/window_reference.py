@@ -1,4 +1,4 @@
-"""Write tests/hlo/ops/{convolution,reduce_window,strided}.{mlir,expected}.
+"""Write tests/hlo/ops/{convolution,reduce_window,select_and_scatter}.{mlir,expected}.
 
 usage: python3 tests/hlo/window_reference.py   (from the top of the tree)
 
@@ -252,6 +252,77 @@ def rw_file():
     return head, lines, outs, exp
 
 
+# ---- select_and_scatter, as XLA evaluates it ----
+
+CMP = {"GE": lambda a, b: a >= b, "GT": lambda a, b: a > b, "LE": lambda a, b: a <= b}
+
+
+def select_and_scatter(x, src, init, cmp, wdims, wst, pad):
+    """Each window's kept element (scanning the window in order, a later
+    element replaces the kept one when cmp(kept, later) is false; padding
+    is never selected) receives the window's source value."""
+    r = len(x.shape)
+    out = [init] * numel(x.shape)
+    st = strides_of(x.shape)
+    for oidx in itertools.product(*[range(d) for d in src.shape]):
+        sel = None
+        for k in itertools.product(*[range(w) for w in wdims]):
+            idx = [oidx[i] * wst[i] + k[i] - pad[i][0] for i in range(r)]
+            if any(q < 0 or q >= x.shape[i] for i, q in enumerate(idx)):
+                continue
+            if sel is None or not CMP[cmp](x.at(sel), x.at(idx)):
+                sel = idx
+        if sel is not None:
+            out[sum(i * s for i, s in zip(sel, st))] += src.at(list(oidx))
+    return T(x.shape, out)
+
+
+def sas_file():
+    ties = T([1, 4, 4, 1], [1, 3, 3, 0, 2, 3, 1, 1, 5, 5, 0, 2, 5, 1, 2, 2])
+    cases = [  # (name, x, source shape, init, select, window, strides, padding)
+        ("max_pool_grad_ties", ties, [1, 2, 2, 1], 0.0, "GE", [1, 2, 2, 1], [1, 2, 2, 1], [[0, 0]] * 4),
+        ("max_pool_grad_ties_gt", ties, [1, 2, 2, 1], 0.0, "GT", [1, 2, 2, 1], [1, 2, 2, 1], [[0, 0]] * 4),
+        ("same_padding_negative", ramp([2, 5, 5, 1], 9, 12), [2, 3, 3, 1], 0.0, "GE", [1, 3, 3, 1], [1, 2, 2, 1],
+         [[0, 0], [1, 1], [1, 1], [0, 0]]),
+        ("overlapping_init", ramp([4, 6], 7, 3), [2, 4], 0.5, "GE", [3, 3], [1, 1], [[0, 0], [0, 0]]),
+        ("min_pool_grad", ramp([3, 8], 11, 5), [3, 4], 0.0, "LE", [1, 2], [1, 2], [[0, 0], [0, 0]]),
+    ]
+    lines, outs, exp = [], [], []
+    for (name, x, sshape, init, cmp, wd, ws, pad) in cases:
+        src = ramp(sshape, 5, -1)
+        y = select_and_scatter(x, src, init, cmp, wd, ws, pad)
+        dt = "f32"
+        xt, srt, st = ttype(x.shape, dt), ttype(src.shape, dt), ttype([], dt)
+        arr = lambda v: "array<i64: %s>" % ", ".join(str(a) for a in v)
+        lines.append("  %%%s_x = stablehlo.constant %s : %s" % (name, dense(x, dt), xt))
+        lines.append("  %%%s_s = stablehlo.constant %s : %s" % (name, dense(src, dt), srt))
+        lines.append("  %%%s_i = stablehlo.constant dense<%s> : %s" % (name, fmt(init, dt), st))
+        lines.append('  %%%s = "stablehlo.select_and_scatter"(%%%s_x, %%%s_s, %%%s_i) <{padding = dense<[%s]> : tensor<%dx2xi64>, '
+                     'window_dimensions = %s, window_strides = %s}> ({'
+                     % (name, name, name, name, ", ".join("[%d, %d]" % tuple(p) for p in pad), len(pad), arr(wd), arr(ws)))
+        lines.append("  ^bb0(%%a: %s, %%b: %s):" % (st, st))
+        lines.append("    %%c = stablehlo.compare  %s, %%a, %%b,  FLOAT : (%s, %s) -> tensor<i1>" % (cmp, st, st))
+        lines.append("    stablehlo.return %c : tensor<i1>")
+        lines.append("  }, {")
+        lines.append("  ^bb0(%%a: %s, %%b: %s):" % (st, st))
+        lines.append("    %%r = stablehlo.add %%a, %%b : %s" % st)
+        lines.append("    stablehlo.return %%r : %s" % st)
+        lines.append("  }) : (%s, %s, %s) -> %s" % (xt, srt, st, xt))
+        outs.append((name, xt))
+        exp.append(json.dumps({"name": name, "shape": y.shape, "dtype": dt, "ulp": 0, "values": [float(v) for v in y.vals]}))
+    head = """// select_and_scatter (the gradient JAX writes for a max pool): XLA's
+// semantics, checked against direct loops (tests/hlo/window_reference.py
+// wrote this file and its expected values): in each window the element the
+// select comparison keeps (a later one replaces it when select(kept,
+// later) is false, so GE keeps the first maximum and GT the last; padding
+// is never selected) receives the window's source value, added to init.
+// The cases: a 2x2 max pool with ties (GE, GT), a 3x3 stride-2 pool with
+// 'SAME' padding over negative values, overlapping windows with an init of
+// 0.5, a min pool (LE).
+"""
+    return head, lines, outs, exp
+
+
 def write(base, head, lines, outs, exp):
     sig = ", ".join('%s {jax.result_info = "%s"}' % (t, n) for n, t in outs)
     with open(os.path.join(OUT, base + ".mlir"), "w") as f:
@@ -266,3 +337,4 @@ def write(base, head, lines, outs, exp):
 if __name__ == "__main__":
     write("convolution", *conv_file())
     write("reduce_window", *rw_file())
+    write("select_and_scatter", *sas_file())
