@@ -502,25 +502,27 @@ static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plai
 }
 
 
-static int do_reduce(hctx *b, const mlir_op *op, const char *name) {
+/* The reduction carve has an op for (sum, max, min; and, or of i1), or NULL:
+** the compact form's "applies OP" or a region of one binary op */
+static const hlo_redop *simple_reducer(const mlir_op *op) {
   const char *fn = NULL;
   for (int i = 0; i + 1 < op->nitems; i++)
     if (!op->items[i].key && op->items[i].val->kind == MLIR_A_WORD && !strcmp(op->items[i].val->text, "applies") &&
         op->items[i + 1].val->kind == MLIR_A_WORD)
       fn = hlo_short_name(op->items[i + 1].val->text);
   if (!fn) fn = op->nregions ? hlo_region_reducer(op->regions[0]) : NULL;
-  if (op->noperands != 2)
-    return hlo_error(b, op, "%s: reductions of %d operands at once are not supported (one operand and its init)", op->name, op->noperands / 2);
-  const hlo_redop *ro = fn ? hlo_find_redop(fn) : NULL;
-  if (!ro) return hlo_error(b, op, "%s: the reducer %s%s is not supported; carve reduces with add, maximum, minimum, and, or", op->name,
-                           fn ? fn : "(a region that is not one binary op)", "");
+  return fn && op->noperands == 2 ? hlo_find_redop(fn) : NULL;
+}
+
+static int do_reduce_tree(hctx *b, const mlir_op *op);
+
+static int do_reduce(hctx *b, const mlir_op *op, const char *name) {
+  const hlo_redop *ro = simple_reducer(op);
+  if (!ro) return do_reduce_tree(b, op);
   int x = hlo_operand(b, op, 0), init = hlo_operand(b, op, 1);
   if (x < 0 || init < 0) return -1;
   const ir_value *xv = b->g->vals[x];
-  if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1 && !ir_dtype_isint(xv->dtype))
-    return hlo_error(b, op, "%s: %s of %s values", op->name, fn, ir_dtype_name(xv->dtype));
-  if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1)
-    return hlo_error(b, op, "%s: bitwise %s reductions of integers are not supported (i1 only)", op->name, fn);
+  if ((ro->ew == IR_OR || ro->ew == IR_AND) && xv->dtype != IR_I1) return do_reduce_tree(b, op);   /* bitwise */
   int64_t dims[IR_MAXRANK];
   int nd = hlo_ints(b, op, "dimensions", NULL, dims, IR_MAXRANK);
   if (nd < 0) return -1;
@@ -747,6 +749,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
   if (!strcmp(sn, "while")) return do_while(b, op);
   if (!strcmp(sn, "case") || !strcmp(sn, "if")) return do_case(b, op, sn[0] == 'i');
+  if (!strcmp(sn, "reduce") && result_count(op) != 1) return do_reduce_tree(b, op) < 0 ? -1 : 0;
   if (op->nresults != 1 || op->results[0].count != 1) {
     if (op->nresults == 0) return hlo_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
     return hlo_error(b, op, "'%s' with several results is not supported", op->name);
@@ -801,7 +804,9 @@ static int build_op(hctx *b, const mlir_op *op) {
   ir_shape s;
   ir_dtype dt;
   if (hlo_result_type(op, 0)) {
-    if (hlo_result_shape(b, op, &s, &dt) < 0 || hlo_check_result(b, op, id, &s, dt) < 0) return -1;
+    if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+    if (b->elementwise) s = b->g->vals[id]->shape;   /* a region applied to whole tensors: its types give the dtype only */
+    if (hlo_check_result(b, op, id, &s, dt) < 0) return -1;
   }
   hlo_scope_put(&b->tmp, b->sc, op->results[0].name, 0, id);
   return 0;
@@ -977,6 +982,139 @@ static int do_case(hctx *b, const mlir_op *op, int is_if) {
   }
   bind_results(b, op, res);
   return 0;
+}
+
+/* the binary op of a compact reduce ("applies stablehlo.multiply"), or IR_NOPS */
+static ir_opkind compact_op(const mlir_op *op) {
+  for (int i = 0; i + 1 < op->nitems; i++)
+    if (!op->items[i].key && op->items[i].val->kind == MLIR_A_WORD && !strcmp(op->items[i].val->text, "applies") &&
+        op->items[i + 1].val->kind == MLIR_A_WORD) {
+      const char *fn = hlo_short_name(op->items[i + 1].val->text);
+      for (size_t j = 0; j < sizeof ewops / sizeof ewops[0]; j++)
+        if (ewops[j].arity == 2 && !strcmp(ewops[j].name, fn)) return ewops[j].op;
+    }
+  return IR_NOPS;
+}
+
+/* One application of a reduce region to whole tensors: its accumulator
+** arguments bound to acc, its element arguments to x, its results to
+** acc. pretty: the arguments are written in pairs per operand. */
+static int apply_region(hctx *b, const mlir_op *op, const mlir_block *bl, int k, int pretty, int *acc, const int *x) {
+  if (!bl) {                       /* the compact form's "applies OP" (k = 1): one binary op */
+    int args[2] = {acc[0], x[0]};
+    return (acc[0] = hlo_emit(b, hlo_fresh(b, "reduce"), compact_op(op), args, 2, NULL)) < 0 ? -1 : 0;
+  }
+  for (int i = 0; i < k; i++) {
+    hlo_scope_put(&b->tmp, b->sc, bl->args[pretty ? 2 * i : i].name, 0, acc[i]);
+    hlo_scope_put(&b->tmp, b->sc, bl->args[pretty ? 2 * i + 1 : k + i].name, 0, x[i]);
+  }
+  int got = 0, out[8];
+  b->elementwise++;
+  int rc = run_block(b, bl, out, k, &got);
+  b->elementwise--;
+  b->op = op;
+  if (rc == -2) return hlo_error(b, op, "%s: the region does not end with stablehlo.return", op->name);
+  if (rc < 0) return -1;
+  if (got != k) return hlo_error(b, op, "%s: the region returns %d values for %d operands", op->name, got, k);
+  memcpy(acc, out, sizeof(int) * (size_t)k);
+  return 0;
+}
+
+static int slice_last(hctx *b, int x, int64_t lo, int64_t hi) {
+  ir_attrs at = hlo_no_attrs();
+  at.dim = b->g->vals[x]->shape.rank - 1;
+  at.start = lo;
+  at.end = hi;
+  return hlo_emit(b, hlo_fresh(b, "reduce"), IR_SLICE, &x, 1, &at);
+}
+
+/* reduce of any region (argmax's pairs of value and index, products,
+** bitwise and/or of integers): the reduced dims go last as one dim of n
+** elements, and the region, applied elementwise to whole tensors, combines
+** the first half with the second, level by level (an odd last element
+** waits for the next level), then the init with what is left: log2(n)
+** copies of the region, named rL.NAME. The spec leaves the order of a
+** reduction to the implementation; argmax's region breaks ties by index,
+** so it gives the first maximum in any order. */
+static int do_reduce_tree(hctx *b, const mlir_op *op) {
+  int k = result_count(op), pretty = op->nregions == 1 && op->regions[0]->label && !strcmp(op->regions[0]->label, "reducer");
+  if (k < 1 || k > 8 || op->noperands != 2 * k)
+    return hlo_error(b, op, "%s: %d operands for %d results (each operand needs its init)", op->name, op->noperands, k);
+  const mlir_block *bl = op->nregions == 1 && op->regions[0]->nblocks == 1 ? op->regions[0]->blocks[0] : NULL;
+  if (bl ? bl->nargs != 2 * k : k != 1 || compact_op(op) == IR_NOPS)
+    return hlo_error(b, op, "%s: the reducer is not supported; carve reduces with add, maximum, minimum, and, or, or a region of %d "
+                     "arguments applied elementwise", op->name, 2 * k);
+  int xs[8], cur[8], lhs[8], rhs[8], res[8];
+  for (int i = 0; i < k; i++) {
+    xs[i] = hlo_operand(b, op, pretty ? 2 * i : i);
+    res[i] = hlo_operand(b, op, pretty ? 2 * i + 1 : k + i);
+    if (xs[i] < 0 || res[i] < 0) return -1;
+    if (!ir_shape_eq(&b->g->vals[xs[i]]->shape, &b->g->vals[xs[0]]->shape) || b->g->vals[res[i]]->shape.rank)
+      return hlo_error(b, op, "%s: the operands must have one shape and the inits be scalars", op->name);
+  }
+  int64_t dims[IR_MAXRANK], n = 1;
+  int nd = hlo_ints(b, op, "dimensions", NULL, dims, IR_MAXRANK);
+  if (nd < 0) return -1;
+  ir_shape xsh = b->g->vals[xs[0]]->shape, kept = {.rank = 0}, flat;
+  int red[IR_MAXRANK] = {0};
+  ir_attrs tr = hlo_no_attrs();
+  tr.ndims = xsh.rank;
+  for (int i = 0; i < nd; i++) {
+    if (dims[i] < 0 || dims[i] >= xsh.rank || red[dims[i]]) return hlo_error(b, op, "%s: dimensions must be distinct dims of the operand", op->name);
+    red[dims[i]] = 1;
+  }
+  int np = 0, moved = 0;
+  for (int d = 0; d < xsh.rank; d++) if (!red[d]) { tr.dims[np++] = d; kept.d[kept.rank++] = xsh.d[d]; }
+  for (int i = 0; i < nd; i++) { tr.dims[np++] = (int)dims[i]; n *= xsh.d[dims[i]]; }
+  for (int d = 0; d < xsh.rank; d++) moved |= tr.dims[d] != d;
+  flat = kept;
+  flat.d[flat.rank++] = n;
+  for (int i = 0; i < k; i++) {
+    cur[i] = moved ? hlo_emit(b, hlo_fresh(b, "reduce"), IR_TRANSPOSE, &xs[i], 1, &tr) : xs[i];
+    if (cur[i] < 0 || (cur[i] = hlo_reshape(b, hlo_fresh(b, "reduce"), cur[i], &flat)) < 0) return -1;
+  }
+  const char *saved_prefix = b->prefix;
+  int rc = 0;
+  for (int level = 0; rc == 0 && n >= 1; level++) {
+    char pre[512];
+    snprintf(pre, sizeof pre, "%sr%d.", saved_prefix, level);
+    b->prefix = arena_strndup(&b->tmp, pre, strlen(pre));
+    if (n == 1) {                    /* the init, then what is left */
+      for (int i = 0; i < k && rc == 0; i++) if ((cur[i] = hlo_reshape(b, hlo_fresh(b, "reduce"), cur[i], &kept)) < 0) rc = -1;
+      if (rc == 0) rc = apply_region(b, op, bl, k, pretty, res, cur);
+      break;
+    }
+    int64_t h = n / 2;
+    for (int i = 0; i < k && rc == 0; i++)
+      if ((lhs[i] = slice_last(b, cur[i], 0, h)) < 0 || (rhs[i] = slice_last(b, cur[i], h, 2 * h)) < 0) rc = -1;
+    if (rc == 0) rc = apply_region(b, op, bl, k, pretty, lhs, rhs);
+    for (int i = 0; i < k && rc == 0; i++) {
+      int parts[2] = {lhs[i], n & 1 ? slice_last(b, cur[i], 2 * h, n) : -1};
+      ir_attrs cat = hlo_no_attrs();
+      cat.dim = flat.rank - 1;
+      if (n & 1) cur[i] = parts[1] < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "reduce"), IR_CONCAT, parts, 2, &cat);
+      else cur[i] = lhs[i];
+      if (cur[i] < 0) rc = -1;
+    }
+    n = h + (n & 1);
+  }
+  b->prefix = saved_prefix;
+  if (rc < 0) return -1;
+  if (n == 0) {                      /* nothing reduced: the inits, broadcast */
+    for (int i = 0; i < k; i++) {
+      ir_attrs at = hlo_no_attrs();
+      at.to = kept;
+      if (kept.rank && (res[i] = hlo_emit(b, hlo_fresh(b, "reduce"), IR_BROADCAST, &res[i], 1, &at)) < 0) return -1;
+    }
+  }
+  for (int i = 0; i < k; i++) {
+    const mlir_type *t = hlo_result_type(op, i);
+    ir_shape s;
+    ir_dtype dt;
+    if (t && (hlo_tensor_type(b, t, op->off, &s, &dt) < 0 || hlo_check_result(b, op, res[i], &s, dt) < 0)) return -1;
+  }
+  bind_results(b, op, res);
+  return res[0];
 }
 
 /* ---- the entry function's arguments ---- */

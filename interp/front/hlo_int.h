@@ -35,6 +35,7 @@ typedef struct hctx {
   const mlir_op *op;      /* the op being read, for messages */
   hlo_info *info;         /* the mesh and the shardings found, or NULL */
   long unrolled;          /* while iterations unrolled so far, all loops together */
+  int elementwise;        /* inside a region applied to whole tensors: result types give the dtype only */
 } hctx;
 
 static inline loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }

@@ -303,3 +303,31 @@ Test(grad, imported_cond_at_run_time) {
     fd_check_mlir(src, 12);
   }
 }
+Test(grad, imported_variadic_reduce) {
+  /* jnp.max with its argmax, as a reduce of (value, index) pairs with JAX's region: the gradient
+     reaches the maximum of each row through the region's selects; and a product reduction */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<3x5xf32>, %cot: tensor<3xf32>) -> tensor<f32> {\n"
+    "  %iota = stablehlo.iota dim = 1 : tensor<3x5xi32>\n"
+    "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %r:2 = stablehlo.reduce(%x init: %ninf), (%iota init: %c0) across dimensions = [1] : "
+    "(tensor<3x5xf32>, tensor<3x5xi32>, tensor<f32>, tensor<i32>) -> (tensor<3xf32>, tensor<3xi32>)\n"
+    "   reducer(%a: tensor<f32>, %c: tensor<f32>) (%b: tensor<i32>, %d: tensor<i32>)  {\n"
+    "    %4 = stablehlo.compare  GT, %a, %c,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+    "    %7 = stablehlo.compare  EQ, %a, %c,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+    "    %8 = stablehlo.compare  LT, %b, %d,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    %9 = stablehlo.and %7, %8 : tensor<i1>\n"
+    "    %10 = stablehlo.or %4, %9 : tensor<i1>\n"
+    "    %11 = stablehlo.select %4, %a, %c : tensor<i1>, tensor<f32>\n"
+    "    %12 = stablehlo.select %10, %b, %d : tensor<i1>, tensor<i32>\n"
+    "    stablehlo.return %11, %12 : tensor<f32>, tensor<i32>\n"
+    "  }\n"
+    "  %one = stablehlo.constant dense<1.0> : tensor<f32>\n"
+    "  %p = stablehlo.reduce(%x init: %one) applies stablehlo.multiply across dimensions = [1] : (tensor<3x5xf32>, tensor<f32>) -> tensor<3xf32>\n"
+    "  %s = stablehlo.add %r#0, %p : tensor<3xf32>\n"
+    "  %m = stablehlo.multiply %s, %cot : tensor<3xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %t = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  return %t : tensor<f32>\n}\n", 15);
+}
