@@ -646,6 +646,18 @@ static void bind_results(hctx *b, const mlir_op *op, const int *ids) {
     for (int j = 0; j < op->results[r].count; j++) hlo_scope_put(&b->tmp, b->sc, op->results[r].name, op->results[r].count > 1 ? j : 0, ids[k++]);
 }
 
+/* op's results checked against the types it declares, then bound */
+static int check_and_bind(hctx *b, const mlir_op *op, const int *ids) {
+  for (int k = 0, n = result_count(op); k < n; k++) {
+    const mlir_type *t = hlo_result_type(op, k);
+    ir_shape s;
+    ir_dtype dt;
+    if (t && (hlo_tensor_type(b, t, op->off, &s, &dt) < 0 || hlo_check_result(b, op, ids[k], &s, dt) < 0)) return -1;
+  }
+  bind_results(b, op, ids);
+  return 0;
+}
+
 static int do_call(hctx *b, const mlir_op *op) {
   const char *callee = NULL;
   for (int i = 0; i < op->nitems; i++) if (op->items[i].val->kind == MLIR_A_SYMBOL) callee = op->items[i].val->text;
@@ -974,14 +986,7 @@ static int do_case(hctx *b, const mlir_op *op, int is_if) {
   }
   b->prefix = saved_prefix;
   if (rc < 0) return -1;
-  for (int k = 0; k < n; k++) {
-    const mlir_type *t = hlo_result_type(op, k);
-    ir_shape s;
-    ir_dtype dt;
-    if (t && (hlo_tensor_type(b, t, op->off, &s, &dt) < 0 || hlo_check_result(b, op, res[k], &s, dt) < 0)) return -1;
-  }
-  bind_results(b, op, res);
-  return 0;
+  return check_and_bind(b, op, res);
 }
 
 /* the binary op of a compact reduce ("applies stablehlo.multiply"), or IR_NOPS */
@@ -1107,14 +1112,7 @@ static int do_reduce_tree(hctx *b, const mlir_op *op) {
       if (kept.rank && (res[i] = hlo_emit(b, hlo_fresh(b, "reduce"), IR_BROADCAST, &res[i], 1, &at)) < 0) return -1;
     }
   }
-  for (int i = 0; i < k; i++) {
-    const mlir_type *t = hlo_result_type(op, i);
-    ir_shape s;
-    ir_dtype dt;
-    if (t && (hlo_tensor_type(b, t, op->off, &s, &dt) < 0 || hlo_check_result(b, op, res[i], &s, dt) < 0)) return -1;
-  }
-  bind_results(b, op, res);
-  return res[0];
+  return check_and_bind(b, op, res) < 0 ? -1 : res[0];
 }
 
 /* ---- the entry function's arguments ---- */
