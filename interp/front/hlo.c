@@ -342,50 +342,6 @@ static int do_iota(hctx *b, const mlir_op *op, const char *name) {
   return hlo_emit(b, name, IR_IOTA, NULL, 0, &at);
 }
 
-/* gather of whole rows of a table by an index per position: embedding */
-static int do_gather(hctx *b, const mlir_op *op, const char *name) {
-  ir_shape s;
-  ir_dtype dt;
-  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
-  int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1);
-  if (t < 0 || ix < 0) return -1;
-  const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix];
-  const mlir_attr *dn = hlo_attr(op, "dimension_numbers", NULL);
-  int64_t off[IR_MAXRANK], col[IR_MAXRANK], map[IR_MAXRANK], sizes[IR_MAXRANK], ivd = -1;
-  int noff = hlo_ints_of(mlir_attr_get(dn, "offset_dims"), off, IR_MAXRANK);
-  int ncol = hlo_ints_of(mlir_attr_get(dn, "collapsed_slice_dims"), col, IR_MAXRANK);
-  int nmap = hlo_ints_of(mlir_attr_get(dn, "start_index_map"), map, IR_MAXRANK);
-  int nsz = hlo_ints_of(hlo_attr(op, "slice_sizes", NULL), sizes, IR_MAXRANK);
-  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
-  if (noff < 0) noff = 0;
-  int r = tv->shape.rank, ir = iv->shape.rank;
-  int ok = dn && ncol == 1 && col[0] == 0 && nmap == 1 && map[0] == 0 && nsz == r && sizes[0] == 1 && noff == r - 1 &&
-           !mlir_attr_get(dn, "operand_batching_dims") && (ivd == ir || (ivd == ir - 1 && ir > 0 && iv->shape.d[ir - 1] == 1));
-  for (int i = 1; ok && i < r; i++) ok = sizes[i] == tv->shape.d[i];
-  int nb = ivd == ir ? ir : ir - 1;
-  for (int i = 0; ok && i < noff; i++) ok = off[i] == nb + i;
-  if (!ok)
-    return hlo_error(b, op, "%s: only the gather of whole rows of a table (an embedding lookup: collapsed_slice_dims = [0], "
-                    "start_index_map = [0], slice_sizes = [1, ...whole dims]) is supported", op->name);
-  ir_shape ids = {.rank = nb}, tab = {.rank = 2};
-  for (int i = 0; i < nb; i++) ids.d[i] = iv->shape.d[i];
-  tab.d[0] = tv->shape.d[0];
-  tab.d[1] = 1;
-  for (int i = 1; i < r; i++) tab.d[1] *= tv->shape.d[i];
-  if (iv->dtype != IR_I32) {
-    if (!ir_dtype_isint(iv->dtype)) return hlo_error(b, op, "%s: indices must be integers, not %s", op->name, ir_dtype_name(iv->dtype));
-    ir_attrs at = hlo_no_attrs();
-    at.dtype = IR_I32;
-    if ((ix = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
-  }
-  if ((ix = hlo_reshape(b, hlo_fresh(b, name), ix, &ids)) < 0) return -1;
-  if ((t = hlo_reshape(b, hlo_fresh(b, name), t, &tab)) < 0) return -1;
-  int args[2] = {t, ix};
-  int e = hlo_emit(b, ir_shape_eq(&s, &(ir_shape){0}) ? name : hlo_fresh(b, name), IR_EMBEDDING, args, 2, NULL);
-  if (e < 0) return -1;
-  return hlo_reshape(b, name, e, &s);
-}
-
 /* tensor.insert_slice(src, dest): dest with src written at the offsets
 ** (insert_block) */
 static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
@@ -401,44 +357,6 @@ static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
   for (int i = 0; i < r; i++)
     if (offs[i] < 0 || offs[i] + xv->shape.d[i] > dv->shape.d[i]) return hlo_error(b, op, "%s: the source does not fit at dim %d", op->name, i);
   return insert_block(b, name, x, dst, offs, 0);
-}
-
-/* scatter-add of rows into a table (an embedding's gradient) */
-static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
-  if (op->noperands != 3) return hlo_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
-  int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1), up = hlo_operand(b, op, 2);
-  if (t < 0 || ix < 0 || up < 0) return -1;
-  const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix], *uv = b->g->vals[up];
-  const mlir_attr *dn = hlo_attr(op, "scatter_dimension_numbers", NULL);
-  int64_t uw[IR_MAXRANK], ins[IR_MAXRANK], map[IR_MAXRANK], ivd = -1;
-  int nuw = hlo_ints_of(mlir_attr_get(dn, "update_window_dims"), uw, IR_MAXRANK);
-  int nins = hlo_ints_of(mlir_attr_get(dn, "inserted_window_dims"), ins, IR_MAXRANK);
-  int nmap = hlo_ints_of(mlir_attr_get(dn, "scatter_dims_to_operand_dims"), map, IR_MAXRANK);
-  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
-  const char *fn = op->nregions ? hlo_region_reducer(op->regions[0]) : NULL;
-  int ir = iv->shape.rank;
-  int ok = dn && fn && !strcmp(fn, "add") && tv->shape.rank == 2 && nins == 1 && ins[0] == 0 && nmap == 1 && map[0] == 0 &&
-           ir >= 1 && ivd == ir - 1 && iv->shape.d[ir - 1] == 1 && nuw == 1 && uw[0] == ir - 1 && uv->shape.rank == ir &&
-           uv->shape.d[ir - 1] == tv->shape.d[1];
-  for (int i = 0; ok && i < ir - 1; i++) ok = uv->shape.d[i] == iv->shape.d[i];
-  if (!ok)
-    return hlo_error(b, op, "%s: only the scatter-add of whole rows into a matrix (an embedding's gradient) is supported", op->name);
-  if (!ir_dtype_isint(iv->dtype)) return hlo_error(b, op, "%s: indices must be integers", op->name);
-  ir_shape ids = {.rank = ir - 1};
-  for (int i = 0; i < ir - 1; i++) ids.d[i] = iv->shape.d[i];
-  if (iv->dtype != IR_I32) {
-    ir_attrs at = hlo_no_attrs();
-    at.dtype = IR_I32;
-    if ((ix = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
-  }
-  if ((ix = hlo_reshape(b, hlo_fresh(b, name), ix, &ids)) < 0) return -1;
-  ir_attrs at = hlo_no_attrs();
-  at.rows = tv->shape.d[0];
-  int args[2] = {ix, up};
-  int g = hlo_emit(b, hlo_fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
-  if (g < 0) return -1;
-  int sum[2] = {t, g};
-  return hlo_emit(b, name, IR_ADD, sum, 2, NULL);
 }
 
 /* ---- contractions ---- */
@@ -782,7 +700,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "slice")) id = do_slice(b, op, name);
   else if (!strcmp(sn, "concatenate")) id = do_concatenate(b, op, name);
   else if (!strcmp(sn, "iota")) id = do_iota(b, op, name);
-  else if (!strcmp(sn, "gather")) id = do_gather(b, op, name);
+  else if (!strcmp(sn, "gather")) id = hlo_gather(b, op, name);
   else if (!strcmp(sn, "dot_general")) id = do_dot_general(b, op, name, 0);
   else if (!strcmp(sn, "dot")) id = do_dot_general(b, op, name, 1);
   else if (!strcmp(sn, "reduce")) id = do_reduce(b, op, name);
@@ -799,7 +717,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   else if (!strcmp(sn, "custom_call")) id = do_custom_call(b, op);
   else if (!strcmp(sn, "is_finite")) id = do_is_finite(b, op, name);
   else if (!strcmp(op->name, "tensor.insert_slice")) id = do_insert_slice(b, op, name);
-  else if (!strcmp(sn, "scatter")) id = do_scatter(b, op, name);
+  else if (!strcmp(sn, "scatter")) id = hlo_scatter(b, op, name);
   else {
     for (size_t i = 0; i < sizeof ewops / sizeof ewops[0]; i++) {
       if (strcmp(sn, ewops[i].name) || !strchr(op->name, '.')) continue;

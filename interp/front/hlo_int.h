@@ -2,9 +2,10 @@
 ** hlo_int.h: what the StableHLO importer's files share: the import
 ** context, the op readers (attributes, operands, result types) and the
 ** builders of IR values, all in hlo_op.c. Above it, hlo.c reads programs,
-** calls and most ops, and hlo_window.c builds the windowed ops
-** (convolution, reduce_window, strided slices, interior padding, reverse)
-** out of slices, concatenations and einsums.
+** calls and most ops, hlo_index.c gathers and scatters, and hlo_window.c
+** builds the windowed ops (convolution, reduce_window, select_and_scatter,
+** strided slices, interior padding, reverse) out of slices, concatenations
+** and einsums.
 */
 #ifndef interp_front_hlo_int_h
 #define interp_front_hlo_int_h
@@ -90,6 +91,11 @@ const char *hlo_fresh(hctx *b, const char *base);
 int hlo_reshape(hctx *b, const char *name, int x, const ir_shape *s);
 /* x[lo:hi] on every dim (x where nothing is cut). */
 int hlo_slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi);
+
+/* ---- lookups by index (hlo_index.c) ---- */
+
+int hlo_gather(hctx *b, const mlir_op *op, const char *name);
+int hlo_scatter(hctx *b, const mlir_op *op, const char *name);
 
 /* ---- windowed ops (hlo_window.c) ---- */
 

@@ -331,3 +331,26 @@ Test(grad, imported_variadic_reduce) {
     "  %t = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32>\n"
     "  return %t : tensor<f32>\n}\n", 15);
 }
+Test(grad, imported_take_along_axis) {
+  /* optax's softmax cross-entropy with integer labels: log-probabilities picked by take_along_axis (a
+     gather with batching dims); the labels are a constant here, so every float argument is a parameter */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<4x6xf32>) -> tensor<f32> {\n"
+    "  %lab = stablehlo.constant dense<[[[5]], [[0]], [[2]], [[2]]]> : tensor<4x1x1xi32>\n"
+    "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>\n"
+    "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>\n"
+    "  %d = stablehlo.subtract %x, %mb : tensor<4x6xf32>\n"
+    "  %e = stablehlo.exponential %d : tensor<4x6xf32>\n"
+    "  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>\n"
+    "  %l = stablehlo.log %s : tensor<4xf32>\n"
+    "  %lb = stablehlo.broadcast_in_dim %l, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>\n"
+    "  %lp = stablehlo.subtract %d, %lb : tensor<4x6xf32>\n"
+    "  %g = \"stablehlo.gather\"(%lp, %lab) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], "
+    "start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, indices_are_sorted = false, "
+    "slice_sizes = array<i64: 1, 1>}> : (tensor<4x6xf32>, tensor<4x1x1xi32>) -> tensor<4x1xf32>\n"
+    "  %t = stablehlo.reduce(%g init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x1xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  %n = stablehlo.negate %t : tensor<f32>\n"
+    "  return %n : tensor<f32>\n}\n", 24);
+}
