@@ -10,6 +10,30 @@
 
 #include <string.h>
 
+/* a gather's dimension numbers (lists that are absent are empty) */
+typedef struct gdims {
+  const mlir_attr *dn;
+  int64_t off[IR_MAXRANK], col[IR_MAXRANK], map[IR_MAXRANK], sizes[IR_MAXRANK], obd[IR_MAXRANK], sbd[IR_MAXRANK], ivd;
+  int noff, ncol, nmap, nobd, nsbd, nsz;
+} gdims;
+
+static int list_of(const mlir_attr *a, int64_t *v) {
+  int n = hlo_ints_of(a, v, IR_MAXRANK);
+  return n < 0 ? 0 : n;
+}
+
+static void gather_dims(const mlir_op *op, gdims *g) {
+  g->dn = hlo_attr(op, "dimension_numbers", NULL);
+  g->noff = list_of(mlir_attr_get(g->dn, "offset_dims"), g->off);
+  g->ncol = list_of(mlir_attr_get(g->dn, "collapsed_slice_dims"), g->col);
+  g->nmap = list_of(mlir_attr_get(g->dn, "start_index_map"), g->map);
+  g->nobd = list_of(mlir_attr_get(g->dn, "operand_batching_dims"), g->obd);
+  g->nsbd = list_of(mlir_attr_get(g->dn, "start_indices_batching_dims"), g->sbd);
+  g->nsz = list_of(hlo_attr(op, "slice_sizes", NULL), g->sizes);
+  g->ivd = -1;
+  hlo_ints_of(mlir_attr_get(g->dn, "index_vector_dim"), &g->ivd, 1);
+}
+
 static int has(const int64_t *v, int n, int64_t x) {
   for (int i = 0; i < n; i++) if (v[i] == x) return 1;
   return 0;
@@ -36,21 +60,11 @@ static int emit_t(hctx *b, const char *name, int x, const int *perm, int r) {
 ** where each looked-up index (clamped into range, as the spec says)
 ** points, and a select and a sum over G leave [Bi, F], transposed to the
 ** result's order. */
-static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix) {
+static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix, const gdims *gd) {
   const ir_value *xv = b->g->vals[x], *iv = b->g->vals[ix];
-  const mlir_attr *dn = hlo_attr(op, "dimension_numbers", NULL);
-  int64_t off[IR_MAXRANK], col[IR_MAXRANK], map[IR_MAXRANK], sizes[IR_MAXRANK], obd[IR_MAXRANK], sbd[IR_MAXRANK], ivd = -1;
-  int noff = hlo_ints_of(mlir_attr_get(dn, "offset_dims"), off, IR_MAXRANK);
-  int ncol = hlo_ints_of(mlir_attr_get(dn, "collapsed_slice_dims"), col, IR_MAXRANK);
-  int nmap = hlo_ints_of(mlir_attr_get(dn, "start_index_map"), map, IR_MAXRANK);
-  int nobd = hlo_ints_of(mlir_attr_get(dn, "operand_batching_dims"), obd, IR_MAXRANK);
-  int nsbd = hlo_ints_of(mlir_attr_get(dn, "start_indices_batching_dims"), sbd, IR_MAXRANK);
-  int nsz = hlo_ints_of(hlo_attr(op, "slice_sizes", NULL), sizes, IR_MAXRANK);
-  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
-  if (noff < 0) noff = 0;
-  if (ncol < 0) ncol = 0;
-  if (nobd < 0) nobd = 0;
-  if (nsbd < 0) nsbd = 0;
+  const mlir_attr *dn = gd->dn;
+  const int64_t *off = gd->off, *col = gd->col, *map = gd->map, *sizes = gd->sizes, *obd = gd->obd, *sbd = gd->sbd, ivd = gd->ivd;
+  int noff = gd->noff, ncol = gd->ncol, nmap = gd->nmap, nobd = gd->nobd, nsbd = gd->nsbd, nsz = gd->nsz;
   int r = xv->shape.rank, ir = iv->shape.rank, ok = dn && nmap >= 1 && nsz == r && nobd == nsbd && ivd >= 0 && ivd <= ir;
   int comps = ivd == ir ? 1 : ok ? (int)iv->shape.d[ivd] : 0;
   ok = ok && comps == nmap && ir_dtype_isint(iv->dtype);
@@ -144,21 +158,15 @@ int hlo_gather(hctx *b, const mlir_op *op, const char *name) {
   int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1);
   if (t < 0 || ix < 0) return -1;
   const ir_value *tv = b->g->vals[t], *iv = b->g->vals[ix];
-  const mlir_attr *dn = hlo_attr(op, "dimension_numbers", NULL);
-  int64_t off[IR_MAXRANK], col[IR_MAXRANK], map[IR_MAXRANK], sizes[IR_MAXRANK], ivd = -1;
-  int noff = hlo_ints_of(mlir_attr_get(dn, "offset_dims"), off, IR_MAXRANK);
-  int ncol = hlo_ints_of(mlir_attr_get(dn, "collapsed_slice_dims"), col, IR_MAXRANK);
-  int nmap = hlo_ints_of(mlir_attr_get(dn, "start_index_map"), map, IR_MAXRANK);
-  int nsz = hlo_ints_of(hlo_attr(op, "slice_sizes", NULL), sizes, IR_MAXRANK);
-  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
-  if (noff < 0) noff = 0;
-  int r = tv->shape.rank, ir = iv->shape.rank;
-  int ok = dn && ncol == 1 && col[0] == 0 && nmap == 1 && map[0] == 0 && nsz == r && sizes[0] == 1 && noff == r - 1 &&
-           !mlir_attr_get(dn, "operand_batching_dims") && (ivd == ir || (ivd == ir - 1 && ir > 0 && iv->shape.d[ir - 1] == 1));
-  for (int i = 1; ok && i < r; i++) ok = sizes[i] == tv->shape.d[i];
+  gdims g;
+  gather_dims(op, &g);
+  int r = tv->shape.rank, ir = iv->shape.rank, ivd = (int)g.ivd;
+  int ok = g.dn && g.ncol == 1 && g.col[0] == 0 && g.nmap == 1 && g.map[0] == 0 && g.nsz == r && g.sizes[0] == 1 && g.noff == r - 1 &&
+           g.nobd == 0 && (ivd == ir || (ivd == ir - 1 && ir > 0 && iv->shape.d[ir - 1] == 1));
+  for (int i = 1; ok && i < r; i++) ok = g.sizes[i] == tv->shape.d[i];
   int nb = ivd == ir ? ir : ir - 1;
-  for (int i = 0; ok && i < noff; i++) ok = off[i] == nb + i;
-  if (!ok) return point_gather(b, op, name, t, ix);
+  for (int i = 0; ok && i < g.noff; i++) ok = g.off[i] == nb + i;
+  if (!ok) return point_gather(b, op, name, t, ix, &g);
   ir_shape ids = {.rank = nb}, tab = {.rank = 2};
   for (int i = 0; i < nb; i++) ids.d[i] = iv->shape.d[i];
   tab.d[0] = tv->shape.d[0];
