@@ -151,7 +151,7 @@ static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int
 }
 
 /* gather of whole rows of a table by an index per position: embedding */
-int hlo_gather(hctx *b, const mlir_op *op, const char *name) {
+static int do_gather(hctx *b, const mlir_op *op, const char *name) {
   ir_shape s;
   ir_dtype dt;
   if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
@@ -187,7 +187,7 @@ int hlo_gather(hctx *b, const mlir_op *op, const char *name) {
 }
 
 /* scatter-add of rows into a table (an embedding's gradient) */
-int hlo_scatter(hctx *b, const mlir_op *op, const char *name) {
+static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
   if (op->noperands != 3) return hlo_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
   int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1), up = hlo_operand(b, op, 2);
   if (t < 0 || ix < 0 || up < 0) return -1;
@@ -224,3 +224,8 @@ int hlo_scatter(hctx *b, const mlir_op *op, const char *name) {
   return hlo_emit(b, name, IR_ADD, sum, 2, NULL);
 }
 
+int hlo_index_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
+  if (!strcmp(sn, "gather")) return do_gather(b, op, name);
+  if (!strcmp(sn, "scatter")) return do_scatter(b, op, name);
+  return -2;
+}

@@ -1,11 +1,13 @@
 /*
 ** hlo_int.h: what the StableHLO importer's files share: the import
 ** context, the op readers (attributes, operands, result types) and the
-** builders of IR values, all in hlo_op.c. Above it, hlo.c reads programs,
-** calls and most ops, hlo_index.c gathers and scatters, and hlo_window.c
-** builds the windowed ops (convolution, reduce_window, select_and_scatter,
-** strided slices, interior padding, reverse) out of slices, concatenations
-** and einsums.
+** builders of IR values, all in hlo_op.c. Above it the op files:
+** hlo_basic.c (ops carve has one by one), hlo_index.c (gathers and
+** scatters), hlo_window.c (convolution, reduce_window, select_and_scatter,
+** strided slices, interior padding, reverse, out of slices,
+** concatenations and einsums). Above them hlo_flow.c dispatches each op
+** and runs regions (calls, while, case, region reductions), and hlo.c
+** reads the module: the entry function, its arguments and shardings.
 */
 #ifndef interp_front_hlo_int_h
 #define interp_front_hlo_int_h
@@ -92,19 +94,29 @@ int hlo_reshape(hctx *b, const char *name, int x, const ir_shape *s);
 /* x[lo:hi] on every dim (x where nothing is cut). */
 int hlo_slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi);
 
-/* ---- lookups by index (hlo_index.c) ---- */
+/* The value of operand k, or -1 (no message) when it is not defined. */
+int hlo_lookup(hctx *b, const mlir_op *op, int k);
+/* Shardy's sharding attribute s of value id recorded in info (a `shard value` in --tactics-out). */
+int hlo_sdy_sharding(hctx *b, const mlir_attr *s, int id, hlo_info *info);
 
-int hlo_gather(hctx *b, const mlir_op *op, const char *name);
-int hlo_scatter(hctx *b, const mlir_op *op, const char *name);
+/* ---- the op files: each builds the ops it knows, -2 for the others ---- */
 
-/* ---- windowed ops (hlo_window.c) ---- */
-
-/* x[lo:hi:st] on every dim (stride st >= 1). */
+/* constants, layout ops, slices, dot_general, reductions with an op, elementwise ops, markers (hlo_basic.c) */
+int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
+/* the binary op named sn ("multiply"), or IR_NOPS */
+ir_opkind hlo_binary_op(const char *sn);
+/* reduce whose reducer is one of carve's ops (else hlo_flow.c applies its region) */
+int hlo_reduce_is_simple(hctx *b, const mlir_op *op);
+/* gather and scatter (hlo_index.c) */
+int hlo_index_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
+/* pad, reverse, convolution, reduce_window, select_and_scatter (hlo_window.c) */
+int hlo_window_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
+/* x[lo:hi:st] on every dim (stride st >= 1), for slice (hlo_window.c) */
 int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi, const int64_t *st);
-int hlo_pad(hctx *b, const mlir_op *op, const char *name);
-int hlo_reverse(hctx *b, const mlir_op *op, const char *name);
-int hlo_convolution(hctx *b, const mlir_op *op, const char *name);
-int hlo_reduce_window(hctx *b, const mlir_op *op, const char *name);
-int hlo_select_and_scatter(hctx *b, const mlir_op *op, const char *name);
+
+/* ---- regions and the dispatcher (hlo_flow.c) ---- */
+
+/* fn's body run with its arguments bound to args; what it returns to outs */
+int hlo_build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, int maxouts, int *nouts);
 
 #endif

@@ -2,7 +2,8 @@
 ** hlo_op.c: what every op reader of the StableHLO importer uses: scopes
 ** of SSA names, located errors, types, attributes, operands, and the
 ** builders of IR values (emit with integer folding, reshapes, blocks cut
-** out of a tensor, reduction regions). hlo.c and hlo_window.c sit above.
+** out of a tensor, reduction regions), and Shardy's sharding attributes.
+** Every other hlo_*.c file sits above it.
 */
 #include "interp/front/hlo_int.h"
 #include "runtime/dtype.h"
@@ -166,6 +167,12 @@ const char *hlo_op_word(const mlir_op *op, const char *const *set, const char *k
 /* ---- values ---- */
 
 /* Operand k of op: the value its name is bound to in the current scope. */
+int hlo_lookup(hctx *b, const mlir_op *op, int k) {
+  if (k >= op->noperands) return -1;
+  const mlir_attr *v = op->operands[k];
+  return scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
+}
+
 int hlo_operand(hctx *b, const mlir_op *op, int k) {
   if (k >= op->noperands) { hlo_error(b, op, "%s: expected at least %d operands, found %d", op->name, k + 1, op->noperands); return -1; }
   const mlir_attr *v = op->operands[k];
@@ -369,4 +376,35 @@ const char *hlo_region_reducer(const mlir_region *r) {
   int swapped;
   const mlir_op *o = hlo_region_op(r, &swapped);
   return o ? hlo_short_name(o->name) : NULL;
+}
+
+/* ---- shardings ---- */
+
+/* A sharding of value id, into info: an argument's #sdy.sharding<@mesh,
+** [{"x"}, {}]> or a constraint's <@mesh, [...]> (s: either attribute) */
+int hlo_sdy_sharding(hctx *b, const mlir_attr *s, int id, hlo_info *info) {
+  if (!s || !info) return 0;
+  const mlir_attr *dims = NULL;
+  for (int i = 0; i < s->nitems; i++) if (s->items[i].val->kind == MLIR_A_LIST) dims = s->items[i].val;
+  const ir_value *v = b->g->vals[id];
+  if (!dims || dims->nitems != v->shape.rank)
+    return diag_error(b->d, L(b, s->off), "sdy.sharding of '%s' must list %d dims", v->name, v->shape.rank);
+  hlo_sharding sh = {.value = id, .rank = v->shape.rank};
+  int any = 0;
+  for (int i = 0; i < dims->nitems; i++) {
+    const mlir_attr *dd = dims->items[i].val;
+    for (int j = 0; j < dd->nitems; j++) {
+      const mlir_attr *ax = dd->items[j].val;
+      if (dd->items[j].key || ax->kind != MLIR_A_STRING) continue;   /* '?' (open) and keyed items */
+      int known = 0;
+      for (int q = 0; q < info->naxes; q++) known |= !strcmp(info->axis[q], ax->text);
+      if (!known) return diag_error(b->d, L(b, ax->off), "axis \"%s\" is not in the module's sdy.mesh", ax->text);
+      if (sh.naxes[i] < HLO_MAXAXES) sh.axes[i][sh.naxes[i]++] = ir_intern(b->g, ax->text);
+      any = 1;
+    }
+  }
+  if (!any) return 0;
+  info->shardings = arena_grow(&b->g->mem, info->shardings, (size_t)info->nshardings, (size_t)info->nshardings + 1, sizeof(hlo_sharding));
+  info->shardings[info->nshardings++] = sh;
+  return 0;
 }

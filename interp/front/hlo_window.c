@@ -157,7 +157,7 @@ int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const
 
 /* pad(x, value, low, high, interior): dim by dim, interior elements first
 ** (dilate), then the edges, as the spec orders them */
-int hlo_pad(hctx *b, const mlir_op *op, const char *name) {
+static int do_pad(hctx *b, const mlir_op *op, const char *name) {
   int x = hlo_operand(b, op, 0), pv = hlo_operand(b, op, 1);
   if (x < 0 || pv < 0) return -1;
   int r = b->g->vals[x]->shape.rank;
@@ -177,7 +177,7 @@ int hlo_pad(hctx *b, const mlir_op *op, const char *name) {
 }
 
 /* reverse(x, dims): each listed dim in reverse order */
-int hlo_reverse(hctx *b, const mlir_op *op, const char *name) {
+static int do_reverse(hctx *b, const mlir_op *op, const char *name) {
   int x = hlo_operand(b, op, 0);
   if (x < 0) return -1;
   int64_t dims[IR_MAXRANK];
@@ -347,7 +347,7 @@ static int empty_result(hctx *b, const mlir_op *op, const char *name) {
 /* reduce_window(x, init) with add, maximum, minimum, and, or: the taps of
 ** the padded window combined elementwise, then with init unless it is the
 ** reducer's identity */
-int hlo_reduce_window(hctx *b, const mlir_op *op, const char *name) {
+static int do_reduce_window(hctx *b, const mlir_op *op, const char *name) {
   if (op->noperands != 2)
     return hlo_error(b, op, "%s: windows over %d operands at once are not supported (one operand and its init)", op->name, op->noperands / 2);
   const char *fn = op->nregions ? hlo_region_reducer(op->regions[0]) : NULL;
@@ -474,7 +474,7 @@ static int permute(hctx *b, const char *name, int x, const int *perm, int r) {
 ** [taps * in, out] multiplies them in one einsum. feature_group_count G
 ** splits the features into G groups, each with its own slice of the
 ** kernel's outputs: [.., taps, G, in / G] x [taps, in / G, G, out / G]. */
-int hlo_convolution(hctx *b, const mlir_op *op, const char *name) {
+static int do_convolution(hctx *b, const mlir_op *op, const char *name) {
   int x = hlo_operand(b, op, 0), k = hlo_operand(b, op, 1);
   if (x < 0 || k < 0) return -1;
   if (op->noperands != 2) return hlo_error(b, op, "%s takes 2 operands (input, kernel), given %d", op->name, op->noperands);
@@ -621,7 +621,7 @@ static int emit_sel(hctx *b, const char *name, int p, int x, int y) {
 ** receives the window's source value; the result is init plus what each
 ** element received (scatter: add). Built from the taps of x: the kept
 ** value and tap index per window, then each tap's share put back. */
-int hlo_select_and_scatter(hctx *b, const mlir_op *op, const char *name) {
+static int do_select_and_scatter(hctx *b, const mlir_op *op, const char *name) {
   static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE", NULL};
   static const char *const flip[] = {"eq", "ne", "gt", "ge", "lt", "le"};   /* a cmp b = b flip(cmp) a */
   static const char *const low[] = {"eq", "ne", "lt", "le", "gt", "ge"};
@@ -705,4 +705,13 @@ int hlo_select_and_scatter(hctx *b, const mlir_op *op, const char *name) {
     if ((acc = hlo_emit(b, i == n - 1 ? name : hlo_fresh(b, name), IR_ADD, (int[]){acc, back}, 2, NULL)) < 0) return -1;
   }
   return acc;
+}
+
+int hlo_window_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
+  if (!strcmp(sn, "pad")) return do_pad(b, op, name);
+  if (!strcmp(sn, "reverse")) return do_reverse(b, op, name);
+  if (!strcmp(sn, "convolution")) return do_convolution(b, op, name);
+  if (!strcmp(sn, "reduce_window")) return do_reduce_window(b, op, name);
+  if (!strcmp(sn, "select_and_scatter")) return do_select_and_scatter(b, op, name);
+  return -2;
 }
