@@ -18,6 +18,7 @@ static int run_block(hctx *b, const mlir_block *bl, int *outs, int maxouts, int 
 static int do_while(hctx *b, const mlir_op *op);
 static int do_case(hctx *b, const mlir_op *op, int is_if);
 static int do_reduce_tree(hctx *b, const mlir_op *op);
+static int do_sort(hctx *b, const mlir_op *op, int topk);
 
 static const mlir_func *find_func(hctx *b, const char *name) {
   for (int i = 0; i < b->m->nfuncs; i++) if (b->m->funcs[i]->name == name || !strcmp(b->m->funcs[i]->name, name)) return b->m->funcs[i];
@@ -112,7 +113,7 @@ static const char *const supported =
   "tan, cbrt, remainder, atan2, popcnt, count_leading_zeros, shift_left, shift_right_arithmetic, shift_right_logical, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
   "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), case and if (as select), pad, reverse, convolution, "
-  "reduce_window (add, maximum, minimum, and, or), select_and_scatter (a comparison, add), dynamic_slice and dynamic_update_slice (at indices known when carve reads "
+  "reduce_window (add, maximum, minimum, and, or), select_and_scatter (a comparison, add), sort, chlo.top_k, dynamic_slice and dynamic_update_slice (at indices known when carve reads "
   "the program)";
 
 /* One op of a function body: binds its results in the scope. */
@@ -123,6 +124,8 @@ static int build_op(hctx *b, const mlir_op *op) {
   if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
   if (!strcmp(sn, "while")) return do_while(b, op);
   if (!strcmp(sn, "case") || !strcmp(sn, "if")) return do_case(b, op, sn[0] == 'i');
+  if (!strcmp(sn, "sort")) return do_sort(b, op, 0);
+  if (!strcmp(op->name, "chlo.top_k")) return do_sort(b, op, 1);
   if (!strcmp(sn, "reduce") && (result_count(op) != 1 || !hlo_reduce_is_simple(b, op))) return do_reduce_tree(b, op) < 0 ? -1 : 0;
   if (op->nresults != 1 || op->results[0].count != 1) {
     if (op->nresults == 0) return hlo_error(b, op, "'%s' has no result; carve imports ops that compute values (%s)", op->name, supported);
@@ -322,25 +325,32 @@ static ir_opkind compact_op(const mlir_op *op) {
 /* One application of a reduce region to whole tensors: its accumulator
 ** arguments bound to acc, its element arguments to x, its results to
 ** acc. pretty: the arguments are written in pairs per operand. */
+/* A region of op run on whole tensors: its block's arguments bound to
+** args, its nout results to out */
+static int run_elementwise(hctx *b, const mlir_op *op, const mlir_block *bl, const int *args, int *out, int nout) {
+  for (int i = 0; i < bl->nargs; i++) hlo_scope_put(&b->tmp, b->sc, bl->args[i].name, 0, args[i]);
+  int got = 0;
+  b->elementwise++;
+  int rc = run_block(b, bl, out, nout, &got);
+  b->elementwise--;
+  b->op = op;
+  if (rc == -2) return hlo_error(b, op, "%s: the region does not end with stablehlo.return", op->name);
+  if (rc < 0) return -1;
+  if (got != nout) return hlo_error(b, op, "%s: the region returns %d values for %d", op->name, got, nout);
+  return 0;
+}
+
 static int apply_region(hctx *b, const mlir_op *op, const mlir_block *bl, int k, int pretty, int *acc, const int *x) {
   if (!bl) {                       /* the compact form's "applies OP" (k = 1): one binary op */
     int args[2] = {acc[0], x[0]};
     return (acc[0] = hlo_emit(b, hlo_fresh(b, "reduce"), compact_op(op), args, 2, NULL)) < 0 ? -1 : 0;
   }
+  int args[16];
   for (int i = 0; i < k; i++) {
-    hlo_scope_put(&b->tmp, b->sc, bl->args[pretty ? 2 * i : i].name, 0, acc[i]);
-    hlo_scope_put(&b->tmp, b->sc, bl->args[pretty ? 2 * i + 1 : k + i].name, 0, x[i]);
+    args[pretty ? 2 * i : i] = acc[i];
+    args[pretty ? 2 * i + 1 : k + i] = x[i];
   }
-  int got = 0, out[8];
-  b->elementwise++;
-  int rc = run_block(b, bl, out, k, &got);
-  b->elementwise--;
-  b->op = op;
-  if (rc == -2) return hlo_error(b, op, "%s: the region does not end with stablehlo.return", op->name);
-  if (rc < 0) return -1;
-  if (got != k) return hlo_error(b, op, "%s: the region returns %d values for %d operands", op->name, got, k);
-  memcpy(acc, out, sizeof(int) * (size_t)k);
-  return 0;
+  return run_elementwise(b, op, bl, args, acc, k);
 }
 
 static int slice_last(hctx *b, int x, int64_t lo, int64_t hi) {
@@ -431,4 +441,185 @@ static int do_reduce_tree(hctx *b, const mlir_op *op) {
     }
   }
   return check_and_bind(b, op, res) < 0 ? -1 : res[0];
+}
+
+/* ---- sort and top_k ---- */
+
+typedef struct sorter {
+  hctx *b;
+  const mlir_op *op;
+  const mlir_block *cmp;  /* the comparator, or NULL: operand 0 descending (top_k; floats in total order) */
+  int k;                  /* operands sorted together */
+} sorter;
+
+static int sort_emit(hctx *b, ir_opkind kind, int x, int y) {
+  int args[2] = {x, y};
+  return hlo_emit(b, hlo_fresh(b, "sort"), kind, args, y < 0 ? 1 : 2, NULL);
+}
+
+/* 1 where x comes before y: the comparator on the pairs (x_i, y_i) */
+static int sort_before(sorter *s, const int *x, const int *y) {
+  hctx *b = s->b;
+  if (!s->cmp) {
+    ir_attrs at = hlo_no_attrs();
+    at.spec = ir_intern(b->g, "gt");
+    at.total = ir_dtype_isfloat(b->g->vals[x[0]]->dtype);
+    int args[2] = {x[0], y[0]};
+    return hlo_emit(b, hlo_fresh(b, "sort"), IR_COMPARE, args, 2, &at);
+  }
+  int args[16], out;
+  for (int i = 0; i < s->k; i++) { args[2 * i] = x[i]; args[2 * i + 1] = y[i]; }
+  return run_elementwise(b, s->op, s->cmp, args, &out, 1) < 0 ? -1 : out;
+}
+
+/* x strictly before y: the comparator, then the original index (so the
+** order is total and the sort stable), and padding after everything */
+static int sort_first(sorter *s, const int *x, const int *y, int xy, int yx, int padded) {
+  hctx *b = s->b;
+  int ix = x[s->k], iy = y[s->k];
+  ir_attrs lt = hlo_no_attrs();
+  lt.spec = ir_intern(b->g, "lt");
+  int args[2] = {ix, iy};
+  int idx = hlo_emit(b, hlo_fresh(b, "sort"), IR_COMPARE, args, 2, &lt);
+  int r = sort_emit(b, IR_OR, xy, sort_emit(b, IR_AND, sort_emit(b, IR_NOT, yx, -1), idx));
+  if (!padded || r < 0) return r;
+  int vx = x[s->k + 1], vy = y[s->k + 1];
+  return sort_emit(b, IR_OR, sort_emit(b, IR_AND, vx, sort_emit(b, IR_NOT, vy, -1)), sort_emit(b, IR_AND, sort_emit(b, IR_AND, vx, vy), r));
+}
+
+/* sort(inputs, dimension, comparator) and chlo.top_k(x, k): a bitonic
+** network along the sorted dim, padded to a power of two. Each
+** compare-exchange step views the data as [rows, blocks, 2, d]: the halves
+** of each block are compared (the comparator applied to whole tensors)
+** and select swaps them where a block's direction asks. The original
+** index breaks ties, so the result is the stable order; top_k is the
+** stable descending sort of (x, index), cut to the first k. */
+static int do_sort(hctx *b, const mlir_op *op, int topk) {
+  int nres = result_count(op), k = topk ? 1 : op->noperands;
+  if (k < 1 || k > 6 || (topk ? nres != 2 || op->noperands != 1 : nres != k))
+    return hlo_error(b, op, "%s: %d operands and %d results; carve sorts 1 to 6 operands together", op->name, op->noperands, nres);
+  sorter s = {b, op, NULL, k};
+  if (!topk) {
+    s.cmp = op->nregions == 1 && op->regions[0]->nblocks == 1 ? op->regions[0]->blocks[0] : NULL;
+    if (!s.cmp || s.cmp->nargs != 2 * k) return hlo_error(b, op, "%s needs a comparator region of %d arguments", op->name, 2 * k);
+  }
+  int xs[8];
+  for (int i = 0; i < k; i++) {
+    if ((xs[i] = hlo_operand(b, op, i)) < 0) return -1;
+    if (!ir_shape_eq(&b->g->vals[xs[i]]->shape, &b->g->vals[xs[0]]->shape)) return hlo_error(b, op, "%s: the operands must have one shape", op->name);
+  }
+  ir_shape xsh = b->g->vals[xs[0]]->shape;
+  int64_t dim = xsh.rank - 1, kk = 0;
+  if (xsh.rank < 1) return hlo_error(b, op, "%s: the operands must have rank 1 or more", op->name);
+  if (!topk && hlo_attr(op, "dimension", NULL) && hlo_ints(b, op, "dimension", NULL, &dim, 1) != 1) return -1;
+  if (dim < 0) dim += xsh.rank;
+  if (dim < 0 || dim >= xsh.rank) return hlo_error(b, op, "%s: dimension %lld is outside rank %d", op->name, (long long)dim, xsh.rank);
+  if (topk) {
+    const mlir_attr *ka = hlo_attr(op, "k", NULL);
+    for (int i = 0; !ka && i < op->nitems; i++) ka = mlir_attr_get(op->items[i].val, "k");
+    if (hlo_ints_of(ka, &kk, 1) != 1 || kk < 0 || kk > xsh.d[dim])
+      return hlo_error(b, op, "%s: k must be a number of elements of the last dim (0 to %lld)", op->name, (long long)xsh.d[dim]);
+  }
+  /* the sorted dim last, everything else one dim of rows: [m, n] */
+  int64_t n = xsh.d[dim], m = n ? ir_nelem(&xsh) / n : 0, npow = 1;
+  while (npow < n) npow *= 2;
+  ir_attrs tr = hlo_no_attrs();
+  tr.ndims = xsh.rank;
+  ir_shape moved = {.rank = 0};
+  for (int d = 0, j = 0; d < xsh.rank; d++) if (d != dim) { tr.dims[j++] = d; moved.d[moved.rank++] = xsh.d[d]; }
+  tr.dims[xsh.rank - 1] = (int)dim;
+  moved.d[moved.rank++] = n;
+  int padded = npow > n, nt = k + 1 + padded, cur[8];
+  ir_shape rows = {.rank = 2, .d = {m, n}}, full = {.rank = 2, .d = {m, npow}};
+  for (int i = 0; i < k; i++) {
+    cur[i] = dim == xsh.rank - 1 ? xs[i] : hlo_emit(b, hlo_fresh(b, "sort"), IR_TRANSPOSE, &xs[i], 1, &tr);
+    if (cur[i] < 0 || (cur[i] = hlo_reshape(b, hlo_fresh(b, "sort"), cur[i], &rows)) < 0) return -1;
+  }
+  ir_attrs io = hlo_no_attrs();
+  io.to = full;
+  io.dim = 1;
+  io.dtype = IR_I32;
+  if ((cur[k] = hlo_emit(b, hlo_fresh(b, "sort"), IR_IOTA, NULL, 0, &io)) < 0) return -1;
+  if (padded) {     /* zeros after the data, and a flag that they are padding */
+    ir_attrs bt = hlo_no_attrs(), cat = hlo_no_attrs();
+    cat.dim = 1;
+    bt.to = (ir_shape){.rank = 2, .d = {m, npow - n}};
+    for (int i = 0; i < k; i++) {
+      int z = ir_const_typed(b->g, 0, b->g->vals[cur[i]]->dtype);
+      int parts[2] = {cur[i], hlo_emit(b, hlo_fresh(b, "sort"), IR_BROADCAST, &z, 1, &bt)};
+      if (parts[1] < 0 || (cur[i] = hlo_emit(b, hlo_fresh(b, "sort"), IR_CONCAT, parts, 2, &cat)) < 0) return -1;
+    }
+    int lim[2] = {cur[k], ir_const_typed(b->g, (double)n, IR_I32)};
+    ir_attrs lt = hlo_no_attrs();
+    lt.spec = ir_intern(b->g, "lt");
+    if ((cur[k + 1] = hlo_emit(b, hlo_fresh(b, "sort"), IR_COMPARE, lim, 2, &lt)) < 0) return -1;
+  }
+  const char *saved_prefix = b->prefix;
+  int rc = 0, step = 0;
+  for (int64_t blk = 2; blk <= npow && rc == 0; blk *= 2) {
+    for (int64_t d = blk / 2; d >= 1 && rc == 0; d /= 2, step++) {
+      char pre[512];
+      snprintf(pre, sizeof pre, "%ss%d.", saved_prefix, step);
+      b->prefix = arena_strndup(&b->tmp, pre, strlen(pre));
+      int64_t nb = npow / (2 * d);
+      ir_shape view = {.rank = 3, .d = {m, nb, 2 * d}};
+      int lo[8], hi[8];
+      for (int t = 0; t < nt && rc == 0; t++) {
+        ir_attrs at = hlo_no_attrs();
+        at.dim = 2;
+        int v = hlo_reshape(b, hlo_fresh(b, "sort"), cur[t], &view);
+        at.start = 0; at.end = d;
+        lo[t] = v < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "sort"), IR_SLICE, &v, 1, &at);
+        at.start = d; at.end = 2 * d;
+        hi[t] = v < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "sort"), IR_SLICE, &v, 1, &at);
+        if (lo[t] < 0 || hi[t] < 0) rc = -1;
+      }
+      if (rc < 0) break;
+      /* the direction of each block of blk elements: ascending where its place in the row is even */
+      ir_attrs up = hlo_no_attrs();
+      up.to = (ir_shape){.rank = 3, .d = {1, nb, 1}};
+      up.dtype = IR_I1;
+      void *bits = ir_values_new(b->g, IR_I1, nb);
+      for (int64_t q = 0; q < nb; q++) ir_values_set(bits, IR_I1, q, ((q * 2 * d) / blk) % 2 == 0);
+      up.data = bits;
+      int upm = hlo_emit(b, hlo_fresh(b, "sort"), IR_CONSTANT, NULL, 0, &up);
+      int hl = sort_before(&s, hi, lo), lh = hl < 0 ? -1 : sort_before(&s, lo, hi);
+      int swap_up = lh < 0 ? -1 : sort_first(&s, hi, lo, hl, lh, padded);
+      int swap_down = swap_up < 0 ? -1 : sort_first(&s, lo, hi, lh, hl, padded);
+      int sel[3] = {upm, swap_up, swap_down};
+      int swap = upm < 0 || swap_down < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "sort"), IR_SELECT, sel, 3, NULL);
+      if (swap < 0) { rc = -1; break; }
+      for (int t = 0; t < nt && rc == 0; t++) {
+        int a[3] = {swap, hi[t], lo[t]}, c[3] = {swap, lo[t], hi[t]}, cat[2];
+        ir_attrs ct = hlo_no_attrs();
+        ct.dim = 2;
+        cat[0] = hlo_emit(b, hlo_fresh(b, "sort"), IR_SELECT, a, 3, NULL);
+        cat[1] = hlo_emit(b, hlo_fresh(b, "sort"), IR_SELECT, c, 3, NULL);
+        int j = cat[0] < 0 || cat[1] < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "sort"), IR_CONCAT, cat, 2, &ct);
+        if (j < 0 || (cur[t] = hlo_reshape(b, hlo_fresh(b, "sort"), j, &full)) < 0) rc = -1;
+      }
+    }
+  }
+  b->prefix = saved_prefix;
+  if (rc < 0) return -1;
+  /* the first n (or k) of each row, back to the operands' layout */
+  int res[8], pick[2] = {0, k}, nout = topk ? 2 : k;
+  int64_t keep = topk ? kk : n;
+  ir_attrs inv = hlo_no_attrs();
+  inv.ndims = xsh.rank;
+  for (int d = 0; d < xsh.rank; d++) inv.dims[tr.dims[d]] = d;
+  for (int i = 0; i < nout; i++) {
+    int t = topk ? pick[i] : i;
+    ir_attrs at = hlo_no_attrs();
+    at.dim = 1;
+    at.start = 0;
+    at.end = keep;
+    int y = keep == npow ? cur[t] : hlo_emit(b, hlo_fresh(b, "sort"), IR_SLICE, &cur[t], 1, &at);
+    ir_shape back = moved;
+    back.d[back.rank - 1] = keep;
+    if (y < 0 || (y = hlo_reshape(b, hlo_fresh(b, "sort"), y, &back)) < 0) return -1;
+    if (!topk && dim != xsh.rank - 1 && (y = hlo_emit(b, hlo_fresh(b, "sort"), IR_TRANSPOSE, &y, 1, &inv)) < 0) return -1;
+    res[i] = y;
+  }
+  return check_and_bind(b, op, res);
 }

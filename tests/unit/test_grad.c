@@ -354,3 +354,22 @@ Test(grad, imported_take_along_axis) {
     "  %n = stablehlo.negate %t : tensor<f32>\n"
     "  return %n : tensor<f32>\n}\n", 24);
 }
+Test(grad, imported_top_k_and_sort) {
+  /* lax.top_k (a bitonic network of selects): the gradient reaches the k largest of each row; and a
+     sorted copy of the row (jnp.sort) weighted by position */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<2x6xf32>, %cot: tensor<2x3xf32>, %w: tensor<2x6xf32>) -> tensor<f32> {\n"
+    "  %t:2 = chlo.top_k(%x, k = 3) : tensor<2x6xf32> -> (tensor<2x3xf32>, tensor<2x3xi32>)\n"
+    "  %m = stablehlo.multiply %t#0, %cot : tensor<2x3xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %a = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  %s = \"stablehlo.sort\"(%x) <{dimension = 1 : i64}> ({\n"
+    "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+    "    %c = stablehlo.compare  LT, %p, %q,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+    "    stablehlo.return %c : tensor<i1>\n"
+    "  }) : (tensor<2x6xf32>) -> tensor<2x6xf32>\n"
+    "  %sw = stablehlo.multiply %s, %w : tensor<2x6xf32>\n"
+    "  %b = stablehlo.reduce(%sw init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<2x6xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  %r = stablehlo.add %a, %b : tensor<f32>\n"
+    "  return %r : tensor<f32>\n}\n", 12);
+}
