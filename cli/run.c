@@ -322,6 +322,10 @@ int cli_run(const cli_opts *o) {
       free(line);
     }
   if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  if (o->steps > 0) {         /* StableHLO's check.expect_* in the program: each must hold */
+    status = drive_checks(&r, err, sizeof err);
+    if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  }
   if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json, setup);
   if (world.rank == 0) print_results(o, &r, losses, agg, check, tol);
   rc = 0;

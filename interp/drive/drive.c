@@ -260,6 +260,30 @@ int drive_output_json(drive *r, int k, char **line, char *err, size_t errlen) {
   return 0;
 }
 
+int drive_checks(drive *r, char *err, size_t errlen) {
+  const ir_graph *g = r->g;
+  int failed = 0, first = -1, total = 0;
+  for (int k = 0; k < g->nouts; k++) {
+    const ir_value *v = g->vals[g->outputs[k]];
+    if (strncmp(v->name, "check.", 6) || v->dtype != IR_I1 || v->shape.rank != 0) continue;
+    void *full;
+    if (drive_gather(r, v->id, &full, err, errlen) < 0) return -1;
+    if (!full) continue;                     /* not this rank's to read */
+    total++;
+    if (!rt_load_i(RT_I1, full, 0)) { failed++; if (first < 0) first = v->id; }
+    free(full);
+  }
+  if (!failed) return 0;
+  arena a;
+  arena_init(&a);
+  const ir_value *v = g->vals[first];
+  const char *where = v->at.src ? diag_where(&a, v->at) : NULL;
+  diag_errbuf(err, errlen, "%s%s%s failed: the result differs from the expected values (%d of %d checks failed; "
+              "--print-outputs prints the results)", where ? where : "", where ? ": " : "", v->name, failed, total);
+  arena_free(&a);
+  return -1;
+}
+
 int drive_finite(drive *r, long step, double loss, char *err, size_t errlen) {
   if (isfinite(loss)) return 0;
   const ir_graph *g = r->g;

@@ -70,6 +70,10 @@ int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
 ** read back to the same value, NaN and infinities as "nan", "inf", "-inf",
 ** i1 as true/false. Collective. */
 int  drive_output_json(drive *r, int k, char **line, char *err, size_t errlen);
+/* The program's checks after a run: every output named check.* that is an
+** i1 scalar (StableHLO's check.expect_*, see interp/front/hlo_basic.c) must
+** be true. -1 with the first failing one's place in err. */
+int  drive_checks(drive *r, char *err, size_t errlen);
 /* Write the parameters and optimizer state as safetensors from device 0
 ** (atomically), under their own names. Collective. */
 int  drive_save(drive *r, const char *path, char *err, size_t errlen);

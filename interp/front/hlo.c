@@ -273,7 +273,7 @@ static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {
 }
 
 ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag *d) {
-  hctx bb = {.d = d, .src = f->src, .f = f, .prefix = "", .info = info}, *b = &bb;
+  hctx bb = {.d = d, .src = f->src, .f = f, .prefix = "", .info = info, .run_region = hlo_run_elementwise}, *b = &bb;
   if (info) memset(info, 0, sizeof *info);
   arena_init(&b->tmp);
   const mlir_func *fn = entry_func(b, o);
@@ -336,7 +336,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
   if (rc == 0) rc = hlo_build_body(b, fn, args, outs, fn->nresults, &nouts);
   if (rc == 0 && nouts != fn->nresults)
     rc = diag_error(d, L(b, fn->off), "@%s declares %d results but returns %d", fn->name, fn->nresults, nouts);
-  if (rc == 0 && nouts == 0) rc = diag_error(d, L(b, fn->off), "@%s returns nothing; carve needs a result", fn->name);
+  if (rc == 0 && nouts == 0 && !b->nchecks) rc = diag_error(d, L(b, fn->off), "@%s returns nothing; carve needs a result", fn->name);
   for (int k = 0; rc == 0 && k < nouts; k++) {
     ir_value *v = b->g->vals[outs[k]];
     ir_shape s;
@@ -364,6 +364,9 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     if (v->kind == IR_OP && !ir_lookup(b->g, rn)) ir_rename(b->g, v, ir_intern(b->g, rn));
     ir_add_output(b->g, v->id);
   }
+  for (int k = 0; rc == 0 && k < b->nchecks; k++) ir_add_output(b->g, b->checks[k]);   /* after the results */
+  if (rc < 0 && !d->nerrors)     /* every failure says why; this one did not */
+    diag_error(d, L(b, fn->off), "@%s: the import stopped without a message (a carve bug; please report it with this program)", fn->name);
   arena_free(&b->tmp);
   if (rc < 0) { ir_graph_free(b->g); return NULL; }
   ir_link(b->g);

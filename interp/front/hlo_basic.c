@@ -16,9 +16,20 @@
 
 /* ---- constants ---- */
 
+/* x rounded to the float type t once (through f32 rounded to odd for the
+** 16-bit types, as the runtime stores them), so that a literal holds the
+** value the program's type can hold: 0.304688 : bf16 is 0.3046875 */
+static double round_to(double x, ir_dtype t) {
+  if (t == IR_F32) return (float)x;
+  if (t == IR_BF16) return rt_bf16_to_f32(rt_f32_to_bf16(rt_f64_to_f32_odd(x)));
+  if (t == IR_F16) return rt_f16_to_f32(rt_f32_to_f16(rt_f64_to_f32_odd(x)));
+  return x;
+}
+
 /* A literal as a number of type t: hex literals are the bits of a float. */
 static double literal(const mlir_attr *a, ir_dtype t) {
-  if (a->kind == MLIR_A_FLOAT) return a->f;
+  if (a->kind == MLIR_A_FLOAT || (a->kind == MLIR_A_INT && !a->is_hex && ir_dtype_isfloat(t)))
+    return round_to(a->kind == MLIR_A_FLOAT ? a->f : (double)a->i, t);
   if (a->kind == MLIR_A_BOOL) return a->i != 0;
   if (a->is_hex && ir_dtype_isfloat(t)) {
     uint64_t u = (uint64_t)a->i;
@@ -63,6 +74,8 @@ static int make_param(hctx *b, const mlir_op *op, const ir_shape *s, ir_dtype dt
   return v->id;
 }
 
+static int dense_values(hctx *b, const mlir_op *op, const mlir_attr *val, ir_dtype dt, const ir_shape *sp, void *data);
+
 static int do_constant(hctx *b, const mlir_op *op) {
   ir_shape s;
   ir_dtype dt;
@@ -85,6 +98,21 @@ static int do_constant(hctx *b, const mlir_op *op) {
   }
   if (n > ((int64_t)1 << 28)) return hlo_error(b, op, "%s: a constant of %lld elements is too large", op->name, (long long)n);
   void *data = ir_values_new(b->g, dt, n);
+  if (dense_values(b, op, val, dt, &s, data) < 0) return -1;
+  ir_attrs at = hlo_no_attrs();
+  at.to = s;
+  at.dtype = dt;
+  at.data = data;
+  return hlo_emit(b, hlo_value_name(b, op, 0), IR_CONSTANT, NULL, 0, &at);
+}
+
+/* The n values of s of a dense<...> attribute val into data: nested lists,
+** a splat, or raw little-endian hex bytes */
+static int dense_values(hctx *b, const mlir_op *op, const mlir_attr *val, ir_dtype dt, const ir_shape *sp, void *data) {
+  ir_shape s = *sp;
+  int64_t n = ir_nelem(&s);
+  const mlir_attr *lit = val->nitems ? val->items[0].val : NULL;
+  int scalar = lit && (lit->kind == MLIR_A_INT || lit->kind == MLIR_A_FLOAT || lit->kind == MLIR_A_BOOL);
   if (lit && lit->kind == MLIR_A_STRING) {          /* "0x..." raw little-endian bytes */
     size_t es = ir_dtype_size(dt), bytes = (size_t)n * es;
     const char *h = lit->text;
@@ -100,7 +128,7 @@ static int do_constant(hctx *b, const mlir_op *op) {
     }
     for (size_t i = have; i < bytes; i++) raw[i] = raw[i % es];  /* a hex splat */
     memcpy(data, raw, bytes);
-  } else if (wide) {
+  } else if (scalar) {                              /* a splat */
     for (int64_t i = 0; i < n; i++) store_literal(data, dt, i, lit);
   } else {
     int64_t k = 0;
@@ -108,11 +136,7 @@ static int do_constant(hctx *b, const mlir_op *op) {
       return diag_error(b->d, L(b, val->off), "%s: the value must hold %lld numbers for %s%s", op->name, (long long)n,
                         ir_dtype_name(dt), ir_shape_str(&b->tmp, &s));
   }
-  ir_attrs at = hlo_no_attrs();
-  at.to = s;
-  at.dtype = dt;
-  at.data = data;
-  return hlo_emit(b, hlo_value_name(b, op, 0), IR_CONSTANT, NULL, 0, &at);
+  return 0;
 }
 
 /* ---- data movement ---- */
@@ -563,6 +587,108 @@ static int do_custom_call(hctx *b, const mlir_op *op) {
     return hlo_error(b, op, "custom_call @%s (a shard_map) is not supported: carve partitions the whole program itself; "
                     "export the function without shard_map", t);
   return hlo_error(b, op, "custom_call @%s is not supported; carve reads @Sharding (passed through)", t ? t : "?");
+}
+
+/* ---- the reference interpreter's checks ---- */
+
+/* The kind of a check op ("expect_eq", "expect_almost_eq", ...): StableHLO's
+** testdata writes custom_call @check.expect_close(actual, expected), its
+** interpret tests check.expect_eq_const %x, dense<..>; NULL for others */
+const char *hlo_check_kind(const mlir_op *op) {
+  if (!strncmp(op->name, "check.", 6)) return op->name + 6;
+  if (strcmp(hlo_short_name(op->name), "custom_call")) return NULL;
+  for (int i = 0; i < op->nitems; i++)
+    if (op->items[i].val->kind == MLIR_A_SYMBOL && !strncmp(op->items[i].val->text, "check.", 6)) return op->items[i].val->text + 6;
+  const mlir_attr *t = mlir_op_attr(op, "call_target_name");
+  if (t && (t->kind == MLIR_A_STRING || t->kind == MLIR_A_SYMBOL) && !strncmp(t->text, "check.", 6)) return t->text + 6;
+  return NULL;
+}
+
+
+
+/* The reference interpreter's approximate equality of floats, elementwise:
+** equal (-0 = +0), or both NaN, or both finite (a zero allowed on one side
+** only when the other is finite), of one sign, and |a - b| <= tol in f64 */
+static int almost_equal(hctx *b, int a, int e, double tol) {
+  ir_attrs cv = hlo_no_attrs();
+  cv.dtype = IR_F64;
+  int x = hlo_emit(b, hlo_fresh(b, "check"), IR_CONVERT, &a, 1, &cv), y = hlo_emit(b, hlo_fresh(b, "check"), IR_CONVERT, &e, 1, &cv);
+  int zero = ir_const_typed(b->g, 0, IR_F64), one = ir_const_typed(b->g, 1, IR_F64), inf = ir_const_typed(b->g, INFINITY, IR_F64);
+  int eq = hlo_cmp(b, "check", "eq", x, y);
+  int nan_x = hlo_cmp(b, "check", "ne", x, x), nan_y = hlo_cmp(b, "check", "ne", y, y);
+  int both_nan = hlo_ew(b, "check", IR_AND, nan_x, nan_y), any_nan = hlo_ew(b, "check", IR_OR, nan_x, nan_y);
+  int ax = hlo_emit(b, hlo_fresh(b, "check"), IR_ABS, &x, 1, NULL), ay = hlo_emit(b, hlo_fresh(b, "check"), IR_ABS, &y, 1, NULL);
+  int inf_x = hlo_cmp(b, "check", "eq", ax, inf), inf_y = hlo_cmp(b, "check", "eq", ay, inf);
+  int zero_x = hlo_cmp(b, "check", "eq", x, zero), zero_y = hlo_cmp(b, "check", "eq", y, zero);
+  /* one infinite (and not equal): no; a zero and a finite value: compared as numbers */
+  int any_inf = hlo_ew(b, "check", IR_OR, inf_x, inf_y);
+  int neg_x = hlo_cmp(b, "check", "lt", hlo_ew(b, "check", IR_DIV, one, x), zero), neg_y = hlo_cmp(b, "check", "lt", hlo_ew(b, "check", IR_DIV, one, y), zero);   /* 1/-0 = -inf */
+  int same_sign = hlo_cmp(b, "check", "eq", neg_x, neg_y);
+  int diff = hlo_ew(b, "check", IR_SUB, x, y);
+  int ad = diff < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "check"), IR_ABS, &diff, 1, NULL);
+  int near = hlo_cmp(b, "check", "le", ad, ir_const_typed(b->g, tol, IR_F64));
+  int finite_ok = hlo_ew(b, "check", IR_AND, hlo_ew(b, "check", IR_AND, same_sign, near), hlo_ew(b, "check", IR_NOT, any_inf, HLO_UNARY));
+  (void)zero_x; (void)zero_y;
+  int ordered = hlo_ew(b, "check", IR_AND, hlo_ew(b, "check", IR_NOT, any_nan, HLO_UNARY), finite_ok);
+  return hlo_ew(b, "check", IR_OR, eq, hlo_ew(b, "check", IR_OR, both_nan, ordered));
+}
+
+/* A check: an i1 scalar, true when the actual tensor matches the expected
+** one, kept as an output named check.KIND for carve run to verify.
+** expect_eq compares exactly (floats with IEEE equality); expect_almost_eq,
+** expect_close and the testdata's custom calls on floats compare as the
+** reference interpreter does (within 0.0001, or the op's tolerance). */
+int hlo_check(hctx *b, const mlir_op *op, const char *kind) {
+  int a = hlo_operand(b, op, 0), e = -1;
+  if (a < 0) return -1;
+  const ir_value *av = b->g->vals[a];
+  if (strstr(kind, "_const")) {              /* check.expect_eq_const %x, dense<..> : T */
+    const mlir_attr *lit = NULL;
+    for (int i = 0; i < op->nitems; i++) if (op->items[i].val->kind == MLIR_A_DENSE) lit = op->items[i].val;
+    if (!lit) return hlo_error(b, op, "%s: the expected dense<...> literal is missing", op->name);
+    ir_attrs at = hlo_no_attrs();
+    at.to = av->shape;
+    at.dtype = av->dtype;
+    void *data = ir_values_new(b->g, av->dtype, ir_nelem(&av->shape));
+    if (dense_values(b, op, lit, av->dtype, &av->shape, data) < 0) return -1;
+    at.data = data;
+    if ((e = hlo_emit(b, hlo_fresh(b, "check.expected"), IR_CONSTANT, NULL, 0, &at)) < 0) return -1;
+  } else if ((e = hlo_operand(b, op, 1)) < 0) {
+    return -1;
+  }
+  const ir_value *ev = b->g->vals[e];
+  if (av->dtype != ev->dtype || !ir_shape_eq(&av->shape, &ev->shape))
+    return hlo_error(b, op, "%s: the actual value is %s%s but the expected one %s%s", op->name, ir_dtype_name(av->dtype),
+                     ir_shape_str(&b->tmp, &av->shape), ir_dtype_name(ev->dtype), ir_shape_str(&b->tmp, &ev->shape));
+  int exact = !ir_dtype_isfloat(av->dtype) || (!strncmp(op->name, "check.", 6) && !strncmp(kind, "expect_eq", 9));
+  double tol = 1e-4;
+  const mlir_attr *ta = hlo_attr(op, "tolerance", NULL);
+  if (ta && (ta->kind == MLIR_A_FLOAT || ta->kind == MLIR_A_INT)) tol = ta->kind == MLIR_A_FLOAT ? ta->f : (double)ta->i;
+  int ok = exact ? hlo_cmp(b, "check", "eq", a, e) : almost_equal(b, a, e, tol);
+  if (ok < 0) return -1;
+  if (av->shape.rank) {
+    ir_attrs all = hlo_no_attrs();
+    all.ndims = av->shape.rank;
+    for (int d = 0; d < av->shape.rank; d++) all.dims[d] = d;
+    if ((ok = hlo_emit(b, hlo_fresh(b, "check"), IR_MIN, &ok, 1, &all)) < 0) return -1;
+  }
+  if (b->g->vals[ok]->kind != IR_OP) {      /* folded to a literal: a value of its own */
+    ir_attrs at = hlo_no_attrs();
+    at.to = b->g->vals[ok]->shape;
+    if ((ok = hlo_emit(b, hlo_fresh(b, "check"), IR_BROADCAST, &ok, 1, &at)) < 0) return -1;
+  }
+  char nm[64];
+  snprintf(nm, sizeof nm, "check.%.40s", kind);
+  ir_rename(b->g, b->g->vals[ok], ir_fresh_name(b->g, nm));
+  if (b->nchecks == b->capchecks) {
+    int cap = b->capchecks ? 2 * b->capchecks : 16;
+    int *grown = arena_alloc(&b->tmp, sizeof(int) * (size_t)cap);
+    if (b->nchecks) memcpy(grown, b->checks, sizeof(int) * (size_t)b->nchecks);
+    b->checks = grown;
+    b->capchecks = cap;
+  }
+  b->checks[b->nchecks++] = ok;
+  return 0;
 }
 
 /* ---- the dispatch ---- */

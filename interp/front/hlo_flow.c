@@ -125,6 +125,8 @@ static int build_op(hctx *b, const mlir_op *op) {
   if (!strcmp(sn, "while")) return do_while(b, op);
   if (!strcmp(sn, "case") || !strcmp(sn, "if")) return do_case(b, op, sn[0] == 'i');
   if (!strcmp(sn, "sort")) return do_sort(b, op, 0);
+  const char *ck = hlo_check_kind(op);
+  if (ck) return hlo_check(b, op, ck);
   if (!strcmp(op->name, "chlo.top_k")) return do_sort(b, op, 1);
   if (!strcmp(sn, "reduce") && (result_count(op) != 1 || !hlo_reduce_is_simple(b, op))) return do_reduce_tree(b, op) < 0 ? -1 : 0;
   if (op->nresults != 1 || op->results[0].count != 1) {
@@ -325,9 +327,7 @@ static ir_opkind compact_op(const mlir_op *op) {
 /* One application of a reduce region to whole tensors: its accumulator
 ** arguments bound to acc, its element arguments to x, its results to
 ** acc. pretty: the arguments are written in pairs per operand. */
-/* A region of op run on whole tensors: its block's arguments bound to
-** args, its nout results to out */
-static int run_elementwise(hctx *b, const mlir_op *op, const mlir_block *bl, const int *args, int *out, int nout) {
+int hlo_run_elementwise(hctx *b, const mlir_op *op, const mlir_block *bl, const int *args, int *out, int nout) {
   for (int i = 0; i < bl->nargs; i++) hlo_scope_put(&b->tmp, b->sc, bl->args[i].name, 0, args[i]);
   int got = 0;
   b->elementwise++;
@@ -350,7 +350,7 @@ static int apply_region(hctx *b, const mlir_op *op, const mlir_block *bl, int k,
     args[pretty ? 2 * i : i] = acc[i];
     args[pretty ? 2 * i + 1 : k + i] = x[i];
   }
-  return run_elementwise(b, op, bl, args, acc, k);
+  return hlo_run_elementwise(b, op, bl, args, acc, k);
 }
 
 static int slice_last(hctx *b, int x, int64_t lo, int64_t hi) {
@@ -452,10 +452,6 @@ typedef struct sorter {
   int k;                  /* operands sorted together */
 } sorter;
 
-static int sort_emit(hctx *b, ir_opkind kind, int x, int y) {
-  int args[2] = {x, y};
-  return hlo_emit(b, hlo_fresh(b, "sort"), kind, args, y < 0 ? 1 : 2, NULL);
-}
 
 /* 1 where x comes before y: the comparator on the pairs (x_i, y_i) */
 static int sort_before(sorter *s, const int *x, const int *y) {
@@ -469,7 +465,7 @@ static int sort_before(sorter *s, const int *x, const int *y) {
   }
   int args[16], out;
   for (int i = 0; i < s->k; i++) { args[2 * i] = x[i]; args[2 * i + 1] = y[i]; }
-  return run_elementwise(b, s->op, s->cmp, args, &out, 1) < 0 ? -1 : out;
+  return hlo_run_elementwise(b, s->op, s->cmp, args, &out, 1) < 0 ? -1 : out;
 }
 
 /* x strictly before y: the comparator, then the original index (so the
@@ -481,10 +477,10 @@ static int sort_first(sorter *s, const int *x, const int *y, int xy, int yx, int
   lt.spec = ir_intern(b->g, "lt");
   int args[2] = {ix, iy};
   int idx = hlo_emit(b, hlo_fresh(b, "sort"), IR_COMPARE, args, 2, &lt);
-  int r = sort_emit(b, IR_OR, xy, sort_emit(b, IR_AND, sort_emit(b, IR_NOT, yx, -1), idx));
+  int r = hlo_ew(b, "sort", IR_OR, xy, hlo_ew(b, "sort", IR_AND, hlo_ew(b, "sort", IR_NOT, yx, HLO_UNARY), idx));
   if (!padded || r < 0) return r;
   int vx = x[s->k + 1], vy = y[s->k + 1];
-  return sort_emit(b, IR_OR, sort_emit(b, IR_AND, vx, sort_emit(b, IR_NOT, vy, -1)), sort_emit(b, IR_AND, sort_emit(b, IR_AND, vx, vy), r));
+  return hlo_ew(b, "sort", IR_OR, hlo_ew(b, "sort", IR_AND, vx, hlo_ew(b, "sort", IR_NOT, vy, HLO_UNARY)), hlo_ew(b, "sort", IR_AND, hlo_ew(b, "sort", IR_AND, vx, vy), r));
 }
 
 /* sort(inputs, dimension, comparator) and chlo.top_k(x, k): a bitonic

@@ -30,7 +30,7 @@ static void gather_dims(const mlir_op *op, gdims *g) {
   g->nobd = list_of(mlir_attr_get(g->dn, "operand_batching_dims"), g->obd);
   g->nsbd = list_of(mlir_attr_get(g->dn, "start_indices_batching_dims"), g->sbd);
   g->nsz = list_of(hlo_attr(op, "slice_sizes", NULL), g->sizes);
-  g->ivd = -1;
+  g->ivd = 0;                  /* the spec's default */
   hlo_ints_of(mlir_attr_get(g->dn, "index_vector_dim"), &g->ivd, 1);
 }
 
@@ -42,6 +42,44 @@ static int has(const int64_t *v, int n, int64_t x) {
 static int index_of(const int64_t *v, int n, int64_t x) {
   for (int i = 0; i < n; i++) if (v[i] == x) return i;
   return -1;
+}
+
+
+
+/* x[lo:hi] along dim 0 */
+static int slice0(hctx *b, int x, int64_t lo, int64_t hi) {
+  ir_attrs at = hlo_no_attrs();
+  at.dim = 0;
+  at.start = lo;
+  at.end = hi;
+  return hlo_emit(b, hlo_fresh(b, "scatter"), IR_SLICE, &x, 1, &at);
+}
+
+/* Whether the constant indices ix all lie in [0, n): 1 yes, 0 no, -1 not
+** known when carve reads the program (data). The embedding paths clamp
+** (gather) or drop (scatter) only indices known to be outside; indices fed
+** as data are checked by the kernels, which stop with the index's place. */
+static int known_in_range(hctx *b, int ix, int64_t n) {
+  const ir_value *v = b->g->vals[ix];
+  while (v->kind == IR_OP && (v->op == IR_RESHAPE || v->op == IR_BROADCAST || v->op == IR_CONVERT)) v = b->g->vals[v->args[0]];
+  if (v->kind == IR_CONST) return v->attr.scalar >= 0 && v->attr.scalar < (double)n;
+  if (v->kind != IR_OP || v->op != IR_CONSTANT) return -1;
+  for (int64_t k = 0, m = ir_nelem(&v->attr.to); k < m; k++) {
+    double x = ir_value_at(v, k);
+    if (x < 0 || x >= (double)n) return 0;
+  }
+  return 1;
+}
+
+/* 0 <= ix < n, and ix clamped into [0, n - 1] */
+static int in_range(hctx *b, int ix, int64_t n) {
+  ir_dtype t = b->g->vals[ix]->dtype;
+  return hlo_ew(b, "index", IR_AND, hlo_cmp(b, "index", "ge", ix, ir_const_typed(b->g, 0, t)), hlo_cmp(b, "index", "lt", ix, ir_const_typed(b->g, (double)n, t)));
+}
+
+static int clamp_to(hctx *b, int ix, int64_t n) {
+  ir_dtype t = b->g->vals[ix]->dtype;
+  return hlo_ew(b, "index", IR_MINIMUM, hlo_ew(b, "index", IR_MAXIMUM, ix, ir_const_typed(b->g, 0, t)), ir_const_typed(b->g, (double)(n - 1), t));
 }
 
 static int emit_t(hctx *b, const char *name, int x, const int *perm, int r) {
@@ -60,6 +98,91 @@ static int emit_t(hctx *b, const char *name, int x, const int *perm, int r) {
 ** where each looked-up index (clamped into range, as the spec says)
 ** points, and a select and a sum over G leave [Bi, F], transposed to the
 ** result's order. */
+#define MAX_PAIRS ((int64_t)1 << 26)
+
+/* Any other gather: for every result element, its source's flat place in
+** the operand (the start from the index, clamped so that the slice fits,
+** as the spec says, plus its offset in the slice; batched dims from the
+** result's place), a one-hot [result, operand] of the places, select and
+** a sum over the operand. Costs |result| x |operand|: for small gathers. */
+static int general_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix, const gdims *g) {
+  const ir_value *xv = b->g->vals[x], *iv = b->g->vals[ix];
+  ir_shape rs;
+  ir_dtype rdt;
+  if (hlo_result_shape(b, op, &rs, &rdt) < 0) return -1;
+  int r = xv->shape.rank, ir = iv->shape.rank, rr = rs.rank, ivd = (int)g->ivd;
+  int comps = ivd == ir ? 1 : ivd >= 0 && ivd < ir ? (int)iv->shape.d[ivd] : -1;
+  int ok = g->dn && g->nsz == r && comps == g->nmap && g->nobd == g->nsbd && ir_dtype_isint(iv->dtype) &&
+           rr == g->noff + (ivd == ir ? ir : ir - 1);
+  for (int d = 0; ok && d < r; d++) ok = g->sizes[d] >= 0 && g->sizes[d] <= xv->shape.d[d];
+  int64_t nr = ir_nelem(&rs), nx = ir_nelem(&xv->shape);
+  if (!ok) return hlo_error(b, op, "%s: this gather's dimension numbers do not fit its operands", op->name);
+  if (nr * nx > MAX_PAIRS)
+    return hlo_error(b, op, "%s: a gather of %lld elements from %lld is too large for carve's one-hot gather (at most 2^26 pairs); "
+                     "carve gathers whole rows of a table (an embedding) and points along a dim at any size", op->name,
+                     (long long)nr, (long long)nx);
+  int odim_of[IR_MAXRANK], bdim_of[IR_MAXRANK];      /* operand dim -> result offset dim; result batch dim -> index dim */
+  for (int d = 0, w = 0; d < r; d++) odim_of[d] = has(g->col, g->ncol, d) || has(g->obd, g->nobd, d) ? -1 : (int)g->off[w++];
+  for (int u = 0, s = 0; u < rr; u++) if (!has(g->off, g->noff, u)) { int j = s++; bdim_of[u] = ivd < ir && j >= ivd ? j + 1 : j; } else bdim_of[u] = -1;
+  int64_t st[IR_MAXRANK], stride = 1;
+  for (int d = r - 1; d >= 0; d--) { st[d] = stride; stride *= xv->shape.d[d]; }
+  int flat = -1;
+  ir_shape bshape = {.rank = rr};
+  for (int u = 0; u < rr; u++) bshape.d[u] = bdim_of[u] >= 0 ? iv->shape.d[bdim_of[u]] : 1;
+  for (int d = 0; d < r; d++) {
+    int p = -1, k = index_of(g->map, g->nmap, d), q = index_of(g->obd, g->nobd, d);
+    if (k >= 0) {                             /* component k of the index, clamped so that the slice fits */
+      int c = ix;
+      if (ivd < ir) {
+        ir_attrs at = hlo_no_attrs();
+        at.dim = ivd; at.start = k; at.end = k + 1;
+        if ((c = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &ix, 1, &at)) < 0) return -1;
+      }
+      if ((c = hlo_reshape(b, hlo_fresh(b, name), c, &bshape)) < 0) return -1;
+      p = clamp_to(b, c, xv->shape.d[d] - g->sizes[d] + 1);
+    } else if (q >= 0) {                      /* batched with the index: the result's place along that dim */
+      ir_attrs io = hlo_no_attrs();
+      io.to = bshape;
+      io.dtype = iv->dtype;
+      io.dim = -1;
+      for (int u = 0; u < rr; u++) if (bdim_of[u] == g->sbd[q]) io.dim = u;
+      if (io.dim < 0 || (p = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io)) < 0) return -1;
+    }
+    if (odim_of[d] >= 0) {                    /* plus the offset in the slice */
+      ir_attrs io = hlo_no_attrs();
+      io.to.rank = rr;
+      for (int u = 0; u < rr; u++) io.to.d[u] = u == odim_of[d] ? rs.d[u] : 1;
+      io.dim = odim_of[d];
+      io.dtype = iv->dtype;
+      int w = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
+      p = p < 0 ? w : hlo_ew(b, "index", IR_ADD, p, w);
+    }
+    if (p < 0) continue;                      /* a collapsed dim of size 1 read at 0 */
+    int term = hlo_ew(b, "index", IR_MUL, p, ir_const_typed(b->g, (double)st[d], iv->dtype));
+    flat = flat < 0 ? term : hlo_ew(b, "index", IR_ADD, flat, term);
+    if (flat < 0) return -1;
+  }
+  if (flat < 0) flat = ir_const_typed(b->g, 0, iv->dtype);
+  ir_attrs bt = hlo_no_attrs();
+  bt.to = rs;
+  ir_shape col = {.rank = 2, .d = {nr, 1}}, row = {.rank = 2, .d = {1, nx}};
+  if ((flat = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &flat, 1, &bt)) < 0 || (flat = hlo_reshape(b, hlo_fresh(b, name), flat, &col)) < 0)
+    return -1;
+  ir_attrs io = hlo_no_attrs();
+  io.to = row;
+  io.dim = 1;
+  io.dtype = iv->dtype;
+  int hit = hlo_cmp(b, "index", "eq", flat, hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io));
+  int xr = hlo_reshape(b, hlo_fresh(b, name), x, &row);
+  int sel[3] = {hit, xr, ir_const_typed(b->g, 0, xv->dtype)};
+  int y = hit < 0 || xr < 0 ? -1 : hlo_emit(b, hlo_fresh(b, name), IR_SELECT, sel, 3, NULL);
+  ir_attrs sum = hlo_no_attrs();
+  sum.ndims = 1;
+  sum.dims[0] = 1;
+  if (y < 0 || (y = hlo_emit(b, hlo_fresh(b, name), IR_SUM, &y, 1, &sum)) < 0) return -1;
+  return hlo_reshape(b, name, y, &rs);
+}
+
 static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix, const gdims *gd) {
   const ir_value *xv = b->g->vals[x], *iv = b->g->vals[ix];
   const mlir_attr *dn = gd->dn;
@@ -74,10 +197,7 @@ static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int
     else ok = sizes[d] == xv->shape.d[d] && !has(col, ncol, d);
   }
   int nb = ivd == ir ? ir : ir - 1;
-  if (!ok || nb + nmap + noff > IR_MAXRANK)
-    return hlo_error(b, op, "%s: carve gathers whole rows of a table (an embedding) or single points along some dims "
-                     "(jnp.take_along_axis: slice size 1 on the start_index_map dims, collapsed; whole on the others); not this one",
-                     op->name);
+  if (!ok || nb + nmap + noff > IR_MAXRANK) return general_gather(b, op, name, x, ix, gd);
   /* the index's batch dims, and for each the operand dim batched with it (-1: none) */
   int bop[IR_MAXRANK];
   ir_shape bi = {.rank = 0};
@@ -179,6 +299,7 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
     if ((ix = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
   }
   if ((ix = hlo_reshape(b, hlo_fresh(b, name), ix, &ids)) < 0) return -1;
+  if (known_in_range(b, ix, tab.d[0]) == 0 && (ix = clamp_to(b, ix, tab.d[0])) < 0) return -1;   /* the spec clamps */
   if ((t = hlo_reshape(b, hlo_fresh(b, name), t, &tab)) < 0) return -1;
   int args[2] = {t, ix};
   int e = hlo_emit(b, ir_shape_eq(&s, &(ir_shape){0}) ? name : hlo_fresh(b, name), IR_EMBEDDING, args, 2, NULL);
@@ -187,6 +308,111 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
 }
 
 /* scatter-add of rows into a table (an embedding's gradient) */
+#define MAX_UPDATES 4096
+
+/* Any scatter of one operand (jax.lax.scatter_add/mul/min/max, x.at[i].set):
+** each update element's place in the operand (its start from the indices,
+** plus its offset in the window, batched dims from the update's place) as
+** one flat position q(u), or nowhere when outside the operand (skipped, as
+** the spec says); a one-hot [updates, operand] of the places; then each
+** update, in order, combined by the region into the elements it lands on
+** (XLA's order, so repeated indices round as XLA rounds them). A few ops
+** per update element: for small scatters (an embedding's gradient, the
+** large case, has its own kernel). */
+static int general_scatter(hctx *b, const mlir_op *op, const char *name, int x, int ix, int up) {
+  const ir_value *xv = b->g->vals[x], *iv = b->g->vals[ix], *uv = b->g->vals[up];
+  const mlir_attr *dn = hlo_attr(op, "scatter_dimension_numbers", NULL);
+  int64_t uw[IR_MAXRANK], ins[IR_MAXRANK], map[IR_MAXRANK], ibd[IR_MAXRANK], sbd[IR_MAXRANK], ivd = 0;
+  int nuw = list_of(mlir_attr_get(dn, "update_window_dims"), uw), nins = list_of(mlir_attr_get(dn, "inserted_window_dims"), ins);
+  int nmap = list_of(mlir_attr_get(dn, "scatter_dims_to_operand_dims"), map);
+  int nibd = list_of(mlir_attr_get(dn, "input_batching_dims"), ibd), nsbd = list_of(mlir_attr_get(dn, "scatter_indices_batching_dims"), sbd);
+  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  const mlir_block *bl = op->nregions == 1 && op->regions[0]->nblocks == 1 ? op->regions[0]->blocks[0] : NULL;
+  int r = xv->shape.rank, ir = iv->shape.rank, ur = uv->shape.rank;
+  int comps = ivd == ir ? 1 : ivd >= 0 && ivd < ir ? (int)iv->shape.d[ivd] : -1;
+  int ok = dn && bl && bl->nargs == 2 && ir_dtype_isint(iv->dtype) && comps == nmap && nibd == nsbd && uv->dtype == xv->dtype &&
+           nuw + nins + nibd == r && ur == nuw + (ivd == ir ? ir : ir - 1);
+  int64_t nu = ir_nelem(&uv->shape), nx = ir_nelem(&xv->shape);
+  if (!ok) return hlo_error(b, op, "%s: this scatter's dimension numbers do not fit its operands (or it scatters several at once)", op->name);
+  if (nu * nx > ((int64_t)1 << 26) || nu > MAX_UPDATES)
+    return hlo_error(b, op, "%s: %lld updates into %lld elements is too large for carve's scatter (at most %d updates and 2^26 "
+                     "pairs); only the scatter-add of whole rows (an embedding's gradient) has a kernel of its own", op->name,
+                     (long long)nu, (long long)nx, MAX_UPDATES);
+  /* the update's dims: window dims (in order: the operand's dims not inserted nor batched), scatter dims (the index's, in order) */
+  int wdim_of[IR_MAXRANK], sdim_of[IR_MAXRANK];     /* operand dim -> update window dim; update scatter dim -> index dim */
+  for (int d = 0, w = 0; d < r; d++) wdim_of[d] = has(ins, nins, d) || has(ibd, nibd, d) ? -1 : (int)uw[w++];
+  for (int u = 0, s = 0; u < ur; u++) if (!has(uw, nuw, u)) { int j = s++; sdim_of[u] = j >= ivd && ivd < ir ? j + 1 : j; } else sdim_of[u] = -1;
+  /* each operand dim's place for every update element, as [updates] tensors: start + window offset */
+  int flat = -1, valid = -1;
+  int64_t st[IR_MAXRANK], stride = 1;
+  for (int d = r - 1; d >= 0; d--) { st[d] = stride; stride *= xv->shape.d[d]; }
+  for (int d = 0; d < r; d++) {
+    int p = -1;
+    int k = index_of(map, nmap, d), q = index_of(ibd, nibd, d);
+    if (k >= 0 || q >= 0) {                 /* from the indices: component k, or the batch position of index dim sbd[q] */
+      int c = ix;
+      ir_shape bshape = {.rank = ur};      /* the index's values along the update's scatter dims, 1 along its window dims */
+      for (int u = 0; u < ur; u++) bshape.d[u] = sdim_of[u] >= 0 ? iv->shape.d[sdim_of[u]] : 1;
+      if (k >= 0) {
+        if (ivd < ir) {
+          ir_attrs at = hlo_no_attrs();
+          at.dim = (int)ivd; at.start = k; at.end = k + 1;
+          if ((c = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &ix, 1, &at)) < 0) return -1;
+        }
+        /* the index's dims other than ivd, in order, are the update's scatter dims, in order */
+        if ((c = hlo_reshape(b, hlo_fresh(b, name), c, &bshape)) < 0) return -1;
+      } else {
+        ir_attrs io = hlo_no_attrs();
+        io.to = bshape;
+        io.dtype = iv->dtype;
+        io.dim = -1;
+        for (int u = 0; u < ur; u++) if (sdim_of[u] == sbd[q]) io.dim = u;
+        if (io.dim < 0 || (c = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io)) < 0) return -1;
+      }
+      p = c;
+    }
+    if (wdim_of[d] >= 0) {                  /* plus the offset in the window */
+      ir_attrs io = hlo_no_attrs();
+      io.to.rank = ur;
+      for (int u = 0; u < ur; u++) io.to.d[u] = u == wdim_of[d] ? uv->shape.d[u] : 1;
+      io.dim = wdim_of[d];
+      io.dtype = iv->dtype;
+      int w = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
+      p = p < 0 ? w : hlo_ew(b, "index", IR_ADD, p, w);
+    }
+    if (p < 0) p = ir_const_typed(b->g, 0, iv->dtype);
+    int in = in_range(b, p, xv->shape.d[d]);
+    valid = valid < 0 ? in : hlo_ew(b, "index", IR_AND, valid, in);
+    int term = hlo_ew(b, "index", IR_MUL, p, ir_const_typed(b->g, (double)st[d], iv->dtype));
+    flat = flat < 0 ? term : hlo_ew(b, "index", IR_ADD, flat, term);
+    if (valid < 0 || flat < 0) return -1;
+  }
+  /* the one-hot [updates, operand]; then the updates applied in their order, as XLA does */
+  ir_attrs bt = hlo_no_attrs();
+  bt.to = uv->shape;
+  ir_shape col = {.rank = 2, .d = {nu, 1}}, row = {.rank = 2, .d = {1, nx}}, flat1 = {.rank = 1, .d = {nu}};
+  if ((flat = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &flat, 1, &bt)) < 0 || (valid = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &valid, 1, &bt)) < 0)
+    return -1;
+  ir_attrs io = hlo_no_attrs();
+  io.to = row;
+  io.dim = 1;
+  io.dtype = iv->dtype;
+  int q = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
+  int hit = hlo_ew(b, "index", IR_AND, hlo_cmp(b, "index", "eq", hlo_reshape(b, hlo_fresh(b, name), flat, &col), q), hlo_reshape(b, hlo_fresh(b, name), valid, &col));
+  int uf = hlo_reshape(b, hlo_fresh(b, name), up, &flat1), acc = hlo_reshape(b, hlo_fresh(b, name), x, &(ir_shape){.rank = 1, .d = {nx}});
+  if (hit < 0 || uf < 0 || acc < 0) return -1;
+  ir_shape one = {.rank = 1, .d = {nx}};
+  for (int64_t i = 0; i < nu; i++) {
+    int hi = slice0(b, hit, i, i + 1), ui = slice0(b, uf, i, i + 1);
+    if (hi < 0 || ui < 0 || (hi = hlo_reshape(b, hlo_fresh(b, name), hi, &one)) < 0) return -1;
+    int args[2] = {acc, hlo_reshape(b, hlo_fresh(b, name), ui, &(ir_shape){.rank = 0})}, f;
+    if (args[1] < 0 || b->run_region(b, op, bl, args, &f, 1) < 0) return -1;
+    int sel[3] = {hi, f, acc};
+    if ((acc = hlo_emit(b, hlo_fresh(b, name), IR_SELECT, sel, 3, NULL)) < 0) return -1;
+  }
+  return hlo_reshape(b, name, acc, &xv->shape);
+}
+
 static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
   if (op->noperands != 3) return hlo_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
   int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1), up = hlo_operand(b, op, 2);
@@ -204,9 +430,7 @@ static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
            ir >= 1 && ivd == ir - 1 && iv->shape.d[ir - 1] == 1 && nuw == 1 && uw[0] == ir - 1 && uv->shape.rank == ir &&
            uv->shape.d[ir - 1] == tv->shape.d[1];
   for (int i = 0; ok && i < ir - 1; i++) ok = uv->shape.d[i] == iv->shape.d[i];
-  if (!ok)
-    return hlo_error(b, op, "%s: only the scatter-add of whole rows into a matrix (an embedding's gradient) is supported", op->name);
-  if (!ir_dtype_isint(iv->dtype)) return hlo_error(b, op, "%s: indices must be integers", op->name);
+  if (!ok || !ir_dtype_isint(iv->dtype)) return general_scatter(b, op, name, t, ix, up);
   ir_shape ids = {.rank = ir - 1};
   for (int i = 0; i < ir - 1; i++) ids.d[i] = iv->shape.d[i];
   if (iv->dtype != IR_I32) {
@@ -215,6 +439,16 @@ static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
     if ((ix = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &ix, 1, &at)) < 0) return -1;
   }
   if ((ix = hlo_reshape(b, hlo_fresh(b, name), ix, &ids)) < 0) return -1;
+  if (known_in_range(b, ix, tv->shape.d[0]) == 0) {   /* rows outside the table are skipped (the spec): 0 added to a row that is there */
+    ir_attrs bt = hlo_no_attrs();
+    ir_shape ms = ids;
+    ms.d[ms.rank++] = 1;
+    bt.to = uv->shape;
+    int in = in_range(b, ix, tv->shape.d[0]), m = in < 0 ? -1 : hlo_reshape(b, hlo_fresh(b, name), in, &ms);
+    int sel[3] = {m < 0 ? -1 : hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &m, 1, &bt), up, ir_const_typed(b->g, 0, uv->dtype)};
+    if (sel[0] < 0 || (up = hlo_emit(b, hlo_fresh(b, name), IR_SELECT, sel, 3, NULL)) < 0) return -1;
+    if ((ix = clamp_to(b, ix, tv->shape.d[0])) < 0) return -1;
+  }
   ir_attrs at = hlo_no_attrs();
   at.rows = tv->shape.d[0];
   int args[2] = {ix, up};

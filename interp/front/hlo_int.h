@@ -39,6 +39,9 @@ typedef struct hctx {
   hlo_info *info;         /* the mesh and the shardings found, or NULL */
   long unrolled;          /* while iterations unrolled so far, all loops together */
   int elementwise;        /* inside a region applied to whole tensors: result types give the dtype only */
+  int *checks, nchecks, capchecks;  /* the program's checks (i1 scalars), outputs after its results */
+  /* a region run on whole tensors (hlo_run_elementwise), for the op files below hlo_flow.c */
+  int (*run_region)(struct hctx *b, const mlir_op *op, const mlir_block *bl, const int *args, int *out, int nout);
 } hctx;
 
 static inline loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
@@ -89,6 +92,12 @@ ir_attrs hlo_no_attrs(void);
 int hlo_emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at);
 /* A name for a helper value of the op whose result is base ("v5.p", "v5.p.2"). */
 const char *hlo_fresh(hctx *b, const char *base);
+/* Helper values named after base, -1 when an operand is -1 (an error already said):
+** k of x and y (y = HLO_UNARY: of x alone), compare(x, y, dir), select(p, x, y). */
+#define HLO_UNARY (-2)
+int hlo_ew(hctx *b, const char *base, ir_opkind k, int x, int y);
+int hlo_cmp(hctx *b, const char *base, const char *dir, int x, int y);
+int hlo_sel(hctx *b, const char *base, int p, int x, int y);
 /* x reshaped to s (x itself when it has s). */
 int hlo_reshape(hctx *b, const char *name, int x, const ir_shape *s);
 /* x[lo:hi] on every dim (x where nothing is cut). */
@@ -105,6 +114,10 @@ int hlo_sdy_sharding(hctx *b, const mlir_attr *s, int id, hlo_info *info);
 int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
 /* the binary op named sn ("multiply"), or IR_NOPS */
 ir_opkind hlo_binary_op(const char *sn);
+/* StableHLO's checks (custom_call @check.expect_close, check.expect_eq_const): the kind, or NULL */
+const char *hlo_check_kind(const mlir_op *op);
+/* a check as an i1 scalar output named check.KIND, verified by carve run */
+int hlo_check(hctx *b, const mlir_op *op, const char *kind);
 /* reduce whose reducer is one of carve's ops (else hlo_flow.c applies its region) */
 int hlo_reduce_is_simple(hctx *b, const mlir_op *op);
 /* gather and scatter (hlo_index.c) */
@@ -116,6 +129,8 @@ int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const
 
 /* ---- regions and the dispatcher (hlo_flow.c) ---- */
 
+/* A region of op run on whole tensors: its block's arguments bound to args, its nout results to out */
+int hlo_run_elementwise(hctx *b, const mlir_op *op, const mlir_block *bl, const int *args, int *out, int nout);
 /* fn's body run with its arguments bound to args; what it returns to outs */
 int hlo_build_body(hctx *b, const mlir_func *fn, const int *args, int *outs, int maxouts, int *nouts);
 

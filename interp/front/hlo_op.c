@@ -300,6 +300,24 @@ int hlo_reshape(hctx *b, const char *name, int x, const ir_shape *s) {
   return hlo_emit(b, name, IR_RESHAPE, &x, 1, &at);
 }
 
+int hlo_ew(hctx *b, const char *base, ir_opkind k, int x, int y) {
+  int args[2] = {x, y};
+  if (x < 0 || y == -1) return -1;
+  return hlo_emit(b, hlo_fresh(b, base), k, args, y == HLO_UNARY ? 1 : 2, NULL);
+}
+
+int hlo_cmp(hctx *b, const char *base, const char *dir, int x, int y) {
+  ir_attrs at = hlo_no_attrs();
+  at.spec = ir_intern(b->g, dir);
+  int args[2] = {x, y};
+  return x < 0 || y < 0 ? -1 : hlo_emit(b, hlo_fresh(b, base), IR_COMPARE, args, 2, &at);
+}
+
+int hlo_sel(hctx *b, const char *base, int p, int x, int y) {
+  int args[3] = {p, x, y};
+  return p < 0 || x < 0 || y < 0 ? -1 : hlo_emit(b, hlo_fresh(b, base), IR_SELECT, args, 3, NULL);
+}
+
 /* x[lo:hi] on every dim, one slice op per dim that is cut (x where none is) */
 int hlo_slice_block(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi) {
   const ir_value *xv = b->g->vals[x];

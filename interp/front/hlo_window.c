@@ -320,6 +320,15 @@ static int next_pos(int64_t *pos, const window *w) {
   return 0;
 }
 
+/* the previous window position, row-major; 0 before the first */
+static int prev_pos(int64_t *pos, const window *w) {
+  for (int k = w->n - 1; k >= 0; k--) {
+    if (--pos[k] >= 0) return 1;
+    pos[k] = w->size[k] - 1;
+  }
+  return 0;
+}
+
 static int64_t count_taps(hctx *b, const window *w) {
   int64_t n = 1;
   for (int k = 0; k < w->n; k++) {
@@ -376,8 +385,9 @@ static int do_reduce_window(hctx *b, const mlir_op *op, const char *name) {
   int identity = iv->kind == IR_CONST && (iv->attr.scalar == ro->identity ||
                  (ro->ew == IR_MAXIMUM && !ir_dtype_isfloat(xv->dtype) && iv->attr.scalar <= -2147483648.0) ||
                  (ro->ew == IR_MINIMUM && !ir_dtype_isfloat(xv->dtype) && iv->attr.scalar >= 2147483647.0));
+  /* init first (unless it is the identity), then the taps in window order, as XLA adds them */
   int64_t pos[IR_MAXRANK] = {0};
-  int acc = -1;
+  int acc = identity ? -1 : init;
   int64_t i = 0;
   do {
     int tap = tap_at(b, name, &t, dims, &w, pos, w.n);
@@ -385,11 +395,9 @@ static int do_reduce_window(hctx *b, const mlir_op *op, const char *name) {
     i++;
     if (acc < 0) { acc = tap; continue; }
     int args[2] = {acc, tap};
-    if ((acc = hlo_emit(b, i == n && identity ? name : hlo_fresh(b, name), ro->ew, args, 2, NULL)) < 0) return -1;
+    if ((acc = hlo_emit(b, i == n ? name : hlo_fresh(b, name), ro->ew, args, 2, NULL)) < 0) return -1;
   } while (next_pos(pos, &w));
-  if (identity) return acc;
-  int args[2] = {acc, init};
-  return hlo_emit(b, name, ro->ew, args, 2, NULL);
+  return acc;
 }
 
 /* ---- convolution ---- */
@@ -597,22 +605,8 @@ static int untap(hctx *b, const char *name, int y, const int *dims, const window
   return y;
 }
 
-static int emit2(hctx *b, const char *name, ir_opkind k, int x, int y) {
-  int args[2] = {x, y};
-  return hlo_emit(b, hlo_fresh(b, name), k, args, 2, NULL);
-}
 
-static int emit_cmp(hctx *b, const char *name, const char *dir, int x, int y) {
-  ir_attrs at = hlo_no_attrs();
-  at.spec = ir_intern(b->g, dir);
-  int args[2] = {x, y};
-  return hlo_emit(b, hlo_fresh(b, name), IR_COMPARE, args, 2, &at);
-}
 
-static int emit_sel(hctx *b, const char *name, int p, int x, int y) {
-  int args[3] = {p, x, y};
-  return hlo_emit(b, hlo_fresh(b, name), IR_SELECT, args, 3, NULL);
-}
 
 /* select_and_scatter(x, source, init) (the gradient of a max pool): in
 ** each window of x the element the select comparison keeps (scanning the
@@ -679,30 +673,32 @@ static int do_select_and_scatter(hctx *b, const mlir_op *op, const char *name) {
       any = ok;
       continue;
     }
-    int stay = emit_cmp(b, name, keep_dir, kept, v);
+    int stay = hlo_cmp(b, name, keep_dir, kept, v);
     int take = stay < 0 ? -1 : hlo_emit(b, hlo_fresh(b, name), IR_NOT, &stay, 1, NULL);
     if (take < 0) return -1;
     if (padded) {
       int none = hlo_emit(b, hlo_fresh(b, name), IR_NOT, &any, 1, NULL);
-      if (none < 0 || (take = emit2(b, name, IR_AND, ok, emit2(b, name, IR_OR, none, take))) < 0) return -1;
-      if ((any = emit2(b, name, IR_OR, any, ok)) < 0) return -1;
+      if (none < 0 || (take = hlo_ew(b, name, IR_AND, ok, hlo_ew(b, name, IR_OR, none, take))) < 0) return -1;
+      if ((any = hlo_ew(b, name, IR_OR, any, ok)) < 0) return -1;
     }
-    if ((kept = emit_sel(b, name, take, v, kept)) < 0 ||
-        (which = emit_sel(b, name, take, ir_const_typed(b->g, (double)i, IR_I32), which)) < 0) return -1;
+    if ((kept = hlo_sel(b, name, take, v, kept)) < 0 ||
+        (which = hlo_sel(b, name, take, ir_const_typed(b->g, (double)i, IR_I32), which)) < 0) return -1;
   }
-  /* each tap's share of the source, put back, added to init */
+  /* each tap's share of the source, put back, added to init; the taps in
+     reverse order, so that an element receives from its windows in their
+     order, as XLA adds them */
   ir_attrs bt = hlo_no_attrs();
   bt.to = xv->shape;
   int acc = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &init, 1, &bt), zero = zero_of(b, sv->dtype);
   if (acc < 0) return -1;
-  memset(pos, 0, sizeof pos);
-  for (int64_t i = 0; i < n; i++, next_pos(pos, &w)) {
-    int hit = emit_cmp(b, name, "eq", which, ir_const_typed(b->g, (double)i, IR_I32));
-    if (hit >= 0 && padded) hit = emit2(b, name, IR_AND, hit, any);
-    int share = hit < 0 ? -1 : emit_sel(b, name, hit, src, zero);
+  for (int k = 0; k < w.n; k++) pos[k] = w.size[k] - 1;
+  for (int64_t i = n - 1; i >= 0; i--, prev_pos(pos, &w)) {
+    int hit = hlo_cmp(b, name, "eq", which, ir_const_typed(b->g, (double)i, IR_I32));
+    if (hit >= 0 && padded) hit = hlo_ew(b, name, IR_AND, hit, any);
+    int share = hit < 0 ? -1 : hlo_sel(b, name, hit, src, zero);
     int back = share < 0 ? -1 : untap(b, name, share, dims, &w, pos, &xv->shape, zero);
     if (back < 0) return -1;
-    if ((acc = hlo_emit(b, i == n - 1 ? name : hlo_fresh(b, name), IR_ADD, (int[]){acc, back}, 2, NULL)) < 0) return -1;
+    if ((acc = hlo_emit(b, i == 0 ? name : hlo_fresh(b, name), IR_ADD, (int[]){acc, back}, 2, NULL)) < 0) return -1;
   }
   return acc;
 }

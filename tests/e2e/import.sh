@@ -85,6 +85,14 @@ $MPIRUN -n 2 "$CARVE" run "$tmp/cnn.cir" "$SRCDIR/examples/mlp_bp.tac" --train '
   awk '/^step 1 /{a=$4} /^step 10 /{b=$4} END {exit !(a > 0 && b < 0.1 * a)}' "$tmp/drop.1" && ok ||
   bad "dropout: $(cat "$tmp/err") $(grep -E '^step (1|10) ' "$tmp/drop.1" 2>/dev/null)"
 
+# StableHLO's checks (custom_call @check.expect_close in the testdata
+# corpus, the check dialect of the interpret tests): they hold, and one
+# that does not fails the run with its place
+"$CARVE" run "$SRCDIR/tests/data/hlo/checks_pass.mlir" --steps 1 >/dev/null 2>"$tmp/err" && ok || bad "checks_pass: $(cat "$tmp/err")"
+"$CARVE" run "$SRCDIR/tests/data/hlo/checks_fail.mlir" --steps 1 >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q 'checks_fail.mlir:[0-9]*:[0-9]*: check.expect_eq_const failed' "$tmp/err" && [ "$(grep -c error "$tmp/err")" = 1 ] && ok ||
+  bad "checks_fail must exit 1 naming the check: $(cat "$tmp/err")"
+
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"
 grep -q 'mesh _axis_0 = 2' "$tmp/llama.tac" && [ "$(grep -c '^  shard param' "$tmp/llama.tac")" -eq 4 ] && ok || bad "llama.tac: $(cat "$tmp/llama.tac")"

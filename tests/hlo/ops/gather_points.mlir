@@ -2,8 +2,10 @@
 // cross-entropy with integer labels, x[i, j] lookups) and of whole slices
 // at points along a middle dim: StableHLO spec semantics (start indices
 // clamped into range), against a direct Python evaluation of the spec's
-// index formula. carve builds them as a one-hot mask, select and a sum.
-func.func public @main() -> (tensor<3x1xf32> {jax.result_info = "take_along_axis"}, tensor<3x1xf32> {jax.result_info = "clamped"}, tensor<2x2x4xf32> {jax.result_info = "along_middle_batched"}, tensor<3xf32> {jax.result_info = "points_2d"}, tensor<3x6x5xf32> {jax.result_info = "rows_along_middle"}, tensor<2x3x3xi32> {jax.result_info = "ints_implicit_vector"}) {
+// index formula. carve builds them as a one-hot mask, select and a sum;
+// and a window of 2 rows at a start clamped so that it fits (any gather:
+// a one-hot of each result element's place in the operand).
+func.func public @main() -> (tensor<3x1xf32> {jax.result_info = "take_along_axis"}, tensor<3x1xf32> {jax.result_info = "clamped"}, tensor<2x2x4xf32> {jax.result_info = "along_middle_batched"}, tensor<3xf32> {jax.result_info = "points_2d"}, tensor<3x6x5xf32> {jax.result_info = "rows_along_middle"}, tensor<2x3x3xi32> {jax.result_info = "ints_implicit_vector"}, tensor<3x2x4xf32> {jax.result_info = "window_clamped"}) {
   %take_along_axis_x = stablehlo.constant dense<[[-2.0, 5.0, 1.0, -3.0, 4.0], [0.0, -4.0, 3.0, -1.0, -5.0], [2.0, -2.0, 5.0, 1.0, -3.0]]> : tensor<3x5xf32>
   %take_along_axis_i = stablehlo.constant dense<[[[2]], [[0]], [[4]]]> : tensor<3x1x1xi32>
   %take_along_axis = "stablehlo.gather"(%take_along_axis_x, %take_along_axis_i) <{dimension_numbers = #stablehlo.gather<offset_dims = [], collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1>}> : (tensor<3x5xf32>, tensor<3x1x1xi32>) -> tensor<3x1xf32>
@@ -22,5 +24,8 @@ func.func public @main() -> (tensor<3x1xf32> {jax.result_info = "take_along_axis
   %ints_implicit_vector_x = stablehlo.constant dense<[[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]> : tensor<4x3xi32>
   %ints_implicit_vector_i = stablehlo.constant dense<[[1, 0, 3], [2, 2, 3]]> : tensor<2x3xi32>
   %ints_implicit_vector = "stablehlo.gather"(%ints_implicit_vector_x, %ints_implicit_vector_i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 3>}> : (tensor<4x3xi32>, tensor<2x3xi32>) -> tensor<2x3x3xi32>
-  return %take_along_axis, %clamped, %along_middle_batched, %points_2d, %rows_along_middle, %ints_implicit_vector : tensor<3x1xf32>, tensor<3x1xf32>, tensor<2x2x4xf32>, tensor<3xf32>, tensor<3x6x5xf32>, tensor<2x3x3xi32>
+  %window_clamped_x = stablehlo.constant dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0], [16.0, 17.0, 18.0, 19.0]]> : tensor<5x4xf32>
+  %window_clamped_i = stablehlo.constant dense<[[0], [4], [2]]> : tensor<3x1xi32>
+  %window_clamped = "stablehlo.gather"(%window_clamped_x, %window_clamped_i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 2, 4>}> : (tensor<5x4xf32>, tensor<3x1xi32>) -> tensor<3x2x4xf32>
+  return %take_along_axis, %clamped, %along_middle_batched, %points_2d, %rows_along_middle, %ints_implicit_vector, %window_clamped : tensor<3x1xf32>, tensor<3x1xf32>, tensor<2x2x4xf32>, tensor<3xf32>, tensor<3x6x5xf32>, tensor<2x3x3xi32>, tensor<3x2x4xf32>
 }
