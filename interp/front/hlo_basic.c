@@ -289,20 +289,22 @@ static int insert_block(hctx *b, const char *name, int x, int dst, const int64_t
 ** operand `first` on) must be known when carve imports the program (a
 ** constant, or a loop counter of an unrolled while), and are clamped into
 ** range as the spec says */
-static int known_starts(hctx *b, const mlir_op *op, int first, const ir_shape *whole, const ir_shape *part, int64_t *st) {
+static int known_starts(hctx *b, const mlir_op *op, int first, const ir_shape *whole, const ir_shape *part, int64_t *st, int *ids) {
   if (op->noperands != first + whole->rank)
     return hlo_error(b, op, "%s: %d start indices for rank %d", op->name, op->noperands - first, whole->rank);
+  int known = 1;
   for (int i = 0; i < whole->rank; i++) {
     int id = hlo_operand(b, op, first + i);
     if (id < 0) return -1;
     const ir_value *v = b->g->vals[id];
-    if (v->kind != IR_CONST || ir_dtype_isfloat(v->dtype))
-      return hlo_error(b, op, "%s: start index %d ('%s') is computed at run time; carve imports slices at indices known when it reads "
-                      "the program (constants, the counter of a while loop it unrolls)", op->name, i, v->name);
+    if (v->shape.rank != 0 || !ir_dtype_isint(v->dtype))
+      return hlo_error(b, op, "%s: start index %d ('%s') must be an integer scalar", op->name, i, v->name);
+    ids[i] = id;
+    if (v->kind != IR_CONST) { known = 0; continue; }
     int64_t hi = whole->d[i] - part->d[i], x = (int64_t)v->attr.scalar;
     st[i] = x < 0 ? 0 : x > hi ? hi : x;
   }
-  return 0;
+  return known;
 }
 
 static int do_dynamic_slice(hctx *b, const mlir_op *op, const char *name) {
@@ -315,7 +317,9 @@ static int do_dynamic_slice(hctx *b, const mlir_op *op, const char *name) {
     if (part.d[i] < 0 || part.d[i] > whole.d[i]) return hlo_error(b, op, "%s: size %lld of dim %d is outside [0, %lld]", op->name,
                                                                    (long long)part.d[i], i, (long long)whole.d[i]);
   int64_t lo[IR_MAXRANK], hi[IR_MAXRANK];
-  if (known_starts(b, op, 1, &whole, &part, lo) < 0) return -1;
+  int ids[IR_MAXRANK], known = known_starts(b, op, 1, &whole, &part, lo, ids);
+  if (known < 0) return -1;
+  if (!known) return hlo_dynamic_slice(b, name, x, ids, &part);     /* computed at run time: a one-hot lookup */
   for (int i = 0; i < whole.rank; i++) hi[i] = lo[i] + part.d[i];
   return hlo_slice_block(b, name, x, lo, hi);
 }
@@ -330,7 +334,9 @@ static int do_dynamic_update_slice(hctx *b, const mlir_op *op, const char *name)
   for (int i = 0; i < dv->shape.rank; i++)
     if (xv->shape.d[i] > dv->shape.d[i]) return hlo_error(b, op, "%s: the update is larger than the operand in dim %d", op->name, i);
   int64_t offs[IR_MAXRANK];
-  if (known_starts(b, op, 2, &dv->shape, &xv->shape, offs) < 0) return -1;
+  int ids[IR_MAXRANK], known = known_starts(b, op, 2, &dv->shape, &xv->shape, offs, ids);
+  if (known < 0) return -1;
+  if (!known) return hlo_dynamic_update(b, name, dst, x, ids);
   return insert_block(b, name, x, dst, offs, 0);
 }
 

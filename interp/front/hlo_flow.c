@@ -113,8 +113,8 @@ static const char *const supported =
   "tan, cbrt, remainder, atan2, popcnt, count_leading_zeros, shift_left, shift_right_arithmetic, shift_right_logical, "
   "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
   "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), case and if (as select), pad, reverse, convolution, "
-  "reduce_window (add, maximum, minimum, and, or), select_and_scatter (a comparison, add), sort, chlo.top_k, dynamic_slice and dynamic_update_slice (at indices known when carve reads "
-  "the program)";
+  "reduce_window, select_and_scatter (a comparison, add), sort, chlo.top_k, dynamic_slice, dynamic_update_slice, "
+  "custom_call @check.* and check.expect_*";
 
 /* One op of a function body: binds its results in the scope. */
 static int build_op(hctx *b, const mlir_op *op) {

@@ -8,6 +8,7 @@
 */
 #include "interp/front/hlo_int.h"
 
+#include <math.h>
 #include <string.h>
 
 /* a gather's dimension numbers (lists that are absent are empty) */
@@ -100,6 +101,38 @@ static int emit_t(hctx *b, const char *name, int x, const int *perm, int r) {
 ** result's order. */
 #define MAX_PAIRS ((int64_t)1 << 26)
 
+/* The lowest value of type t (max's identity) */
+static int lowest_of(hctx *b, ir_dtype t) {
+  if (ir_dtype_isfloat(t)) return ir_const_typed(b->g, -INFINITY, t);
+  if (t == IR_I1 || ir_dtype_isunsigned(t)) return ir_const_typed(b->g, 0, t);
+  double lo = t == IR_I8 ? -128.0 : t == IR_I16 ? -32768.0 : t == IR_I32 ? -2147483648.0 : -9223372036854775808.0;
+  return ir_const_typed(b->g, lo, t);
+}
+
+/* src's elements at the flat places `flat` (an integer tensor of shape s):
+** a one-hot [places, src] and, per place, the max of the element it picks
+** and the lowest value elsewhere, so that the element comes back to the
+** bit (-0 and NaN too) */
+static int onehot_take(hctx *b, const char *name, int src, int flat, const ir_shape *s) {
+  const ir_value *sv = b->g->vals[src];
+  int64_t n = ir_nelem(&sv->shape), m = ir_nelem(s);
+  if (n * m > MAX_PAIRS) return hlo_error(b, b->op, "%s: %lld places in %lld elements are too many for carve's one-hot lookup (at most 2^26 pairs)",
+                                          b->op->name, (long long)m, (long long)n);
+  ir_shape col = {.rank = 2, .d = {m, 1}}, row = {.rank = 2, .d = {1, n}};
+  ir_attrs io = hlo_no_attrs();
+  io.to = row;
+  io.dim = 1;
+  io.dtype = b->g->vals[flat]->dtype;
+  int q = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
+  int hit = hlo_cmp(b, name, "eq", hlo_reshape(b, hlo_fresh(b, name), flat, &col), q);
+  int y = hlo_sel(b, name, hit, hlo_reshape(b, hlo_fresh(b, name), src, &row), lowest_of(b, sv->dtype));
+  ir_attrs mx = hlo_no_attrs();
+  mx.ndims = 1;
+  mx.dims[0] = 1;
+  if (y < 0 || (y = hlo_emit(b, hlo_fresh(b, name), IR_MAX, &y, 1, &mx)) < 0) return -1;
+  return hlo_reshape(b, name, y, s);
+}
+
 /* Any other gather: for every result element, its source's flat place in
 ** the operand (the start from the index, clamped so that the slice fits,
 ** as the spec says, plus its offset in the slice; batched dims from the
@@ -165,22 +198,61 @@ static int general_gather(hctx *b, const mlir_op *op, const char *name, int x, i
   if (flat < 0) flat = ir_const_typed(b->g, 0, iv->dtype);
   ir_attrs bt = hlo_no_attrs();
   bt.to = rs;
-  ir_shape col = {.rank = 2, .d = {nr, 1}}, row = {.rank = 2, .d = {1, nx}};
-  if ((flat = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &flat, 1, &bt)) < 0 || (flat = hlo_reshape(b, hlo_fresh(b, name), flat, &col)) < 0)
-    return -1;
+  if ((flat = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &flat, 1, &bt)) < 0) return -1;
+  return onehot_take(b, name, x, flat, &rs);
+}
+
+/* ---- dynamic slices at indices computed at run time ---- */
+
+/* start, clamped into [0, n - size] as the spec says, as an i64 scalar */
+static int clamped_start(hctx *b, int s, int64_t n, int64_t size) {
+  ir_attrs cv = hlo_no_attrs();
+  cv.dtype = IR_I64;
+  int x = b->g->vals[s]->dtype == IR_I64 ? s : hlo_emit(b, hlo_fresh(b, "start"), IR_CONVERT, &s, 1, &cv);
+  return x < 0 ? -1 : clamp_to(b, x, n - size + 1);
+}
+
+/* an iota of shape s along dim d, i64 */
+static int iota_i64(hctx *b, const ir_shape *s, int d) {
   ir_attrs io = hlo_no_attrs();
-  io.to = row;
-  io.dim = 1;
-  io.dtype = iv->dtype;
-  int hit = hlo_cmp(b, "index", "eq", flat, hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io));
-  int xr = hlo_reshape(b, hlo_fresh(b, name), x, &row);
-  int sel[3] = {hit, xr, ir_const_typed(b->g, 0, xv->dtype)};
-  int y = hit < 0 || xr < 0 ? -1 : hlo_emit(b, hlo_fresh(b, name), IR_SELECT, sel, 3, NULL);
-  ir_attrs sum = hlo_no_attrs();
-  sum.ndims = 1;
-  sum.dims[0] = 1;
-  if (y < 0 || (y = hlo_emit(b, hlo_fresh(b, name), IR_SUM, &y, 1, &sum)) < 0) return -1;
-  return hlo_reshape(b, name, y, &rs);
+  io.to = *s;
+  io.dim = d;
+  io.dtype = IR_I64;
+  return hlo_emit(b, hlo_fresh(b, "start"), IR_IOTA, NULL, 0, &io);
+}
+
+/* dynamic_slice(x, starts, sizes = part): element p of the result is
+** x[clamped start + p], read by onehot_take */
+int hlo_dynamic_slice(hctx *b, const char *name, int x, const int *starts, const ir_shape *part) {
+  const ir_value *xv = b->g->vals[x];
+  int flat = -1;
+  int64_t stride = 1;
+  for (int d = xv->shape.rank - 1; d >= 0; stride *= xv->shape.d[d], d--) {
+    int p = hlo_ew(b, name, IR_ADD, iota_i64(b, part, d), clamped_start(b, starts[d], xv->shape.d[d], part->d[d]));
+    int t = hlo_ew(b, name, IR_MUL, p, ir_const_typed(b->g, (double)stride, IR_I64));
+    if ((flat = flat < 0 ? t : hlo_ew(b, name, IR_ADD, flat, t)) < 0) return -1;
+  }
+  if (flat < 0) return x;
+  return onehot_take(b, name, x, flat, part);
+}
+
+/* dynamic_update_slice(dst, upd, starts): where an element of dst lies in
+** the window at the clamped starts, upd's element at its place in the
+** window (onehot_take), else dst's */
+int hlo_dynamic_update(hctx *b, const char *name, int dst, int upd, const int *starts) {
+  const ir_value *dv = b->g->vals[dst], *uv = b->g->vals[upd];
+  int inside = -1, flat = -1;
+  int64_t stride = 1;
+  for (int d = dv->shape.rank - 1; d >= 0; stride *= uv->shape.d[d], d--) {
+    int rel = hlo_ew(b, name, IR_SUB, iota_i64(b, &dv->shape, d), clamped_start(b, starts[d], dv->shape.d[d], uv->shape.d[d]));
+    int in = in_range(b, rel, uv->shape.d[d]);
+    int t = hlo_ew(b, name, IR_MUL, clamp_to(b, rel, uv->shape.d[d]), ir_const_typed(b->g, (double)stride, IR_I64));
+    inside = inside < 0 ? in : hlo_ew(b, name, IR_AND, inside, in);
+    if ((flat = flat < 0 ? t : hlo_ew(b, name, IR_ADD, flat, t)) < 0 || inside < 0) return -1;
+  }
+  if (flat < 0) return upd;
+  int v = onehot_take(b, name, upd, flat, &dv->shape);
+  return v < 0 ? -1 : hlo_sel(b, name, inside, v, dst);
 }
 
 static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix, const gdims *gd) {

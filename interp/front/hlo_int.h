@@ -122,6 +122,9 @@ int hlo_check(hctx *b, const mlir_op *op, const char *kind);
 int hlo_reduce_is_simple(hctx *b, const mlir_op *op);
 /* gather and scatter (hlo_index.c) */
 int hlo_index_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
+/* dynamic_slice and dynamic_update_slice at starts (i-scalar value ids) computed at run time */
+int hlo_dynamic_slice(hctx *b, const char *name, int x, const int *starts, const ir_shape *part);
+int hlo_dynamic_update(hctx *b, const char *name, int dst, int upd, const int *starts);
 /* pad, reverse, convolution, reduce_window, select_and_scatter (hlo_window.c) */
 int hlo_window_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
 /* x[lo:hi:st] on every dim (stride st >= 1), for slice (hlo_window.c) */

@@ -361,8 +361,9 @@ static int do_reduce_window(hctx *b, const mlir_op *op, const char *name) {
     return hlo_error(b, op, "%s: windows over %d operands at once are not supported (one operand and its init)", op->name, op->noperands / 2);
   const char *fn = op->nregions ? hlo_region_reducer(op->regions[0]) : NULL;
   const hlo_redop *ro = fn ? hlo_find_redop(fn) : NULL;
-  if (!ro) return hlo_error(b, op, "%s: the reducer %s is not supported; carve reduces windows with add, maximum, minimum, and, or", op->name,
-                            fn ? fn : "(a region that is not one binary op)");
+  const mlir_block *bl = op->nregions == 1 && op->regions[0]->nblocks == 1 ? op->regions[0]->blocks[0] : NULL;
+  if (!ro && (!bl || bl->nargs != 2))
+    return hlo_error(b, op, "%s: the reducer must be a region of two arguments (or add, maximum, minimum, and, or)", op->name);
   int x = hlo_operand(b, op, 0), init = hlo_operand(b, op, 1);
   if (x < 0 || init < 0) return -1;
   const ir_value *xv = b->g->vals[x], *iv = b->g->vals[init];
@@ -382,7 +383,7 @@ static int do_reduce_window(hctx *b, const mlir_op *op, const char *name) {
   taps t;
   if (taps_prepare(b, name, x, dims, &w, init, &t) < 0) return -1;
   for (int k = 0; k < w.n; k++) if (t.out[k] == 0) return empty_result(b, op, name);
-  int identity = iv->kind == IR_CONST && (iv->attr.scalar == ro->identity ||
+  int identity = ro && iv->kind == IR_CONST && (iv->attr.scalar == ro->identity ||
                  (ro->ew == IR_MAXIMUM && !ir_dtype_isfloat(xv->dtype) && iv->attr.scalar <= -2147483648.0) ||
                  (ro->ew == IR_MINIMUM && !ir_dtype_isfloat(xv->dtype) && iv->attr.scalar >= 2147483647.0));
   /* init first (unless it is the identity), then the taps in window order, as XLA adds them */
@@ -395,7 +396,11 @@ static int do_reduce_window(hctx *b, const mlir_op *op, const char *name) {
     i++;
     if (acc < 0) { acc = tap; continue; }
     int args[2] = {acc, tap};
-    if ((acc = hlo_emit(b, i == n ? name : hlo_fresh(b, name), ro->ew, args, 2, NULL)) < 0) return -1;
+    if (!ro) {                 /* any other region (multiply, a call): applied to whole tensors */
+      if (b->run_region(b, op, bl, args, &acc, 1) < 0) return -1;
+    } else if ((acc = hlo_emit(b, i == n ? name : hlo_fresh(b, name), ro->ew, args, 2, NULL)) < 0) {
+      return -1;
+    }
   } while (next_pos(pos, &w));
   return acc;
 }

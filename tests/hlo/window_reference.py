@@ -180,7 +180,7 @@ def conv_file():
 
 # ---- reduce_window, as the spec defines it ----
 
-OPS = {"add": lambda a, b: a + b, "maximum": max, "minimum": min}
+OPS = {"add": lambda a, b: a + b, "maximum": max, "minimum": min, "multiply": lambda a, b: a * b}
 
 
 def reduce_window(x, init, op, wdims, wst, bdil, wdil, pad):
@@ -216,6 +216,7 @@ def rw_file():
         ("cumsum", ramp([3, 7], 9, 4), 0.0, "add", [1, 7], [1, 1], [1, 1], [1, 1], [[0, 0], [6, 0]], "f32"),
         ("min_dilated_init", ramp([9, 4], 13, 6, 0.5), 0.5, "minimum", [3, 2], [2, 1], [1, 2], [2, 1], [[1, 0], [0, 1]], "f32"),
         ("max_i32", ramp([6, 5], 17, 8), -2147483648, "maximum", [2, 3], [2, 2], [1, 1], [1, 1], [[0, 0], [1, 1]], "i32"),
+        ("product_region", ramp([3, 6], 5, 2, 0.5), 2.0, "multiply", [1, 3], [1, 2], [1, 1], [1, 1], [[0, 0], [1, 0]], "f32"),
     ]
     lines, outs, exp = [], [], []
     for (name, x, init, op, wd, ws, bd, wdl, pad, dt) in cases:
@@ -247,7 +248,8 @@ def rw_file():
 // 'SAME' padding (avg_pool before its division); jnp.cumsum as JAX
 // writes it on CPU (a window as long as the row, padded before); min with
 // base and window dilation and an init (0.5) that is not min's identity;
-// an i32 max pool with INT_MIN as the init.
+// an i32 max pool with INT_MIN as the init; a product (a region carve
+// applies to whole tensors) with an init of 2, in window order.
 """
     return head, lines, outs, exp
 

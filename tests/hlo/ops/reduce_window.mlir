@@ -5,8 +5,9 @@
 // 'SAME' padding (avg_pool before its division); jnp.cumsum as JAX
 // writes it on CPU (a window as long as the row, padded before); min with
 // base and window dilation and an init (0.5) that is not min's identity;
-// an i32 max pool with INT_MIN as the init.
-func.func public @main() -> (tensor<2x2x2x3xf32> {jax.result_info = "max_pool_2x2"}, tensor<1x3x3x2xf32> {jax.result_info = "max_pool_3x3_same"}, tensor<2x4x4x1xf32> {jax.result_info = "sum_pool_same"}, tensor<3x7xf32> {jax.result_info = "cumsum"}, tensor<3x7xf32> {jax.result_info = "min_dilated_init"}, tensor<3x3xi32> {jax.result_info = "max_i32"}) {
+// an i32 max pool with INT_MIN as the init; a product (a region carve
+// applies to whole tensors) with an init of 2, in window order.
+func.func public @main() -> (tensor<2x2x2x3xf32> {jax.result_info = "max_pool_2x2"}, tensor<1x3x3x2xf32> {jax.result_info = "max_pool_3x3_same"}, tensor<2x4x4x1xf32> {jax.result_info = "sum_pool_same"}, tensor<3x7xf32> {jax.result_info = "cumsum"}, tensor<3x7xf32> {jax.result_info = "min_dilated_init"}, tensor<3x3xi32> {jax.result_info = "max_i32"}, tensor<3x3xf32> {jax.result_info = "product_region"}) {
   %max_pool_2x2_x = stablehlo.constant dense<[[[[-2.0, 5.0, 1.0], [-3.0, 4.0, 0.0], [-4.0, 3.0, -1.0], [-5.0, 2.0, -2.0], [5.0, 1.0, -3.0]], [[4.0, 0.0, -4.0], [3.0, -1.0, -5.0], [2.0, -2.0, 5.0], [1.0, -3.0, 4.0], [0.0, -4.0, 3.0]], [[-1.0, -5.0, 2.0], [-2.0, 5.0, 1.0], [-3.0, 4.0, 0.0], [-4.0, 3.0, -1.0], [-5.0, 2.0, -2.0]], [[5.0, 1.0, -3.0], [4.0, 0.0, -4.0], [3.0, -1.0, -5.0], [2.0, -2.0, 5.0], [1.0, -3.0, 4.0]]], [[[0.0, -4.0, 3.0], [-1.0, -5.0, 2.0], [-2.0, 5.0, 1.0], [-3.0, 4.0, 0.0], [-4.0, 3.0, -1.0]], [[-5.0, 2.0, -2.0], [5.0, 1.0, -3.0], [4.0, 0.0, -4.0], [3.0, -1.0, -5.0], [2.0, -2.0, 5.0]], [[1.0, -3.0, 4.0], [0.0, -4.0, 3.0], [-1.0, -5.0, 2.0], [-2.0, 5.0, 1.0], [-3.0, 4.0, 0.0]], [[-4.0, 3.0, -1.0], [-5.0, 2.0, -2.0], [5.0, 1.0, -3.0], [4.0, 0.0, -4.0], [3.0, -1.0, -5.0]]]]> : tensor<2x4x5x3xf32>
   %max_pool_2x2_i = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %max_pool_2x2 = "stablehlo.reduce_window"(%max_pool_2x2_x, %max_pool_2x2_i) <{base_dilations = array<i64: 1, 1, 1, 1>, padding = dense<[[0, 0], [0, 0], [0, 0], [0, 0]]> : tensor<4x2xi64>, window_dilations = array<i64: 1, 1, 1, 1>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
@@ -49,5 +50,12 @@ func.func public @main() -> (tensor<2x2x2x3xf32> {jax.result_info = "max_pool_2x
     %r = stablehlo.maximum %a, %b : tensor<i32>
     stablehlo.return %r : tensor<i32>
   }) : (tensor<6x5xi32>, tensor<i32>) -> tensor<3x3xi32>
-  return %max_pool_2x2, %max_pool_3x3_same, %sum_pool_same, %cumsum, %min_dilated_init, %max_i32 : tensor<2x2x2x3xf32>, tensor<1x3x3x2xf32>, tensor<2x4x4x1xf32>, tensor<3x7xf32>, tensor<3x7xf32>, tensor<3x3xi32>
+  %product_region_x = stablehlo.constant dense<[[0.5, -1.0, 0.0, 1.0, -0.5, 0.5], [-1.0, 0.0, 1.0, -0.5, 0.5, -1.0], [0.0, 1.0, -0.5, 0.5, -1.0, 0.0]]> : tensor<3x6xf32>
+  %product_region_i = stablehlo.constant dense<2.0> : tensor<f32>
+  %product_region = "stablehlo.reduce_window"(%product_region_x, %product_region_i) <{base_dilations = array<i64: 1, 1>, padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 1, 3>, window_strides = array<i64: 1, 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.multiply %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<3x6xf32>, tensor<f32>) -> tensor<3x3xf32>
+  return %max_pool_2x2, %max_pool_3x3_same, %sum_pool_same, %cumsum, %min_dilated_init, %max_i32, %product_region : tensor<2x2x2x3xf32>, tensor<1x3x3x2xf32>, tensor<2x4x4x1xf32>, tensor<3x7xf32>, tensor<3x7xf32>, tensor<3x3xi32>, tensor<3x3xf32>
 }
