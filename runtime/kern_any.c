@@ -83,6 +83,7 @@ static float ew_f(int fn, float x, float y, float al, float be) {
   case RT_ABS: return fabsf(x);
   case RT_SIGN: return sign_f(x);
   case RT_ERF: return erff(x);
+  case RT_ERFC: return erfcf(x);
   case RT_LOG1P: return log1pf(x);
   case RT_EXPM1: return expm1f(x);
   case RT_SIN: return sinf(x);
@@ -137,6 +138,7 @@ static double ew_d(int fn, double x, double y, double al, double be) {
   case RT_ABS: return fabs(x);
   case RT_SIGN: return sign_d(x);
   case RT_ERF: return erf(x);
+  case RT_ERFC: return erfc(x);
   case RT_LOG1P: return log1p(x);
   case RT_EXPM1: return expm1(x);
   case RT_SIN: return sin(x);

@@ -26,7 +26,7 @@ static const char *const ewfn_names[] = {
   "sigmoid", "silu", "affine",
   "add", "sub", "mul", "div", "max", "min", "ge",
   "relu_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad", "axpy", "axpby",
-  "adam_denom", "abs", "sign", "erf", "log1p", "expm1", "sin", "cos", "floor", "ceil", "round", "round_afz", "tan", "cbrt",
+  "adam_denom", "abs", "sign", "erf", "erfc", "log1p", "expm1", "sin", "cos", "floor", "ceil", "round", "round_afz", "tan", "cbrt",
   "popcnt", "clz", "not", "bitcast", "convert", "pow", "and", "or", "xor", "rem", "atan2", "shl", "shra", "shrl",
   "cmp_eq", "cmp_ne", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge", "select",
 };

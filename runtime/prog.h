@@ -123,7 +123,7 @@ typedef enum rt_ewfn {
   /* ternary: in0, in1, in2 */
   RT_ADAM_DENOM,    /* sqrt(in0) * alpha + beta; kept binary-free for clarity */
   /* the ops of imported StableHLO programs, in every dtype (in0 to out's dtype unless said) */
-  RT_ABS, RT_SIGN, RT_ERF,  /* unary (erf and the rest of this line: floats) */
+  RT_ABS, RT_SIGN, RT_ERF, RT_ERFC,  /* unary (erf and the rest of this line: floats) */
   RT_LOG1P, RT_EXPM1, RT_SIN, RT_COS, RT_FLOOR, RT_CEIL, RT_ROUND, RT_ROUND_AFZ, RT_TAN, RT_CBRT,
   RT_POPCNT, RT_CLZ,/* integers: set bits, leading zeros, in the dtype's width */
   RT_NOT,           /* logical not of an i1, bitwise not of an integer */

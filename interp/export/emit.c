@@ -365,6 +365,13 @@ static ex_val erfc_pos(ex_ctx *c, ex_val z) {
 
 /* erf(x): its Taylor series to x^25 where |x| < 0.5 (where 1 - erfc would
 ** cancel), else sign(x) (1 - erfc(|x|)); within 4e-16 of erf in f64 */
+/* erfc(x) = erfc_pos(x) for x >= 0, 2 - erfc_pos(-x) below */
+static ex_val erfc_any(ex_ctx *c, ex_val x) {
+  ex_val p = erfc_pos(c, unary(c, "abs", x));
+  ex_val n = binary(c, "subtract", scalar(c, 2, x.t), p);
+  return select3(c, compare(c, "LT", x, scalar(c, 0, x.t), 0), n, p);
+}
+
 static ex_val erf_exact(ex_ctx *c, ex_val x) {
   ex_val x2 = binary(c, "multiply", x, x), s = splat(c, 0, x.t, &x.s);
   double fact = 1;
@@ -703,6 +710,7 @@ static int emit_op(ex_ctx *c, const ir_value *v, ex_val *out) {
   case IR_RELU: *out = binary(c, "maximum", arg(c, v, 0), scalar(c, 0, v->dtype)); return 0;
   case IR_GELU: { ex_val x = arg(c, v, 0), p = phi(c, x); *out = binary(c, "multiply", x, p); return 0; }
   case IR_ERF: *out = erf_exact(c, arg(c, v, 0)); return 0;
+  case IR_ERFC: *out = erfc_any(c, arg(c, v, 0)); return 0;
   case IR_GELU_TANH: { ex_val x = arg(c, v, 0), s = gelu_tanh_gate(c, x); *out = binary(c, "multiply", x, s); return 0; }
   case IR_SILU: { ex_val x = arg(c, v, 0), s = unary(c, "logistic", x); *out = binary(c, "multiply", x, s); return 0; }
   case IR_MATMUL: case IR_EINSUM: return contraction(c, v, out);

@@ -495,7 +495,7 @@ static const ewop ewops[] = {
   {"add", IR_ADD, 2}, {"subtract", IR_SUB, 2}, {"multiply", IR_MUL, 2}, {"divide", IR_DIV, 2},
   {"maximum", IR_MAXIMUM, 2}, {"minimum", IR_MINIMUM, 2}, {"power", IR_POWER, 2},
   {"and", IR_AND, 2}, {"or", IR_OR, 2}, {"xor", IR_XOR, 2},
-  {"negate", IR_NEG, 1}, {"abs", IR_ABS, 1}, {"sign", IR_SIGN, 1}, {"not", IR_NOT, 1}, {"erf", IR_ERF, 1},
+  {"negate", IR_NEG, 1}, {"abs", IR_ABS, 1}, {"sign", IR_SIGN, 1}, {"not", IR_NOT, 1}, {"erf", IR_ERF, 1}, {"erfc", IR_ERFC, 1},
   {"log_plus_one", IR_LOG1P, 1}, {"exponential_minus_one", IR_EXPM1, 1}, {"sine", IR_SIN, 1}, {"cosine", IR_COS, 1},
   {"floor", IR_FLOOR, 1}, {"ceil", IR_CEIL, 1}, {"round_nearest_even", IR_ROUND, 1}, {"round_nearest_afz", IR_ROUND_AFZ, 1},
   {"exponential", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
@@ -697,6 +697,61 @@ int hlo_check(hctx *b, const mlir_op *op, const char *kind) {
   return 0;
 }
 
+/* ---- CHLO's functions, in carve's elementwise ops ---- */
+
+/* chlo.sinh, cosh, atan, asin, acos, asinh, acosh, atanh (what jnp
+** lowers them to) written with the ops carve has, in the forms XLA expands
+** them to, accurate near 0 (expm1, log1p) and at the ends of their
+** domains: sinh = (expm1(x) - expm1(-x)) / 2, cosh = (e^x + e^-x) / 2,
+** atan = atan2(x, 1), asin = 2 atan2(x, 1 + sqrt((1 - x)(1 + x))), acos =
+** 2 atan2(sqrt((1 - x)(1 + x)), 1 + x) (pi at -1), asinh = sign(x) log1p(|x| + x^2 /
+** (1 + sqrt(1 + x^2))), acosh = log1p((x - 1) + sqrt((x - 1)(x + 1))),
+** atanh = log1p(2x / (1 - x)) / 2 (erfc is an op of its own); bf16 and
+** f16 computed in f32 and f32 in f64, rounded once at the end. The
+** gradients follow. */
+static int do_chlo(hctx *b, const mlir_op *op, const char *sn, const char *name) {
+  if (op->noperands != 1) return hlo_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
+  int x = hlo_operand(b, op, 0);
+  if (x < 0) return -1;
+  if (!ir_dtype_isfloat(b->g->vals[x]->dtype))
+    return hlo_error(b, op, "%s of %s values; it takes floats", op->name, ir_dtype_name(b->g->vals[x]->dtype));
+  const char *h = "chlo";
+  ir_dtype ty = b->g->vals[x]->dtype, ct = ty == IR_BF16 || ty == IR_F16 ? IR_F32 : IR_F64;
+  if (ty != ct) {                  /* computed wider and rounded once (16-bit types in f32, as XLA upcasts them) */
+    ir_attrs cv = hlo_no_attrs();
+    cv.dtype = ct;
+    if ((x = hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &x, 1, &cv)) < 0) return -1;
+  }
+  int one = ir_const(b->g, 1), two = ir_const(b->g, 2), half = ir_const(b->g, 0.5), r = -1;
+#define U(k, a) hlo_ew(b, h, k, a, HLO_UNARY)
+#define B(k, a, c) hlo_ew(b, h, k, a, c)
+  int x2 = B(IR_MUL, x, x), omx2 = B(IR_MUL, B(IR_SUB, one, x), B(IR_ADD, one, x));   /* 1 - x^2 without cancellation */
+  if (!strcmp(sn, "sinh")) r = B(IR_MUL, B(IR_SUB, U(IR_EXPM1, x), U(IR_EXPM1, U(IR_NEG, x))), half);
+  else if (!strcmp(sn, "cosh")) r = B(IR_MUL, B(IR_ADD, U(IR_EXP, x), U(IR_EXP, U(IR_NEG, x))), half);
+  else if (!strcmp(sn, "atan")) r = B(IR_ATAN2, x, one);
+  else if (!strcmp(sn, "asin")) r = B(IR_MUL, B(IR_ATAN2, x, B(IR_ADD, one, U(IR_SQRT, omx2))), two);
+  else if (!strcmp(sn, "acos")) {
+    int a = B(IR_MUL, B(IR_ATAN2, U(IR_SQRT, omx2), B(IR_ADD, one, x)), two);
+    r = hlo_sel(b, h, hlo_cmp(b, h, "ne", x, ir_const(b->g, -1)), a, ir_const_typed(b->g, 3.14159265358979323846, ct));
+  } else if (!strcmp(sn, "asinh")) {
+    int ax = U(IR_ABS, x);
+    int t = B(IR_ADD, ax, B(IR_DIV, x2, B(IR_ADD, one, U(IR_SQRT, B(IR_ADD, one, x2)))));
+    r = B(IR_MUL, U(IR_SIGN, x), U(IR_LOG1P, t));
+  } else if (!strcmp(sn, "acosh")) {
+    int xm = B(IR_SUB, x, one);
+    r = U(IR_LOG1P, B(IR_ADD, xm, U(IR_SQRT, B(IR_MUL, xm, B(IR_ADD, x, one)))));
+  } else if (!strcmp(sn, "atanh")) r = B(IR_MUL, U(IR_LOG1P, B(IR_DIV, B(IR_MUL, x, two), B(IR_SUB, one, x))), half);
+  else return -2;
+#undef U
+#undef B
+  if (r >= 0 && ty != ct) {
+    ir_attrs cv = hlo_no_attrs();
+    cv.dtype = ty;
+    return hlo_emit(b, name, IR_CONVERT, &r, 1, &cv);
+  }
+  return r < 0 ? -1 : hlo_reshape(b, name, r, &b->g->vals[x]->shape);
+}
+
 /* ---- the dispatch ---- */
 
 int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
@@ -724,6 +779,10 @@ int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
   if (!strcmp(op->name, "sdy.sharding_constraint")) return do_constraint(b, op);
   if (!strcmp(sn, "custom_call")) return do_custom_call(b, op);
   if (!strcmp(sn, "is_finite")) return do_is_finite(b, op, name);
+  if (!strncmp(op->name, "chlo.", 5)) {
+    int id = do_chlo(b, op, sn, name);
+    if (id != -2) return id;
+  }
   if (!strcmp(op->name, "tensor.insert_slice")) return do_insert_slice(b, op, name);
   for (size_t i = 0; i < sizeof ewops / sizeof ewops[0]; i++) {
     if (strcmp(sn, ewops[i].name) || !strchr(op->name, '.')) continue;

@@ -48,6 +48,7 @@ typedef enum ir_opkind {
   /* StableHLO's other elementwise ops, in every dtype (imported programs use them) */
   IR_ABS, IR_SIGN,      /* abs(x), sign(x) (-1, 0 or 1; NaN and -0 stay) */
   IR_ERF,               /* erf(x), floats (chlo.erf: JAX's exact GELU) */
+  IR_ERFC,              /* erfc(x) = 1 - erf(x), exact where it is small (chlo.erfc) */
   IR_LOG1P, IR_EXPM1,   /* log(1 + x), exp(x) - 1, exact near 0 (softplus, elu) */
   IR_SIN, IR_COS,       /* (rotary embeddings) */
   IR_FLOOR, IR_CEIL,    /* no gradient, as in JAX */

@@ -34,7 +34,7 @@ static const ir_opinfo opinfo[] = {
   {"embedding", "table:v ids:v", 0},
   {"cross_entropy", "logits:v labels:v", 0},
   {"causal_mask", "x:v", 0},
-  {"abs", "x:v", U}, {"sign", "x:v", U | OPF_NODIFF}, {"erf", "x:v", U},
+  {"abs", "x:v", U}, {"sign", "x:v", U | OPF_NODIFF}, {"erf", "x:v", U}, {"erfc", "x:v", U},
   {"log1p", "x:v", U}, {"expm1", "x:v", U}, {"sin", "x:v", U}, {"cos", "x:v", U},
   {"floor", "x:v", U | OPF_NODIFF}, {"ceil", "x:v", U | OPF_NODIFF}, {"round", "x:v", U | OPF_NODIFF},
   {"round_afz", "x:v", U | OPF_NODIFF},

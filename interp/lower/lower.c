@@ -90,6 +90,7 @@ static int lower_stablehlo_ew(lctx *c, const ir_value *v, int out) {
   case IR_ABS: fn = RT_ABS; break;
   case IR_SIGN: fn = RT_SIGN; break;
   case IR_ERF: fn = RT_ERF; break;
+  case IR_ERFC: fn = RT_ERFC; break;
   case IR_LOG1P: fn = RT_LOG1P; break;
   case IR_EXPM1: fn = RT_EXPM1; break;
   case IR_SIN: fn = RT_SIN; break;

@@ -220,11 +220,12 @@ static int rule_unary(gctx *c, int u, int dy) {
     give(c, a, emit2(c, bwd(c, u, "cbrt"), IR_DIV, dy, t));
     break;
   }
-  case IR_ERF: {         /* d erf(x) = 2/sqrt(pi) exp(-x^2) */
+  case IR_ERF: case IR_ERFC: {   /* d erf(x) = 2/sqrt(pi) exp(-x^2) = -d erfc(x) */
     int x2 = emit2(c, bwd(c, u, "x2"), IR_MUL, a, a);
     int e = emit1(c, bwd(c, u, "e"), IR_EXP, emit1(c, bwd(c, u, "nx2"), IR_NEG, x2));
     int t = emit2(c, bwd(c, u, "t"), IR_MUL, dy, e);
-    give(c, a, emit2(c, bwd(c, u, "erf"), IR_MUL, t, ir_const(c->g, 1.1283791670955126)));
+    double k = y->op == IR_ERF ? 1.1283791670955126 : -1.1283791670955126;
+    give(c, a, emit2(c, bwd(c, u, "erf"), IR_MUL, t, ir_const(c->g, k)));
     break;
   }
   case IR_CONVERT: {     /* between floats: the adjoint converts back */

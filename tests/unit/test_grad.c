@@ -150,10 +150,10 @@ Test(grad, jax_math) {
              " out = add(add(erf(x), log1p(x)), add(expm1(mul(x, 0.5)), add(mul(sin(x), cos(mul(x, 3.0))), floor(x))))"),
            12, 1e-3, 2e-2);
 }
-/* tan, cbrt, remainder (JAX's rule: db = -dy trunc(a / b)) and atan2 */
+/* tan, cbrt, remainder (JAX's rule: db = -dy trunc(a / b)), atan2, erfc */
 Test(grad, more_jax_math) {
   fd_check(M("param x : f32[12] = uniform(0.3, 1.2)\n param y : f32[12] = uniform(0.5, 2)\n input cot : f32[12]\n"
-             " out = add(add(tan(x), cbrt(y)), add(rem(y, x), atan2(x, neg(y))))"), 12, 1e-3, 2e-2);
+             " out = add(add(tan(x), cbrt(y)), add(rem(y, x), add(atan2(x, neg(y)), erfc(x))))"), 12, 1e-3, 2e-2);
 }
 Test(grad, min_over_dims) {
   fd_check(M("param x : f32[3, 4, 5]\n input cot : f32[4]\n out = min(x, dims = [0, 2])"), 30, 1e-3, 2e-2);
@@ -371,5 +371,32 @@ Test(grad, imported_top_k_and_sort) {
     "  %sw = stablehlo.multiply %s, %w : tensor<2x6xf32>\n"
     "  %b = stablehlo.reduce(%sw init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<2x6xf32>, tensor<f32>) -> tensor<f32>\n"
     "  %r = stablehlo.add %a, %b : tensor<f32>\n"
+    "  return %r : tensor<f32>\n}\n", 12);
+}
+Test(grad, imported_chlo_functions) {
+  /* chlo.sinh, cosh, atan, asin, acos, asinh, acosh, atanh as carve writes them (in f64, rounded back) */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<6xf32>, %y: tensor<6xf32>) -> tensor<f32> {\n"
+    "  %a = chlo.sinh %x : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %b = chlo.cosh %x : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %t = stablehlo.tanh %y : tensor<6xf32>\n"
+    "  %c = chlo.asin %t : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %d = chlo.acos %t : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %e = chlo.atanh %t : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %f = chlo.asinh %x : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %g = chlo.atan %x : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %sq = stablehlo.multiply %x, %x : tensor<6xf32>\n"
+    "  %two = stablehlo.constant dense<2.0> : tensor<6xf32>\n"
+    "  %p = stablehlo.add %sq, %two : tensor<6xf32>\n"
+    "  %h = chlo.acosh %p : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %s1 = stablehlo.add %a, %b : tensor<6xf32>\n"
+    "  %s2 = stablehlo.multiply %c, %d : tensor<6xf32>\n"
+    "  %s3 = stablehlo.add %e, %f : tensor<6xf32>\n"
+    "  %s4 = stablehlo.multiply %g, %h : tensor<6xf32>\n"
+    "  %s5 = stablehlo.add %s1, %s2 : tensor<6xf32>\n"
+    "  %s6 = stablehlo.add %s3, %s4 : tensor<6xf32>\n"
+    "  %s7 = stablehlo.add %s5, %s6 : tensor<6xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %r = stablehlo.reduce(%s7 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>\n"
     "  return %r : tensor<f32>\n}\n", 12);
 }
