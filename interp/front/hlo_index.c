@@ -5,6 +5,9 @@
 ** optax's cross-entropy with integer labels) becomes a one-hot selection:
 ** a mask from comparing an iota with the (clamped) indices, select, and a
 ** sum over the looked-up dims, which differentiates and splits as the rest.
+** Any other gather, and dynamic slices at starts computed at run time, read
+** through a one-hot of each element's flat place (onehot_take); any other
+** scatter applies its updates one by one through the same places.
 */
 #include "interp/front/hlo_int.h"
 
@@ -44,8 +47,6 @@ static int index_of(const int64_t *v, int n, int64_t x) {
   for (int i = 0; i < n; i++) if (v[i] == x) return i;
   return -1;
 }
-
-
 
 /* x[lo:hi] along dim 0 */
 static int slice0(hctx *b, int x, int64_t lo, int64_t hi) {

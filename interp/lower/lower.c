@@ -68,8 +68,7 @@ static int affine_of(lctx *c, const ir_value *v, int *x, double *al, double *be)
 ** round them */
 static int exact_recip(double k, double *r) {
   int e;
-  if (frexp(k, &e) != 0.5 && frexp(k, &e) != -0.5) return 0;
-  if (e < -124 || e > 126) return 0;
+  if (fabs(frexp(k, &e)) != 0.5 || e < -124 || e > 126) return 0;
   *r = 1 / k;
   return 1;
 }
