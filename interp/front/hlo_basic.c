@@ -616,27 +616,23 @@ const char *hlo_check_kind(const mlir_op *op) {
 ** equal (-0 = +0), or both NaN, or both finite (a zero allowed on one side
 ** only when the other is finite), of one sign, and |a - b| <= tol in f64 */
 static int almost_equal(hctx *b, int a, int e, double tol) {
+  const char *h = "check";
   ir_attrs cv = hlo_no_attrs();
   cv.dtype = IR_F64;
-  int x = hlo_emit(b, hlo_fresh(b, "check"), IR_CONVERT, &a, 1, &cv), y = hlo_emit(b, hlo_fresh(b, "check"), IR_CONVERT, &e, 1, &cv);
+  int x = hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &a, 1, &cv), y = hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &e, 1, &cv);
   int zero = ir_const_typed(b->g, 0, IR_F64), one = ir_const_typed(b->g, 1, IR_F64), inf = ir_const_typed(b->g, INFINITY, IR_F64);
-  int eq = hlo_cmp(b, "check", "eq", x, y);
-  int nan_x = hlo_cmp(b, "check", "ne", x, x), nan_y = hlo_cmp(b, "check", "ne", y, y);
-  int both_nan = hlo_ew(b, "check", IR_AND, nan_x, nan_y), any_nan = hlo_ew(b, "check", IR_OR, nan_x, nan_y);
-  int ax = hlo_emit(b, hlo_fresh(b, "check"), IR_ABS, &x, 1, NULL), ay = hlo_emit(b, hlo_fresh(b, "check"), IR_ABS, &y, 1, NULL);
-  int inf_x = hlo_cmp(b, "check", "eq", ax, inf), inf_y = hlo_cmp(b, "check", "eq", ay, inf);
-  int zero_x = hlo_cmp(b, "check", "eq", x, zero), zero_y = hlo_cmp(b, "check", "eq", y, zero);
+  int eq = hlo_cmp(b, h, "eq", x, y);
+  int nan_x = hlo_cmp(b, h, "ne", x, x), nan_y = hlo_cmp(b, h, "ne", y, y);
+  int both_nan = hlo_ew(b, h, IR_AND, nan_x, nan_y), any_nan = hlo_ew(b, h, IR_OR, nan_x, nan_y);
   /* one infinite (and not equal): no; a zero and a finite value: compared as numbers */
-  int any_inf = hlo_ew(b, "check", IR_OR, inf_x, inf_y);
-  int neg_x = hlo_cmp(b, "check", "lt", hlo_ew(b, "check", IR_DIV, one, x), zero), neg_y = hlo_cmp(b, "check", "lt", hlo_ew(b, "check", IR_DIV, one, y), zero);   /* 1/-0 = -inf */
-  int same_sign = hlo_cmp(b, "check", "eq", neg_x, neg_y);
-  int diff = hlo_ew(b, "check", IR_SUB, x, y);
-  int ad = diff < 0 ? -1 : hlo_emit(b, hlo_fresh(b, "check"), IR_ABS, &diff, 1, NULL);
-  int near = hlo_cmp(b, "check", "le", ad, ir_const_typed(b->g, tol, IR_F64));
-  int finite_ok = hlo_ew(b, "check", IR_AND, hlo_ew(b, "check", IR_AND, same_sign, near), hlo_ew(b, "check", IR_NOT, any_inf, HLO_UNARY));
-  (void)zero_x; (void)zero_y;
-  int ordered = hlo_ew(b, "check", IR_AND, hlo_ew(b, "check", IR_NOT, any_nan, HLO_UNARY), finite_ok);
-  return hlo_ew(b, "check", IR_OR, eq, hlo_ew(b, "check", IR_OR, both_nan, ordered));
+  int any_inf = hlo_ew(b, h, IR_OR, hlo_cmp(b, h, "eq", hlo_ew(b, h, IR_ABS, x, HLO_UNARY), inf),
+                       hlo_cmp(b, h, "eq", hlo_ew(b, h, IR_ABS, y, HLO_UNARY), inf));
+  int neg_x = hlo_cmp(b, h, "lt", hlo_ew(b, h, IR_DIV, one, x), zero), neg_y = hlo_cmp(b, h, "lt", hlo_ew(b, h, IR_DIV, one, y), zero);   /* 1/-0 = -inf */
+  int same_sign = hlo_cmp(b, h, "eq", neg_x, neg_y);
+  int near = hlo_cmp(b, h, "le", hlo_ew(b, h, IR_ABS, hlo_ew(b, h, IR_SUB, x, y), HLO_UNARY), ir_const_typed(b->g, tol, IR_F64));
+  int finite_ok = hlo_ew(b, h, IR_AND, hlo_ew(b, h, IR_AND, same_sign, near), hlo_ew(b, h, IR_NOT, any_inf, HLO_UNARY));
+  int ordered = hlo_ew(b, h, IR_AND, hlo_ew(b, h, IR_NOT, any_nan, HLO_UNARY), finite_ok);
+  return hlo_ew(b, h, IR_OR, eq, hlo_ew(b, h, IR_OR, both_nan, ordered));
 }
 
 /* A check: an i1 scalar, true when the actual tensor matches the expected
