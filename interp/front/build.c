@@ -337,8 +337,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
   }
   if (op == IR_TRANSPOSE && attr.ndims < 0) attr.ndims = 0;
   if (values && constant_values(b, values, &attr) < 0) return NULL;
-  if (oi->flags & (OPF_UNARY | OPF_BINARY)) ir_type_literals(b->g, args, nargs);
-  if (oi->flags & OPF_TERNARY) ir_type_literals(b->g, args + 1, nargs - 1);
+  ir_type_literals(b->g, op, args, nargs);
   if (!name) {                 /* a nested call: STATEMENT.OP, made unique */
     strbuf buf;
     sb_init(&buf);

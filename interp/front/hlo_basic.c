@@ -41,6 +41,21 @@ static double literal(const mlir_attr *a, ir_dtype t) {
   return (double)a->i;
 }
 
+/* -1 with a located error when a hex literal of a or inside it has more
+** bits than the float type t (0x7FF8000000000000 is an f64's NaN, not an f32's) */
+static int check_hex(hctx *b, const mlir_op *op, const mlir_attr *a, ir_dtype t) {
+  if (!a || !ir_dtype_isfloat(t)) return 0;
+  if (a->kind == MLIR_A_LIST || a->kind == MLIR_A_GROUP) {
+    for (int i = 0; i < a->nitems; i++) if (check_hex(b, op, a->items[i].val, t) < 0) return -1;
+    return 0;
+  }
+  int bits = 8 * (int)ir_dtype_size(t);
+  if (a->kind == MLIR_A_INT && a->is_hex && bits < 64 && ((uint64_t)a->i >> bits) != 0)
+    return diag_error(b->d, L(b, a->off), "%s: the hex literal 0x%llX has more bits than %s holds (%d); write the %s's own bits",
+                      op->name, (unsigned long long)a->i, ir_dtype_name(t), bits, ir_dtype_name(t));
+  return 0;
+}
+
 /* Store literal a as element k of data: integers of an integer type as
 ** they are (a double holds only 53 bits), anything else as a number. */
 static void store_literal(void *data, ir_dtype t, int64_t k, const mlir_attr *a) {
@@ -90,6 +105,7 @@ static int do_constant(hctx *b, const mlir_op *op) {
   /* an integer splat beyond 2^53 is not a double: its values are stored */
   int wide = scalar && lit->kind == MLIR_A_INT && !ir_dtype_isfloat(dt) && (lit->i > (1LL << 53) || lit->i < -(1LL << 53));
   if (scalar && !wide) {   /* a splat */
+    if (check_hex(b, op, lit, dt) < 0) return -1;
     int c = dt == IR_F32 ? ir_const(b->g, literal(lit, dt)) : ir_const_typed(b->g, literal(lit, dt), dt);
     if (s.rank == 0) return c;
     ir_attrs at = hlo_no_attrs();
@@ -113,6 +129,7 @@ static int dense_values(hctx *b, const mlir_op *op, const mlir_attr *val, ir_dty
   int64_t n = ir_nelem(&s);
   const mlir_attr *lit = val->nitems ? val->items[0].val : NULL;
   int scalar = lit && (lit->kind == MLIR_A_INT || lit->kind == MLIR_A_FLOAT || lit->kind == MLIR_A_BOOL);
+  if (check_hex(b, op, lit, dt) < 0) return -1;
   if (lit && lit->kind == MLIR_A_STRING) {          /* "0x..." raw little-endian bytes */
     size_t es = ir_dtype_size(dt), bytes = (size_t)n * es;
     const char *h = lit->text;
@@ -693,61 +710,6 @@ int hlo_check(hctx *b, const mlir_op *op, const char *kind) {
   return 0;
 }
 
-/* ---- CHLO's functions, in carve's elementwise ops ---- */
-
-/* chlo.sinh, cosh, atan, asin, acos, asinh, acosh, atanh (what jnp
-** lowers them to) written with the ops carve has, in the forms XLA expands
-** them to, accurate near 0 (expm1, log1p) and at the ends of their
-** domains: sinh = (expm1(x) - expm1(-x)) / 2, cosh = (e^x + e^-x) / 2,
-** atan = atan2(x, 1), asin = 2 atan2(x, 1 + sqrt((1 - x)(1 + x))), acos =
-** 2 atan2(sqrt((1 - x)(1 + x)), 1 + x) (pi at -1), asinh = sign(x) log1p(|x| + x^2 /
-** (1 + sqrt(1 + x^2))), acosh = log1p((x - 1) + sqrt((x - 1)(x + 1))),
-** atanh = log1p(2x / (1 - x)) / 2 (erfc is an op of its own); bf16 and
-** f16 computed in f32 and f32 in f64, rounded once at the end. The
-** gradients follow. */
-static int do_chlo(hctx *b, const mlir_op *op, const char *sn, const char *name) {
-  if (op->noperands != 1) return hlo_error(b, op, "%s takes 1 operand, given %d", op->name, op->noperands);
-  int x = hlo_operand(b, op, 0);
-  if (x < 0) return -1;
-  if (!ir_dtype_isfloat(b->g->vals[x]->dtype))
-    return hlo_error(b, op, "%s of %s values; it takes floats", op->name, ir_dtype_name(b->g->vals[x]->dtype));
-  const char *h = "chlo";
-  ir_dtype ty = b->g->vals[x]->dtype, ct = ty == IR_BF16 || ty == IR_F16 ? IR_F32 : IR_F64;
-  if (ty != ct) {                  /* computed wider and rounded once (16-bit types in f32, as XLA upcasts them) */
-    ir_attrs cv = hlo_no_attrs();
-    cv.dtype = ct;
-    if ((x = hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &x, 1, &cv)) < 0) return -1;
-  }
-  int one = ir_const(b->g, 1), two = ir_const(b->g, 2), half = ir_const(b->g, 0.5), r = -1;
-#define U(k, a) hlo_ew(b, h, k, a, HLO_UNARY)
-#define B(k, a, c) hlo_ew(b, h, k, a, c)
-  int x2 = B(IR_MUL, x, x), omx2 = B(IR_MUL, B(IR_SUB, one, x), B(IR_ADD, one, x));   /* 1 - x^2 without cancellation */
-  if (!strcmp(sn, "sinh")) r = B(IR_MUL, B(IR_SUB, U(IR_EXPM1, x), U(IR_EXPM1, U(IR_NEG, x))), half);
-  else if (!strcmp(sn, "cosh")) r = B(IR_MUL, B(IR_ADD, U(IR_EXP, x), U(IR_EXP, U(IR_NEG, x))), half);
-  else if (!strcmp(sn, "atan")) r = B(IR_ATAN2, x, one);
-  else if (!strcmp(sn, "asin")) r = B(IR_MUL, B(IR_ATAN2, x, B(IR_ADD, one, U(IR_SQRT, omx2))), two);
-  else if (!strcmp(sn, "acos")) {
-    int a = B(IR_MUL, B(IR_ATAN2, U(IR_SQRT, omx2), B(IR_ADD, one, x)), two);
-    r = hlo_sel(b, h, hlo_cmp(b, h, "ne", x, ir_const(b->g, -1)), a, ir_const_typed(b->g, 3.14159265358979323846, ct));
-  } else if (!strcmp(sn, "asinh")) {
-    int ax = U(IR_ABS, x);
-    int t = B(IR_ADD, ax, B(IR_DIV, x2, B(IR_ADD, one, U(IR_SQRT, B(IR_ADD, one, x2)))));
-    r = B(IR_MUL, U(IR_SIGN, x), U(IR_LOG1P, t));
-  } else if (!strcmp(sn, "acosh")) {
-    int xm = B(IR_SUB, x, one);
-    r = U(IR_LOG1P, B(IR_ADD, xm, U(IR_SQRT, B(IR_MUL, xm, B(IR_ADD, x, one)))));
-  } else if (!strcmp(sn, "atanh")) r = B(IR_MUL, U(IR_LOG1P, B(IR_DIV, B(IR_MUL, x, two), B(IR_SUB, one, x))), half);
-  else return -2;
-#undef U
-#undef B
-  if (r >= 0 && ty != ct) {
-    ir_attrs cv = hlo_no_attrs();
-    cv.dtype = ty;
-    return hlo_emit(b, name, IR_CONVERT, &r, 1, &cv);
-  }
-  return r < 0 ? -1 : hlo_reshape(b, name, r, &b->g->vals[x]->shape);
-}
-
 /* ---- the dispatch ---- */
 
 int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
@@ -775,10 +737,6 @@ int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
   if (!strcmp(op->name, "sdy.sharding_constraint")) return do_constraint(b, op);
   if (!strcmp(sn, "custom_call")) return do_custom_call(b, op);
   if (!strcmp(sn, "is_finite")) return do_is_finite(b, op, name);
-  if (!strncmp(op->name, "chlo.", 5)) {
-    int id = do_chlo(b, op, sn, name);
-    if (id != -2) return id;
-  }
   if (!strcmp(op->name, "tensor.insert_slice")) return do_insert_slice(b, op, name);
   for (size_t i = 0; i < sizeof ewops / sizeof ewops[0]; i++) {
     if (strcmp(sn, ewops[i].name) || !strchr(op->name, '.')) continue;

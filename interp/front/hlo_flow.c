@@ -111,10 +111,11 @@ static const char *const supported =
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
   "tan, cbrt, remainder, atan2, popcnt, count_leading_zeros, shift_left, shift_right_arithmetic, shift_right_logical, "
-  "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, chlo.erf, call, "
+  "floor, ceil, round_nearest_even, round_nearest_afz, clamp, is_finite, not, and, or, xor, call, "
   "optimization_barrier, sdy.sharding_constraint, custom_call @Sharding, while (unrolled), case and if (as select), pad, reverse, convolution, "
   "reduce_window, select_and_scatter (a comparison, add), sort, chlo.top_k, dynamic_slice, dynamic_update_slice, "
-  "custom_call @check.* and check.expect_*";
+  "custom_call @check.* and check.expect_*, chlo's erf, erfc, tan, sinh, cosh, atan, asin, acos, asinh, acosh, atanh, "
+  "erf_inv, lgamma, digamma and next_after, reduce_precision";
 
 /* One op of a function body: binds its results in the scope. */
 static int build_op(hctx *b, const mlir_op *op) {
@@ -137,6 +138,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   int id = hlo_basic_op(b, op, sn, name);
   if (id == -2) id = hlo_index_op(b, op, sn, name);
   if (id == -2) id = hlo_window_op(b, op, sn, name);
+  if (id == -2) id = hlo_math_op(b, op, sn, name);
   if (id == -2) return hlo_error(b, op, "'%s' is not supported by carve import; it reads %s", op->name, supported);
   if (id < 0) return -1;
   ir_shape s;

@@ -267,6 +267,12 @@ static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_
 ** literal arithmetic is folded (fold_ints). */
 int hlo_emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
   if (b->g->nvals > HLO_MAX_VALUES) return hlo_error(b, b->op, "the program has more than %d values", HLO_MAX_VALUES);
+  int typed[3];
+  if (args && nargs > 0 && nargs <= 3) {     /* a helper's literal takes its operands' type: f64 keeps pi's digits */
+    memcpy(typed, args, sizeof(int) * (size_t)nargs);
+    ir_type_literals(b->g, k, typed, nargs);
+    args = typed;
+  }
   int folded = args ? fold_ints(b, k, args, nargs, at) : -2;
   if (folded != -2) return folded;
   const char *name = ir_lookup(b->g, base) ? ir_fresh_name(b->g, base) : base;

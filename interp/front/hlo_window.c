@@ -157,6 +157,8 @@ int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const
 
 /* pad(x, value, low, high, interior): dim by dim, interior elements first
 ** (dilate), then the edges, as the spec orders them */
+static int empty_result(hctx *b, const mlir_op *op, const char *name);
+
 static int do_pad(hctx *b, const mlir_op *op, const char *name) {
   int x = hlo_operand(b, op, 0), pv = hlo_operand(b, op, 1);
   if (x < 0 || pv < 0) return -1;
@@ -168,6 +170,10 @@ static int do_pad(hctx *b, const mlir_op *op, const char *name) {
   if (nin < 0) return -1;
   if (nin && nin != r) return hlo_error(b, op, "%s: interior needs %d numbers", op->name, r);
   if (b->g->vals[pv]->shape.rank != 0) return hlo_error(b, op, "%s: the padding value must be a scalar", op->name);
+  for (int i = 0; i < r; i++) {      /* a dim the negative edges cut to nothing: an empty result */
+    int64_t d = b->g->vals[x]->shape.d[i], f = nin ? in[i] : 0;
+    if (f >= 0 && d > 0 && (d - 1) * (f + 1) + 1 + lo[i] + hi[i] == 0) return empty_result(b, op, name);
+  }
   for (int i = 0; i < r; i++) {
     int64_t f = nin ? in[i] : 0;
     if (f < 0) return hlo_error(b, op, "%s: interior padding %lld of dim %d is negative", op->name, (long long)f, i);

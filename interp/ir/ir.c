@@ -2,6 +2,7 @@
 ** ir.c: graph construction, the name index, and small shape helpers.
 */
 #include "interp/ir/ir.h"
+#include "interp/ir/ops.h"
 #include "runtime/dtype.h"
 
 #include <fnmatch.h>
@@ -261,7 +262,10 @@ int ir_const_typed(ir_graph *g, double x, ir_dtype t) {
   return v->id;
 }
 
-void ir_type_literals(ir_graph *g, int *args, int nargs) {
+void ir_type_literals(ir_graph *g, ir_opkind op, int *args, int nargs) {
+  int flags = ir_opinfo_of(op)->flags;
+  if (!(flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) || nargs < 1) return;
+  if (flags & OPF_TERNARY) { args++; nargs--; }      /* select's predicate is no operand to match */
   int have = 0;
   ir_dtype t = IR_F32;
   for (int k = 0; k < nargs; k++) {

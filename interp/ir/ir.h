@@ -195,10 +195,11 @@ double ir_value_at(const ir_value *v, int64_t k);
 void  *ir_values_new(ir_graph *g, ir_dtype t, int64_t n);
 void   ir_values_set(void *data, ir_dtype t, int64_t k, double x);
 void   ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x);   /* exact beyond 2^53 */
-/* Before adding an elementwise op: give its f32 literal operands the type
-** of its other operands when that is not a float type or f64 (so that
-** add(ids, 1) adds an integer). Rewrites args in place. */
-void ir_type_literals(ir_graph *g, int *args, int nargs);
+/* Before adding op: when it is elementwise, give its f32 literal operands
+** the type of its other operands when that is not f32, bf16 or f16 (so
+** that add(ids, 1) adds an integer and mul(x, 3.14159..) keeps f64's
+** digits); select's predicate is left alone. Rewrites args in place. */
+void ir_type_literals(ir_graph *g, ir_opkind op, int *args, int nargs);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
 

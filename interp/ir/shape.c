@@ -43,14 +43,15 @@ static int norm_dim(ctx *c, int *dim, int rank, const char *what) {
   return 0;
 }
 
-/* The float dtype of elementwise operands: constants adapt to the others. */
+/* The float dtype of elementwise operands: f32 literals adapt to the others
+** (a literal typed otherwise, as an imported f64 one, keeps its type). */
 static int float_operands(ctx *c, ir_dtype *out) {
   int have = 0;
   for (int k = 0; k < c->v->nargs; k++) {
     ir_value *a = arg(c, k);
     if (!isfloat(a->dtype))
       FAIL("%s: operand %d ('%s') is %s; this op needs floating-point values", c->op, k + 1, a->name, ir_dtype_name(a->dtype));
-    if (a->kind == IR_CONST) continue;
+    if (a->kind == IR_CONST && a->dtype == IR_F32) continue;
     if (have && a->dtype != *out)
       FAIL("%s: operands mix %s and %s; convert one of them first", c->op, ir_dtype_name(*out), ir_dtype_name(a->dtype));
     *out = a->dtype; have = 1;
@@ -628,13 +629,11 @@ int ir_emit(ir_graph *g, diag *d, const char *prefix, ir_opkind op, const int *a
   ir_attrs a;
   if (attr) a = *attr; else { memset(&a, 0, sizeof a); a.ndims = -1; }
   int typed[3];
-  const ir_opinfo *oi = ir_opinfo_of(op);
-  if ((oi->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) && nargs > 0 && nargs <= 3) {
+  if (nargs > 0 && nargs <= 3) {
     /* a literal takes the type of what it meets, as in a model file: an
        f64 gradient is scaled by an f64 1/n, not an f32 one */
     memcpy(typed, args, sizeof(int) * (size_t)nargs);
-    int first = oi->flags & OPF_TERNARY ? 1 : 0;     /* select's predicate is no operand to match */
-    ir_type_literals(g, typed + first, nargs - first);
+    ir_type_literals(g, op, typed, nargs);
     args = typed;
   }
   ir_value *v = ir_op(g, d, ir_fresh_name(g, prefix), op, args, nargs, &a, LOC_NONE);

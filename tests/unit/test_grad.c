@@ -226,25 +226,29 @@ Test(grad, random_models) {
 /* StableHLO's windowed ops as carve imports them (slices, concatenations,
 ** einsums, reshapes): the program's own loss, sum(f(params) * cot), with
 ** every argument a parameter */
-static void fd_check_mlir(const char *mlir, int samples) {
+/* An imported program's model text (its arguments are params). */
+static char *import_text(arena *a, const char *mlir) {
   char path[] = "/tmp/carve_grad_XXXXXX.mlir";
   int fd = mkstemps(path, 5);
   cr_assert(fd >= 0);
   FILE *f = fdopen(fd, "w");
   fputs(mlir, f);
   fclose(f);
-  arena a;
   diag d;
-  arena_init(&a);
   diag_init(&d);
   char *cir = NULL, *tac = NULL;
   hlo_opts o = {0};
-  int rc = hlo_import(&a, &d, path, &o, &cir, &tac);
+  int rc = hlo_import(a, &d, path, &o, &cir, &tac);
   remove(path);
   cr_assert(rc == 0, "%s", diag_text(&d) ? diag_text(&d) : "");
-  fd_check(cir, samples, 1e-2, 2e-2);
-  arena_free(&a);
   diag_free(&d);
+  return cir;
+}
+static void fd_check_mlir(const char *mlir, int samples) {
+  arena a;
+  arena_init(&a);
+  fd_check(import_text(&a, mlir), samples, 1e-2, 2e-2);
+  arena_free(&a);
 }
 Test(grad, imported_convolutions) {
   /* Flax's stride-2 'SAME' convolution, then a grouped one in PyTorch's layout with a dilated kernel */
@@ -372,6 +376,71 @@ Test(grad, imported_top_k_and_sort) {
     "  %b = stablehlo.reduce(%sw init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<2x6xf32>, tensor<f32>) -> tensor<f32>\n"
     "  %r = stablehlo.add %a, %b : tensor<f32>\n"
     "  return %r : tensor<f32>\n}\n", 12);
+}
+Test(grad, imported_special_functions) {
+  /* chlo.erf_inv (its Newton steps on erf and on log erfc), lgamma and
+     digamma (Lanczos's series, and the reflection below 1/2 at negative
+     arguments): the derivative of what carve writes is the function's */
+  fd_check_mlir(
+    "func.func @main(%x: tensor<6xf32>, %y: tensor<6xf32>) -> tensor<f32> {\n"
+    "  %t = stablehlo.tanh %x : tensor<6xf32>\n"
+    "  %u = stablehlo.tanh %y : tensor<6xf32>\n"
+    "  %c9 = stablehlo.constant dense<0.9> : tensor<6xf32>\n"
+    "  %c09 = stablehlo.constant dense<0.09> : tensor<6xf32>\n"
+    "  %c3 = stablehlo.constant dense<0.3> : tensor<6xf32>\n"
+    "  %ch = stablehlo.constant dense<-0.5> : tensor<6xf32>\n"
+    "  %c4 = stablehlo.constant dense<0.4> : tensor<6xf32>\n"
+    "  %tail0 = stablehlo.multiply %u, %c09 : tensor<6xf32>\n"
+    "  %tail = stablehlo.add %tail0, %c9 : tensor<6xf32>\n"
+    "  %sq = stablehlo.multiply %x, %x : tensor<6xf32>\n"
+    "  %pos = stablehlo.add %sq, %c3 : tensor<6xf32>\n"
+    "  %neg0 = stablehlo.multiply %u, %c4 : tensor<6xf32>\n"
+    "  %neg = stablehlo.add %neg0, %ch : tensor<6xf32>\n"
+    "  %a = chlo.erf_inv %t : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %b = chlo.erf_inv %tail : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %c = chlo.lgamma %pos : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %d = chlo.lgamma %neg : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %e = chlo.digamma %pos : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %f = chlo.digamma %neg : tensor<6xf32> -> tensor<6xf32>\n"
+    "  %s1 = stablehlo.multiply %a, %b : tensor<6xf32>\n"
+    "  %s2 = stablehlo.add %c, %d : tensor<6xf32>\n"
+    "  %s3 = stablehlo.multiply %e, %f : tensor<6xf32>\n"
+    "  %s4 = stablehlo.add %s1, %s2 : tensor<6xf32>\n"
+    "  %s5 = stablehlo.add %s4, %s3 : tensor<6xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %r = stablehlo.reduce(%s5 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  return %r : tensor<f32>\n}\n", 12);
+}
+Test(grad, imported_reduce_precision_passes_the_gradient) {
+  /* JAX's rule, d reduce_precision(x) = dx: finite differences would see
+     the rounding's steps, so the gradient is compared with the cotangent */
+  arena a;
+  arena_init(&a);
+  hx hh, *x = &hh;
+  cr_assert(hx_build(x, import_text(&a,
+    "func.func @main(%x: tensor<8xf32>, %cot: tensor<8xf32>) -> tensor<f32> {\n"
+    "  %r = stablehlo.reduce_precision %x, format = e5m2 : tensor<8xf32>\n"
+    "  %p = stablehlo.multiply %r, %cot : tensor<8xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %s = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [0] : (tensor<8xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  return %s : tensor<f32>\n}\n")) == 0, "%s", diag_text(&x->d) ? diag_text(&x->d) : "");
+  for (int i = 0; i < x->g->nvals; i++)
+    if (x->g->vals[i]->kind == IR_PARAM && x->g->vals[i]->init.kind == INIT_NORMAL) x->g->vals[i]->init.a = 1.0;
+  cr_assert(grad_build(x->g, &x->d) == 0, "%s", diag_text(&x->d) ? diag_text(&x->d) : "");
+  hx_output(x, "grad.x");
+  hx_output(x, "grad.cot");
+  hx_lower(x);
+  hx_init_rest(x, fd_ids);
+  hx_run(x);
+  const float *gx = hx_get(x, "grad.x"), *gc = hx_get(x, "grad.cot"), *cot = hx_get(x, "cot"), *xv = hx_get(x, "x");
+  int rounded = 0;
+  for (int k = 0; k < 8; k++) {
+    cr_expect(gx[k] == cot[k], "d loss / d x[%d] = %g, not the cotangent %g", k, gx[k], cot[k]);
+    rounded += gc[k] != xv[k];     /* the values are rounded to 2 mantissa bits: d loss / d cot is r, not x */
+  }
+  cr_expect(rounded > 0, "reduce_precision to e5m2 left all 8 values as they were");
+  hx_free(x);
+  arena_free(&a);
 }
 Test(grad, imported_chlo_functions) {
   /* chlo.sinh, cosh, atan, asin, acos, asinh, acosh, atanh as carve writes them (in f64, rounded back) */
