@@ -401,8 +401,9 @@ static int do_insert_slice(hctx *b, const mlir_op *op, const char *name) {
 /* ---- contractions ---- */
 
 static int do_dot_general(hctx *b, const mlir_op *op, const char *name, int plain) {
-  int x = hlo_operand(b, op, 0), y = hlo_operand(b, op, 1);
-  if (x < 0 || y < 0) return -1;
+  int xy[2] = {hlo_operand(b, op, 0), hlo_operand(b, op, 1)};
+  if (xy[0] < 0 || xy[1] < 0 || hlo_widen_operands(b, op, xy, 2) < 0) return -1;
+  int x = xy[0], y = xy[1];
   const ir_value *xv = b->g->vals[x], *yv = b->g->vals[y];
   int64_t lb[IR_MAXRANK], rb[IR_MAXRANK], lc[IR_MAXRANK], rc[IR_MAXRANK];
   int nlb = 0, nrb = 0, nlc = 0, nrc = 0;
@@ -629,34 +630,64 @@ const char *hlo_check_kind(const mlir_op *op) {
 
 
 
-/* The reference interpreter's approximate equality of floats, elementwise:
-** equal (-0 = +0), or both NaN, or both finite (a zero allowed on one side
-** only when the other is finite), of one sign, and |a - b| <= tol in f64 */
+/* The reference interpreter's approximate equality of floats
+** (areApproximatelyEqual), elementwise: equal (-0 = +0), or both NaN, or
+** both finite and |a - b| <= tol in f64 */
 static int almost_equal(hctx *b, int a, int e, double tol) {
   const char *h = "check";
   ir_attrs cv = hlo_no_attrs();
   cv.dtype = IR_F64;
   int x = hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &a, 1, &cv), y = hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &e, 1, &cv);
-  int zero = ir_const_typed(b->g, 0, IR_F64), one = ir_const_typed(b->g, 1, IR_F64), inf = ir_const_typed(b->g, INFINITY, IR_F64);
-  int eq = hlo_cmp(b, h, "eq", x, y);
-  int nan_x = hlo_cmp(b, h, "ne", x, x), nan_y = hlo_cmp(b, h, "ne", y, y);
-  int both_nan = hlo_ew(b, h, IR_AND, nan_x, nan_y), any_nan = hlo_ew(b, h, IR_OR, nan_x, nan_y);
-  /* one infinite (and not equal): no; a zero and a finite value: compared as numbers */
-  int any_inf = hlo_ew(b, h, IR_OR, hlo_cmp(b, h, "eq", hlo_ew(b, h, IR_ABS, x, HLO_UNARY), inf),
-                       hlo_cmp(b, h, "eq", hlo_ew(b, h, IR_ABS, y, HLO_UNARY), inf));
-  int neg_x = hlo_cmp(b, h, "lt", hlo_ew(b, h, IR_DIV, one, x), zero), neg_y = hlo_cmp(b, h, "lt", hlo_ew(b, h, IR_DIV, one, y), zero);   /* 1/-0 = -inf */
-  int same_sign = hlo_cmp(b, h, "eq", neg_x, neg_y);
+  int inf = ir_const_typed(b->g, INFINITY, IR_F64);
+  int both_nan = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "ne", x, x), hlo_cmp(b, h, "ne", y, y));
+  /* |x| < inf is false for inf and NaN */
+  int finite = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "lt", hlo_ew(b, h, IR_ABS, x, HLO_UNARY), inf),
+                      hlo_cmp(b, h, "lt", hlo_ew(b, h, IR_ABS, y, HLO_UNARY), inf));
   int near = hlo_cmp(b, h, "le", hlo_ew(b, h, IR_ABS, hlo_ew(b, h, IR_SUB, x, y), HLO_UNARY), ir_const_typed(b->g, tol, IR_F64));
-  int finite_ok = hlo_ew(b, h, IR_AND, hlo_ew(b, h, IR_AND, same_sign, near), hlo_ew(b, h, IR_NOT, any_inf, HLO_UNARY));
-  int ordered = hlo_ew(b, h, IR_AND, hlo_ew(b, h, IR_NOT, any_nan, HLO_UNARY), finite_ok);
-  return hlo_ew(b, h, IR_OR, eq, hlo_ew(b, h, IR_OR, both_nan, ordered));
+  return hlo_ew(b, h, IR_OR, hlo_cmp(b, h, "eq", x, y), hlo_ew(b, h, IR_OR, both_nan, hlo_ew(b, h, IR_AND, finite, near)));
+}
+
+/* The reference interpreter's closeness in ULPs (expect_close),
+** elementwise: the same bits, or both NaN, or both finite and lo <= the
+** count of values of the type between them <= hi. On the bits of |a| and
+** |b| as integers: |ia - ib| when the signs agree, ia + ib when not,
+** compared as ia <= hi - ib so that nothing overflows. */
+static int ulp_close(hctx *b, int a, int e, int64_t lo, int64_t hi) {
+  const char *h = "check";
+  ir_dtype t = b->g->vals[a]->dtype;
+  ir_dtype it = t == IR_F64 ? IR_I64 : t == IR_F32 ? IR_I32 : IR_I16;
+  int64_t cap = t == IR_F64 ? (int64_t)1 << 62 : t == IR_F32 ? (int64_t)1 << 31 : (int64_t)1 << 16;
+  if (hi > cap) hi = cap;
+  if (lo > cap) lo = cap;
+  ir_attrs to = hlo_no_attrs();
+  to.dtype = it;
+  int za = ir_const_typed(b->g, 0, it), lo_ = ir_const_typed(b->g, (double)lo, it), hi_ = ir_const_typed(b->g, (double)hi, it);
+  int xa = hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &a, 1, &to), ya = hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &e, 1, &to);
+  int ax = hlo_ew(b, h, IR_ABS, a, HLO_UNARY), ay = hlo_ew(b, h, IR_ABS, e, HLO_UNARY);
+  int ia = ax < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &ax, 1, &to);
+  int ib = ay < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &ay, 1, &to);
+  int same_sign = hlo_cmp(b, h, "eq", hlo_cmp(b, h, "lt", xa, za), hlo_cmp(b, h, "lt", ya, za));
+  int d = hlo_ew(b, h, IR_ABS, hlo_ew(b, h, IR_SUB, ia, ib), HLO_UNARY);
+  int ok_same = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "le", d, hi_), hlo_cmp(b, h, "ge", d, lo_));
+  int ok_cross = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "le", ia, hlo_ew(b, h, IR_SUB, hi_, ib)),
+                        hlo_cmp(b, h, "ge", ia, hlo_ew(b, h, IR_SUB, lo_, ib)));
+  int inf = ir_const_typed(b->g, INFINITY, t);
+  int finite = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "lt", ax, inf), hlo_cmp(b, h, "lt", ay, inf));
+  int within = hlo_ew(b, h, IR_AND, finite, hlo_sel(b, h, same_sign, ok_same, ok_cross));
+  int both_nan = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "ne", a, a), hlo_cmp(b, h, "ne", e, e));
+  /* the same bits, or NaN and NaN, are 0 ULPs apart */
+  int zero_apart = hlo_ew(b, h, IR_AND, hlo_ew(b, h, IR_OR, hlo_cmp(b, h, "eq", xa, ya), both_nan), hlo_cmp(b, h, "le", lo_, za));
+  return hlo_ew(b, h, IR_OR, zero_apart, within);
 }
 
 /* A check: an i1 scalar, true when the actual tensor matches the expected
 ** one, kept as an output named check.KIND for carve run to verify.
-** expect_eq compares exactly (floats with IEEE equality); expect_almost_eq,
-** expect_close and the testdata's custom calls on floats compare as the
-** reference interpreter does (within 0.0001, or the op's tolerance). */
+** Floats compare as stablehlo-translate --interpret does: expect_eq
+** (op or custom call) with IEEE equality; the expect_almost_eq op within
+** its tolerance (default 0.0001), the custom call within 0.001, the
+** custom call @check.eq within 0.0001; the expect_close op within its
+** [min_ulp_difference, max_ulp_difference] (default [0, 1]), the custom
+** call within 3 ULPs. Integers compare exactly. */
 int hlo_check(hctx *b, const mlir_op *op, const char *kind) {
   int a = hlo_operand(b, op, 0), e = -1;
   if (a < 0) return -1;
@@ -679,11 +710,19 @@ int hlo_check(hctx *b, const mlir_op *op, const char *kind) {
   if (av->dtype != ev->dtype || !ir_shape_eq(&av->shape, &ev->shape))
     return hlo_error(b, op, "%s: the actual value is %s%s but the expected one %s%s", op->name, ir_dtype_name(av->dtype),
                      ir_shape_str(&b->tmp, &av->shape), ir_dtype_name(ev->dtype), ir_shape_str(&b->tmp, &ev->shape));
-  int exact = !ir_dtype_isfloat(av->dtype) || (!strncmp(op->name, "check.", 6) && !strncmp(kind, "expect_eq", 9));
-  double tol = 1e-4;
-  const mlir_attr *ta = hlo_attr(op, "tolerance", NULL);
-  if (ta && (ta->kind == MLIR_A_FLOAT || ta->kind == MLIR_A_INT)) tol = ta->kind == MLIR_A_FLOAT ? ta->f : (double)ta->i;
-  int ok = exact ? hlo_cmp(b, "check", "eq", a, e) : almost_equal(b, a, e, tol);
+  int is_op = !strncmp(op->name, "check.", 6), ok;
+  if (!ir_dtype_isfloat(av->dtype) || !strncmp(kind, "expect_eq", 9)) ok = hlo_cmp(b, "check", "eq", a, e);
+  else if (!strncmp(kind, "expect_close", 12)) {
+    int64_t lo = 0, hi = is_op ? 1 : 3;
+    hlo_ints_of(hlo_attr(op, "max_ulp_difference", NULL), &hi, 1);
+    hlo_ints_of(hlo_attr(op, "min_ulp_difference", NULL), &lo, 1);
+    ok = ulp_close(b, a, e, lo, hi);
+  } else {
+    double tol = is_op || !strcmp(kind, "eq") ? 1e-4 : 1e-3;
+    const mlir_attr *ta = hlo_attr(op, "tolerance", NULL);
+    if (ta && (ta->kind == MLIR_A_FLOAT || ta->kind == MLIR_A_INT)) tol = ta->kind == MLIR_A_FLOAT ? ta->f : (double)ta->i;
+    ok = almost_equal(b, a, e, tol);
+  }
   if (ok < 0) return -1;
   if (av->shape.rank) {
     ir_attrs all = hlo_no_attrs();

@@ -61,6 +61,8 @@ int hlo_tensor_type(hctx *b, const mlir_type *t, uint32_t off, ir_shape *s, ir_d
 const mlir_type *hlo_result_type(const mlir_op *op, int k);
 /* The result's shape and type. */
 int hlo_result_shape(hctx *b, const mlir_op *op, ir_shape *s, ir_dtype *dt);
+/* The operands of a dot or convolution converted to its wider declared result type. */
+int hlo_widen_operands(hctx *b, const mlir_op *op, int *args, int nargs);
 /* -1 with a located error unless value id has shape s and type dt. */
 int hlo_check_result(hctx *b, const mlir_op *op, int id, const ir_shape *s, ir_dtype dt);
 /* The attribute keyed k1 among the pretty items, else k1 or k2 among the properties. */

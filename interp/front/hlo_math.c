@@ -202,7 +202,8 @@ static int next_after(hctx *b, const char *n, int x, int y) {
 /* reduce_precision(x, exponent_bits = e, mantissa_bits = m): x rounded to
 ** the nearest (ties to even) of a float with m mantissa bits, then, with
 ** e exponent bits, what passes the range becomes inf and what falls below
-** its smallest normal a zero, signs kept; NaN stays NaN. On x's bits, as
+** its smallest normal a zero, signs kept; NaN stays NaN (with no mantissa
+** bits, an infinity, as the reference interpreter). On x's bits, as
 ** the spec writes it. The gradient is the identity, as JAX's: the result
 ** is x + (r - x'), x' being x read back through its bits (no gradient),
 ** which is r exactly (r - x' is exact: they are within a factor of 2). */
@@ -230,7 +231,7 @@ static int reduce_precision(hctx *b, const mlir_op *op, const char *n) {
   ir_attrs to = hlo_no_attrs(), back = hlo_no_attrs();
   to.dtype = it;
   back.dtype = t;
-  int bits = hlo_emit(b, hlo_fresh(b, n), IR_BITCAST, &x, 1, &to);
+  int bits = hlo_emit(b, hlo_fresh(b, n), IR_BITCAST, &x, 1, &to), bits0 = bits;
   int xr = hlo_emit(b, hlo_fresh(b, n), IR_BITCAST, &bits, 1, &back);   /* x without a gradient */
   if (m < M) {
     int sh = M - (int)m;
@@ -244,9 +245,12 @@ static int reduce_precision(hctx *b, const mlir_op *op, const char *n) {
     int over = CMP("gt", xe, I((bias + rbias) << M)), under = CMP("le", xe, I((bias - rbias) << M));
     bits = SEL(over, sinf, SEL(under, sz, bits));
   }
-  #undef I
   int r = bits < 0 ? -1 : hlo_emit(b, hlo_fresh(b, n), IR_BITCAST, &bits, 1, &back);
-  if (m < M) r = SEL(CMP("ne", x, x), xr, r);
+  /* NaN stays NaN where the format has a mantissa to hold one; with none it becomes inf, its sign kept */
+  if (m > 0 && m < M) r = SEL(CMP("ne", x, x), xr, r);
+  if (m == 0)
+    r = SEL(CMP("ne", x, x), SEL(CMP("lt", bits0, I(0)), ir_const_typed(b->g, -INFINITY, t), ir_const_typed(b->g, INFINITY, t)), r);
+  #undef I
   /* where r is a zero or an infinity, r itself: x + (0 - x) would lose a -0, inf + (inf - inf) is NaN */
   int edge = B(IR_OR, CMP("eq", r, K(0)), CMP("eq", U(IR_ABS, r), ir_const_typed(b->g, INFINITY, t)));
   return SEL(edge, r, B(IR_ADD, x, B(IR_SUB, r, xr)));

@@ -288,6 +288,24 @@ const char *hlo_fresh(hctx *b, const char *base) {
   return ir_fresh_name(b->g, buf);
 }
 
+/* dot_general's and convolution's operands converted to a wider result
+** type, when the op declares one (preferred_element_type: bf16 operands
+** accumulated in f32, i8 in i32); the widening is exact. */
+int hlo_widen_operands(hctx *b, const mlir_op *op, int *args, int nargs) {
+  ir_shape s;
+  ir_dtype rt;
+  if (hlo_result_shape(b, op, &s, &rt) < 0) return -1;
+  for (int k = 0; k < nargs; k++) {
+    ir_dtype t = b->g->vals[args[k]]->dtype;
+    int fl = ir_dtype_isfloat(t);
+    if (t == rt || fl != ir_dtype_isfloat(rt) || t == IR_I1 || ir_dtype_size(rt) <= ir_dtype_size(t)) continue;
+    ir_attrs cv = hlo_no_attrs();
+    cv.dtype = rt;
+    if ((args[k] = hlo_emit(b, hlo_fresh(b, hlo_value_name(b, op, 0)), IR_CONVERT, &args[k], 1, &cv)) < 0) return -1;
+  }
+  return 0;
+}
+
 int hlo_check_result(hctx *b, const mlir_op *op, int id, const ir_shape *s, ir_dtype dt) {
   const ir_value *v = b->g->vals[id];
   if (v->dtype != dt || !ir_shape_eq(&v->shape, s)) {

@@ -494,9 +494,10 @@ static int permute(hctx *b, const char *name, int x, const int *perm, int r) {
 ** splits the features into G groups, each with its own slice of the
 ** kernel's outputs: [.., taps, G, in / G] x [taps, in / G, G, out / G]. */
 static int do_convolution(hctx *b, const mlir_op *op, const char *name) {
-  int x = hlo_operand(b, op, 0), k = hlo_operand(b, op, 1);
-  if (x < 0 || k < 0) return -1;
   if (op->noperands != 2) return hlo_error(b, op, "%s takes 2 operands (input, kernel), given %d", op->name, op->noperands);
+  int xk[2] = {hlo_operand(b, op, 0), hlo_operand(b, op, 1)};
+  if (xk[0] < 0 || xk[1] < 0 || hlo_widen_operands(b, op, xk, 2) < 0) return -1;
+  int x = xk[0], k = xk[1];
   convdims c;
   if (conv_dims(b, op, &c) < 0) return -1;
   const ir_value *xv = b->g->vals[x], *kv = b->g->vals[k];

@@ -92,6 +92,11 @@ $MPIRUN -n 2 "$CARVE" run "$tmp/cnn.cir" "$SRCDIR/examples/mlp_bp.tac" --train '
 "$CARVE" run "$SRCDIR/tests/data/hlo/checks_fail.mlir" --steps 1 >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q 'checks_fail.mlir:[0-9]*:[0-9]*: check.expect_eq_const failed' "$tmp/err" && [ "$(grep -c error "$tmp/err")" = 1 ] && ok ||
   bad "checks_fail must exit 1 naming the check: $(cat "$tmp/err")"
+# closeness in ULPs as the reference interpreter counts it: 3 for the custom call, the op's own bounds
+"$CARVE" run "$SRCDIR/tests/data/hlo/checks_ulp.mlir" --steps 1 >/dev/null 2>"$tmp/err" && ok || bad "checks_ulp: $(cat "$tmp/err")"
+"$CARVE" run "$SRCDIR/tests/data/hlo/checks_ulp_fail.mlir" --steps 1 >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q 'checks_ulp_fail.mlir:6:3: check.expect_close failed' "$tmp/err" && ok ||
+  bad "checks_ulp_fail (4 ULPs apart) must exit 1 naming the check: $(cat "$tmp/err")"
 
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"

@@ -129,7 +129,9 @@ def next_after(t, x, y):
 
 
 def reduce_precision(x, e, m):
-    if math.isnan(x) or math.isinf(x) or x == 0:
+    if math.isnan(x):                               # no mantissa bits hold no NaN: an infinity
+        return x if m > 0 else math.copysign(INF, x)
+    if math.isinf(x) or x == 0:
         return x
     mant, ex = math.frexp(x)                       # x = mant 2^ex, 1/2 <= |mant| < 1
     y = round(mant * 2.0 ** (m + 1)) * 2.0 ** (ex - m - 1)
@@ -146,7 +148,7 @@ def reduce_precision(x, e, m):
 
 RP_X = [1.0, 1.00390625, 1.01171875, 1.0 + 2.0 ** -9, 1.0 + 3 * 2.0 ** -9, -2.71828182, 3.14159265, 65504.0,
         65520.0, 1e5, -1e5, 6.1035156e-05, 6.0e-05, -1e-30, -0.0, 0.0, INF, -INF, NAN, 3.4e38]
-RP_FORMATS = [(8, 7), (5, 10), (4, 3), (11, 52)]
+RP_FORMATS = [(8, 7), (5, 10), (4, 3), (11, 52), (5, 0)]
 
 CASES = {
     "erf_inv": (mp_erfinv, [-1.0, -0.9999999, -0.5, -1e-10, 0.0, 0.25, 0.5, 0.75, 0.999, 1 - 2.0 ** -20, 1.0, 1.5]),
