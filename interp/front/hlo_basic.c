@@ -656,16 +656,25 @@ static int ulp_close(hctx *b, int a, int e, int64_t lo, int64_t hi) {
   const char *h = "check";
   ir_dtype t = b->g->vals[a]->dtype;
   ir_dtype it = t == IR_F64 ? IR_I64 : t == IR_F32 ? IR_I32 : IR_I16;
-  int64_t cap = t == IR_F64 ? (int64_t)1 << 62 : t == IR_F32 ? (int64_t)1 << 31 : (int64_t)1 << 16;
-  if (hi > cap) hi = cap;
-  if (lo > cap) lo = cap;
-  ir_attrs to = hlo_no_attrs();
+  /* counted in i64 (a distance across zero passes i32's range); no bound
+     beyond 2^62 is needed, none below 0 means anything */
+  int64_t cap = (int64_t)1 << 62;
+  hi = hi < 0 ? 0 : hi > cap ? cap : hi;
+  lo = lo < 0 ? 0 : lo > cap ? cap : lo;
+  ir_attrs to = hlo_no_attrs(), wide = hlo_no_attrs();
   to.dtype = it;
-  int za = ir_const_typed(b->g, 0, it), lo_ = ir_const_typed(b->g, (double)lo, it), hi_ = ir_const_typed(b->g, (double)hi, it);
+  wide.dtype = IR_I64;
+  int za = ir_const_typed(b->g, 0, IR_I64), lo_ = ir_const_typed(b->g, (double)lo, IR_I64), hi_ = ir_const_typed(b->g, (double)hi, IR_I64);
   int xa = hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &a, 1, &to), ya = hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &e, 1, &to);
   int ax = hlo_ew(b, h, IR_ABS, a, HLO_UNARY), ay = hlo_ew(b, h, IR_ABS, e, HLO_UNARY);
   int ia = ax < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &ax, 1, &to);
   int ib = ay < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_BITCAST, &ay, 1, &to);
+  if (it != IR_I64) {
+    xa = xa < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &xa, 1, &wide);
+    ya = ya < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &ya, 1, &wide);
+    ia = ia < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &ia, 1, &wide);
+    ib = ib < 0 ? -1 : hlo_emit(b, hlo_fresh(b, h), IR_CONVERT, &ib, 1, &wide);
+  }
   int same_sign = hlo_cmp(b, h, "eq", hlo_cmp(b, h, "lt", xa, za), hlo_cmp(b, h, "lt", ya, za));
   int d = hlo_ew(b, h, IR_ABS, hlo_ew(b, h, IR_SUB, ia, ib), HLO_UNARY);
   int ok_same = hlo_ew(b, h, IR_AND, hlo_cmp(b, h, "le", d, hi_), hlo_cmp(b, h, "ge", d, lo_));

@@ -5,8 +5,8 @@
 ** hlo_basic.c (ops carve has one by one), hlo_index.c (gathers and
 ** scatters), hlo_window.c (convolution, reduce_window, select_and_scatter,
 ** strided slices, interior padding, reverse, out of slices,
-** concatenations and einsums), hlo_math.c (CHLO's special functions out
-** of elementwise ops). Above them hlo_flow.c dispatches each op
+** concatenations and einsums), hlo_math.c (CHLO's special functions and
+** reduce_precision out of elementwise ops). Above them hlo_flow.c dispatches each op
 ** and runs regions (calls, while, case, region reductions), and hlo.c
 ** reads the module: the entry function, its arguments and shardings.
 */
@@ -133,7 +133,7 @@ int hlo_window_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
 /* x[lo:hi:st] on every dim (stride st >= 1), for slice (hlo_window.c) */
 int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const int64_t *hi, const int64_t *st);
 
-/* chlo's sinh .. atanh, erf_inv, lgamma, digamma, next_after (hlo_math.c) */
+/* chlo's sinh .. atanh, erf_inv, lgamma, digamma, next_after; reduce_precision (hlo_math.c) */
 int hlo_math_op(hctx *b, const mlir_op *op, const char *sn, const char *name);
 
 /* ---- regions and the dispatcher (hlo_flow.c) ---- */

@@ -13,5 +13,12 @@ func.func public @main() -> tensor<2xf64> {
   %c = stablehlo.constant dense<[2.0, -0.0]> : tensor<2xf64>
   %d = stablehlo.constant dense<[2.0000000000000004, 0.0]> : tensor<2xf64>
   check.expect_close %c, %d, max_ulp_difference = 1 : tensor<2xf64>, tensor<2xf64>
+  // far apart across zero: -2 and 2 are 32,768 f16 ULPs and 2^31 f32 ULPs apart, beyond i16 and i32
+  %e = stablehlo.constant dense<[1.0, -2.0]> : tensor<2xf16>
+  %f = stablehlo.constant dense<[2.0, 2.0]> : tensor<2xf16>
+  check.expect_close %e, %f, max_ulp_difference = 32768 : tensor<2xf16>, tensor<2xf16>
+  %g = stablehlo.constant dense<[1.0, -2.0]> : tensor<2xf32>
+  %k = stablehlo.constant dense<[2.0, 2.0]> : tensor<2xf32>
+  check.expect_close %g, %k, max_ulp_difference = 2147483648 : tensor<2xf32>, tensor<2xf32>
   return %d : tensor<2xf64>
 }
