@@ -155,10 +155,10 @@ int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const
 
 /* ---- pad ---- */
 
-/* pad(x, value, low, high, interior): dim by dim, interior elements first
-** (dilate), then the edges, as the spec orders them */
 static int empty_result(hctx *b, const mlir_op *op, const char *name);
 
+/* pad(x, value, low, high, interior): dim by dim, interior elements first
+** (dilate), then the edges, as the spec orders them */
 static int do_pad(hctx *b, const mlir_op *op, const char *name) {
   int x = hlo_operand(b, op, 0), pv = hlo_operand(b, op, 1);
   if (x < 0 || pv < 0) return -1;
