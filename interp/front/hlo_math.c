@@ -83,7 +83,7 @@ static const double giles_hi[] = {
 ** of x, where w >= 16, the tail's asymptote erfc(z) ~ exp(-z^2) / (z
 ** sqrt(pi)) solved twice by substitution), then three Newton steps: on
 ** erf(z) = a up to a = 1/2, above on log(erfc(z)) = log(1 - a), whose
-** 1 - a is exact there. Checked against mpmath: 4e-16 relative in f64 from
+** 1 - a is exact there. Checked against mpmath: 3.3e-16 relative in f64 from
 ** 0 to 1 - 2^-53. +-1 give +-inf, beyond them and NaN give NaN. */
 static int erf_inv(hctx *b, const char *n, int x, ir_dtype ct) {
   int a = U(IR_ABS, x);
@@ -161,12 +161,13 @@ static int lgamma_of(hctx *b, const char *n, int x, ir_dtype ct) {
 
 /* digamma(x) = log(t) + A'(z) / A(z) - g / t, the derivative of the
 ** above; below 1/2 digamma(1 - x) - pi / tan(pi x), tan taken of x's
-** fraction (exact); NaN at 0 and the negative integers, as XLA's. */
+** distance to the nearest integer (exact, and small near a pole); NaN at
+** 0 and the negative integers, as XLA's. */
 static int digamma_of(hctx *b, const char *n, int x, ir_dtype ct) {
   lanczos s;
   lanczos_at(b, n, x, &s);
   int dg = B(IR_SUB, B(IR_ADD, s.logt, B(IR_DIV, s.da, s.a)), B(IR_DIV, K(LANCZOS_G), s.t));
-  int fr = B(IR_SUB, s.xs, U(IR_FLOOR, s.xs));
+  int fr = B(IR_SUB, s.xs, U(IR_FLOOR, B(IR_ADD, s.xs, K(0.5))));   /* to the nearest integer: pi fr keeps its digits */
   int refl = B(IR_SUB, dg, B(IR_DIV, K(M_PI), U(IR_TAN, B(IR_MUL, K(M_PI), fr))));
   int y = SEL(s.refl, refl, dg);
   int pole = CMP("eq", x, U(IR_FLOOR, x));
