@@ -86,11 +86,17 @@ done
 out ""
 
 # the same step in eager PyTorch (float32), when it is installed
-if python3 -c 'import torch' 2>/dev/null; then
+# (the first python3 that has it: a python3 ahead of the system's on PATH, a
+# virtual environment or pyenv, may lack the Debian package's torch)
+TORCH_PY=""
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import torch' 2>/dev/null; then TORCH_PY=$py; break; fi
+done
+if [ -n "$TORCH_PY" ]; then
 	progress "the same GPT step in PyTorch"
 	outf '   %-12s %11s %11s %11s %11s %7s\n' "BLAS threads" "carve step" "carve peak" "torch step" "torch peak" "ratio"
 	for t in 1 2; do
-		OPENBLAS_NUM_THREADS=$t timeout 900 python3 "$SRCDIR/bench/torch_gpt.py" --layers 4 --d 512 --heads 8 --mlp 2048 \
+		OPENBLAS_NUM_THREADS=$t timeout 900 "$TORCH_PY" "$SRCDIR/bench/torch_gpt.py" --layers 4 --d 512 --heads 8 --mlp 2048 \
 			--vocab 8192 --seq 256 --batch 8 --steps $GPT4_STEPS --threads $t --device cpu > "$LOG/torch4.$t.json" 2> "$LOG/torch4.$t.err"
 		p_s=$(json_num step_time < "$LOG/torch4.$t.json")
 		p_m=$(json_num peak_memory < "$LOG/torch4.$t.json")
@@ -138,27 +144,29 @@ done
 out ""
 
 # GPT-2 small itself (124 M parameters, 8 x 1024 tokens): one process, 2 BLAS threads,
-# keeping every activation and recomputing each block in the backward pass (remat = full)
+# keeping every activation, recomputing each block in the backward pass (remat = full), or
+# recomputing each MLP's first projection (remat = "l*.h.matmul")
 out "   GPT-2 small (examples/gpt2.cir, 8 x 1024 tokens, Adam), 2 BLAS threads, 2 steps (targets: < 26 s, < 4 GB):"
 outf '   %-22s %10s %13s %13s\n' "--train" "step" "planned peak" "max RSS"
-for remat in none full; do
+for remat in none full '"l*.h.matmul"'; do
+	tag=$(printf '%s' "$remat" | tr -cd 'a-z')     # a file name for the logs
 	progress "GPT-2 small (examples/gpt2.cir), remat = $remat, 2 steps: about two minutes"
 	tr="adam(lr = 1e-4, remat = $remat)"
 	if [ -x /usr/bin/time ]; then
-		OPENBLAS_NUM_THREADS=2 timeout 900 /usr/bin/time -f '%M' -o "$LOG/gpt2.$remat.rss" "$CARVE" run "$SRCDIR/examples/gpt2.cir" \
-			--train "$tr" --steps 2 --json > "$LOG/gpt2.$remat.json" 2> "$LOG/gpt2.$remat.err"
+		OPENBLAS_NUM_THREADS=2 timeout 900 /usr/bin/time -f '%M' -o "$LOG/gpt2.$tag.rss" "$CARVE" run "$SRCDIR/examples/gpt2.cir" \
+			--train "$tr" --steps 2 --json > "$LOG/gpt2.$tag.json" 2> "$LOG/gpt2.$tag.err"
 	else
 		OPENBLAS_NUM_THREADS=2 timeout 900 "$CARVE" run "$SRCDIR/examples/gpt2.cir" --train "$tr" --steps 2 --json \
-			> "$LOG/gpt2.$remat.json" 2> "$LOG/gpt2.$remat.err"
+			> "$LOG/gpt2.$tag.json" 2> "$LOG/gpt2.$tag.err"
 	fi
-	c_s=$(json_num step_time < "$LOG/gpt2.$remat.json")
-	c_m=$(json_num peak_memory < "$LOG/gpt2.$remat.json")
-	rss=$(tail -n 1 "$LOG/gpt2.$remat.rss" 2>/dev/null | grep -E '^[0-9]+$')
+	c_s=$(json_num step_time < "$LOG/gpt2.$tag.json")
+	c_m=$(json_num peak_memory < "$LOG/gpt2.$tag.json")
+	rss=$(tail -n 1 "$LOG/gpt2.$tag.rss" 2>/dev/null | grep -E '^[0-9]+$')
 	if [ -n "$c_s" ]; then
 		outf '   %-22s %8.1f s %9.2f GiB %13s\n' "remat = $remat" "$c_s" "$(calc '%.3f' "$c_m / 1073741824")" \
 			"$( [ -n "$rss" ] && printf '%.2f GiB' "$(calc '%.3f' "$rss / 1048576")" || echo '-')"
 	else
-		outf '   %-22s  not measured: %s\n' "remat = $remat" "$(first_error "$LOG/gpt2.$remat.err")"
+		outf '   %-22s  not measured: %s\n' "remat = $remat" "$(first_error "$LOG/gpt2.$tag.err")"
 	fi
 done
 out "   (planned peak: the parameters, state, inputs and the planned block of temporaries; max RSS: the"

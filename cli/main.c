@@ -182,7 +182,8 @@ static void usage_all(FILE *f) {
   for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %s\n", commands[i].usage);
   fputs("\noptions common to commands that read a model:\n"
         "  --train 'sgd(lr = 0.01)' | 'adam(lr = 1e-3)'   build the training step; add\n"
-        "                   remat = cheap | full to recompute activations in the backward pass\n"
+        "                   remat = cheap | full to recompute activations in the backward pass,\n"
+        "                   or remat = \"l*.h.matmul\": cheap's, and the forward values those globs name\n"
         "  --model NAME     pick a model from a file with several\n"
         "  --mesh 'batch=4, model=2'   override the tactic file's mesh\n"
         "\n'carve COMMAND --help' says more about one command.\n", f);

@@ -50,7 +50,7 @@ static int state_leaf(ir_graph *g, const char *name, const ir_shape *s, ir_dtype
 
 int train_build(ir_graph *g, const train_spec *t, diag *d) {
   int nfwd = g->nvals;
-  if (grad_build(g, d) < 0 || remat_build(g, nfwd, t->remat, d) < 0) return -1;
+  if (grad_build(g, d) < 0 || remat_build(g, nfwd, t, d) < 0) return -1;
   octx c = {g, d, 0};
   int n0 = g->nvals;
   int loss = g->outputs[0];

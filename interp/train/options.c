@@ -38,6 +38,25 @@ static const char *out_of_range(const char *key, double x) {
   return x >= 0 && x < 1 ? NULL : "must be in [0, 1)";   /* momentum, betas */
 }
 
+/* remat = none | cheap | full, or a string of globs: cheap's values and
+** the forward values they name (remat.c) */
+static int remat_policy(train_spec *t, const optim_info *o, const diag_src *src, const tac_arg *x, diag *d) {
+  static const char *const pol[] = {"none", "cheap", "full"};
+  loc at = {src, x->val.off};
+  if (x->val.kind == TAC_VNAME || x->val.kind == TAC_VSTR)
+    for (int j = 0; j < 3; j++)
+      if (!strcmp(x->val.text, pol[j])) { t->remat = (train_remat)j; return 0; }
+  if (x->val.kind != TAC_VSTR)
+    return diag_error(d, at, "remat is none, cheap, full or a string of value globs, as in %s(lr = 1e-3, remat = cheap) "
+                      "or remat = \"l*.h.matmul\"", o->name);
+  if (strspn(x->val.text, ", \t") == strlen(x->val.text))
+    return diag_error(d, at, "remat names no value: give globs of forward values to recompute, as in remat = \"l*.h.matmul\"");
+  t->remat = REMAT_NAMED;
+  t->remat_names = x->val.text;
+  t->remat_at = at;
+  return 0;
+}
+
 int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
   memset(t, 0, sizeof *t);
   const diag_src *src = diag_src_string(a, "--train", text, strlen(text));
@@ -53,12 +72,7 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
   for (int i = 0; i < c->nargs; i++) {
     const tac_arg *x = &c->args[i];
     if (!strcmp(x->key, "remat")) {
-      static const char *const pol[] = {"none", "cheap", "full"};
-      int k = -1;
-      if (x->val.kind == TAC_VNAME || x->val.kind == TAC_VSTR)
-        for (int j = 0; j < 3; j++) if (!strcmp(x->val.text, pol[j])) k = j;
-      if (k < 0) return diag_error(d, (loc){src, x->val.off}, "remat is none, cheap or full, as in %s(lr = 1e-3, remat = cheap)", o->name);
-      t->remat = (train_remat)k;
+      if (remat_policy(t, o, src, x, d) < 0) return -1;
       continue;
     }
     double *s = slot(t, x->key);

@@ -23,6 +23,7 @@
 #include "interp/ir/ops.h"
 #include "util/mem.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,33 @@ static int is_cheap(const ir_value *v) {
   default:
     return 0;
   }
+}
+
+/* The globs of remat = "GLOB, GLOB", split at commas and blanks, and how
+** many forward values each names. */
+typedef struct globs { char *text; char **glob; int *hits; int n; } globs;
+
+static void globs_make(globs *gl, const char *names) {
+  size_t len = strlen(names);
+  gl->text = mem_alloc(len + 1);
+  memcpy(gl->text, names, len + 1);
+  gl->glob = mem_alloc(sizeof(char *) * (len / 2 + 1));
+  gl->hits = mem_calloc(len / 2 + 1, sizeof(int));
+  gl->n = 0;
+  for (char *tok = strtok(gl->text, ", \t"); tok; tok = strtok(NULL, ", \t")) gl->glob[gl->n++] = tok;
+}
+
+static int globs_match(globs *gl, const char *name) {
+  int any = 0;
+  for (int k = 0; k < gl->n; k++)
+    if (fnmatch(gl->glob[k], name, 0) == 0) { gl->hits[k]++; any = 1; }
+  return any;
+}
+
+static void globs_free(globs *gl) {
+  free(gl->text);
+  free(gl->glob);
+  free(gl->hits);
 }
 
 /* Cuts: no value before one is read by a value after it (leaves aside,
@@ -151,9 +179,22 @@ static int recompute(rctx *c, int a, int full) {
   return c->failed ? -1 : c->clone[a];
 }
 
-int remat_build(ir_graph *g, int nfwd, train_remat policy, diag *d) {
+int remat_build(ir_graph *g, int nfwd, const train_spec *t, diag *d) {
+  train_remat policy = t->remat;
   if (policy == REMAT_NONE) return 0;
   int full = policy == REMAT_FULL, n0 = g->nvals;
+  globs gl = {0};
+  if (policy == REMAT_NAMED) {
+    globs_make(&gl, t->remat_names);
+    for (int i = 0; i < nfwd; i++) if (g->vals[i]->kind == IR_OP) globs_match(&gl, g->vals[i]->name);
+    for (int k = 0; k < gl.n; k++) {
+      if (gl.hits[k]) continue;
+      int rc = diag_error(d, t->remat_at, "remat: '%s' names no value of the forward pass; "
+                          "'carve check --print MODEL' lists them", gl.glob[k]);
+      globs_free(&gl);
+      return rc;
+    }
+  }
   ir_link(g);
   rctx c = {g, d, nfwd};
   c.saved = mem_calloc((size_t)n0 + 1, 1);
@@ -171,7 +212,8 @@ int remat_build(ir_graph *g, int nfwd, train_remat policy, diag *d) {
   int ndrop = 0;
   for (int i = 0; i < nfwd; i++) {
     const ir_value *v = g->vals[i];
-    if (v->kind != IR_OP || v->is_output || (!full && !is_cheap(v))) continue;
+    if (v->kind != IR_OP || v->is_output) continue;
+    if (!full && !is_cheap(v) && !(gl.n && globs_match(&gl, v->name))) continue;
     int ok = 1;
     for (int k = 0; k < v->nargs && ok; k++) ok = at_hand(&c, v->args[k], full);
     c.rec[i] = (char)ok;
@@ -193,5 +235,6 @@ int remat_build(ir_graph *g, int nfwd, train_remat policy, diag *d) {
   free(c.clone);
   free(c.order);
   free(c.stack);
+  globs_free(&gl);
   return c.failed ? -1 : ndrop;
 }

@@ -11,8 +11,10 @@
 
 typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM } train_kind;
 
-/* What the backward pass computes again rather than keeps (remat.c). */
-typedef enum train_remat { REMAT_NONE, REMAT_CHEAP, REMAT_FULL } train_remat;
+/* What the backward pass computes again rather than keeps (remat.c):
+** REMAT_NAMED is cheap's, and besides the forward values whose names
+** match one of the globs in train_spec.remat_names, GEMMs included. */
+typedef enum train_remat { REMAT_NONE, REMAT_CHEAP, REMAT_FULL, REMAT_NAMED } train_remat;
 
 typedef struct train_spec {
   train_kind kind;
@@ -20,7 +22,9 @@ typedef struct train_spec {
   double momentum;                 /* sgd */
   double beta1, beta2, eps;        /* adam */
   double weight_decay;             /* L2 added to the gradient, as torch.optim does */
-  train_remat remat;               /* remat = none | cheap | full */
+  train_remat remat;               /* remat = none | cheap | full | "GLOB, GLOB" */
+  const char *remat_names;         /* REMAT_NAMED: the globs, as written */
+  loc remat_at;                    /* where they were written, for errors */
 } train_spec;
 
 /* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)" (options.c): -1 with a
@@ -32,10 +36,11 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d);
 int grad_build(ir_graph *g, diag *d);
 
 /* Recompute in the backward pass (values from nfwd on) the forward values
-** it reads that policy allows, from values kept anyway, instead of keeping
-** them: clones named remat.NAME placed before their first reader. Returns
-** how many forward values are no longer kept, or -1. */
-int remat_build(ir_graph *g, int nfwd, train_remat policy, diag *d);
+** it reads that t->remat allows, from values kept anyway, instead of
+** keeping them: clones named remat.NAME placed before their first reader.
+** Returns how many forward values are no longer kept, or -1 (a glob of
+** t->remat_names that names no forward value is an error). */
+int remat_build(ir_graph *g, int nfwd, const train_spec *t, diag *d);
 
 /* grad_build, then the update: new.P (and new.adam.m.P, new.adam.v.P,
 ** new.adam.step for Adam). Outputs become the loss then the new values,

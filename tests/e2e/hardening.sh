@@ -100,7 +100,9 @@ has err "--train:1:10: error: hexadecimal numbers are not taken" "hexadecimal is
 run 1 "a keyword twice in --train" "$CARVE" check nan.cir --train 'sgd(lr = 0.1, lr = 0.2)'
 has err "argument 'lr' is given twice" "a repeated keyword is refused"
 run 1 "an unknown remat policy" "$CARVE" check nan.cir --train 'sgd(lr = 0.1, remat = sometimes)'
-has err "--train:1:23: error: remat is none, cheap or full" "a wrong remat policy is refused with its place"
+has err "--train:1:23: error: remat is none, cheap, full or a string of value globs" "a wrong remat policy is refused with its place"
+run 1 "a remat glob that names nothing" "$CARVE" check nan.cir --train 'sgd(lr = 0.1, remat = "l*.hidden")'
+has err "--train:1:23: error: remat: 'l*.hidden' names no value of the forward pass" "a remat glob naming nothing is refused with its place"
 run 2 "--train twice" "$CARVE" check nan.cir --train 'sgd(lr = 0.1)' --train 'adam(lr = 0.1)'
 has err "option '--train' is given twice" "a repeated option is refused"
 

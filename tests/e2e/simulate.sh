@@ -19,19 +19,23 @@ run() { timeout 300 "$@" > "$tmp/out" 2> "$tmp/err"; }
 . "$SRCDIR/tests/e2e/mpi_env.sh"     # exports for mpirun; $MPIRUN
 T="--train adam(lr=1e-3)"
 
-# recomputing activations (remat in --train): less memory, more compute, as simulated
-for r in none cheap full; do
-  "$CARVE" simulate "$ex/gpt2.cir" --train "adam(lr = 1e-3, remat = $r)" --device h100-sxm --json > "$tmp/remat.$r" 2> "$tmp/err" || bad "simulate remat = $r: $(cat "$tmp/err")"
+# recomputing activations (remat in --train): less memory, more compute, as simulated;
+# naming each MLP's first projection lies between cheap and full in both
+for r in none cheap full named; do
+  pol=$r; [ $r = named ] && pol='"l*.h.matmul"'
+  "$CARVE" simulate "$ex/gpt2.cir" --train "adam(lr = 1e-3, remat = $pol)" --device h100-sxm --json > "$tmp/remat.$r" 2> "$tmp/err" || bad "simulate remat = $pol: $(cat "$tmp/err")"
 done
-python3 - "$tmp/remat.none" "$tmp/remat.cheap" "$tmp/remat.full" <<'PY' && ok || bad "remat: $(head -c 300 "$tmp/remat.full")"
+python3 - "$tmp/remat.none" "$tmp/remat.cheap" "$tmp/remat.full" "$tmp/remat.named" <<'PY' && ok || bad "remat: $(head -c 300 "$tmp/remat.full")"
 import json, sys
-n, c, f = (json.load(open(p)) for p in sys.argv[1:4])
+n, c, f, m = (json.load(open(p)) for p in sys.argv[1:5])
 peak = lambda j: j["memory"]["peak"]
 step = lambda j: j["time"]["total"]
 print("remat none/cheap/full: %.2f / %.2f / %.2f GiB, %.1f / %.1f / %.1f ms" % (
     peak(n) / 2**30, peak(c) / 2**30, peak(f) / 2**30, step(n) * 1e3, step(c) * 1e3, step(f) * 1e3))
 assert peak(f) < peak(c) < peak(n) and peak(f) < 0.5 * peak(n)
 assert step(n) <= step(c) < step(f) < 1.5 * step(n)
+print("remat \"l*.h.matmul\": %.2f GiB, %.1f ms" % (peak(m) / 2**30, step(m) * 1e3))
+assert peak(f) < peak(m) < peak(c) and step(c) < step(m) < step(f)
 PY
 
 run "$CARVE" simulate "$ex/gpt2.cir" "$ex/gpt2.tac" $T --device h100-sxm --json

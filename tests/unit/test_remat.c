@@ -5,7 +5,8 @@
 ** the small GPT, fused attention or not; it needs less memory (cheap
 ** less than none, full less than cheap), recomputes no GEMM under
 ** `cheap`, and adds no collective under Megatron (full: at most one a
-** block).
+** block). remat = "GLOB" recomputes cheap's values and the GEMMs it
+** names, one more GEMM a block for each MLP's first projection.
 */
 #include "harness.h"
 #include "interp/tactic/tactic.h"
@@ -69,10 +70,11 @@ static void same_state(step_run *a, step_run *b, const char *what) {
 
 static void policies(int fuse) {
   char *t = gpt_text();
-  static step_run none, cheap, full;
+  static step_run none, cheap, full, named;
   run_steps(&none, t, "adam(lr = 1e-3)", fuse);
   run_steps(&cheap, t, "adam(lr = 1e-3, remat = cheap)", fuse);
   run_steps(&full, t, "adam(lr = 1e-3, remat = full)", fuse);
+  run_steps(&named, t, "adam(lr = 1e-3, remat = \"l*.h.matmul\")", fuse);
   cr_expect_eq(none.clones, 0);
   cr_expect_gt(cheap.clones, 0, "cheap recomputes the layernorms and gelus");
   cr_expect_gt(full.clones, cheap.clones);
@@ -82,6 +84,12 @@ static void policies(int fuse) {
   cr_expect_lt(full.block, cheap.block, "full: %zu B against %zu B", full.block, cheap.block);
   same_state(&cheap, &none, "cheap");
   same_state(&full, &none, "full");
+  /* the small GPT has 2 blocks: each MLP's first projection once more */
+  cr_expect_eq(named.gemms, none.gemms + 2, "named: %d GEMMs against %d", named.gemms, none.gemms);
+  cr_expect_gt(named.clones, cheap.clones, "named recomputes the projections and what cheap could not without them");
+  cr_expect_lt(named.block, cheap.block, "named: %zu B against cheap's %zu B", named.block, cheap.block);
+  same_state(&named, &none, "named");
+  hx_free(&named.h);
   hx_free(&none.h);
   hx_free(&cheap.h);
   hx_free(&full.h);
@@ -137,6 +145,8 @@ Test(remat, collectives_under_megatron) {
   int n = collectives("adam(lr = 1e-3)");
   cr_expect_gt(n, 0);
   cr_expect_eq(collectives("adam(lr = 1e-3, remat = cheap)"), n);
+  /* a column-parallel projection recomputed from its replicated input */
+  cr_expect_eq(collectives("adam(lr = 1e-3, remat = \"l*.h.matmul\")"), n);
   int full = collectives("adam(lr = 1e-3, remat = full)");
   cr_expect(full >= n && full <= n + layers, "%d collectives against %d (%d blocks)", full, n, layers);
 }
@@ -153,8 +163,30 @@ Test(remat, policy_is_read_and_checked) {
   cr_expect_eq(t.remat, REMAT_FULL);
   cr_expect_eq(train_parse(&a, "adam(remat = cheap)", &t, &d), 0);
   cr_expect_eq(t.remat, REMAT_CHEAP);
+  cr_expect_eq(train_parse(&a, "adam(remat = \"l*.h.matmul, l*.q\")", &t, &d), 0);
+  cr_expect_eq(t.remat, REMAT_NAMED);
+  cr_expect_str_eq(t.remat_names, "l*.h.matmul, l*.q");
   cr_expect_eq(train_parse(&a, "adam(remat = 2)", &t, &d), -1);
-  cr_expect(strstr(diag_text(&d), "--train:1:14: error: remat is none, cheap or full"), "%s", diag_text(&d));
+  cr_expect(strstr(diag_text(&d), "--train:1:14: error: remat is none, cheap, full or a string of value globs"), "%s", diag_text(&d));
+  diag_clear(&d);
+  cr_expect_eq(train_parse(&a, "adam(remat = \" , \")", &t, &d), -1);
+  cr_expect(strstr(diag_text(&d), "--train:1:14: error: remat names no value"), "%s", diag_text(&d));
+  cr_expect_eq(train_parse(&a, "adam(remat = fast)", &t, &d), -1);
   diag_free(&d);
   arena_free(&a);
+}
+
+/* A glob that names no forward value is a located error, not a silent
+** no-op: the user meant to save memory. */
+Test(remat, glob_naming_nothing_is_an_error) {
+  char *text = gpt_text();
+  hx h;
+  cr_assert(hx_build(&h, text) == 0, "%s", diag_text(&h.d));
+  train_spec t;
+  cr_assert(train_parse(&h.mem, "adam(remat = \"l*.h.matmul, l*.mlp.hidden\")", &t, &h.d) == 0);
+  cr_expect_eq(train_build(h.g, &t, &h.d), -1);
+  cr_expect(strstr(diag_text(&h.d), "--train:1:14: error: remat: 'l*.mlp.hidden' names no value of the forward pass"),
+            "%s", diag_text(&h.d));
+  hx_free(&h);
+  free(text);
 }
