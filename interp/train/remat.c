@@ -64,7 +64,8 @@ static void globs_make(globs *gl, const char *names) {
   gl->glob = mem_alloc(sizeof(char *) * (len / 2 + 1));
   gl->hits = mem_calloc(len / 2 + 1, sizeof(int));
   gl->n = 0;
-  for (char *tok = strtok(gl->text, ", \t"); tok; tok = strtok(NULL, ", \t")) gl->glob[gl->n++] = tok;
+  char *rest = NULL;       /* strtok_r: devices may be threads building their steps at once */
+  for (char *tok = strtok_r(gl->text, ", \t", &rest); tok; tok = strtok_r(NULL, ", \t", &rest)) gl->glob[gl->n++] = tok;
 }
 
 static int globs_match(globs *gl, const char *name) {
