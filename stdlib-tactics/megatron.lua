@@ -84,21 +84,29 @@ end
 
 -- Follow the factor of dim `dim` of value x forward: true when every path
 -- ends summed away by a contraction with a parameter (those parameters
--- are marked in partner).
+-- are marked in partner); else false and why, for ctx:note.
 local function reaches_row_partner(ctx, fwd, x, dim, depth, partner)
-  if depth > 48 then return false end
+  if depth > 48 then return false, "more than 48 ops and no second weight" end
   local found = false
   for _, op in ipairs(x.users) do
     local w = op.results[1]
     if fwd[w] then
+      local at = ("%s '%s'"):format(op.kind, w.name)
       local fr = ctx:factors(op)
-      if not fr then return false end
+      if not fr then return false, at .. ", which has no sharding rule" end
       for a, operand in ipairs(op.operands) do
         if operand == x then
           local f = fr.operands[a][dim + 1]
-          if not f or fr.kind[f] == "whole" then return false end
+          if not f or fr.kind[f] == "whole" then
+            local why = at .. ", which needs that dim of '" .. x.name .. "' whole"
+            if op.kind == "slice" then
+              why = why .. ": the slice takes a part of a dim a split would cut into contiguous blocks (a fused weight's " ..
+                    "parts, such as q, k and v side by side, are split by heads when the weight is written with a dim of its own for them)"
+            end
+            return false, why
+          end
           if fr.kind[f] == "contract" then
-            if not is_contraction(op) then return false end
+            if not is_contraction(op) then return false, at .. ", which sums it away where only a product with a second weight may" end
             local other = false
             for b, o in ipairs(op.operands) do
               local p = b ~= a and param_behind(o)
@@ -107,18 +115,21 @@ local function reaches_row_partner(ctx, fwd, x, dim, depth, partner)
                 partner[p] = true
               end
             end
-            if not other then return false end
+            if not other then return false, at .. ", which contracts it with '" .. op.operands[a == 1 and 2 or 1].name .. "', not with a weight" end
             found = true
           else
             local rd = result_dim(fr, f)
-            if not rd or not reaches_row_partner(ctx, fwd, w, rd, depth + 1, partner) then return false end
+            if not rd then return false, at .. ", which drops that dim" end
+            local ok, why = reaches_row_partner(ctx, fwd, w, rd, depth + 1, partner)
+            if not ok then return false, why end
             found = true
           end
         end
       end
     end
   end
-  return found
+  if not found then return false, "'" .. x.name .. "', which nothing on the way to the loss reads" end
+  return true
 end
 
 return function(ctx, args)
@@ -126,6 +137,7 @@ return function(ctx, args)
   local fwd = forward_set(ctx)
   local done, partner = {}, {}      -- partner: row-parallel weights, split by propagation
   local n, undivided, undivided_dim = 0, nil, 0
+  local declined, declined_order = {}, {}   -- weights not taken: why, in program order
   ctx:together(function()
     for _, v in ipairs(ctx:values()) do
       local op = v.producer
@@ -139,7 +151,12 @@ return function(ctx, args)
               if f and fr.kind[f] == "pass" then
                 local rd = result_dim(fr, f)
                 local found = {}
-                local ok = rd ~= nil and reaches_row_partner(ctx, fwd, v, rd, 0, found)
+                local ok, why = false, "the contraction's result, which drops that dim"
+                if rd ~= nil then ok, why = reaches_row_partner(ctx, fwd, v, rd, 0, found) end
+                if not ok and not declined[p] then
+                  declined[p] = ("megatron: not a column-parallel weight: dim %d of '%s' leads to %s"):format(i - 1, w.name, why)
+                  declined_order[#declined_order + 1] = p
+                end
                 if ok then
                   for q in pairs(found) do partner[q] = true end
                   if w.shape[i] % (pieces(ctx, w, i - 1) * size) ~= 0 then
@@ -158,6 +175,16 @@ return function(ctx, args)
       end
     end
   end)
+  -- why each weight it looked at and left is not split on the axis (carve
+  -- explain); a weight propagation split after all (a row-parallel
+  -- partner) needs no note
+  for _, p in ipairs(declined_order) do
+    local split = false
+    for _, axes in ipairs((ctx:sharding(p))) do
+      for _, a in ipairs(axes) do split = split or a == axis end
+    end
+    if not split then ctx:note(p, declined[p]) end
+  end
   if n == 0 and undivided then
     ctx:warn(("megatron: the column-parallel weights are not divisible into %d pieces on '%s' (dim %d of '%s' has %d)")
              :format(size, axis, undivided_dim, undivided.name, undivided.shape[undivided_dim + 1]))

@@ -256,7 +256,13 @@ void report_explain(strbuf *b, const sh_plan *p, int id) {
     sb_printf(b, "  a partial sum over %s, passed on to its users as it is (they are linear in it)\n", shard_axes_str(p, l->partial, &a));
   else if (l->partial)
     sb_printf(b, "  computed as a partial sum over %s and reduced where it is made\n", shard_axes_str(p, l->partial, &a));
-  if (!any) sb_puts(b, "  not split on any axis: no tactic split it and no propagation reached it\n");
+  int noted = 0;
+  for (int i = 0; i < p->nnote; i++) noted += p->note[i].value == id;
+  if (!any) sb_puts(b, noted ? "  not split on any axis\n" : "  not split on any axis: no tactic split it and no propagation reached it\n");
+  for (int i = 0; i < p->nnote; i++) {
+    const sh_note *n = &p->note[i];
+    if (n->value == id) sb_printf(b, "  %s: tactic '%s': %s\n", diag_where(&a, n->at), n->tactic, n->text);
+  }
   for (int ax = 0; ax < p->mesh.n; ax++) {
     int d = l->forbid_why[ax];
     if (d >= 0) sb_printf(b, "  kept whole on '%s' by tactic '%s' at %s\n", p->mesh.name[ax], p->dec[d].tactic, diag_where(&a, p->dec[d].at));

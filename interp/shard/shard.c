@@ -36,6 +36,7 @@ void shard_free(sh_plan *p) {
   if (!p) return;
   free(p->dec);
   free(p->con);
+  free(p->note);
   free(p->log);
   free(p->logged);
   free(p->con_last);
@@ -118,6 +119,14 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
   p->con_last[value] = p->ncon++;
 }
 
+void shard_note(sh_plan *p, int v, const char *text) {
+  if (p->nnote == p->notecap) {
+    p->notecap = p->notecap ? p->notecap * 2 : 16;
+    p->note = mem_realloc(p->note, sizeof *p->note * (size_t)p->notecap);
+  }
+  p->note[p->nnote++] = (sh_note){v, p->tactic, p->at, arena_strndup(&p->mem, text, strlen(text))};
+}
+
 /* ---- undo ---- */
 
 /* v's layout, saved in the undo log before its first change since the last mark */
@@ -135,7 +144,7 @@ static sh_layout *edit(sh_plan *p, int v) {
 
 sh_mark shard_mark(sh_plan *p) {
   p->epoch++;
-  return (sh_mark){p->ndec, p->ncon, p->nlog};
+  return (sh_mark){p->ndec, p->ncon, p->nlog, p->nnote};
 }
 
 void shard_rollback(sh_plan *p, sh_mark m) {
@@ -144,6 +153,7 @@ void shard_rollback(sh_plan *p, sh_mark m) {
     p->lay[u->value] = u->old;
   }
   if (m.ndec < p->ndec) p->ndec = m.ndec;
+  if (m.nnote < p->nnote) p->nnote = m.nnote;
   while (p->ncon > m.ncon) {     /* conflicts come off in the order they went on */
     const sh_conflict *k = &p->con[--p->ncon];
     p->con_last[k->value] = k->next;

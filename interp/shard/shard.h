@@ -60,6 +60,15 @@ typedef struct sh_conflict {
   int next;                       /* the value's previous conflict (-1: none) */
 } sh_conflict;
 
+/* A tactic's word on a value it chose not to split (ctx:note): why, for
+** carve explain. */
+typedef struct sh_note {
+  int value;
+  const char *tactic;
+  loc at;
+  const char *text;
+} sh_note;
+
 typedef struct sh_undo { int value; sh_layout old; } sh_undo;
 
 typedef struct sh_plan {
@@ -70,6 +79,7 @@ typedef struct sh_plan {
   sh_decision *dec; int ndec, deccap;
   sh_conflict *con; int ncon, concap;
   int *con_last;                  /* per value: its latest conflict (-1: none), to find repeats at once */
+  sh_note *note; int nnote, notecap;
   const char *tactic;             /* the tactic being applied (for provenance) */
   loc at;                         /* its current statement */
   char *keep;                     /* per value: its partial sum is passed on as it is */
@@ -80,11 +90,11 @@ typedef struct sh_plan {
 } sh_plan;
 
 /* A point to come back to: the REPL's undo, the search's try-and-take-back.
-** Decisions and conflicts are append-only, layouts are saved before their
+** Decisions, conflicts and notes are append-only, layouts are saved before their
 ** first change after the mark, so a mark costs nothing and a rollback
 ** costs what changed since. Partial sums are derived: after a rollback,
 ** call shard_partials again where they are wanted. */
-typedef struct sh_mark { int ndec, ncon, nlog; } sh_mark;
+typedef struct sh_mark { int ndec, ncon, nlog, nnote; } sh_mark;
 
 sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
 void     shard_free(sh_plan *p);
@@ -119,6 +129,8 @@ void shard_partials(sh_plan *p);
 void shard_unpartial(sh_plan *p);
 
 int  shard_record(sh_plan *p, sh_decision d);
+/* A note on value v from the tactic being applied, at its statement (p->at). */
+void shard_note(sh_plan *p, int v, const char *text);
 void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, int lost_to, const char *fmt, ...)
   __attribute__((format(printf, 7, 8)));
 

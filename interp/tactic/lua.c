@@ -917,6 +917,18 @@ static int ctx_warn(lua_State *L) {
   return lua_error(L);
 }
 
+/* ctx:note(v, msg): why the tactic left v as it is, for carve explain
+** (kept in the plan: a rollback to an earlier mark takes it back) */
+static int ctx_note(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  int v = check_value(L, S, 2, "note");
+  const char *msg = luaL_checkstring(L, 3);
+  sh_plan *p = S->c->p;
+  p->at = call_loc(L, S, "note");
+  shard_note(p, v, msg);
+  return 0;
+}
+
 static int ctx_tostring(lua_State *L) {
   lua_pushfstring(L, "ctx of tactic '%s'", state_of(L)->t->name);
   return 1;
@@ -927,7 +939,7 @@ static const luaL_Reg ctx_methods[] = {
   {"sharding", ctx_sharding}, {"factors", ctx_factors}, {"mesh", ctx_mesh},
   {"shard", ctx_shard}, {"replicate", ctx_replicate},
   {"together", ctx_together}, {"mark", ctx_mark}, {"rollback", ctx_rollback}, {"cost", ctx_cost},
-  {"error", ctx_error}, {"warn", ctx_warn},
+  {"error", ctx_error}, {"warn", ctx_warn}, {"note", ctx_note},
   {NULL, NULL}
 };
 

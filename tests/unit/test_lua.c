@@ -408,6 +408,35 @@ Test(api, decisions_record_the_script_line) {
   lt_free(&t);
 }
 
+/* ctx:note(v, msg) leaves a word for carve explain at the script's line;
+** a rollback to an earlier mark takes it back with the rest */
+Test(api, notes_for_explain) {
+  lt t;
+  const char *s =
+    "return function(ctx, args)\n"
+    "  local m = ctx:mark()\n"
+    "  ctx:note('w1', 'tried and taken back')\n"
+    "  ctx:rollback(m)\n"
+    "  ctx:note(ctx:value('w2'), 'left whole: it is small')\n"
+    "  local ok, err = pcall(ctx.note, ctx, 'nope', 'x')\n"
+    "  assert(not ok and err:find(\"no value named 'nope'\"), err)\n"
+    "end\n";
+  cr_assert(lt_run(&t, MLP, "sgd(lr = 0.1)", TAC2, s) == 0, "%s", diag_text(&t.d));
+  strbuf b;
+  sb_init(&b);
+  report_explain(&b, t.p, ir_lookup(t.g, "w2")->id);
+  char want[160];
+  snprintf(want, sizeof want, "%s/t.lua:5:3: tactic 'custom': left whole: it is small\n", t.dir);
+  cr_assert(strstr(sb_str(&b), want), "wanted '%s' in:\n%s", want, sb_str(&b));
+  cr_assert(!strstr(sb_str(&b), "no tactic split it"), "a noted value does not say no tactic looked at it:\n%s", sb_str(&b));
+  sb_clear(&b);
+  report_explain(&b, t.p, ir_lookup(t.g, "w1")->id);
+  cr_assert(!strstr(sb_str(&b), "taken back"), "the rolled-back note is gone:\n%s", sb_str(&b));
+  cr_assert(strstr(sb_str(&b), "no tactic split it"), "%s", sb_str(&b));
+  sb_free(&b);
+  lt_free(&t);
+}
+
 Test(api, messages_in_carves_words) {
   lt t;
   const char *s = "return function(ctx, args)\n  ctx:warn('careful')\n  ctx:error('bad axis ' .. args.axis, 'axis')\nend\n";
@@ -727,15 +756,58 @@ Test(stdlib, megatron_on_a_renamed_model) { same_as_renamed("gpt2_small_mp.tac")
 Test(stdlib, bp_megatron_zero3_on_a_renamed_model) { same_as_renamed("gpt2_small_bp_mp_z3.tac"); }
 
 /* the attention written with reshape and transpose (tests/data/attn_reshape.cir) */
+/* megatron alone on a model = 2 mesh, after Adam's step is built */
+static void megatron_on(lt *t, const char *model) {
+  cr_assert(lt_run(t, model, "adam(lr = 1e-3)", "mesh model = 2\nuse \"megatron\" as mp (axis = model)\nschedule mp\n", NULL) == 0,
+            "%s", diag_text(&t->d));
+}
+
 Test(stdlib, megatron_through_reshapes) {
   lt t;
-  cr_assert(lt_run(&t, "tests/data/attn_reshape.cir", "adam(lr = 1e-3)", "mesh model = 2\nuse \"megatron\" as mp (axis = model)\nschedule mp\n", NULL) == 0,
-            "%s", diag_text(&t.d));
+  megatron_on(&t, "tests/data/attn_reshape.cir");
   cr_assert_str_eq(lay(&t, "wq"), "[-, model]");
   cr_assert_str_eq(lay(&t, "wk"), "[-, model]");
   cr_assert_str_eq(lay(&t, "wv"), "[-, model]");
   cr_assert_str_eq(lay(&t, "wo"), "[model, -]");
   cr_assert_str_eq(lay(&t, "emb"), "[-, -]");
+  lt_free(&t);
+}
+
+/* A fused qkv weight sliced apart cannot be split into contiguous blocks
+** (each device would hold a mix of q, k and v columns): megatron splits
+** the MLPs, leaves it whole, and says why at carve explain; a weight it
+** split, or one propagation split, gets no note. */
+Test(stdlib, megatron_says_why_a_weight_stays_whole) {
+  lt t;
+  megatron_on(&t, "tests/data/fused_qkv.cir");
+  cr_assert_str_eq(lay(&t, "l0.wg"), "[-, model]");
+  cr_assert_str_eq(lay(&t, "l0.wd"), "[model, -]");
+  cr_assert_str_eq(lay(&t, "l0.wqkv"), "[-, -]");
+  strbuf b;
+  sb_init(&b);
+  report_explain(&b, t.p, ir_lookup(t.g, "l1.wqkv")->id);
+  cr_assert(strstr(sb_str(&b), "tactic 'mp': megatron: not a column-parallel weight: dim 1 of 'l1.wqkv' leads to slice "
+                               "'l1.q.slice', which needs that dim of 'l1.qkv' whole: the slice takes a part of a dim"),
+            "%s", sb_str(&b));
+  sb_clear(&b);
+  report_explain(&b, t.p, ir_lookup(t.g, "head")->id);
+  cr_assert(strstr(sb_str(&b), "dim 1 of 'head' leads to cross_entropy 'loss', which needs that dim of 'logits' whole"), "%s", sb_str(&b));
+  for (int i = 0; i < t.p->nnote; i++) {
+    const char *name = t.g->vals[t.p->note[i].value]->name;
+    cr_expect(strcmp(name, "l0.wg") && strcmp(name, "l0.wu") && strcmp(name, "l0.wd"), "a note on %s, which is split", name);
+  }
+  sb_free(&b);
+  lt_free(&t);
+}
+
+/* the same model with the fused weight written [d, 3, heads, head_dim],
+** as the note suggests: megatron splits its heads */
+Test(stdlib, megatron_splits_a_fused_weight_by_heads) {
+  lt t;
+  megatron_on(&t, "tests/data/fused_qkv_heads.cir");
+  cr_assert_str_eq(lay(&t, "l0.wqkv"), "[-, -, model, -]");
+  cr_assert_str_eq(lay(&t, "l1.wo"), "[model, -]");
+  cr_assert_str_eq(lay(&t, "l1.wd"), "[model, -]");
   lt_free(&t);
 }
 
