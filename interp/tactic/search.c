@@ -859,6 +859,25 @@ static int simulate(search *s, double *seconds, double *memory, sim_memory *mem)
   return 0;
 }
 
+/* When a training step's activations are most of what does not fit, the
+** other way out: recompute them (--train's remat), or recompute GEMMs too
+** where only elementwise values are recomputed (remat = cheap). */
+static const char *remat_hint(const ir_graph *g, const sim_memory *m) {
+  if (m->activations < 0.5 * m->peak) return "";
+  int step = 0, remat = 0, gemms = 0;
+  for (int i = 0; i < g->nvals; i++) {
+    const ir_value *v = g->vals[i];
+    step |= !strncmp(v->name, "grad.", 5);
+    if (strncmp(v->name, "remat.", 6)) continue;
+    remat = 1;
+    gemms |= v->op == IR_MATMUL || v->op == IR_EINSUM;
+  }
+  if (!step || gemms) return "";
+  return remat ? ", or recompute GEMMs too (--train '..., remat = full' or \"GLOB\" naming them: README \"Activation recomputation\")"
+               : ", or recompute activations in the backward pass (--train '..., remat = cheap', 'full' or "
+                 "\"GLOB\" naming GEMMs: README \"Activation recomputation\")";
+}
+
 int search_run(sh_plan *p, const search_opts *o, const char *name, arena *a, search_result *r, diag *d) {
   memset(r, 0, sizeof *r);
   search s = {0};
@@ -906,8 +925,8 @@ int search_run(sh_plan *p, const search_opts *o, const char *name, arena *a, sea
     sb_init(&b);
     report_memory_largest(&b, &mem, a);
     rc = diag_error(d, p->at, "nothing the search found fits in %s a device: the smallest plan needs %s (largest: %s); "
-                    "raise memory_limit, add devices, or search more axes",
-                    report_bytes(a, o->memory_limit), report_bytes(a, r->mem_found), sb_str(&b));
+                    "raise memory_limit, add devices, search more axes%s",
+                    report_bytes(a, o->memory_limit), report_bytes(a, r->mem_found), sb_str(&b), remat_hint(p->g, &mem));
     sb_free(&b);
   }
   return rc;

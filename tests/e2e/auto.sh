@@ -83,6 +83,15 @@ printf 'version 1\nmesh model = 2\ntactic f = auto (memory_limit = 1KiB)\nschedu
 run "$CARVE" auto "$ex/gpt2_small.cir" "$tmp/tiny.tac" $T -o "$tmp/x.tac"
 [ $? -eq 1 ] && grep -q "tiny.tac:3:1: error: nothing the search found fits in 1.0 KiB a device: the smallest plan needs .* (largest: " "$tmp/err" \
   && [ ! -e "$tmp/x.tac" ] && ok || bad "nothing fits: $(cat "$tmp/err")"
+# where activations are most of what does not fit, the error says how to recompute them;
+# under remat = cheap (no GEMM recomputed) it names GEMMs; under full it says no more
+run "$CARVE" auto "$ex/mlp.cir" "$tmp/tiny.tac" --train 'sgd(lr = 0.1)' -o "$tmp/x.tac"
+[ $? -eq 1 ] && grep -q "search more axes, or recompute activations in the backward pass (--train '..., remat = cheap', 'full' or \"GLOB\" naming GEMMs" "$tmp/err" \
+  && ok || bad "nothing fits, activations: $(cat "$tmp/err")"
+run "$CARVE" auto "$ex/mlp.cir" "$tmp/tiny.tac" --train 'sgd(lr = 0.1, remat = cheap)' -o "$tmp/x.tac"
+[ $? -eq 1 ] && grep -q "or recompute GEMMs too (--train '..., remat = full' or \"GLOB\" naming them" "$tmp/err" && ok || bad "nothing fits, cheap: $(cat "$tmp/err")"
+run "$CARVE" auto "$ex/mlp.cir" "$tmp/tiny.tac" --train 'sgd(lr = 0.1, remat = full)' -o "$tmp/x.tac"
+[ $? -eq 1 ] && grep -q "search more axes$" "$tmp/err" && ok || bad "nothing fits, full: $(cat "$tmp/err")"
 printf 'version 1\nmesh model = 2\ntactic f = auto (budget = 10 parsecs)\nschedule f\n' > "$tmp/bad.tac"
 run "$CARVE" auto "$ex/gpt2_small.cir" "$tmp/bad.tac" $T -o "$tmp/x.tac"
 [ $? -eq 1 ] && [ "$(grep -c error "$tmp/err")" -eq 1 ] && grep -q "bad.tac:3:" "$tmp/err" && ok || bad "bad budget: $(cat "$tmp/err")"
