@@ -864,15 +864,15 @@ static int simulate(search *s, double *seconds, double *memory, sim_memory *mem)
 ** where only elementwise values are recomputed (remat = cheap). */
 static const char *remat_hint(const ir_graph *g, const sim_memory *m) {
   if (m->activations < 0.5 * m->peak) return "";
-  int step = 0, remat = 0, gemms = 0;
+  if (!g->train) return "";
+  int remat = 0, gemms = 0;
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
-    step |= !strncmp(v->name, "grad.", 5);
     if (strncmp(v->name, "remat.", 6)) continue;
     remat = 1;
     gemms |= v->op == IR_MATMUL || v->op == IR_EINSUM;
   }
-  if (!step || gemms) return "";
+  if (gemms) return "";
   return remat ? ", or recompute GEMMs too (--train '..., remat = full' or \"GLOB\" naming them: README \"Activation recomputation\")"
                : ", or recompute activations in the backward pass (--train '..., remat = cheap', 'full' or "
                  "\"GLOB\" naming GEMMs: README \"Activation recomputation\")";

@@ -53,32 +53,22 @@ static int is_cheap(const ir_value *v) {
   }
 }
 
-/* The globs of remat = "GLOB, GLOB", split at commas and blanks, and how
-** many forward values each names. */
-typedef struct globs { char *text; char **glob; int *hits; int n; } globs;
-
-static void globs_make(globs *gl, const char *names) {
-  size_t len = strlen(names);
-  gl->text = mem_alloc(len + 1);
-  memcpy(gl->text, names, len + 1);
-  gl->glob = mem_alloc(sizeof(char *) * (len / 2 + 1));
-  gl->hits = mem_calloc(len / 2 + 1, sizeof(int));
-  gl->n = 0;
-  char *rest = NULL;       /* strtok_r: devices may be threads building their steps at once */
-  for (char *tok = strtok_r(gl->text, ", \t", &rest); tok; tok = strtok_r(NULL, ", \t", &rest)) gl->glob[gl->n++] = tok;
-}
-
-static int globs_match(globs *gl, const char *name) {
-  int any = 0;
-  for (int k = 0; k < gl->n; k++)
-    if (fnmatch(gl->glob[k], name, 0) == 0) { gl->hits[k]++; any = 1; }
-  return any;
-}
-
-static void globs_free(globs *gl) {
-  free(gl->text);
-  free(gl->glob);
-  free(gl->hits);
+/* remat = "GLOB, GLOB": which forward values [0, nfwd) the globs (split
+** at commas and blanks) name, into named; -1 with a located error for a
+** glob that names none. */
+static int match_globs(const ir_graph *g, int nfwd, const train_spec *t, char *named, diag *d) {
+  size_t len = strlen(t->remat_names);
+  char *text = mem_alloc(len + 1), *rest = NULL;   /* strtok_r: devices may be threads building their steps at once */
+  memcpy(text, t->remat_names, len + 1);
+  int rc = 0;
+  for (char *glob = strtok_r(text, ", \t", &rest); glob && rc == 0; glob = strtok_r(NULL, ", \t", &rest)) {
+    int hits = 0;
+    for (int i = 0; i < nfwd; i++)
+      if (g->vals[i]->kind == IR_OP && fnmatch(glob, g->vals[i]->name, 0) == 0) { named[i] = 1; hits++; }
+    if (!hits) rc = diag_error(d, t->remat_at, "remat: '%s' names no value of the forward pass; 'carve check --print MODEL' lists them", glob);
+  }
+  free(text);
+  return rc;
 }
 
 /* Cuts: no value before one is read by a value after it (leaves aside,
@@ -184,17 +174,10 @@ int remat_build(ir_graph *g, int nfwd, const train_spec *t, diag *d) {
   train_remat policy = t->remat;
   if (policy == REMAT_NONE) return 0;
   int full = policy == REMAT_FULL, n0 = g->nvals;
-  globs gl = {0};
-  if (policy == REMAT_NAMED) {
-    globs_make(&gl, t->remat_names);
-    for (int i = 0; i < nfwd; i++) if (g->vals[i]->kind == IR_OP) globs_match(&gl, g->vals[i]->name);
-    for (int k = 0; k < gl.n; k++) {
-      if (gl.hits[k]) continue;
-      int rc = diag_error(d, t->remat_at, "remat: '%s' names no value of the forward pass; "
-                          "'carve check --print MODEL' lists them", gl.glob[k]);
-      globs_free(&gl);
-      return rc;
-    }
+  char *named = mem_calloc((size_t)nfwd + 1, 1);
+  if (policy == REMAT_NAMED && match_globs(g, nfwd, t, named, d) < 0) {
+    free(named);
+    return -1;
   }
   ir_link(g);
   rctx c = {g, d, nfwd};
@@ -214,7 +197,7 @@ int remat_build(ir_graph *g, int nfwd, const train_spec *t, diag *d) {
   for (int i = 0; i < nfwd; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind != IR_OP || v->is_output) continue;
-    if (!full && !is_cheap(v) && !(gl.n && globs_match(&gl, v->name))) continue;
+    if (!full && !is_cheap(v) && !named[i]) continue;
     int ok = 1;
     for (int k = 0; k < v->nargs && ok; k++) ok = at_hand(&c, v->args[k], full);
     c.rec[i] = (char)ok;
@@ -236,6 +219,6 @@ int remat_build(ir_graph *g, int nfwd, const train_spec *t, diag *d) {
   free(c.clone);
   free(c.order);
   free(c.stack);
-  globs_free(&gl);
+  free(named);
   return c.failed ? -1 : ndrop;
 }

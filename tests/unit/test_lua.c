@@ -798,6 +798,15 @@ Test(stdlib, megatron_says_why_a_weight_stays_whole) {
   }
   sb_free(&b);
   lt_free(&t);
+  /* a weight megatron declines but an earlier tactic split on its axis gets no note */
+  cr_assert(lt_run(&t, "tests/data/fused_qkv.cir", "adam(lr = 1e-3)",
+                   "mesh model = 2\ntactic h(axis = model) {\n  shard param \"head\" dim 1 on axis\n}\n"
+                   "use \"megatron\" as mp (axis = model)\nschedule h, mp\n", NULL) == 0, "%s", diag_text(&t.d));
+  cr_assert_str_eq(lay(&t, "head"), "[-, model]");
+  for (int i = 0; i < t.p->nnote; i++)
+    cr_expect(t.g->vals[t.p->note[i].value] != ir_lookup(t.g, "head"), "a note on head, which tactic 'h' split: %s", t.p->note[i].text);
+  cr_expect_gt(t.p->nnote, 0, "the fused weights are still noted");
+  lt_free(&t);
 }
 
 /* the same model with the fused weight written [d, 3, heads, head_dim],
