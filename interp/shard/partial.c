@@ -85,11 +85,14 @@ static int accepts(const sh_plan *p, int u, int k, const uint32_t *seen, const u
   for (int j = 0; j < v->nargs; j++) {
     if (j == k) continue;
     const ir_value *a = p->g->vals[v->args[j]];
-    if (a->kind == IR_CONST) continue;
+    /* a literal is complete: added to a partial sum it would be added once
+    ** per device; it only scales one (mul, div by it) */
+    if (a->kind == IR_CONST && v->op != IR_ADD && v->op != IR_SUB && v->op != IR_CONCAT) continue;
     uint32_t sx = seen[a->id];
     switch (v->op) {
     case IR_ADD: case IR_SUB: case IR_CONCAT:          /* partial + partial, over the same axes */
       if (sx != mine) ok = 0;
+      if (a->kind != IR_OP) certain = 1;                /* a leaf is never a partial sum */
       if ((low[me] | low[a->id]) & ~(p->lay[me].partial & p->lay[a->id].partial)) certain = 1;
       break;
     case IR_MUL: case IR_MATMUL: case IR_EINSUM:        /* linear in one operand */

@@ -160,5 +160,12 @@ for pair in "gpt2_small_bp_mp.tac adam(lr = 1e-3)" "gpt2_small_bp_mp_z3.tac sgd(
   python3 -c "import json, sys; a, b = (json.loads(x)['losses'] for x in sys.argv[1:]); assert all(abs(x - y) <= 1e-5 * abs(y) for x, y in zip(a, b)), (a, b)" \
     "$l64" "$l32" 2>>"$tmp/err" && ok || bad "f64 losses against f32 ($opt): $(tail -2 "$tmp/err")"
 done
+# a literal beside a partial sum is added once, not once per rank: the forward
+# loss on 2 ranks is the one-device loss (it was 1 more)
+fx="$SRCDIR/tests/data/fuzz/literal_partial"
+one=$("$CARVE" run "$fx.cir" --steps 1 --json 2>"$tmp/err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["losses"][0])')
+two=$($MPIRUN -n 2 "$CARVE" run "$fx.cir" "$fx.tac" --steps 1 --json 2>>"$tmp/err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["losses"][0])')
+python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(0 if abs(a - b) <= 1e-6 * abs(a) else 1)" "$one" "$two" 2>>"$tmp/err" && ok ||
+  bad "a literal beside a partial sum: $two on 2 ranks, $one on one: $(head -3 "$tmp/err")"
 echo "mpi_run: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

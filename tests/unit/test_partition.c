@@ -10,6 +10,7 @@
 */
 #include "harness.h"
 #include "interp/drive/feed.h"
+#include "interp/ir/ops.h"
 #include "interp/tactic/tactic.h"
 #include "runtime/comm_local.h"
 #include "runtime/dtype.h"
@@ -158,6 +159,7 @@ static pcase pcases[] = {
   {"../tests/data/fuzz/partial_scalar.cir", "../tests/data/fuzz/partial_scalar.tac", "sgd(lr = 0.05, momentum = 0.9)", 2},
   {"../tests/data/fuzz/update_scalar.cir", "../tests/data/fuzz/update_scalar.tac", "sgd(lr = 0.05, momentum = 0.9)", 2},
   {"../tests/data/fuzz/update_scalar.cir", "../tests/data/fuzz/update_scalar.tac", "adam(lr = 0.05)", 2},
+  {"../tests/data/fuzz/literal_partial.cir", "../tests/data/fuzz/literal_partial.tac", "adam(lr = 0.05)", 2},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
@@ -517,4 +519,118 @@ Test(partition, random_models_auto_equal_one_device, .init = profiles, .timeout 
   }
   if (getenv("RANDOM_VERBOSE")) fprintf(stderr, "random models under the search: %d applied, %d split dims, %d diverged on one device\n", applied, split, skipped_nonfinite);
   cr_expect_gt(split, applied, "the search split %d dims over %d models: the test tests little", split, applied);
+}
+
+/* ---- the partial-sum rule, op by op ----
+** Every op of the language, with every operand position filled by every
+** kind of value: a partial sum (a row-split product, before its all-reduce),
+** a partial sum passed on by a linear op, a second partial sum over the same
+** axis, one over another axis, a complete value, a literal, a boolean.
+** Whether carve passes the sum on into the op or reduces it first is its
+** own choice (partial.c); either way the training step must equal one
+** device. Elementwise ops come from the op table itself, so a new one is
+** tested the day it is added. */
+static const char *const pkinds[] = {"p", "n", "q", "r", "c", "0.75", "m"};   /* P N Q R C L B */
+
+/* the forms of the ops that are not plain elementwise calls: %1 %2 %3 are [4, 8] operands */
+static const char *const pforms[] = {
+  "sum(%1, dims = [1], keepdims = true)", "sum(%1, dims = [0])", "mean(%1, dims = [1])", "max(%1, dims = [1])",
+  "min(%1, dims = [0], keepdims = true)", "softmax(%1, dim = 0)", "log_softmax(%1)", "reshape(%1, [8, 4])",
+  "transpose(%1, [1, 0])", "broadcast(%1, [2, 4, 8])", "concat([%1, %2], dim = 1)", "concat([%1, %2, %3], dim = 0)",
+  "slice(%1, 1, 2, 6)", "matmul(%1, transpose(%2, [1, 0]))", "einsum(\"ij,kj->ik\", %1, %2)", "einsum(\"ij,ij->j\", %1, %2)",
+  "layernorm(%1, g, g)", "causal_mask(%1)", "convert(%1, dtype = f64)", "compare(%1, %2, \"lt\")",
+  "attention(reshape(%1, [1, 1, 4, 8]), reshape(%2, [1, 1, 4, 8]), reshape(%3, [1, 1, 4, 8]), causal = true)",
+};
+
+/* the model with y = form (operands from kinds), its loss the sum of y's
+** squares (and of g, so that ops without a gradient train something) */
+static void partial_model(char *out, size_t n, const char *form, const int *kind) {
+  char y[512];
+  size_t k = 0;
+  for (const char *s = form; *s && k + 16 < sizeof y; s++) {
+    if (*s == '%' && s[1] >= '1' && s[1] <= '3') k += (size_t)snprintf(y + k, sizeof y - k, "%s", pkinds[kind[*++s - '1']]);
+    else y[k++] = *s;
+  }
+  y[k] = 0;
+  snprintf(out, n,
+           "model partial {\n"
+           "  param xa : f32[4, 16] = uniform(0.1, 0.3)\n  param xb : f32[4, 16] = uniform(0.1, 0.3)\n"
+           "  param xc : f32[4, 16] = uniform(0.1, 0.3)\n  param wa : f32[16, 8] = uniform(0.1, 0.3)\n"
+           "  param wb : f32[16, 8] = uniform(0.1, 0.3)\n  param wc : f32[16, 8] = uniform(0.1, 0.3)\n"
+           "  param c : f32[4, 8] = uniform(0.2, 0.9)\n  param g : f32[8] = uniform(0.5, 1.5)\n"
+           "  p = matmul(xa, wa)\n  n = neg(p)\n  q = matmul(xb, wb)\n  r = matmul(xc, wc)\n"
+           "  m = compare(c, 0.5, \"gt\")\n"
+           "  y = %s\n  yf = convert(y, dtype = f32)\n  loss = add(sum(mul(yf, yf)), sum(g))\n  return loss\n}\n", y);
+}
+
+Test(partition, partial_sums_every_op_every_operand, .timeout = 600) {
+  static const char tac[] = "version 1\nmesh a = 2, b = 2\n"
+                            "tactic t {\n  shard param \"wa\" dim 0 on a\n  shard param \"wb\" dim 0 on a\n  shard param \"wc\" dim 0 on b\n}\n"
+                            "schedule t\n";
+  /* the forms: each elementwise op of the table, then the others */
+  char forms[IR_NOPS + 32][128];
+  int nforms = 0;
+  for (int op = 1; op < IR_NOPS; op++) {
+    const ir_opinfo *oi = ir_opinfo_of((ir_opkind)op);
+    if (oi->flags & OPF_INTERNAL || !(oi->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY))) continue;
+    int arity = oi->flags & OPF_UNARY ? 1 : oi->flags & OPF_BINARY ? 2 : 3;
+    int k = snprintf(forms[nforms], sizeof forms[0], "%s(%%1%s%s", oi->name, arity > 1 ? ", %2" : "", arity > 2 ? ", %3" : "");
+    if (strstr(oi->sig, "dtype:t")) k += snprintf(forms[nforms] + k, sizeof forms[0] - (size_t)k, ", dtype = %s", op == IR_BITCAST ? "i32" : "f64");
+    if (strstr(oi->sig, "dir:s")) k += snprintf(forms[nforms] + k, sizeof forms[0] - (size_t)k, ", \"gt\"");
+    snprintf(forms[nforms] + k, sizeof forms[0] - (size_t)k, ")");
+    nforms++;
+  }
+  for (size_t i = 0; i < sizeof pforms / sizeof pforms[0]; i++) snprintf(forms[nforms++], sizeof forms[0], "%s", pforms[i]);
+  int nk = (int)(sizeof pkinds / sizeof pkinds[0]);
+  int built = 0, passed_on = 0, literal_passed = 0;
+  skip_nonfinite = 1;
+  skipped_nonfinite = 0;
+  for (int f = 0; f < nforms; f++) {
+    int arity = strstr(forms[f], "%3") ? 3 : strstr(forms[f], "%2") ? 2 : 1;
+    int combos = arity == 1 ? nk : arity == 2 ? nk * nk : nk * nk * nk;
+    int form_built = 0;
+    for (int cmb = 0; cmb < combos; cmb++) {
+      int kind[3] = {cmb % nk, cmb / nk % nk, cmb / nk / nk % nk}, partial = 0;
+      for (int i = 0; i < arity; i++) partial |= kind[i] <= 1;     /* p or n: at least one partial sum */
+      if (!partial) continue;
+      char text[2048];
+      partial_model(text, sizeof text, forms[f], kind);
+      arena mem;
+      arena_init(&mem);
+      diag d;
+      diag_init(&d);
+      cir_file *cf = cir_parse(&mem, &d, diag_src_string(&mem, "partial.cir", text, strlen(text)));
+      cr_assert(cf, "%s\n%s", diag_text(&d), text);
+      ir_graph *g = build_model(cf, NULL, &d);
+      train_spec t;
+      /* a form whose operand kinds do not type (a float where a boolean goes) is not a case */
+      if (g && train_parse(&mem, "sgd(lr = 0.001, momentum = 0.9)", &t, &d) == 0 && train_build(g, &t, &d) == 0) {
+        sh_plan *plan = apply_text(g, tac, &mem, &d);
+        cr_assert(plan, "%s\n%s", diag_text(&d), text);
+        built++;
+        form_built = 1;
+        /* what carve chose: the tested op takes a sum unreduced */
+        const ir_value *y = ir_lookup(g, "y");
+        for (int j = 0; y && j < y->nargs; j++)
+          if (shard_keeps_partial(plan, y->args[j])) {
+            passed_on++;
+            for (int i = 0; i < y->nargs; i++) literal_passed += g->vals[y->args[i]]->kind == IR_CONST;
+          }
+        equals_one(g, plan, 0, text);
+        shard_free(plan);
+      }
+      if (g) ir_graph_free(g);
+      diag_free(&d);
+      arena_free(&mem);
+    }
+    /* each float op types with some kinds (the integer-only ones with none) */
+    const char *name = forms[f];
+    int int_only = !strncmp(name, "popcnt(", 7) || !strncmp(name, "clz(", 4) || !strncmp(name, "not(", 4) || !strncmp(name, "and(", 4) ||
+                   !strncmp(name, "or(", 3) || !strncmp(name, "xor(", 4) || !strncmp(name, "sh", 2);
+    cr_expect(form_built || int_only, "no case of '%s' built: the test tests nothing of it", name);
+  }
+  if (getenv("RANDOM_VERBOSE")) fprintf(stderr, "partial sums: %d cases, %d passed on into the op (%d beside a literal), %d diverged\n", built, passed_on, literal_passed, skipped_nonfinite);
+  cr_expect_gt(passed_on, 50, "only %d of %d cases pass a partial sum on: the test tests little", passed_on, built);
+  cr_expect_leq(skipped_nonfinite, built / 20, "%d of %d cases diverge on one device", skipped_nonfinite, built);
+  skip_nonfinite = 0;
 }

@@ -1,0 +1,5 @@
+mesh a = 2
+tactic t {
+  shard param "w" dim 0 on a
+}
+schedule t
