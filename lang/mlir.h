@@ -114,7 +114,8 @@ struct mlir_attr {
 
 typedef enum mlir_lkind {
   MLIR_L_UNKNOWN,  /* loc(unknown) */
-  MLIR_L_FILE,     /* loc("model.py":12:5) (text, line, col) */
+  MLIR_L_FILE,     /* loc("model.py":12:5) (text, line, col), a range "model.py":12:5 to 14:2
+                      (end_line, end_col; 0 where not a range), a line "model.py":12 (col 0) */
   MLIR_L_NAME,     /* loc("reshape.100") or loc("name"(child)) (text, child) */
   MLIR_L_ALIAS,    /* loc(#loc3) (text "#loc3"; child: its definition, set once parsed) */
   MLIR_L_FUSED,    /* loc(fused[a, b]) or fused<meta>[...] (locs, meta) */
@@ -126,6 +127,7 @@ struct mlir_loc {
   uint32_t off;
   const char *text;
   int64_t line, col;
+  int64_t end_line, end_col;
   mlir_loc *child;
   mlir_loc *caller;
   mlir_loc **locs;

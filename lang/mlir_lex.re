@@ -178,10 +178,13 @@ static unsigned char peek(const unsigned char *q) {
   return *q;
 }
 
-/* A bare word: a region label, dot_general's 'x', or a plain word. */
+/* A bare word: a region label, dot_general's 'x', a range's 'to', or a plain word. */
 static int lex_bare(mlir_pctx *p, mlir_tok *t, const unsigned char *end) {
   unsigned char next = peek(end);
   if (t->len == 1 && t->s[0] == 'x' && p->syn.prev == TK_RB && next == '[') return TK_CROSS;
+  /* a location's range, "f":3:5 to :9 or to 4:9: 'to' after a column (in a
+  ** callsite location the word after one is 'at') */
+  if (t->len == 2 && !memcmp(t->s, "to", 2) && p->syn.prev == TK_INT) return TK_TO;
   if ((next == '(' || next == '{') && !memchr(t->s, '.', t->len) && p->syn.depth > 0) {
     const syn_open *o = &p->syn.open[p->syn.depth - 1];
     if (o->kind == MLIR_OPEN_REGION || o->kind == MLIR_OPEN_LREGION || o->kind == MLIR_OPEN_FUNC)

@@ -35,7 +35,7 @@ static const char *const tok_words[] = {
   [TK_ARRAYLA] = "'array<'",
   [TK_LP] = "'('", [TK_RP] = "')'", [TK_LB] = "'['", [TK_RB] = "']'", [TK_LC] = "'{'", [TK_RC] = "'}'",
   [TK_LA] = "'<'", [TK_RA] = "'>'", [TK_COLON] = "':'", [TK_COMMA] = "','", [TK_EQ] = "'='",
-  [TK_MINUS] = "'-'", [TK_ARROW] = "'->'", [TK_QUESTION] = "'?'", [TK_CROSS] = "'x'",
+  [TK_MINUS] = "'-'", [TK_ARROW] = "'->'", [TK_QUESTION] = "'?'", [TK_CROSS] = "'x'", [TK_TO] = "'to'",
 };
 
 #define BIT SYN_BIT

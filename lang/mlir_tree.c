@@ -358,6 +358,7 @@ static const mlir_loc *loc_find(const mlir_loc *l, int want_file, int depth, lon
 const char *mlir_loc_text(arena *a, const mlir_loc *l) {
   long budget = 1L << 20;
   const mlir_loc *r = loc_find(l, 1, 0, &budget);
+  if (r && !r->col) return arena_printf(a, "%s:%lld", r->text, (long long)r->line);   /* a line alone */
   if (r) return arena_printf(a, "%s:%lld:%lld", r->text, (long long)r->line, (long long)r->col);
   budget = 1L << 20;
   r = loc_find(l, 0, 0, &budget);

@@ -239,7 +239,10 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
     s[k].e = at->val;
     s[k].off = at->off;
   }
-  int args[64], nargs = 0;
+  int cap = ns, nargs = 0;
+  for (int k = 0; k < ns; k++)
+    if (s[k].type == 'V' && s[k].e && s[k].e->kind == CIR_LIST) cap += s[k].e->nargs;
+  int *args = arena_alloc(&b->g->mem, sizeof(int) * (size_t)cap);   /* (ir_add copies them) */
   const cir_expr *values = NULL;
   ir_attrs attr;
   memset(&attr, 0, sizeof attr);
@@ -267,7 +270,6 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
         diag_error(b->d, L(b, e->off), "%s: %s must be a list of values like [a, b]", opn, sn);
         return NULL;
       }
-      if (e->nargs > 60) { diag_error(b->d, L(b, e->off), "%s: at most 60 values", opn); return NULL; }
       for (int i = 0; i < e->nargs; i++) {
         int id = eval_value(b, e->args[i]);
         if (id < 0) return NULL;

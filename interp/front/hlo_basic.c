@@ -360,6 +360,7 @@ static int do_dynamic_update_slice(hctx *b, const mlir_op *op, const char *name)
 static int do_concatenate(hctx *b, const mlir_op *op, const char *name) {
   int64_t dim;
   if (hlo_ints(b, op, "dim", "dimension", &dim, 1) != 1) return b->d->nerrors ? -1 : hlo_error(b, op, "%s: dim is missing", op->name);
+  if (op->noperands < 1) return hlo_error(b, op, "%s needs at least one operand", op->name);
   int *xs = arena_alloc(&b->tmp, sizeof(int) * (size_t)(op->noperands + 1));
   for (int k = 0; k < op->noperands; k++) if ((xs[k] = hlo_operand(b, op, k)) < 0) return -1;
   if (op->noperands == 1) return xs[0];

@@ -414,8 +414,8 @@ static int infer_sum_to(ctx *c) {
 }
 
 static int infer_concat(ctx *c) {
-  ir_value *a = arg(c, 0);
   if (c->v->nargs < 1) FAIL("concat: needs at least one value");
+  ir_value *a = arg(c, 0);
   int dim = c->v->attr.dim;
   if (norm_dim(c, &dim, a->shape.rank, "dim") < 0) return -1;
   c->v->attr.dim = dim;

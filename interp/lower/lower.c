@@ -459,7 +459,7 @@ static void lower_op(lctx *c, const ir_value *v, int out) {
   int wrap = f32_kernel(v) && (v->dtype == IR_BF16 || v->dtype == IR_F16);
   if (!wrap) { lower_op_f32(c, v, out); return; }
   rt_dtype keep = c->dt;
-  for (int k = 0; k < v->nargs && k < SH_MAXOPS; k++) {
+  for (int k = 0; k < v->nargs; k++) {
     int b = AB(c, k);
     rt_dtype t = c->p->bufs[b].dtype;
     if (t != RT_BF16 && t != RT_F16) continue;   /* ids and labels stay */
@@ -557,7 +557,7 @@ static void emit_value(lctx *c, const ir_value *v, int out, const double *ab_k, 
 
 static void lower_value(lctx *c, const ir_value *v) {
   c->dt = rtype(v->dtype);
-  int args[SH_MAXOPS];
+  int *args = c->args;
   for (int k = 0; k < v->nargs; k++) args[k] = v->args[k];
   if (c->axpy[v->id] >= 0) {          /* read g where the folded mul would be */
     const ir_value *m = V(c, c->axpy[v->id]);
@@ -781,6 +781,12 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   c.partial = mem_calloc((size_t)n + 1, sizeof(uint32_t));
   c.fuse = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
   c.ups = mem_alloc(sizeof(lw_update) * (size_t)(n ? n : 1));
+  int wide = 1;
+  for (int i = 0; i < n; i++) if (g->vals[i]->nargs > wide) wide = g->vals[i]->nargs;
+  c.abuf = mem_alloc(sizeof(int) * (size_t)wide);
+  c.aid = mem_alloc(sizeof(int) * (size_t)wide);
+  c.args = mem_alloc(sizeof(int) * (size_t)wide);
+  c.ash = mem_alloc(sizeof(ir_shape) * (size_t)wide);
   for (int i = 0; i < n; i++) c.buf[i] = c.fuse[i] = -1;
   for (int i = 0; i < n; i++) {         /* literals first: folds need them */
     const ir_value *v = g->vals[i];
@@ -838,6 +844,10 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   free(c.fuse);
   free(c.ups);
   free(c.last_tr);
+  free(c.abuf);
+  free(c.aid);
+  free(c.args);
+  free(c.ash);
   if (c.failed) { free(c.buf); free(c.partial); rt_prog_free(p); return -1; }   /* callers free nothing on failure */
   r->buf_of = c.buf;
   r->partial = c.partial;

@@ -30,10 +30,11 @@ typedef struct lctx {
   double *cval;
   int failed;
   /* the op being lowered: operands as it reads them, its result as it computes it */
-  int abuf[SH_MAXOPS];
-  ir_shape ash[SH_MAXOPS];
+  int *abuf;           /* (as many as the graph's widest op has operands) */
+  ir_shape *ash;
   ir_shape osh;
-  int aid[SH_MAXOPS];   /* the operands' value ids */
+  int *aid;             /* the operands' value ids */
+  int *args;            /* scratch: the values the op reads */
   sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
   rt_dtype dt;          /* the dtype of the value being lowered: its temporaries' */
   int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */

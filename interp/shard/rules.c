@@ -18,12 +18,14 @@ static int newf(sh_rule *r, int kind) {
   return r->nf++;
 }
 
-static void init(sh_rule *r, const ir_graph *g, const ir_value *v) {
+static void init(sh_rule *r, const ir_graph *g, const ir_value *v, arena *mem) {
   memset(r, 0, sizeof *r);
   r->nops = v->nargs + 1;
+  r->map = arena_alloc(mem, (size_t)r->nops * sizeof *r->map);
+  r->rank = arena_alloc(mem, (size_t)r->nops);
   for (int k = 0; k <= v->nargs; k++) {
     const ir_value *x = k < v->nargs ? g->vals[v->args[k]] : v;
-    r->rank[k] = x->shape.rank;
+    r->rank[k] = (int8_t)x->shape.rank;
     for (int i = 0; i < IR_MAXRANK; i++) r->map[k][i] = -1;
   }
 }
@@ -122,9 +124,9 @@ static void reshape(sh_rule *r, const ir_graph *g, const ir_value *v) {
   }
 }
 
-int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r) {
+int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
   if (v->kind != IR_OP) return -1;
-  init(r, g, v);
+  init(r, g, v, mem);
   const ir_opinfo *oi = ir_opinfo_of(v->op);
   int R = v->shape.rank;
   if (oi->flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) { elementwise(r, g, v); return 0; }
@@ -224,39 +226,14 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r) {
 
 /* ---- the plan's cache ---- */
 
-struct sh_rulec {
-  int ok;                         /* 0, or -1: not an op */
-  int nf, nops, shift;
-  int8_t kind[SH_MAXF];
-  int8_t rows[];                  /* nops rows of IR_MAXRANK, then nops ranks */
-};
-
 int shard_rule_of(const sh_plan *p, int v, sh_rule *r) {
-  struct sh_rulec *c = p->rules[v];
+  sh_rule *c = p->rules[v];
   if (!c) {
-    sh_rule full;
-    int ok = shard_rule(p->g, p->g->vals[v], &full);
-    int n = ok < 0 ? 0 : full.nops;
-    c = arena_alloc((arena *)&p->mem, sizeof *c + (size_t)n * (IR_MAXRANK + 1));
-    c->ok = ok;
-    c->nf = full.nf;
-    c->nops = n;
-    c->shift = full.shift;
-    memcpy(c->kind, full.kind, sizeof c->kind);
-    for (int k = 0; k < n; k++) {
-      memcpy(c->rows + k * IR_MAXRANK, full.map[k], IR_MAXRANK);
-      c->rows[n * IR_MAXRANK + k] = (int8_t)full.rank[k];
-    }
+    c = arena_alloc((arena *)&p->mem, sizeof *c);
+    if (shard_rule(p->g, p->g->vals[v], c, (arena *)&p->mem) < 0) c->nops = -1;
     p->rules[v] = c;
   }
-  if (c->ok < 0) return -1;
-  r->nf = c->nf;
-  r->nops = c->nops;
-  r->shift = c->shift;
-  memcpy(r->kind, c->kind, sizeof r->kind);
-  for (int k = 0; k < c->nops; k++) {
-    memcpy(r->map[k], c->rows + k * IR_MAXRANK, IR_MAXRANK);
-    r->rank[k] = c->rows[c->nops * IR_MAXRANK + k];
-  }
+  if (c->nops < 0) return -1;
+  *r = *c;
   return 0;
 }

@@ -86,7 +86,7 @@ typedef struct sh_plan {
   /* undo log: a value's layout before its first change since the last mark */
   sh_undo *log; int nlog, logcap;
   uint32_t epoch, *logged;        /* logged[v] == epoch: already saved since the mark */
-  struct sh_rulec **rules;        /* per op: its rule once worked out (rules.c), in mem */
+  struct sh_rule **rules;         /* per op: its rule once worked out (rules.c), in mem */
 } sh_plan;
 
 /* A point to come back to: the REPL's undo, the search's try-and-take-back.
@@ -136,8 +136,8 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
 
 /* ---- the op rules (rules.c): the factor view of every op ---- */
 
-#define SH_MAXF 16
-#define SH_MAXOPS 65
+/* at most two operands of IR_MAXRANK dims each, no factor shared (einsum) */
+#define SH_MAXF (2 * IR_MAXRANK)
 
 enum { F_PASS, F_CONTRACT, F_WHOLE };
 
@@ -145,16 +145,18 @@ typedef struct sh_rule {
   int nf;
   int8_t kind[SH_MAXF];
   int nops;                       /* operands, then the result at index nops-1 */
-  int8_t map[SH_MAXOPS][IR_MAXRANK];   /* factor of each dim, -1: none (size 1 or free) */
-  int rank[SH_MAXOPS];
+  int8_t (*map)[IR_MAXRANK];      /* nops rows: the factor of each dim, -1: none (size 1 or free) */
+  int8_t *rank;                   /* nops */
   int shift;                      /* EMBEDDING/EMBEDDING_GRAD/CROSS_ENTROPY: see rules.c */
 } sh_rule;
 
-/* Fill r for op value v; 0, or -1 for values that are not ops. */
-int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r);
+/* Fill r for op value v, its rows in mem (an op has as many operands as the
+** program gives it: a concatenation of hundreds); 0, or -1 for values that
+** are not ops. */
+int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem);
 /* The same for op v of p's graph, worked out once per plan and kept (the
-** passes that visit ops again and again: propagation, the search). Only the
-** rows of r's operands (k < r->nops) are filled. */
+** passes that visit ops again and again: propagation, the search); the
+** rows are the plan's. */
 int shard_rule_of(const sh_plan *p, int v, sh_rule *r);
 
 

@@ -660,7 +660,7 @@ static int ctx_factors(lua_State *L) {
   lapi_state *S = check_ctx(L);
   int id = check_op(L, S, 2, "factors");
   sh_rule r;
-  if (shard_rule(S->c->g, S->c->g->vals[id], &r) < 0) return 0;
+  if (shard_rule_of(S->c->p, id, &r) < 0) return 0;
   static const char *const fkind[] = {"pass", "contract", "whole"};   /* F_PASS, F_CONTRACT, F_WHOLE */
   lua_createtable(L, 0, 3);
   lua_createtable(L, r.nops - 1, 0);

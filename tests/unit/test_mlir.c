@@ -1259,6 +1259,39 @@ Test(mlir, locations) {
   ASSERT_AT(f, op_at(fn, 0)->loc->off, 4, 49);
 }
 
+/* MLIR's ranges (as jax.jit(..).lower(..).as_text(debug_info=True) prints
+** them) in every place a location goes: the start of the range is the place. */
+Test(mlir, location_ranges) {
+  mlir_file *f = ok(
+    "#loc1 = loc(\"model.py\":32:18 to :33)\n"
+    "#loc2 = loc(\"model.py\":3:1 to 4:9)\n"
+    "#loc3 = loc(\"model.py\":7)\n"
+    "module @m {\n"
+    "  func.func @f(%a: tensor<f32> loc(\"x\"(\"a.py\":1:2 to :5))) -> tensor<f32> {\n"
+    "    %0 = stablehlo.add %a, %a : tensor<f32> loc(#loc4)\n"
+    "    %1 = stablehlo.add %0, %a : tensor<f32> loc(callsite(\"f\"(\"c.py\":5:1 to 6:2) at \"b.py\":3:4 to :9))\n"
+    "    %2 = stablehlo.add %1, %a : tensor<f32> loc(callsite(#loc3 at \"b.py\":3:4 to 8:1))\n"
+    "    %3 = stablehlo.add %2, %a : tensor<f32> loc(fused<\"x\">[\"d.py\":1:1 to :3, #loc3])\n"
+    "    %4 = stablehlo.add %3, %a : tensor<f32> loc(fused[#loc2, \"e.py\":2])\n"
+    "    return %4 : tensor<f32> loc(#loc2)\n"
+    "  } loc(#loc1)\n"
+    "} loc(#loc)\n"
+    "#loc = loc(unknown)\n"
+    "#loc4 = loc(\"jit(f)/add\"(#loc1))\n");
+  const mlir_loc *l = mlir_alias_find(f, "#loc1")->loc;
+  cr_assert_eq(l->kind, MLIR_L_FILE);
+  cr_assert(l->line == 32 && l->col == 18 && l->end_line == 32 && l->end_col == 33);
+  l = mlir_alias_find(f, "#loc2")->loc;
+  cr_assert(l->line == 3 && l->col == 1 && l->end_line == 4 && l->end_col == 9);
+  l = mlir_alias_find(f, "#loc3")->loc;
+  cr_assert(l->line == 7 && l->col == 0 && l->end_line == 0);
+  const mlir_func *fn = f->modules[0]->funcs[0];
+  cr_assert_str_eq(mlir_loc_text(&A, fn->loc), "model.py:32:18");
+  cr_assert_str_eq(mlir_loc_text(&A, fn->args[0].loc), "a.py:1:2");
+  static const char *const want[] = {"model.py:32:18", "c.py:5:1", "model.py:7", "d.py:1:1", "model.py:3:1"};
+  for (int i = 0; i < 5; i++) cr_assert_str_eq(mlir_loc_text(&A, op_at(fn, i)->loc), want[i], "op %d", i);
+}
+
 /* ---- comments, resources, spacing ---- */
 
 Test(mlir, comments_resources_and_crlf) {
@@ -1377,7 +1410,10 @@ static err_case err_cases[] = {
   {"func.func @f() { return } loc(somewhere)",
    "1:31: error: unexpected 'somewhere' in a location, expected unknown, a string, #alias, fused[...] or callsite(...)", ""},
   {"func.func @f() { return } loc(callsite(\"a\" in \"b\"))", "1:44: error: unexpected 'in' in a location, expected at", ""},
-  {"func.func @f() { return } loc(\"a\":1)", "1:36: error: unexpected ')', expected ':'", ""},
+  {"func.func @f() { return } loc(\"a\":1:2 to)", "1:41: error: unexpected ')', expected ':' or an integer", ""},
+  {"func.func @f() { return } loc(fused[\"a\", \"a\":1:2 to 3])", "1:54: error: unexpected ']', expected ':'", ""},
+  {"func.func @f() { return } loc(callsite(\"a\" at \"b\":1:2 to :c))", "1:59: error: unexpected 'c', expected an integer", ""},
+  {"func.func @f() { return } loc(\"a\":1:2 to :3 to :4)", "1:45: error: unexpected 'to', expected ')'", ""},
   {"func.func @f() { %0:0 = call @g() : () -> () }", "1:21: error: a result count must be between 1 and 65536", ""},
   {"func.func @f() { %0#1 = call @g() : () -> () }", "1:18: error: a result name cannot carry '#1'", ""},
   {"func.func @f() { module {} }", "1:18: error: unexpected 'module': a module may only be at the top of the file", ""},

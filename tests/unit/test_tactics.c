@@ -110,7 +110,7 @@ ParameterizedTest(rcase *c, rules, factor_kinds) {
   cr_assert(hx_build(&h, src) == 0, "%s", diag_text(&h.d));
   ir_value *v = ir_lookup(h.g, c->value);
   sh_rule r;
-  cr_assert(shard_rule(h.g, v, &r) == 0);
+  cr_assert(shard_rule(h.g, v, &r, &h.g->mem) == 0);
   char got[80];
   size_t k = 0;
   for (int o = 0; o < r.nops; o++) {
@@ -129,7 +129,7 @@ Test(rules, shared_factors_link_the_dims) {
   hx h;
   cr_assert(hx_build(&h, "model m {\n input a : f32[4, 8]\n input b : f32[8, 6]\n y = matmul(a, b)\n return y\n}\n") == 0);
   sh_rule r;
-  cr_assert(shard_rule(h.g, ir_lookup(h.g, "y"), &r) == 0);
+  cr_assert(shard_rule(h.g, ir_lookup(h.g, "y"), &r, &h.g->mem) == 0);
   cr_assert_eq(r.map[0][1], r.map[1][0], "the contracted dims share a factor");
   cr_assert_eq(r.map[0][0], r.map[2][0]);
   cr_assert_eq(r.map[1][1], r.map[2][1]);
