@@ -98,9 +98,11 @@ static int do_constant(hctx *b, const mlir_op *op) {
   const mlir_attr *val = op->nitems ? op->items[0].val : mlir_op_attr(op, "value");
   if (!val) return hlo_error(b, op, "%s: no value", op->name);
   if (val->kind == MLIR_A_DENSE_RESOURCE) return make_param(b, op, &s, dt);   /* weights elided from the text */
-  if (val->kind != MLIR_A_DENSE) return diag_error(b->d, L(b, val->off), "%s: expected dense<...>", op->name);
+  /* arith.constant 3.0 : f32, a scalar of its own (tt-mlir's and torch-mlir's exports) */
+  int plain = !strcmp(op->name, "arith.constant") && (val->kind == MLIR_A_INT || val->kind == MLIR_A_FLOAT || val->kind == MLIR_A_BOOL);
+  if (val->kind != MLIR_A_DENSE && !plain) return diag_error(b->d, L(b, val->off), "%s: expected dense<...>", op->name);
   int64_t n = ir_nelem(&s);
-  const mlir_attr *lit = val->nitems ? val->items[0].val : NULL;
+  const mlir_attr *lit = plain ? val : val->nitems ? val->items[0].val : NULL;
   int scalar = lit && (lit->kind == MLIR_A_INT || lit->kind == MLIR_A_FLOAT || lit->kind == MLIR_A_BOOL);
   /* an integer splat beyond 2^53 is not a double: its values are stored */
   int wide = scalar && lit->kind == MLIR_A_INT && !ir_dtype_isfloat(dt) && (lit->i > (1LL << 53) || lit->i < -(1LL << 53));
@@ -762,7 +764,7 @@ int hlo_check(hctx *b, const mlir_op *op, const char *kind) {
 /* ---- the dispatch ---- */
 
 int hlo_basic_op(hctx *b, const mlir_op *op, const char *sn, const char *name) {
-  if (!strcmp(op->name, "sdy.constant") || !strcmp(sn, "constant")) return do_constant(b, op);
+  if (!strcmp(op->name, "sdy.constant") || !strcmp(op->name, "arith.constant") || !strcmp(sn, "constant")) return do_constant(b, op);
   if (!strcmp(sn, "broadcast_in_dim")) return do_broadcast_in_dim(b, op, name);
   if (!strcmp(sn, "reshape")) {
     ir_shape s;

@@ -106,7 +106,7 @@ static int do_barrier(hctx *b, const mlir_op *op) {
 }
 
 static const char *const supported =
-  "constant, broadcast_in_dim, reshape, transpose, convert, bitcast_convert (same width), slice, concatenate, iota, gather (rows), scatter (rows, add), "
+  "constant (and arith.constant), broadcast_in_dim, reshape, transpose, convert, bitcast_convert (same width), slice, concatenate, iota, gather, scatter, "
   "tensor.insert_slice, dot_general, dot, "
   "reduce (add, maximum, minimum, and, or), compare, select, add, subtract, multiply, divide, maximum, minimum, power, "
   "negate, abs, sign, exponential, exponential_minus_one, log, log_plus_one, sqrt, rsqrt, tanh, logistic, sine, cosine, "
