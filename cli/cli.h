@@ -27,6 +27,7 @@ typedef struct cli_opts {
   int json, check, strict, lenient, print, profile, tf32, overlap, quiet, print_outputs, no_fuse;
   int bisect, keep_values;  /* run --bisect; lower --keep-values */
   int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
+  const char *test_perturb; /* --test-perturb VALUE: tests only (rank 0's piece of VALUE made wrong after the run) */
   int allow_nonfinite;      /* run: go on past a NaN or Inf loss */
 } cli_opts;
 

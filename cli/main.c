@@ -29,6 +29,7 @@ static const option options[] = {
   TEXT("device", device), TEXT("links", links), TEXT("compare", compare), TEXT("sweep", sweep),
   TEXT("out", out), TEXT("svg", svg), TEXT("tolerance", tolerance),
   TEXT("params-from-args", params_from_args), TEXT("tactics-out", tactics_out), TEXT("bucket", bucket),
+  TEXT("test-perturb", test_perturb),
   COUNT("steps", steps), COUNT("rank", rank), COUNT("test-drop-collective", drop_collective),
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
@@ -52,7 +53,7 @@ static const command commands[] = {
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text.",
    cli_check_help},
-  {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective print-outputs bucket",
+  {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective test-perturb print-outputs bucket",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
    "          [--print-outputs]",

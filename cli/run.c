@@ -12,6 +12,7 @@
 #include "runtime/comm_mpi.h"
 #include "runtime/comm_nccl.h"
 #include "runtime/cuda.h"
+#include "runtime/dtype.h"
 #include "runtime/mpi_util.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -65,7 +66,26 @@ static int all_f64(const ir_graph *g) {
   return n > 0;
 }
 
-static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, double check, double tol) {
+/* "3 losses, 2 outputs and 6 parameters": what --check compared */
+static void compared_text(strbuf *sb, const drive_compared *c, const drive *r) {
+  const char *first = r->g->vals[r->g->outputs[0]]->shape.rank == 0 ? "loss" : "output sum";
+  struct { int n; const char *one, *many; } part[] = {
+    {c->steps, first, r->g->vals[r->g->outputs[0]]->shape.rank == 0 ? "losses" : "output sums"},
+    {c->outputs, "output tensor", "output tensors"}, {c->params, "parameter", "parameters"},
+    {c->states, "optimizer state", "optimizer states"}, {c->inputs, "argument carried from step to step", "arguments carried from step to step"},
+  };
+  int n = 0, total = 0;
+  for (size_t i = 0; i < sizeof part / sizeof part[0]; i++) total += part[i].n > 0;
+  for (size_t i = 0; i < sizeof part / sizeof part[0]; i++) {
+    if (!part[i].n) continue;
+    n++;
+    sb_printf(sb, "%s%d %s", n == 1 ? "" : n == total ? " and " : ", ", part[i].n, part[i].n == 1 ? part[i].one : part[i].many);
+  }
+  if (!total) sb_puts(sb, "nothing");
+}
+
+static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, const drive_compared *cmp, double tol) {
+  double check = cmp->worst;
   if (o->json) {
     json j;
     json_init(&j);
@@ -77,19 +97,60 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
     json_key(&j, "step_time"); json_num(&j, agg[0]);
     json_key(&j, "peak_memory"); json_int(&j, (int64_t)agg[1]);
     json_key(&j, "ranks"); json_int(&j, r->w->size);
-    if (o->check) { json_key(&j, "max_rel_error"); json_num(&j, check); json_key(&j, "tolerance"); json_num(&j, tol); }
+    if (o->check) {
+      json_key(&j, "max_rel_error"); json_num(&j, check); json_key(&j, "tolerance"); json_num(&j, tol);
+      json_key(&j, "compared");
+      json_obj(&j);
+      json_key(&j, "steps"); json_int(&j, cmp->steps);
+      json_key(&j, "outputs"); json_int(&j, cmp->outputs);
+      json_key(&j, "params"); json_int(&j, cmp->params);
+      json_key(&j, "states"); json_int(&j, cmp->states);
+      json_key(&j, "carried_args"); json_int(&j, cmp->inputs);
+      json_end_obj(&j);
+      if (cmp->worst_at) { json_key(&j, "worst_at"); json_str(&j, cmp->worst_at); }
+    }
     json_end_obj(&j);
     puts(sb_str(&j.out));
     json_free(&j);
   } else {
     printf("median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20),
            r->w->size > 1 ? " (the largest over ranks)" : "");
-    if (o->check)
-      printf("max relative error against one device: %.3g (losses and every updated parameter; tolerance %.3g: %s)\n", check, tol,
-             check <= tol ? "within" : "exceeded");
+    if (o->check) {
+      strbuf what;
+      sb_init(&what);
+      compared_text(&what, cmp, r);
+      if (cmp->copies_differ)
+        printf("max relative error against one device: inf: the devices' copies of '%s' differ (compared: %s)\n", cmp->worst_at, sb_str(&what));
+      else
+        printf("max relative error against one device: %.3g%s%s%s (compared: %s; tolerance %.3g: %s)\n", check,
+               cmp->worst_at && check > 0 ? ", in '" : "", cmp->worst_at && check > 0 ? cmp->worst_at : "", cmp->worst_at && check > 0 ? "'" : "",
+               sb_str(&what), tol, check <= tol ? "within" : "exceeded");
+      sb_free(&what);
+    }
     if (o->save) printf("saved parameters%s to %s\n", r->g->train == TRAIN_ADAM ? " and Adam state" : "", o->save);
   }
   fflush(stdout);
+}
+
+/* --test-perturb VALUE (tests only): after the run, rank 0's first element
+** of VALUE (of the leaf a new value was carried into) made 1% larger, a
+** wrong result that --check must report wherever it is. */
+static int plant_error(drive *r, const char *name, char *err, size_t errlen) {
+  const ir_value *v = ir_lookup(r->g, name);
+  if (!v) return diag_errbuf(err, errlen, "--test-perturb: no value '%s'", name);
+  int id = v->carry >= 0 ? v->carry : v->id, b = r->lr.buf_of[id];
+  if (b < 0 || r->w->rank != 0) return 0;
+  rt_dtype t = r->prog.bufs[b].dtype;
+  size_t bytes = (size_t)r->prog.bufs[b].nelem * rt_dtype_size(t);
+  void *x = mem_alloc(bytes + 1);
+  int rc = rt_exec_get(r->e, b, x, bytes, err, errlen);
+  if (rc == 0 && bytes) {
+    double y = rt_load_f(t, x, 0);
+    rt_store_f(t, x, 0, y ? 1.01 * y : 1e-2);
+    rc = rt_exec_set(r->e, b, x, bytes, err, errlen);
+  }
+  free(x);
+  return rc;
 }
 
 /* --bisect: the step the drive is ready for, every value compared with
@@ -297,9 +358,15 @@ int cli_run(const cli_opts *o) {
     agg[0] = times[first + (o->steps - first) / 2];
   }
   world.max(world.impl, agg, 2);
+  if (o->test_perturb) {
+    status = plant_error(&r, o->test_perturb, err, sizeof err);
+    if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
+  }
+  drive_compared cmp = {0};
   double check = -1;
   if (o->check) {
-    status = drive_check(&r, o->params, o->data, losses, o->steps, &check, err, sizeof err);
+    status = drive_check(&r, o->params, o->data, losses, o->steps, &cmp, err, sizeof err);
+    check = cmp.worst;
     if (status < 0) {
       strbuf why;
       sb_init(&why);
@@ -327,11 +394,16 @@ int cli_run(const cli_opts *o) {
     if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   }
   if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json, setup);
-  if (world.rank == 0) print_results(o, &r, losses, agg, check, tol);
+  if (world.rank == 0) print_results(o, &r, losses, agg, &cmp, tol);
   rc = 0;
   if (o->check && world.rank == 0 && !(check <= tol)) {    /* NaN fails too */
-    fprintf(stderr, "carve: error: --check: the partitioned run differs from the one-device run by %.3g, more than the "
-            "tolerance %.3g; look at the tactic file's conflicts (carve apply), or raise --tolerance\n", check, tol);
+    if (cmp.copies_differ)
+      fprintf(stderr, "carve: error: --check: the devices hold different copies of '%s', which they should hold alike; "
+              "run --bisect to find the first value where the partitioned program goes wrong\n", cmp.worst_at);
+    else
+      fprintf(stderr, "carve: error: --check: the partitioned run differs from the one-device run by %.3g%s%s%s, more than the "
+              "tolerance %.3g; look at the tactic file's conflicts (carve apply), run --bisect, or raise --tolerance\n", check,
+              cmp.worst_at ? " in '" : "", cmp.worst_at ? cmp.worst_at : "", cmp.worst_at ? "'" : "", tol);
     rc = 1;
   }
   if (o->check) {         /* every rank exits as rank 0 does */

@@ -175,6 +175,9 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
         for (int k = 0; k < r->prog.groups[rb->dim_group[i]].naxes; k++) split |= 1u << r->prog.groups[rb->dim_group[i]].axes[k];
     int sum = partial && rb->dtype == RT_F32;
     if (sum) memset(out, 0, (size_t)total * es);
+    /* devices that hold the same piece must hold the same numbers: a copy
+    ** that differs is a wrong result too (drive.differs names the first) */
+    char *have = sum ? NULL : mem_calloc((size_t)total + 1, 1);
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
     for (int q = 0; q < n; q++) {
       int stands_in = 1;
@@ -188,9 +191,11 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
         for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = rem % rb->shape[i]; rem /= rb->shape[i]; }
         for (int i = 0; i < rb->rank; i++) gi = gi * rb->global_shape[i] + off[i] + idx[i];
         if (sum) ((float *)out)[gi] += ((const float *)src)[k];
-        else memcpy(out + (size_t)gi * es, src + (size_t)k * es, es);
+        else if (!have[gi]) { memcpy(out + (size_t)gi * es, src + (size_t)k * es, es); have[gi] = 1; }
+        else if (memcmp(out + (size_t)gi * es, src + (size_t)k * es, es) && !r->differs) r->differs = rb->name;
       }
     }
+    free(have);
     *full = out;
     out = NULL;
   }
@@ -218,7 +223,7 @@ int drive_step(drive *r, double *loss, char *err, size_t errlen) {
     if (full) for (int64_t k = 0; k < ir_nelem(&out->shape); k++) *loss += rt_load_f(t, full, k);
     free(full);
   }
-  if (rc == 0 && r->g->train) rt_exec_carry(r->e);
+  if (rc == 0) rt_exec_carry(r->e);    /* new values into their leaves (a training step, native or imported) */
   return rc;
 }
 
@@ -338,14 +343,12 @@ static double rel_norm_error(rt_dtype t, const void *a, const void *b, int64_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static void worse(double *worst, double e) { if (e > *worst || isnan(e)) *worst = isnan(e) ? INFINITY : e; }
-
 int drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
-                double *worst, char *err, size_t errlen) {
+                drive_compared *c, char *err, size_t errlen) {
   const ir_graph *g = r->g;
   drive one;
   int rc = 0;
-  *worst = 0;
+  memset(c, 0, sizeof *c);
   if (!g) return diag_errbuf(err, errlen, "drive_check needs the IR of the program");
   memset(&one, 0, sizeof one);
   if (r->w->rank == 0) {        /* the reference runs on device 0 alone */
@@ -357,28 +360,49 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
     for (long s = 0; s < steps && rc == 0; s++) {
       double l1;
       rc = drive_step(&one, &l1, err, errlen);
-      if (rc == 0) worse(worst, fabs(losses[s] - l1) / (fabs(l1) > 0 ? fabs(l1) : 1));
+      if (rc == 0) {
+        double e = fabs(losses[s] - l1) / (fabs(l1) > 0 ? fabs(l1) : 1);
+        if (e > c->worst || isnan(e)) { c->worst = isnan(e) ? INFINITY : e; c->worst_at = NULL; }
+        c->steps++;
+      }
     }
   }
-  /* parameters, and a tensor output: every device's pieces, compared on device 0 */
-  int outv = g->outputs[0];
-  for (int i = 0; i < g->nvals; i++) {
+  /* every output that stays an output, and every leaf a step's new value
+  ** lands in (parameters, optimizer state, an imported step's arguments):
+  ** every device's pieces, compared on device 0 */
+  char *cmp = mem_calloc((size_t)g->nvals + 1, 1);
+  for (int k = 0; k < g->nouts; k++) {   /* a new value is read in its leaf (carried, or updated in place) */
+    const ir_value *v = g->vals[g->outputs[k]];
+    if (k == 0 && v->shape.rank == 0 && steps > 0) continue;    /* the loss: each step's, above */
+    cmp[v->carry >= 0 ? v->carry : v->id] = 1;
+  }
+  for (int i = 0; i < g->nvals; i++) if (g->vals[i]->kind == IR_PARAM || g->vals[i]->kind == IR_STATE) cmp[i] = 1;
+  for (int i = 0; i < g->nvals && rc == 0; i++) {
     const ir_value *v = g->vals[i];
-    if ((v->kind != IR_PARAM && !(i == outv && v->shape.rank > 0)) || r->lr.buf_of[i] < 0) continue;
+    if (!cmp[i] || r->lr.buf_of[i] < 0) continue;
     void *full;
     char e2[256];
-    if (drive_gather(r, i, &full, e2, sizeof e2) < 0 && rc == 0) rc = diag_errbuf(err, errlen, "%s", e2);
+    if (drive_gather(r, i, &full, e2, sizeof e2) < 0) rc = diag_errbuf(err, errlen, "%s", e2);
     if (full && rc == 0) {
       int ob = one.lr.buf_of[i];
       rt_dtype t = one.prog.bufs[ob].dtype;
       size_t bytes = (size_t)one.prog.bufs[ob].nelem * rt_dtype_size(t);
       void *ref = mem_alloc(bytes + 1);
       rc = rt_exec_get(one.e, ob, ref, bytes, err, errlen);
-      if (rc == 0) worse(worst, rel_norm_error(t, full, ref, ir_nelem(&v->shape)));
+      if (rc == 0) {
+        double e = rel_norm_error(t, full, ref, ir_nelem(&v->shape));
+        if (e > c->worst || isnan(e)) { c->worst = isnan(e) ? INFINITY : e; c->worst_at = v->name; }
+        if (v->kind == IR_OP) c->outputs++;
+        else if (v->kind == IR_STATE) c->states++;
+        else if (v->kind == IR_PARAM) c->params++;
+        else c->inputs++;
+      }
       free(ref);
     }
     free(full);
   }
+  free(cmp);
+  if (rc == 0 && r->differs) { c->worst = INFINITY; c->worst_at = r->differs; c->copies_differ = 1; }
   drive_free(&one);
   return rc;
 }

@@ -39,6 +39,7 @@ typedef struct drive {
   const rt_comm *comm;      /* NULL on one device */
   const rt_world *w;
   int watch;                /* look for the first non-finite value (set before drive_start) */
+  const char *differs;      /* device 0, after drive_gather: the first value whose copies on two devices differ */
 } drive;
 
 /* Lower g under plan (NULL: one device). -1 with an error in d. */
@@ -77,13 +78,23 @@ int  drive_checks(drive *r, char *err, size_t errlen);
 /* Write the parameters and optimizer state as safetensors from device 0
 ** (atomically), under their own names. Collective. */
 int  drive_save(drive *r, const char *path, char *err, size_t errlen);
+/* What drive_check compared, on device 0: the first output of each step
+** (a loss, or a tensor's sum), and after the last step every output, every
+** parameter and optimizer state, and every argument an imported step
+** carries a new value into; the largest relative error and where. */
+typedef struct drive_compared {
+  double worst;             /* the largest relative error (inf for a NaN) */
+  const char *worst_at;     /* the value it was found in; NULL: a step's first output */
+  int copies_differ;        /* worst_at's copies on two devices differ (worst is inf) */
+  int steps, outputs, params, states, inputs;
+} drive_compared;
 /* Run the unpartitioned program on device 0 (on the same kind of backend,
 ** so that what differs is the partitioning, not the kernels) for as many
-** steps, from the same files, and compare: the largest of the losses' relative errors and
-** each parameter's (and a tensor output's) ||a - b|| / ||b||, into *worst
-** on device 0. Collective. */
+** steps, from the same files, and compare (drive_compared): each step's
+** first output by its relative error, each tensor by ||a - b|| / ||b||.
+** Collective. */
 int  drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
-                 double *worst, char *err, size_t errlen);
+                 drive_compared *c, char *err, size_t errlen);
 /* After step `step` (1-based) with first output `loss`: -1 with a message
 ** when the loss is NaN or infinite, naming the first value of this
 ** device's step that held a NaN or +Inf (watched from drive_start on when

@@ -571,6 +571,7 @@ ir_graph *build_model(const cir_file *f, const char *model, diag *d) {
     ir_graph_free(g);
     return NULL;
   }
+  ir_carry_new_values(g);     /* a model that is a training step of its own (carve import of one) */
   ir_link(g);
   return g;
 }

@@ -9,6 +9,7 @@
 ** whichever is present (hlo_int.h says which file reads which op).
 */
 #include "interp/front/hlo_int.h"
+#include "interp/ir/ops.h"
 #include "util/strbuf.h"
 
 #include <fnmatch.h>
@@ -253,6 +254,91 @@ static int carve_kind(hctx *b, const mlir_arg *a, const hlo_opts *o, ir_kind *ki
   return 0;
 }
 
+/* ---- a training step's new values, and which arguments are parameters ---- */
+
+/* A JAX path without its first part: "params['w1']" -> "['w1']" (an
+** argument's name), "[1]['w1']" -> "['w1']" (a result's place in the
+** returned tuple); NULL when nothing is left. */
+static const char *path_rest(const char *p, int result) {
+  if (!p) return NULL;
+  if (result) {
+    if (p[0] != '[' || p[1] < '0' || p[1] > '9') return NULL;
+    p = strchr(p, ']');
+    p = p ? p + 1 : NULL;
+  } else {
+    p += strcspn(p, "[.");
+  }
+  return p && *p ? p : NULL;
+}
+
+static const char *info_text(const mlir_attr *attrs, const char *key) {
+  const mlir_attr *a = mlir_attr_get(attrs, key);
+  return a && a->kind == MLIR_A_STRING ? a->text : NULL;
+}
+
+/* Whether value `from` reads leaf `to` through elementwise and layout ops
+** alone: an update (p - lr u, b1 m + (1 - b1) g, count + 1), not a value
+** computed from it by a contraction or a reduction (its gradient). seen[]
+** holds stamp for the values visited this time. */
+static int updates(const ir_graph *g, int from, int to, int *seen, int stamp, int *stack) {
+  int n = 0;
+  stack[n++] = from;
+  seen[from] = stamp;
+  while (n) {
+    const ir_value *v = g->vals[stack[--n]];
+    if (v->id == to) return 1;
+    if (v->kind != IR_OP) continue;
+    unsigned fl = ir_opinfo_of(v->op)->flags;
+    if (!(fl & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) && v->op != IR_RESHAPE && v->op != IR_BROADCAST && v->op != IR_TRANSPOSE) continue;
+    for (int k = 0; k < v->nargs; k++)
+      if (seen[v->args[k]] != stamp) { seen[v->args[k]] = stamp; stack[n++] = v->args[k]; }
+  }
+  return 0;
+}
+
+/* The results that are new values of arguments carry into them in the next
+** step: carve's new.NAME, or a result whose JAX path inside the returned
+** tuple is an argument's path inside its pytree ([1]['w1'] and
+** params['w1']), of its shape and type, that updates it. Then which float
+** arguments are parameters, where nothing said (--params-from-args,
+** carve.kind): in a training step those it returns new values of (the
+** rest is data); in a forward program named by JAX those inside a pytree
+** (params['w1']; x and y alone are data); else each of rank 1 or more. */
+static void params_and_data(hctx *b, const mlir_func *fn, const int *args, const char *told, const int *outs, int nouts) {
+  ir_graph *g = b->g;
+  int *seen = arena_alloc(&b->tmp, sizeof(int) * (size_t)(g->nvals + 1)), *stack = arena_alloc(&b->tmp, sizeof(int) * (size_t)(g->nvals + 1));
+  char *carried = arena_alloc(&b->tmp, (size_t)fn->nargs + 1);
+  int ncarried = 0, named = 0;
+  for (int k = 0; k < nouts; k++) {
+    ir_value *v = g->vals[outs[k]];
+    const char *rest = path_rest(info_text(fn->results[k].attrs, "jax.result_info"), 1);
+    if (!rest || v->kind != IR_OP || v->carry >= 0) continue;
+    for (int a = 0; a < fn->nargs; a++) {
+      const ir_value *x = g->vals[args[a]];
+      const char *arest = path_rest(info_text(fn->args[a].attrs, "jax.arg_info"), 0);
+      if (carried[a] || !arest || strcmp(rest, arest) || x->dtype != v->dtype || !ir_shape_eq(&x->shape, &v->shape) ||
+          !updates(g, v->id, x->id, seen, k + 1, stack)) continue;
+      const char *nm = arena_printf(&b->tmp, "new.%s", x->name);
+      if (ir_lookup(g, nm) || ir_rename(g, v, ir_intern(g, nm)) < 0) continue;
+      carried[a] = 1;
+      break;
+    }
+  }
+  ncarried = ir_carry_new_values(g);     /* those, and carve's own new.NAME */
+  for (int k = 0; k < g->nvals; k++)
+    if (g->vals[k]->carry >= 0)
+      for (int a = 0; a < fn->nargs; a++) if (args[a] == g->vals[k]->carry) carried[a] = 1;
+  for (int a = 0; a < fn->nargs; a++) named |= info_text(fn->args[a].attrs, "jax.arg_info") != NULL;
+  for (int a = 0; a < fn->nargs; a++) {
+    ir_value *x = g->vals[args[a]];
+    if (told[a] || !ir_dtype_isfloat(x->dtype)) continue;
+    int param = ncarried ? carried[a] : named ? path_rest(info_text(fn->args[a].attrs, "jax.arg_info"), 0) != NULL : x->kind == IR_PARAM;
+    if (param && x->kind != IR_PARAM) x->init = (ir_init){INIT_NORMAL, 0.02, 0};
+    x->kind = param ? IR_PARAM : IR_INPUT;
+    x->role = param ? ROLE_PARAM : ROLE_INPUT;
+  }
+}
+
 static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {
   const char *want = o && o->entry ? o->entry : NULL;
   const mlir_func *pub = NULL;
@@ -292,6 +378,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
   scope top = {0};
   b->sc = &top;
   int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(fn->nargs + 1));
+  char *told = arena_alloc(&b->tmp, (size_t)fn->nargs + 1);     /* the kind was given (--params-from-args, carve.kind) */
   int rc = 0, ntiles = 0;
   hlo_tiles *tiles = NULL;
   for (int k = 0; k < fn->nargs && rc == 0; k++) {
@@ -305,6 +392,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     int param = is_param(o, nm, &tmpv);
     ir_kind kind = param ? IR_PARAM : IR_INPUT;
     ir_init init = {INIT_NORMAL, 0.02, 0};
+    told[k] = (char)((o && o->params) || mlir_attr_get(a->attrs, "carve.kind"));
     if (carve_kind(b, a, o, &kind, &init) < 0) { rc = -1; break; }
     param = kind != IR_INPUT;
     if (param && !ir_dtype_isfloat(dt)) {
@@ -364,6 +452,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     if (v->kind == IR_OP && !ir_lookup(b->g, rn)) ir_rename(b->g, v, ir_intern(b->g, rn));
     ir_add_output(b->g, v->id);
   }
+  if (rc == 0) params_and_data(b, fn, args, told, outs, nouts);
   for (int k = 0; rc == 0 && k < b->nchecks; k++) ir_add_output(b->g, b->checks[k]);   /* after the results */
   if (rc < 0 && !d->nerrors)     /* every failure says why; this one did not */
     diag_error(d, L(b, fn->off), "@%s: the import stopped without a message (a carve bug; please report it with this program)", fn->name);

@@ -4,6 +4,7 @@
 #include "interp/ir/ir.h"
 #include "interp/ir/ops.h"
 #include "runtime/dtype.h"
+#include "util/mem.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -134,6 +135,24 @@ void ir_add_output(ir_graph *g, int id) {
   }
   g->outputs[g->nouts++] = id;
   g->vals[id]->is_output = 1;
+}
+
+int ir_carry_new_values(ir_graph *g) {
+  int n = 0;
+  char *taken = mem_calloc((size_t)g->nvals + 1, 1);
+  for (int j = 0; j < g->nvals; j++) if (g->vals[j]->carry >= 0) taken[g->vals[j]->carry] = 1;
+  for (int k = 0; k < g->nouts; k++) {
+    ir_value *v = g->vals[g->outputs[k]];
+    if (v->kind != IR_OP || v->carry >= 0 || strncmp(v->name, "new.", 4)) continue;
+    const ir_value *leaf = ir_lookup(g, v->name + 4);
+    if (!leaf || leaf->kind == IR_OP || leaf->kind == IR_CONST || taken[leaf->id] || leaf->dtype != v->dtype ||
+        !ir_shape_eq(&leaf->shape, &v->shape)) continue;
+    v->carry = leaf->id;
+    taken[leaf->id] = 1;
+    n++;
+  }
+  free(taken);
+  return n;
 }
 
 void ir_link(ir_graph *g) {

@@ -202,6 +202,11 @@ void   ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x);   /* exa
 void ir_type_literals(ir_graph *g, ir_opkind op, int *args, int nargs);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
+/* A program that is one training step of its own (an imported JAX step, a
+** model file that returns new values): each output named new.NAME, where
+** NAME is a leaf of the same shape and type, is that leaf's value in the
+** next step (carry). The count of such outputs. */
+int ir_carry_new_values(ir_graph *g);
 
 /* The true/false and number attributes by their signature names (ops.h):
 ** keepdims, total, causal; eps, scale. */

@@ -38,9 +38,9 @@ static int device(int dev, void *arg) {
   diag_free(&d);
   if (rc == 0) rc = drive_start(&r, rt_backend_cpu(), rt_local_comm(m->l, dev), rt_local_world(m->l, dev), NULL, NULL, m->err[dev], sizeof m->err[dev]);
   for (int s = 0; s < STEPS && rc == 0; s++) rc = drive_step(&r, &m->loss[dev][s], m->err[dev], sizeof m->err[dev]);
-  double worst = -1;
-  if (rc == 0) rc = drive_check(&r, NULL, NULL, m->loss[dev], STEPS, &worst, m->err[dev], sizeof m->err[dev]);
-  if (dev == 0) m->worst = worst;
+  drive_compared c = {.worst = -1};
+  if (rc == 0) rc = drive_check(&r, NULL, NULL, m->loss[dev], STEPS, &c, m->err[dev], sizeof m->err[dev]);
+  if (dev == 0) m->worst = c.worst;
   if (rc == 0 && m->save) rc = drive_save(&r, m->save, m->err[dev], sizeof m->err[dev]);
   drive_free(&r);
   return rc;
