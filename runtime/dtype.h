@@ -18,6 +18,10 @@
 #include "runtime/prog.h"
 
 static inline int rt_dtype_isfloat(rt_dtype t) { return t == RT_F32 || t == RT_BF16 || t == RT_F16 || t == RT_F64; }
+/* i32 i64 i8 ui8 i16 ui16 ui32 (not i1) */
+static inline int rt_dtype_isint(rt_dtype t) {
+  return t == RT_I32 || t == RT_I64 || t == RT_I8 || t == RT_UI8 || t == RT_I16 || t == RT_UI16 || t == RT_UI32;
+}
 /* f32, bf16 and f16 compute with f32 arithmetic */
 static inline int rt_dtype_f32arith(rt_dtype t) { return t == RT_F32 || t == RT_BF16 || t == RT_F16; }
 

@@ -18,6 +18,7 @@
 */
 #include "util/diag.h"
 #include "runtime/exec.h"
+#include "runtime/kern_index.h"
 #include "runtime/plan.h"
 
 #include <float.h>
@@ -358,6 +359,8 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, 0, N * IN, 1, dt, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, -1, O * IN, 1, dt, 0, why, n);
   }
+  case RT_GATHER: case RT_SCATTER:
+    return rt_index_check(p, ins, why, n);
   case RT_SCATTER_ROWS:
     if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, O, 1, I, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||

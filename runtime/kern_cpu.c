@@ -13,6 +13,7 @@
 #include "runtime/backend.h"
 #include "runtime/kern_any.h"
 #include "runtime/kern_attn.h"
+#include "runtime/kern_index.h"
 #include "runtime/kern_f64.h"
 
 #include <cblas.h>
@@ -1303,6 +1304,8 @@ static const rt_backend cpu = {
     [RT_SGD] = k_sgd,
     [RT_ATTENTION] = k_attention,
     [RT_ATTENTION_GRAD] = k_attention,
+    [RT_GATHER] = rt_kern_gather,
+    [RT_SCATTER] = rt_kern_scatter,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
   .dtypes = (1u << RT_NDTYPES) - 1,

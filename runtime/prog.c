@@ -15,7 +15,7 @@ static const char *const op_names[] = {
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
-  "adam", "sgd", "attention", "attention_grad",
+  "adam", "sgd", "attention", "attention_grad", "gather", "scatter",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
@@ -51,7 +51,8 @@ int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x) {
 
 double rt_instr_elems(const rt_prog *p, const rt_instr *x) {
   double out = (double)p->bufs[x->out].nelem, in0 = x->in[0] >= 0 ? (double)p->bufs[x->in[0]].nelem : 0;
-  if (x->op == RT_GATHER_ROWS) return out;
+  if (x->op == RT_GATHER_ROWS || x->op == RT_GATHER) return out;
+  if (x->op == RT_SCATTER) return out + (x->in[2] >= 0 ? (double)p->bufs[x->in[2]].nelem : 0);   /* copied, then updated */
   if (x->op == RT_SCATTER_ROWS) return out + (x->in[1] >= 0 ? (double)p->bufs[x->in[1]].nelem : 0);   /* zeroed, then added to */
   return out > in0 ? out : in0;
 }
@@ -260,8 +261,30 @@ static void put_ins(FILE *f, const rt_instr *ins) {
 }
 
 /* The bracketed attributes of one instruction. */
+/* "[window 1x3; u: i0 x1; x0 from index 0 of i1, clamped]" */
+static void put_index(FILE *f, const rt_prog *p, const rt_instr *ins) {
+  const rt_index *ix = ins->data;
+  int rx = p->bufs[ins->in[0]].rank, ru = p->bufs[ins->op == RT_GATHER ? ins->out : ins->in[2]].rank;
+  if (!ix) return;
+  fputs("   [window ", f);
+  put_dims(f, rx, ix->window, "x");
+  fputs("; result dims:", f);
+  for (int u = 0; u < ru; u++) {
+    if (ix->u_idim[u] >= 0) fprintf(f, " i%d", ix->u_idim[u]);
+    else fprintf(f, " x%d", ix->u_xdim[u]);
+  }
+  fputs("; starts:", f);
+  for (int k = 0; k < ix->ncomp; k++) fprintf(f, " x%d", ix->comp_dim[k]);
+  for (int d = 0; d < rx; d++) if (ix->x_idim[d] >= 0) fprintf(f, "; x%d batched with i%d", d, ix->x_idim[d]);
+  static const char *const comb[] = {"replace", "add", "mul", "max", "min"};   /* ORDER RT_IX_ */
+  if (ins->op == RT_SCATTER) fprintf(f, "; %s, %s", ix->combine < 5 ? comb[ix->combine] : "?", ix->other_bounds ? "starts clamped" : "outside skipped");
+  else fprintf(f, "; %s", ix->other_bounds ? "outside gives zeros" : "starts clamped");
+  fputc(']', f);
+}
+
 static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
   switch (ins->op) {
+  case RT_GATHER: case RT_SCATTER: put_index(f, p, ins); break;
   case RT_EW: {
     fputs("   [", f);
     put_dims(f, ins->rank, ins->shape, "x");

@@ -96,6 +96,11 @@ typedef enum rt_op {
                        Both: an operand whose RT_ATTN_BSHD bit is set in mode is laid out
                        [b, m, n2, k] instead (out: [b, m, n2, 3 k]), outer = b n2: the
                        heads interleaved, as projections make them (no transposes) */
+  RT_GATHER,        /* StableHLO's gather, any dtype: in0 = operand, in1 = indices (an integer
+                       type) -> out; data: the rt_index that maps their dims */
+  RT_SCATTER,       /* StableHLO's scatter: out = in0 (the operand), then each element of
+                       in2 (the updates) combined into out where in1 (the indices) puts it,
+                       in order; data: the rt_index (the updates in the result's place) */
   RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
   RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */
@@ -149,6 +154,26 @@ enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_
 enum { RT_CMP_TOTAL = 1 };
 enum { RT_LN_GAMMA = 1 };  /* RT_LAYERNORM_GRAD mode: gamma's gradient */
 
+/* RT_GATHER's and RT_SCATTER's dimension map, over the local shapes of
+** the operand (x), the indices (i) and the result or updates (u): each
+** dim of u walks either a window dim of x or a batch dim of i. */
+typedef struct rt_index {
+  int8_t rx, ri, ru;              /* the ranks of x, i and u ... */
+  int64_t xs[RT_MAXRANK], is[RT_MAXRANK], us[RT_MAXRANK];   /* ... and their local shapes */
+  int8_t ivd;                     /* the indices' dim that holds an index's components (ri: none) */
+  int8_t ncomp;                   /* components of an index */
+  int8_t comp_dim[RT_MAXRANK];    /* component k is the start along x's dim comp_dim[k] */
+  int8_t u_idim[RT_MAXRANK];      /* dim of u: the indices' dim it walks, or -1 ... */
+  int8_t u_xdim[RT_MAXRANK];      /* ... the dim of x its window walks, or -1 */
+  int8_t x_idim[RT_MAXRANK];      /* dim of x: the indices' dim it is batched with, or -1 */
+  int64_t window[RT_MAXRANK];     /* the window's size along each dim of x */
+  uint8_t other_bounds;           /* 0: a gather's start is clamped, a scatter's element out of x
+                                     skipped (StableHLO); 1: a gather's element out of x is zero,
+                                     a scatter's start is clamped (the two's adjoints) */
+  uint8_t combine;                /* scatter: RT_IX_REPLACE, RT_IX_ADD, ... */
+} rt_index;
+enum { RT_IX_REPLACE, RT_IX_ADD, RT_IX_MUL, RT_IX_MAX, RT_IX_MIN };
+
 typedef struct rt_instr {
   uint8_t op;                 /* rt_op */
   uint8_t fn;                 /* RT_EW: rt_ewfn; RT_REDUCE: RT_RSUM/RT_RMAX */
@@ -171,7 +196,8 @@ typedef struct rt_instr {
   double  hyper[4];           /* RT_ADAM, RT_SGD: see each */
   double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32);
                                  elsewhere alpha unrounded, for f64 kernels (see rt_alpha) */
-  const void *data;           /* RT_CONST: nelem elements of out's dtype, in the program's arena */
+  const void *data;           /* RT_CONST: nelem elements of out's dtype; RT_GATHER, RT_SCATTER:
+                                 an rt_index; in the program's arena */
   uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder;
                                  RT_ATTENTION(_GRAD): RT_ATTN_BSHD_* bits */
   uint8_t odt;                /* out's dtype, and each input's: set by rt_prog_finish */

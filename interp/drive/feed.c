@@ -26,6 +26,15 @@ static int64_t id_range(const ir_graph *g, const ir_value *v) {
         const ir_shape *s = &g->vals[u->args[0]]->shape;
         m = s->d[s->rank - 1];
       }
+      if ((u->op == IR_GATHER || u->op == IR_SCATTER) && u->args[1] == x->id) {   /* starts within the operand */
+        const ir_index *ix = u->attr.index;
+        const ir_shape *s = &g->vals[u->args[0]]->shape;
+        for (int c = 0; c < ix->n[IX_START_MAP]; c++) {
+          int d = (int)ix->v[IX_START_MAP][c];
+          int64_t room = s->d[d] - ix->v[IX_SLICE][d] + 1;
+          if (room > 0 && (!m || room < m)) m = room;
+        }
+      }
       if (u->op == IR_COMPARE && u->nargs == 2) {     /* against an iota: a one-hot of that many classes */
         const ir_value *o = g->vals[u->args[u->args[0] == x->id]];
         if (o->op == IR_IOTA) m = o->shape.d[o->attr.dim];

@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 6   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+#define PF_VERSION 7   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
                           4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t);
                           5: an ew may write the sums of its rows (in3), which an older carve
                              would not do: it refuses the version instead;
-                          6: eight inputs (xent_proj reads and writes seven buffers) */
+                          6: eight inputs (xent_proj reads and writes seven buffers);
+                          7: gather and scatter, with their index maps */
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
@@ -99,6 +100,31 @@ static void put_ilist(strbuf *b, const int32_t *x, int n) {
   put_list(b, t, n);
 }
 
+static void put_i8(strbuf *b, const char *key, const int8_t *x, int n) {
+  int64_t t[RT_MAXRANK];
+  for (int i = 0; i < n; i++) t[i] = x[i];
+  sb_printf(b, " %s ", key);
+  put_list(b, t, n);
+}
+
+/* a gather's or scatter's rt_index, after its key */
+static void put_index(strbuf *b, const rt_index *ix) {
+  sb_printf(b, " index ranks %d,%d,%d xs ", ix->rx, ix->ri, ix->ru);
+  put_list(b, ix->xs, ix->rx);
+  sb_puts(b, " is ");
+  put_list(b, ix->is, ix->ri);
+  sb_puts(b, " us ");
+  put_list(b, ix->us, ix->ru);
+  sb_printf(b, " ivd %d", ix->ivd);
+  put_i8(b, "comp", ix->comp_dim, ix->ncomp);
+  put_i8(b, "uidim", ix->u_idim, ix->ru);
+  put_i8(b, "uxdim", ix->u_xdim, ix->ru);
+  put_i8(b, "xidim", ix->x_idim, ix->rx);
+  sb_puts(b, " window ");
+  put_list(b, ix->window, ix->rx);
+  sb_printf(b, " bounds %d combine %d", ix->other_bounds, ix->combine);
+}
+
 static void put_prog(strbuf *b, const rt_prog *p) {
   sb_puts(b, "mesh");
   for (int i = 0; i < p->mesh_rank; i++) sb_printf(b, " %s %lld", p->axis_names[i], (long long)p->mesh[i]);
@@ -143,6 +169,7 @@ static void put_prog(strbuf *b, const rt_prog *p) {
     sb_printf(b, " value %.17g mode %d", x->value, x->mode);
     if (x->op == RT_ADAM || x->op == RT_SGD)
       sb_printf(b, " hyper %.17g %.17g %.17g %.17g", x->hyper[0], x->hyper[1], x->hyper[2], x->hyper[3]);
+    if ((x->op == RT_GATHER || x->op == RT_SCATTER) && x->data) put_index(b, x->data);
     if (x->op == RT_CONST) {            /* the elements' bytes, in hexadecimal */
       const unsigned char *c = x->data;
       size_t n = const_bytes(p, x);
@@ -354,6 +381,48 @@ static int hexdigit(char c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+/* a list of n small integers into int8s, each in [lo, hi] */
+static int i8_list(rd *r, const char *key, int8_t *out, int n, int lo, int hi) {
+  int64_t t[RT_MAXRANK];
+  blank(r);
+  const char *at = r->p;
+  if (expect(r, key) < 0 || list(r, t, RT_MAXRANK, n, NULL) < 0) return -1;
+  for (int i = 0; i < n; i++) {
+    if (t[i] < lo || t[i] > hi) return fail(r, at, "%s", arena_printf(r->a, "'%s' holds %lld, outside %d..%d", key, (long long)t[i], lo, hi));
+    out[i] = (int8_t)t[i];
+  }
+  return 0;
+}
+
+/* a gather's or scatter's rt_index (put_index); rt_index_check compares it
+** with the buffers before anything runs */
+static int read_index(rd *r, rt_prog *p, rt_instr *x) {
+  rt_index *ix = arena_alloc(&p->mem, sizeof *ix);
+  memset(ix, 0, sizeof *ix);
+  int64_t rk[3];
+  int ivd, bounds, combine;
+  blank(r);
+  const char *at = r->p;
+  if (expect(r, "index") < 0 || expect(r, "ranks") < 0 || list(r, rk, 3, 3, NULL) < 0) return -1;
+  for (int k = 0; k < 3; k++) if (rk[k] < 0 || rk[k] > RT_MAXRANK) return fail(r, at, "%s", "an index map of a rank carve does not hold");
+  ix->rx = (int8_t)rk[0]; ix->ri = (int8_t)rk[1]; ix->ru = (int8_t)rk[2];
+  if (expect(r, "xs") < 0 || list(r, ix->xs, RT_MAXRANK, ix->rx, NULL) < 0 || expect(r, "is") < 0 || list(r, ix->is, RT_MAXRANK, ix->ri, NULL) < 0 ||
+      expect(r, "us") < 0 || list(r, ix->us, RT_MAXRANK, ix->ru, NULL) < 0 || expect(r, "ivd") < 0 || int_in(r, 0, ix->ri, &ivd) < 0) return -1;
+  ix->ivd = (int8_t)ivd;
+  int ncomp = ivd < ix->ri ? (int)(ix->is[ivd] >= 0 && ix->is[ivd] <= RT_MAXRANK ? ix->is[ivd] : RT_MAXRANK + 1) : 1;
+  if (ncomp > RT_MAXRANK) return fail(r, r->p, "%s", "an index with more components than dims");
+  ix->ncomp = (int8_t)ncomp;
+  if (i8_list(r, "comp", ix->comp_dim, ncomp, 0, RT_MAXRANK - 1) < 0 || i8_list(r, "uidim", ix->u_idim, ix->ru, -1, RT_MAXRANK - 1) < 0 ||
+      i8_list(r, "uxdim", ix->u_xdim, ix->ru, -1, RT_MAXRANK - 1) < 0 || i8_list(r, "xidim", ix->x_idim, ix->rx, -1, RT_MAXRANK - 1) < 0)
+    return -1;
+  if (expect(r, "window") < 0 || list(r, ix->window, RT_MAXRANK, ix->rx, NULL) < 0 || expect(r, "bounds") < 0 || int_in(r, 0, 1, &bounds) < 0 ||
+      expect(r, "combine") < 0 || int_in(r, 0, RT_IX_MIN, &combine) < 0) return -1;
+  ix->other_bounds = (uint8_t)bounds;
+  ix->combine = (uint8_t)combine;
+  x->data = ix;
+  return 0;
+}
+
 static int read_instr(rd *r, rt_prog *p) {
   char w[64];
   blank(r);
@@ -421,6 +490,10 @@ static int read_instr(rd *r, rt_prog *p) {
   if (op == RT_ADAM || op == RT_SGD) {
     if (expect(r, "hyper") < 0) return -1;
     for (int k = 0; k < 4; k++) if (real(r, &x->hyper[k]) < 0) return -1;
+  }
+  if (op == RT_GATHER || op == RT_SCATTER) {
+    if (read_index(r, p, x) < 0) return -1;
+    return end_of_line(r);
   }
   if (op == RT_CONST) {
     size_t n = const_bytes(p, x);

@@ -642,6 +642,110 @@ static ex_val scatter_rows(ex_ctx *c, ex_val t, ex_val ids, ex_val dy) {
   return mk(n, t.t, &t.s);
 }
 
+/* ---- gather and scatter ---- */
+
+static void put_list64(strbuf *b, const char *key, const int64_t *v, int n, int *first) {
+  if (!n) return;                    /* StableHLO's printer leaves empty lists out */
+  sb_printf(b, "%s%s = [", *first ? "" : ", ", key);
+  for (int i = 0; i < n; i++) sb_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  sb_putc(b, ']');
+  *first = 0;
+}
+
+/* x with `by` zeros before and after along each of its dims where by > 0 */
+static ex_val pad_zeros(ex_ctx *c, ex_val x, const int64_t *by) {
+  ir_shape s = x.s;
+  int any = 0;
+  for (int d = 0; d < s.rank; d++) { s.d[d] += 2 * by[d]; any |= by[d] > 0; }
+  if (!any) return x;
+  const char *n = fresh(c);
+  sb_printf(c->out, "    %s = stablehlo.pad %s, %s, low = [", n, x.n, scalar(c, 0, x.t).n);
+  for (int d = 0; d < s.rank; d++) sb_printf(c->out, "%s%lld", d ? ", " : "", (long long)by[d]);
+  sb_puts(c->out, "], high = [");
+  for (int d = 0; d < s.rank; d++) sb_printf(c->out, "%s%lld", d ? ", " : "", (long long)by[d]);
+  sb_puts(c->out, "], interior = [");
+  for (int d = 0; d < s.rank; d++) sb_printf(c->out, "%s0", d ? ", " : "");
+  sb_printf(c->out, "] : (%s, %s) -> %s\n", ex_type(c, x.t, &x.s), ex_type(c, x.t, &(ir_shape){0}), ex_type(c, x.t, &s));
+  return mk(n, x.t, &s);
+}
+
+/* the indices with component k changed by add[k] (then, with clamp, kept in
+** [0, hi[k]]): a tensor of the per-component numbers along the vector dim */
+static ex_val shift_indices(ex_ctx *c, ex_val idx, const ir_index *ix, const int64_t *add, const int64_t *hi, int clamp) {
+  int ncomp = ix->n[IX_START_MAP];
+  ir_shape cs = {.rank = 1, .d = {ncomp}};
+  ex_val per[2];
+  for (int w = 0; w < 1 + clamp; w++) {
+    const char *n = fresh(c);
+    sb_printf(c->out, "    %s = stablehlo.constant dense<[", n);
+    for (int k = 0; k < ncomp; k++) sb_printf(c->out, "%s%lld", k ? ", " : "", (long long)(w ? hi[k] : add[k]));
+    sb_printf(c->out, "]> : %s\n", ex_type(c, idx.t, &cs));
+    ex_val v = mk(n, idx.t, &cs);
+    if (ix->ivd < idx.s.rank) { int dims[1] = {ix->ivd}; v = bcast_dims(c, v, &idx.s, dims); }
+    else v = reshape(c, v, &(ir_shape){0});
+    per[w] = to_shape(c, v, &idx.s);
+  }
+  ex_val r = binary(c, "add", idx, per[0]);
+  if (!clamp) return r;
+  ex_val lo = splat(c, 0, idx.t, &idx.s);
+  const char *n = fresh(c);
+  sb_printf(c->out, "    %s = stablehlo.clamp %s, %s, %s : %s\n", n, lo.n, r.n, per[1].n, ex_type(c, idx.t, &idx.s));
+  return mk(n, idx.t, &idx.s);
+}
+
+/* gather and scatter with StableHLO's dimension numbers; the bounds that
+** only carve's gradients use become StableHLO's: a gather that reads zero
+** outside x reads a copy of x padded by its windows (its starts shifted
+** by them), a scatter that clamps its starts clamps its indices first */
+static ex_val index_op(ex_ctx *c, const ir_value *v) {
+  const ir_index *ix = v->attr.index;
+  int scatter = v->op == IR_SCATTER;
+  ex_val x = operand(c, v->args[0], v->dtype), idx = operand(c, v->args[1], c->g->vals[v->args[1]]->dtype);
+  int64_t by[IR_MAXRANK] = {0}, add[IR_MAXRANK] = {0}, hi[IR_MAXRANK] = {0};
+  if (ix->other_bounds) {
+    for (int k = 0; k < ix->n[IX_START_MAP]; k++) {
+      int d = (int)ix->v[IX_START_MAP][k];
+      by[d] = add[k] = scatter ? 0 : ix->v[IX_SLICE][d];
+      hi[k] = x.s.d[d] - ix->v[IX_SLICE][d];
+    }
+    if (!scatter) x = pad_zeros(c, x, by);
+    idx = shift_indices(c, idx, ix, add, hi, scatter);
+  }
+  const char *n = fresh(c);
+  int first = 1;
+  if (!scatter) {
+    sb_printf(c->out, "    %s = \"stablehlo.gather\"(%s, %s) <{dimension_numbers = #stablehlo.gather<", n, x.n, idx.n);
+    put_list64(c->out, "offset_dims", ix->v[IX_OFFSET], ix->n[IX_OFFSET], &first);
+    put_list64(c->out, "collapsed_slice_dims", ix->v[IX_COLLAPSED], ix->n[IX_COLLAPSED], &first);
+    put_list64(c->out, "operand_batching_dims", ix->v[IX_OPERAND_BATCH], ix->n[IX_OPERAND_BATCH], &first);
+    put_list64(c->out, "start_indices_batching_dims", ix->v[IX_INDEX_BATCH], ix->n[IX_INDEX_BATCH], &first);
+    put_list64(c->out, "start_index_map", ix->v[IX_START_MAP], ix->n[IX_START_MAP], &first);
+    sb_printf(c->out, "%sindex_vector_dim = %d>, slice_sizes = array<i64", first ? "" : ", ", ix->ivd);
+    for (int d = 0; d < ix->n[IX_SLICE]; d++) sb_printf(c->out, "%s%lld", d ? ", " : ": ", (long long)ix->v[IX_SLICE][d]);
+    sb_printf(c->out, ">}> : (%s, %s) -> %s\n", ex_type(c, x.t, &x.s), ex_type(c, idx.t, &idx.s), ex_type(c, v->dtype, &v->shape));
+    return mk(n, v->dtype, &v->shape);
+  }
+  ex_val u = operand(c, v->args[2], v->dtype);
+  sb_printf(c->out, "    %s = \"stablehlo.scatter\"(%s, %s, %s) <{scatter_dimension_numbers = #stablehlo.scatter<", n, x.n, idx.n, u.n);
+  put_list64(c->out, "update_window_dims", ix->v[IX_OFFSET], ix->n[IX_OFFSET], &first);
+  put_list64(c->out, "inserted_window_dims", ix->v[IX_COLLAPSED], ix->n[IX_COLLAPSED], &first);
+  put_list64(c->out, "input_batching_dims", ix->v[IX_OPERAND_BATCH], ix->n[IX_OPERAND_BATCH], &first);
+  put_list64(c->out, "scatter_indices_batching_dims", ix->v[IX_INDEX_BATCH], ix->n[IX_INDEX_BATCH], &first);
+  put_list64(c->out, "scatter_dims_to_operand_dims", ix->v[IX_START_MAP], ix->n[IX_START_MAP], &first);
+  const char *a = arena_printf(c->a, "%%%d", c->next++), *b = arena_printf(c->a, "%%%d", c->next++);
+  const char *r = arena_printf(c->a, "%%%d", c->next++), *st = ex_type(c, v->dtype, &(ir_shape){0});
+  static const struct { int op; const char *name; } comb[] = {
+    {IR_ADD, "add"}, {IR_MUL, "multiply"}, {IR_MAXIMUM, "maximum"}, {IR_MINIMUM, "minimum"}};
+  const char *op = NULL;
+  for (size_t k = 0; k < sizeof comb / sizeof comb[0]; k++) if (comb[k].op == ix->combine) op = comb[k].name;
+  sb_printf(c->out, "%sindex_vector_dim = %d>}> ({\n    ^bb0(%s: %s, %s: %s):\n", first ? "" : ", ", ix->ivd, a, st, b, st);
+  if (op) sb_printf(c->out, "      %s = stablehlo.%s %s, %s : %s\n      stablehlo.return %s : %s\n", r, op, a, b, st, r, st);
+  else sb_printf(c->out, "      stablehlo.return %s : %s\n", b, st);
+  sb_printf(c->out, "    }) : (%s, %s, %s) -> %s\n", ex_type(c, x.t, &x.s), ex_type(c, idx.t, &idx.s), ex_type(c, u.t, &u.s),
+            ex_type(c, v->dtype, &v->shape));
+  return mk(n, v->dtype, &v->shape);
+}
+
 /* embedding_grad(ids, dy) added into t: one scatter; ids [...] come as
 ** [..., 1] (the reshape that made them, when the importer wrote one) */
 static ex_val scatter_into(ex_ctx *c, ex_val t, const ir_value *eg) {
@@ -746,6 +850,7 @@ static int emit_op(ex_ctx *c, const ir_value *v, ex_val *out) {
   }
   case IR_SLICE: *out = slice(c, arg(c, v, 0), at->dim, at->start, at->end); return 0;
   case IR_EMBEDDING: *out = gather_rows(c, c->val[v->args[0]], operand(c, v->args[1], IR_I32), &v->shape); return 0;
+  case IR_GATHER: case IR_SCATTER: *out = index_op(c, v); return 0;
   case IR_EMBEDDING_GRAD: {
     ex_val z = splat(c, 0, v->dtype, &v->shape);
     *out = scatter_into(c, z, v);

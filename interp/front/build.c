@@ -117,7 +117,8 @@ static int redefined(bctx *b, const char *name, uint32_t off) {
 static int eval_value(bctx *b, const cir_expr *e);
 
 /* signature slots */
-typedef struct slot { char name[16]; char type; int optional; const cir_expr *e; uint32_t off; } slot;
+typedef struct slot { char name[32]; char type; int optional; const cir_expr *e; uint32_t off; } slot;
+#define MAX_SLOTS 16
 
 static int parse_sig(const char *sig, slot *s) {
   int n = 0;
@@ -136,16 +137,17 @@ static int parse_sig(const char *sig, slot *s) {
   return n;
 }
 
-/* "op(x, dims = .., keepdims = ..)" into buf[256] */
+/* "op(x, dims = .., keepdims = ..)" into buf[SIG_TEXT] */
+#define SIG_TEXT 512
 static void sig_text(char *buf, const char *op, const slot *s, int n) {
-  size_t k = (size_t)snprintf(buf, 256, "%s(", op);
-  for (int i = 0; i < n && k < 256; i++)
-    k += (size_t)snprintf(buf + k, 256 - k, "%s%s%s", i ? ", " : "", s[i].name, s[i].optional ? " = .." : "");
-  if (k < 256) snprintf(buf + k, 256 - k, ")");
+  size_t k = (size_t)snprintf(buf, SIG_TEXT, "%s(", op);
+  for (int i = 0; i < n && k < SIG_TEXT; i++)
+    k += (size_t)snprintf(buf + k, SIG_TEXT - k, "%s%s%s", i ? ", " : "", s[i].name, s[i].optional ? " = .." : "");
+  if (k < SIG_TEXT) snprintf(buf + k, SIG_TEXT - k, ")");
 }
 
 static const char *sig_usage(arena *a, const char *op, const slot *s, int n) {
-  char buf[256];
+  char buf[SIG_TEXT];
   sig_text(buf, op, s, n);
   return arena_strndup(a, buf, strlen(buf));
 }
@@ -154,7 +156,7 @@ void build_op_list(strbuf *out) {
   for (int i = 1; i < IR_NOPS; i++) {
     const ir_opinfo *oi = ir_opinfo_of((ir_opkind)i);
     if (oi->flags & OPF_INTERNAL) continue;
-    slot s[8];
+    slot s[MAX_SLOTS];
     char buf[256];
     sig_text(buf, oi->name, s, parse_sig(oi->sig, s));
     sb_printf(out, "  %s\n", buf);
@@ -218,7 +220,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
     return NULL;
   }
   const ir_opinfo *oi = ir_opinfo_of((ir_opkind)op);
-  slot s[8];
+  slot s[MAX_SLOTS];
   int ns = parse_sig(oi->sig, s);
   const char *opn = oi->name;
   if (call->nargs > ns) {
@@ -250,6 +252,13 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
   attr.dim = -1;
   attr.eps = 1e-5;
   attr.causal = 1;
+  ir_index *ix = NULL;                 /* gather's and scatter's dimension numbers */
+  if (op == IR_GATHER || op == IR_SCATTER) {
+    ix = arena_alloc(&b->g->mem, sizeof *ix);
+    memset(ix, 0, sizeof *ix);
+    ix->combine = IR_ADD;
+    attr.index = ix;
+  }
   for (int k = 0; k < ns; k++) {
     const cir_expr *e = s[k].e;
     if (!e) {
@@ -277,13 +286,32 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
       }
       break;
     case 's':
+      if (ix) {
+        int combine = e->kind == CIR_STR ? ir_combiner(e->text) : -1;
+        if (!strcmp(sn, "combine") && combine < 0) {
+          diag_error(b->d, L(b, e->off), "%s: combine must be \"add\", \"mul\", \"max\", \"min\" or \"replace\"", opn);
+          return NULL;
+        }
+        const char *other = op == IR_GATHER ? "fill" : "clip", *spec = op == IR_GATHER ? "clip" : "skip";
+        if (!strcmp(sn, "mode") && (e->kind != CIR_STR || (strcmp(e->text, other) && strcmp(e->text, spec)))) {
+          diag_error(b->d, L(b, e->off), "%s: mode must be \"%s\" (indices out of range %s, as StableHLO says) or \"%s\" (%s)", opn, spec,
+                     op == IR_GATHER ? "clamped" : "skipped", other, op == IR_GATHER ? "zeros there" : "clamped");
+          return NULL;
+        }
+        if (!strcmp(sn, "combine")) ix->combine = combine;
+        else ix->other_bounds = !strcmp(e->text, other);
+        break;
+      }
       if (e->kind != CIR_STR) { diag_error(b->d, L(b, e->off), "%s: %s must be a string like \"ab,bc->ac\"", opn, sn); return NULL; }
       attr.spec = ir_intern(b->g, e->text);
       break;
     case 'i': {
       int64_t x = 0;
       if (get_int(b, e, opn, sn, &x) < 0) return NULL;
-      if (!strcmp(sn, "dim")) {
+      if (ix) {                       /* index_vector_dim */
+        if (x < 0 || x > IR_MAXRANK) { diag_error(b->d, L(b, e->off), "%s: %s %lld is out of range", opn, sn, (long long)x); return NULL; }
+        ix->ivd = (int)x;
+      } else if (!strcmp(sn, "dim")) {
         if (x < -64 || x > 64) { diag_error(b->d, L(b, e->off), "%s: dim %lld is out of range", opn, (long long)x); return NULL; }
         attr.dim = (int)x;
       } else if (!strcmp(sn, "start")) attr.start = x;
@@ -323,7 +351,11 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
       int64_t xs[IR_MAXRANK];
       int n;
       if (get_ints(b, e, opn, sn, xs, &n) < 0) return NULL;
-      if (!strcmp(sn, "shape")) {
+      if (ix) {
+        int list = ir_index_list((ir_opkind)op, sn);
+        ix->n[list] = n;
+        for (int i = 0; i < n; i++) ix->v[list][i] = xs[i];
+      } else if (!strcmp(sn, "shape")) {
         attr.to.rank = n;
         for (int i = 0; i < n; i++) attr.to.d[i] = xs[i];
       } else {

@@ -1,13 +1,12 @@
 /*
 ** hlo_index.c: StableHLO's lookups by index. A gather of whole rows of a
 ** table is carve's embedding, and the scatter-add of rows into a table its
-** gradient; a gather of single points along some dims (jnp.take_along_axis,
-** optax's cross-entropy with integer labels) becomes a one-hot selection:
-** a mask from comparing an iota with the (clamped) indices, select, and a
-** sum over the looked-up dims, which differentiates and splits as the rest.
-** Any other gather, and dynamic slices at starts computed at run time, read
-** through a one-hot of each element's flat place (onehot_take); any other
-** scatter applies its updates one by one through the same places.
+** gradient (kernels of their own, a vocabulary split of the table); any
+** other gather and scatter is carve's gather or scatter op with the same
+** dimension numbers (take_along_axis, x[i, j], x.at[i].add/set/max/min/mul),
+** and so are dynamic slices at starts computed at run time (a KV cache's
+** read and write). A scatter whose region is none of add, multiply,
+** maximum, minimum or replace applies its updates one by one (few updates).
 */
 #include "interp/front/hlo_int.h"
 
@@ -84,263 +83,103 @@ static int clamp_to(hctx *b, int ix, int64_t n) {
   return hlo_ew(b, "index", IR_MINIMUM, hlo_ew(b, "index", IR_MAXIMUM, ix, ir_const_typed(b->g, 0, t)), ir_const_typed(b->g, (double)(n - 1), t));
 }
 
-static int emit_t(hctx *b, const char *name, int x, const int *perm, int r) {
-  ir_attrs at = hlo_no_attrs();
-  int id = 1;
-  at.ndims = r;
-  for (int i = 0; i < r; i++) { at.dims[i] = perm[i]; id &= perm[i] == i; }
-  return id ? x : hlo_emit(b, hlo_fresh(b, name), IR_TRANSPOSE, &x, 1, &at);
-}
-
-/* A gather of single points along the dims of start_index_map (slice size
-** 1, collapsed), batched with the index (operand_batching_dims) or not,
-** whole along the other dims: jnp.take_along_axis. With Bi the index's
-** batch dims, G the looked-up dims and F the whole ones, the operand
-** goes to [Bi (its batching dims, else 1), G, F], a mask [Bi, G] says
-** where each looked-up index (clamped into range, as the spec says)
-** points, and a select and a sum over G leave [Bi, F], transposed to the
-** result's order. */
-#define MAX_PAIRS ((int64_t)1 << 26)
-
-/* The lowest value of type t (max's identity) */
-static int lowest_of(hctx *b, ir_dtype t) {
-  if (ir_dtype_isfloat(t)) return ir_const_typed(b->g, -INFINITY, t);
-  if (t == IR_I1 || ir_dtype_isunsigned(t)) return ir_const_typed(b->g, 0, t);
-  double lo = t == IR_I8 ? -128.0 : t == IR_I16 ? -32768.0 : t == IR_I32 ? -2147483648.0 : -9223372036854775808.0;
-  return ir_const_typed(b->g, lo, t);
-}
-
-/* src's elements at the flat places `flat` (an integer tensor of shape s):
-** a one-hot [places, src] and, per place, the max of the element it picks
-** and the lowest value elsewhere, so that the element comes back to the
-** bit (-0 and NaN too) */
-static int onehot_take(hctx *b, const char *name, int src, int flat, const ir_shape *s) {
-  const ir_value *sv = b->g->vals[src];
-  int64_t n = ir_nelem(&sv->shape), m = ir_nelem(s);
-  if (n * m > MAX_PAIRS) return hlo_error(b, b->op, "%s: %lld places in %lld elements are too many for carve's one-hot lookup (at most 2^26 pairs)",
-                                          b->op->name, (long long)m, (long long)n);
-  ir_shape col = {.rank = 2, .d = {m, 1}}, row = {.rank = 2, .d = {1, n}};
-  ir_attrs io = hlo_no_attrs();
-  io.to = row;
-  io.dim = 1;
-  io.dtype = b->g->vals[flat]->dtype;
-  int q = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
-  int hit = hlo_cmp(b, name, "eq", hlo_reshape(b, hlo_fresh(b, name), flat, &col), q);
-  int y = hlo_sel(b, name, hit, hlo_reshape(b, hlo_fresh(b, name), src, &row), lowest_of(b, sv->dtype));
-  ir_attrs mx = hlo_no_attrs();
-  mx.ndims = 1;
-  mx.dims[0] = 1;
-  if (y < 0 || (y = hlo_emit(b, hlo_fresh(b, name), IR_MAX, &y, 1, &mx)) < 0) return -1;
-  return hlo_reshape(b, name, y, s);
-}
-
-/* Any other gather: for every result element, its source's flat place in
-** the operand (the start from the index, clamped so that the slice fits,
-** as the spec says, plus its offset in the slice; batched dims from the
-** result's place), a one-hot [result, operand] of the places, select and
-** a sum over the operand. Costs |result| x |operand|: for small gathers. */
-static int general_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix, const gdims *g) {
-  const ir_value *xv = b->g->vals[x], *iv = b->g->vals[ix];
-  ir_shape rs;
-  ir_dtype rdt;
-  if (hlo_result_shape(b, op, &rs, &rdt) < 0) return -1;
-  int r = xv->shape.rank, ir = iv->shape.rank, rr = rs.rank, ivd = (int)g->ivd;
-  int comps = ivd == ir ? 1 : ivd >= 0 && ivd < ir ? (int)iv->shape.d[ivd] : -1;
-  int ok = g->dn && g->nsz == r && comps == g->nmap && g->nobd == g->nsbd && ir_dtype_isint(iv->dtype) &&
-           rr == g->noff + (ivd == ir ? ir : ir - 1);
-  for (int d = 0; ok && d < r; d++) ok = g->sizes[d] >= 0 && g->sizes[d] <= xv->shape.d[d];
-  int64_t nr = ir_nelem(&rs), nx = ir_nelem(&xv->shape);
-  if (!ok) return hlo_error(b, op, "%s: this gather's dimension numbers do not fit its operands", op->name);
-  if (nr * nx > MAX_PAIRS)
-    return hlo_error(b, op, "%s: a gather of %lld elements from %lld is too large for carve's one-hot gather (at most 2^26 pairs); "
-                     "carve gathers whole rows of a table (an embedding) and points along a dim at any size", op->name,
-                     (long long)nr, (long long)nx);
-  int odim_of[IR_MAXRANK], bdim_of[IR_MAXRANK];      /* operand dim -> result offset dim; result batch dim -> index dim */
-  for (int d = 0, w = 0; d < r; d++) odim_of[d] = has(g->col, g->ncol, d) || has(g->obd, g->nobd, d) ? -1 : (int)g->off[w++];
-  for (int u = 0, s = 0; u < rr; u++) if (!has(g->off, g->noff, u)) { int j = s++; bdim_of[u] = ivd < ir && j >= ivd ? j + 1 : j; } else bdim_of[u] = -1;
-  int64_t st[IR_MAXRANK], stride = 1;
-  for (int d = r - 1; d >= 0; d--) { st[d] = stride; stride *= xv->shape.d[d]; }
-  int flat = -1;
-  ir_shape bshape = {.rank = rr};
-  for (int u = 0; u < rr; u++) bshape.d[u] = bdim_of[u] >= 0 ? iv->shape.d[bdim_of[u]] : 1;
-  for (int d = 0; d < r; d++) {
-    int p = -1, k = index_of(g->map, g->nmap, d), q = index_of(g->obd, g->nobd, d);
-    if (k >= 0) {                             /* component k of the index, clamped so that the slice fits */
-      int c = ix;
-      if (ivd < ir) {
-        ir_attrs at = hlo_no_attrs();
-        at.dim = ivd; at.start = k; at.end = k + 1;
-        if ((c = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &ix, 1, &at)) < 0) return -1;
-      }
-      if ((c = hlo_reshape(b, hlo_fresh(b, name), c, &bshape)) < 0) return -1;
-      p = clamp_to(b, c, xv->shape.d[d] - g->sizes[d] + 1);
-    } else if (q >= 0) {                      /* batched with the index: the result's place along that dim */
-      ir_attrs io = hlo_no_attrs();
-      io.to = bshape;
-      io.dtype = iv->dtype;
-      io.dim = -1;
-      for (int u = 0; u < rr; u++) if (bdim_of[u] == g->sbd[q]) io.dim = u;
-      if (io.dim < 0 || (p = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io)) < 0) return -1;
-    }
-    if (odim_of[d] >= 0) {                    /* plus the offset in the slice */
-      ir_attrs io = hlo_no_attrs();
-      io.to.rank = rr;
-      for (int u = 0; u < rr; u++) io.to.d[u] = u == odim_of[d] ? rs.d[u] : 1;
-      io.dim = odim_of[d];
-      io.dtype = iv->dtype;
-      int w = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
-      p = p < 0 ? w : hlo_ew(b, "index", IR_ADD, p, w);
-    }
-    if (p < 0) continue;                      /* a collapsed dim of size 1 read at 0 */
-    int term = hlo_ew(b, "index", IR_MUL, p, ir_const_typed(b->g, (double)st[d], iv->dtype));
-    flat = flat < 0 ? term : hlo_ew(b, "index", IR_ADD, flat, term);
-    if (flat < 0) return -1;
-  }
-  if (flat < 0) flat = ir_const_typed(b->g, 0, iv->dtype);
-  ir_attrs bt = hlo_no_attrs();
-  bt.to = rs;
-  if ((flat = hlo_emit(b, hlo_fresh(b, name), IR_BROADCAST, &flat, 1, &bt)) < 0) return -1;
-  return onehot_take(b, name, x, flat, &rs);
-}
-
 /* ---- dynamic slices at indices computed at run time ---- */
 
-/* start, clamped into [0, n - size] as the spec says, as an i64 scalar */
-static int clamped_start(hctx *b, int s, int64_t n, int64_t size) {
-  ir_attrs cv = hlo_no_attrs();
-  cv.dtype = IR_I64;
-  int x = b->g->vals[s]->dtype == IR_I64 ? s : hlo_emit(b, hlo_fresh(b, "start"), IR_CONVERT, &s, 1, &cv);
-  return x < 0 ? -1 : clamp_to(b, x, n - size + 1);
-}
-
-/* an iota of shape s along dim d, i64 */
-static int iota_i64(hctx *b, const ir_shape *s, int d) {
-  ir_attrs io = hlo_no_attrs();
-  io.to = *s;
-  io.dim = d;
-  io.dtype = IR_I64;
-  return hlo_emit(b, hlo_fresh(b, "start"), IR_IOTA, NULL, 0, &io);
-}
-
-/* dynamic_slice(x, starts, sizes = part): element p of the result is
-** x[clamped start + p], read by onehot_take */
-int hlo_dynamic_slice(hctx *b, const char *name, int x, const int *starts, const ir_shape *part) {
-  const ir_value *xv = b->g->vals[x];
-  int flat = -1;
-  int64_t stride = 1;
-  for (int d = xv->shape.rank - 1; d >= 0; stride *= xv->shape.d[d], d--) {
-    int p = hlo_ew(b, name, IR_ADD, iota_i64(b, part, d), clamped_start(b, starts[d], xv->shape.d[d], part->d[d]));
-    int t = hlo_ew(b, name, IR_MUL, p, ir_const_typed(b->g, (double)stride, IR_I64));
-    if ((flat = flat < 0 ? t : hlo_ew(b, name, IR_ADD, flat, t)) < 0) return -1;
-  }
-  if (flat < 0) return x;
-  return onehot_take(b, name, x, flat, part);
-}
-
-/* dynamic_update_slice(dst, upd, starts): where an element of dst lies in
-** the window at the clamped starts, upd's element at its place in the
-** window (onehot_take), else dst's */
-int hlo_dynamic_update(hctx *b, const char *name, int dst, int upd, const int *starts) {
-  const ir_value *dv = b->g->vals[dst], *uv = b->g->vals[upd];
-  int inside = -1, flat = -1;
-  int64_t stride = 1;
-  for (int d = dv->shape.rank - 1; d >= 0; stride *= uv->shape.d[d], d--) {
-    int rel = hlo_ew(b, name, IR_SUB, iota_i64(b, &dv->shape, d), clamped_start(b, starts[d], dv->shape.d[d], uv->shape.d[d]));
-    int in = in_range(b, rel, uv->shape.d[d]);
-    int t = hlo_ew(b, name, IR_MUL, clamp_to(b, rel, uv->shape.d[d]), ir_const_typed(b->g, (double)stride, IR_I64));
-    inside = inside < 0 ? in : hlo_ew(b, name, IR_AND, inside, in);
-    if ((flat = flat < 0 ? t : hlo_ew(b, name, IR_ADD, flat, t)) < 0 || inside < 0) return -1;
-  }
-  if (flat < 0) return upd;
-  int v = onehot_take(b, name, upd, flat, &dv->shape);
-  return v < 0 ? -1 : hlo_sel(b, name, inside, v, dst);
-}
-
-static int point_gather(hctx *b, const mlir_op *op, const char *name, int x, int ix, const gdims *gd) {
-  const ir_value *xv = b->g->vals[x], *iv = b->g->vals[ix];
-  const mlir_attr *dn = gd->dn;
-  const int64_t *off = gd->off, *col = gd->col, *map = gd->map, *sizes = gd->sizes, *obd = gd->obd, *sbd = gd->sbd, ivd = gd->ivd;
-  int noff = gd->noff, ncol = gd->ncol, nmap = gd->nmap, nobd = gd->nobd, nsbd = gd->nsbd, nsz = gd->nsz;
-  int r = xv->shape.rank, ir = iv->shape.rank, ok = dn && nmap >= 1 && nsz == r && nobd == nsbd && ivd >= 0 && ivd <= ir;
-  int comps = ivd == ir ? 1 : ok ? (int)iv->shape.d[ivd] : 0;
-  ok = ok && comps == nmap && ir_dtype_isint(iv->dtype);
-  for (int d = 0; ok && d < r; d++) {
-    if (has(map, nmap, d)) ok = sizes[d] == 1 && has(col, ncol, d) && !has(obd, nobd, d);
-    else if (has(obd, nobd, d)) ok = sizes[d] == 1 && !has(col, ncol, d);
-    else ok = sizes[d] == xv->shape.d[d] && !has(col, ncol, d);
-  }
-  int nb = ivd == ir ? ir : ir - 1;
-  if (!ok || nb + nmap + noff > IR_MAXRANK) return general_gather(b, op, name, x, ix, gd);
-  /* the index's batch dims, and for each the operand dim batched with it (-1: none) */
-  int bop[IR_MAXRANK];
-  ir_shape bi = {.rank = 0};
-  for (int d = 0; d < ir; d++) {
-    if (d == ivd) continue;
-    int q = index_of(sbd, nsbd, d);
-    bop[bi.rank] = q < 0 ? -1 : (int)obd[q];
-    bi.d[bi.rank++] = iv->shape.d[d];
-  }
-  /* the operand as [Bi (batching dims, else 1), G, F] */
-  int perm[IR_MAXRANK], np = 0;
-  ir_shape arranged = {.rank = 0};
-  for (int i = 0; i < bi.rank; i++) {
-    if (bop[i] >= 0) perm[np++] = bop[i];
-    arranged.d[arranged.rank++] = bop[i] >= 0 ? xv->shape.d[bop[i]] : 1;
-  }
-  for (int j = 0; j < nmap; j++) { perm[np++] = (int)map[j]; arranged.d[arranged.rank++] = xv->shape.d[map[j]]; }
-  int nf = 0;
-  for (int d = 0; d < r; d++)
-    if (!has(map, nmap, d) && !has(obd, nobd, d)) { perm[np++] = d; arranged.d[arranged.rank++] = xv->shape.d[d]; nf++; }
-  int xa = emit_t(b, name, x, perm, r);
-  if (xa < 0 || (xa = hlo_reshape(b, hlo_fresh(b, name), xa, &arranged)) < 0) return -1;
-  /* the mask [Bi, G, 1..]: each looked-up index, clamped, against an iota of its dim */
-  int mask = -1;
-  for (int j = 0; j < nmap; j++) {
-    int64_t n = xv->shape.d[map[j]];
-    int c = ix;
-    if (ivd < ir) {
-      ir_attrs at = hlo_no_attrs();
-      at.dim = (int)ivd;
-      at.start = j;
-      at.end = j + 1;
-      if ((c = hlo_emit(b, hlo_fresh(b, name), IR_SLICE, &ix, 1, &at)) < 0) return -1;
+/* the starts (integer scalars) as an i64 index vector [r] */
+static int start_vector(hctx *b, const char *name, const int *starts, int r) {
+  int *parts = arena_alloc(&b->tmp, sizeof(int) * (size_t)(r + 1));
+  ir_shape one = {.rank = 1, .d = {1}};
+  for (int d = 0; d < r; d++) {
+    int x = starts[d];
+    if (b->g->vals[x]->dtype != IR_I64) {
+      ir_attrs cv = hlo_no_attrs();
+      cv.dtype = IR_I64;
+      if ((x = hlo_emit(b, hlo_fresh(b, name), IR_CONVERT, &x, 1, &cv)) < 0) return -1;
     }
-    ir_shape cs = bi;
-    for (int q = 0; q < nmap; q++) cs.d[cs.rank++] = 1;
-    if ((c = hlo_reshape(b, hlo_fresh(b, name), c, &cs)) < 0) return -1;
-    int lo[2] = {c, ir_const_typed(b->g, 0, iv->dtype)};
-    if ((c = hlo_emit(b, hlo_fresh(b, name), IR_MAXIMUM, lo, 2, NULL)) < 0) return -1;
-    int hi[2] = {c, ir_const_typed(b->g, (double)(n - 1), iv->dtype)};
-    if ((c = hlo_emit(b, hlo_fresh(b, name), IR_MINIMUM, hi, 2, NULL)) < 0) return -1;
-    ir_attrs io = hlo_no_attrs();
-    io.to.rank = bi.rank + nmap;
-    for (int q = 0; q < io.to.rank; q++) io.to.d[q] = q >= bi.rank ? xv->shape.d[map[q - bi.rank]] : 1;
-    io.dim = bi.rank + j;
-    io.dtype = iv->dtype;
-    int iota = hlo_emit(b, hlo_fresh(b, name), IR_IOTA, NULL, 0, &io);
-    ir_attrs eq = hlo_no_attrs();
-    eq.spec = ir_intern(b->g, "eq");
-    int args[2] = {iota, c};
-    int e = iota < 0 ? -1 : hlo_emit(b, hlo_fresh(b, name), IR_COMPARE, args, 2, &eq);
-    if (e < 0) return -1;
-    int both[2] = {mask, e};
-    if ((mask = mask < 0 ? e : hlo_emit(b, hlo_fresh(b, name), IR_AND, both, 2, NULL)) < 0) return -1;
+    if ((parts[d] = hlo_reshape(b, hlo_fresh(b, name), x, &one)) < 0) return -1;
   }
-  ir_shape ms = b->g->vals[mask]->shape;
-  for (int q = 0; q < nf; q++) ms.d[ms.rank++] = 1;
-  if ((mask = hlo_reshape(b, hlo_fresh(b, name), mask, &ms)) < 0) return -1;
-  int sel[3] = {mask, xa, ir_const_typed(b->g, 0, xv->dtype)};
-  int y = hlo_emit(b, hlo_fresh(b, name), IR_SELECT, sel, 3, NULL);
-  if (y < 0) return -1;
-  ir_attrs sum = hlo_no_attrs();
-  sum.ndims = nmap;
-  for (int j = 0; j < nmap; j++) sum.dims[j] = bi.rank + j;
-  if ((y = hlo_emit(b, hlo_fresh(b, name), IR_SUM, &y, 1, &sum)) < 0) return -1;
-  /* [Bi, F] to the result's order: the offset dims hold F */
-  int rperm[IR_MAXRANK], fi = 0, bj = 0, rr = bi.rank + nf;
-  for (int d = 0; d < rr; d++) rperm[d] = has(off, noff, d) ? bi.rank + fi++ : bj++;
-  if (fi != nf || bj != bi.rank) return hlo_error(b, op, "%s: offset_dims do not fit the result's rank", op->name);
-  return emit_t(b, name, y, rperm, rr);
+  if (r == 1) return parts[0];
+  ir_attrs cat = hlo_no_attrs();
+  cat.dim = 0;
+  return hlo_emit(b, hlo_fresh(b, name), IR_CONCAT, parts, r, &cat);
+}
+
+/* the dimension numbers of a window at a start per dim (dynamic slices) */
+static ir_index *window_at_start(hctx *b, int r, const ir_shape *part) {
+  ir_index *ix = arena_alloc(&b->g->mem, sizeof *ix);
+  memset(ix, 0, sizeof *ix);
+  ix->n[IX_OFFSET] = ix->n[IX_START_MAP] = ix->n[IX_SLICE] = r;
+  for (int d = 0; d < r; d++) { ix->v[IX_OFFSET][d] = ix->v[IX_START_MAP][d] = d; ix->v[IX_SLICE][d] = part->d[d]; }
+  ix->ivd = 0;
+  return ix;
+}
+
+/* dynamic_slice(x, starts, sizes = part): a gather of one window (its
+** starts clamped into the operand, as both ops' specs say) */
+int hlo_dynamic_slice(hctx *b, const char *name, int x, const int *starts, const ir_shape *part) {
+  int r = b->g->vals[x]->shape.rank;
+  if (r == 0) return x;
+  int args[2] = {x, start_vector(b, name, starts, r)};
+  if (args[1] < 0) return -1;
+  ir_attrs at = hlo_no_attrs();
+  at.index = window_at_start(b, r, part);
+  return hlo_emit(b, name, IR_GATHER, args, 2, &at);
+}
+
+/* dynamic_update_slice(dst, upd, starts): a scatter that replaces one
+** window, its start clamped so that the window fits (as the spec says) */
+int hlo_dynamic_update(hctx *b, const char *name, int dst, int upd, const int *starts) {
+  const ir_value *uv = b->g->vals[upd];
+  int r = uv->shape.rank;
+  if (r == 0) return upd;
+  int args[3] = {dst, start_vector(b, name, starts, r), upd};
+  if (args[1] < 0) return -1;
+  ir_attrs at = hlo_no_attrs();
+  ir_index *ix = window_at_start(b, r, &uv->shape);
+  ix->combine = IR_LEAF;
+  ix->other_bounds = 1;
+  at.index = ix;
+  return hlo_emit(b, name, IR_SCATTER, args, 3, &at);
+}
+
+/* StableHLO's dimension numbers as carve's (a scatter's under their names) */
+static ir_index *index_numbers(hctx *b, const mlir_op *op, int scatter) {
+  const mlir_attr *dn = hlo_attr(op, scatter ? "scatter_dimension_numbers" : "dimension_numbers", NULL);
+  if (!dn) { hlo_error(b, op, "%s: no %s", op->name, scatter ? "scatter_dimension_numbers" : "dimension_numbers"); return NULL; }
+  ir_index *ix = arena_alloc(&b->g->mem, sizeof *ix);
+  memset(ix, 0, sizeof *ix);
+  static const char *const names[2][IX_NLISTS] = {   /* ORDER IR_IX */
+    {"offset_dims", "collapsed_slice_dims", "start_index_map", NULL, "operand_batching_dims", "start_indices_batching_dims"},
+    {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", NULL, "input_batching_dims", "scatter_indices_batching_dims"},
+  };
+  for (int k = 0; k < IX_NLISTS; k++) {
+    if (!names[scatter][k]) continue;
+    const mlir_attr *a = mlir_attr_get(dn, names[scatter][k]);
+    int n = a ? hlo_ints_of(a, ix->v[k], IR_MAXRANK) : 0;
+    if (n < 0) { hlo_error(b, op, "%s: %s must be a list of at most %d dims", op->name, names[scatter][k], IR_MAXRANK); return NULL; }
+    ix->n[k] = n;
+  }
+  int64_t ivd = 0;            /* the spec's default */
+  hlo_ints_of(mlir_attr_get(dn, "index_vector_dim"), &ivd, 1);
+  if (ivd < 0 || ivd > IR_MAXRANK) { hlo_error(b, op, "%s: index_vector_dim %lld is out of range", op->name, (long long)ivd); return NULL; }
+  ix->ivd = (int)ivd;
+  if (!scatter) {
+    int n = hlo_ints(b, op, "slice_sizes", NULL, ix->v[IX_SLICE], IR_MAXRANK);
+    if (n < 0) return NULL;
+    ix->n[IX_SLICE] = n;
+  }
+  ix->combine = IR_ADD;
+  return ix;
+}
+
+static int emit_checked(hctx *b, const mlir_op *op, const char *name, ir_opkind k, const int *args, int nargs, const ir_index *ix) {
+  ir_shape s;
+  ir_dtype dt;
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+  ir_attrs at = hlo_no_attrs();
+  at.index = ix;
+  int v = hlo_emit(b, name, k, args, nargs, &at);
+  return v < 0 ? -1 : hlo_check_result(b, op, v, &s, dt) < 0 ? -1 : v;
 }
 
 /* gather of whole rows of a table by an index per position: embedding */
@@ -359,7 +198,11 @@ static int do_gather(hctx *b, const mlir_op *op, const char *name) {
   for (int i = 1; ok && i < r; i++) ok = g.sizes[i] == tv->shape.d[i];
   int nb = ivd == ir ? ir : ir - 1;
   for (int i = 0; ok && i < g.noff; i++) ok = g.off[i] == nb + i;
-  if (!ok) return point_gather(b, op, name, t, ix, &g);
+  if (!ok) {
+    ir_index *gix = index_numbers(b, op, 0);
+    int args[2] = {t, ix};
+    return gix ? emit_checked(b, op, name, IR_GATHER, args, 2, gix) : -1;
+  }
   ir_shape ids = {.rank = nb}, tab = {.rank = 2};
   for (int i = 0; i < nb; i++) ids.d[i] = iv->shape.d[i];
   tab.d[0] = tv->shape.d[0];
@@ -486,6 +329,24 @@ static int general_scatter(hctx *b, const mlir_op *op, const char *name, int x, 
   return hlo_reshape(b, name, acc, &xv->shape);
 }
 
+/* the combiner of a scatter's region: one of carve's, or IR_LEAF where the
+** region returns the update (replace); -1 for any other region */
+static int scatter_combiner(const mlir_op *op) {
+  if (op->nregions != 1 || op->regions[0]->nblocks != 1) return -1;
+  const mlir_block *bl = op->regions[0]->blocks[0];
+  const mlir_op *ret = bl->nops ? bl->ops[bl->nops - 1] : NULL;
+  if (bl->nargs == 2 && bl->nops == 1 && ret && !strcmp(hlo_short_name(ret->name), "return") && ret->noperands == 1 &&
+      ret->operands[0]->text == bl->args[1].name)
+    return IR_LEAF;
+  const char *fn = hlo_region_reducer(op->regions[0]);
+  if (!fn) return -1;
+  if (!strcmp(fn, "add")) return IR_ADD;
+  if (!strcmp(fn, "multiply")) return IR_MUL;
+  if (!strcmp(fn, "maximum")) return IR_MAXIMUM;
+  if (!strcmp(fn, "minimum")) return IR_MINIMUM;
+  return -1;
+}
+
 static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
   if (op->noperands != 3) return hlo_error(b, op, "%s: scatters of several operands at once are not supported", op->name);
   int t = hlo_operand(b, op, 0), ix = hlo_operand(b, op, 1), up = hlo_operand(b, op, 2);
@@ -503,7 +364,15 @@ static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
            ir >= 1 && ivd == ir - 1 && iv->shape.d[ir - 1] == 1 && nuw == 1 && uw[0] == ir - 1 && uv->shape.rank == ir &&
            uv->shape.d[ir - 1] == tv->shape.d[1];
   for (int i = 0; ok && i < ir - 1; i++) ok = uv->shape.d[i] == iv->shape.d[i];
-  if (!ok || !ir_dtype_isint(iv->dtype)) return general_scatter(b, op, name, t, ix, up);
+  if (!ok || !ir_dtype_isint(iv->dtype)) {
+    int combine = scatter_combiner(op);
+    if (combine < 0) return general_scatter(b, op, name, t, ix, up);
+    ir_index *six = index_numbers(b, op, 1);
+    if (!six) return -1;
+    six->combine = combine;
+    int args[3] = {t, ix, up};
+    return emit_checked(b, op, name, IR_SCATTER, args, 3, six);
+  }
   ir_shape ids = {.rank = ir - 1};
   for (int i = 0; i < ir - 1; i++) ids.d[i] = iv->shape.d[i];
   if (iv->dtype != IR_I32) {

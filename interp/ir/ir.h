@@ -71,6 +71,9 @@ typedef enum ir_opkind {
   IR_CONSTANT,          /* constant([values], shape = [..], dtype = T): a tensor of given values */
   IR_ATTENTION,         /* attention(q, k, v, causal = true, scale = s): softmax(scale q k^T) v over
                            [b, h, s, dk], fused (the scores are never stored whole) */
+  IR_GATHER,            /* gather(x, indices, offset_dims = .., ...): StableHLO's gather (attr.index) */
+  IR_SCATTER,           /* scatter(x, indices, updates, update_window_dims = .., ..., combine = "add"):
+                           StableHLO's scatter with one of carve's combiners (attr.index) */
   /* internal: made by autodiff and the optimizers, printable and parseable */
   IR_GE,                /* ge(a, b): 1 where a >= b else 0 (broadcasting) */
   IR_RELU_GRAD,         /* relu_grad(x, dy) */
@@ -108,6 +111,29 @@ typedef struct ir_init {
   double a, b;          /* normal: std; uniform: lo, hi */
 } ir_init;
 
+/* gather and scatter: StableHLO's dimension numbers. A scatter's lists are
+** the gather's under their scatter names: update_window_dims (offset),
+** inserted_window_dims (collapsed), scatter_dims_to_operand_dims (start
+** map), input_batching_dims and scatter_indices_batching_dims; its window
+** sizes (slice) are worked out from the updates' shape. ORDER IR_IX */
+enum { IX_OFFSET, IX_COLLAPSED, IX_START_MAP, IX_SLICE, IX_OPERAND_BATCH, IX_INDEX_BATCH, IX_NLISTS };
+typedef struct ir_index {
+  int n[IX_NLISTS];
+  int64_t v[IX_NLISTS][IR_MAXRANK];
+  int ivd;              /* index_vector_dim */
+  int combine;          /* scatter: IR_ADD, IR_MUL, IR_MAXIMUM, IR_MINIMUM, or IR_LEAF to replace */
+  int other_bounds;     /* indices out of range: 0 as StableHLO says (gather clamps the start,
+                           scatter skips an element that falls outside); 1 the other way (a
+                           gather's element outside is zero, a scatter clamps its start), as
+                           the two's gradients need */
+} ir_index;
+
+/* Does list k of ix hold x? */
+static inline int ir_index_has(const ir_index *ix, int k, int64_t x) {
+  for (int i = 0; i < ix->n[k]; i++) if (ix->v[k][i] == x) return 1;
+  return 0;
+}
+
 typedef struct ir_attrs {
   int ndims;            /* sum/mean/max/max_grad: reduced dims (sorted, non-negative) */
   int dims[IR_MAXRANK]; /* transpose: the permutation (ndims = rank) */
@@ -125,6 +151,7 @@ typedef struct ir_attrs {
   const void *data;     /* constant: nelem values of dtype (in the graph's arena) */
   double scale;         /* attention: the factor of the scores (0 before the shape rule: 1/sqrt(dk)) */
   int causal;           /* attention: a query sees only the keys at or before it */
+  const ir_index *index;/* gather, scatter (in the graph's arena) */
 } ir_attrs;
 
 typedef enum ir_cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } ir_cmp;

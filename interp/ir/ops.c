@@ -52,6 +52,10 @@ static const ir_opinfo opinfo[] = {
   {"iota", "shape:I dim:i dtype:t", OPF_NODIFF},
   {"constant", "values:F shape:I dtype:t", OPF_NODIFF},
   {"attention", "q:v k:v v:v causal:b? scale:f?", 0},
+  {"gather", "x:v indices:v offset_dims:I collapsed_slice_dims:I start_index_map:I index_vector_dim:i slice_sizes:I "
+             "operand_batching_dims:I? start_indices_batching_dims:I? mode:s?", 0},
+  {"scatter", "x:v indices:v updates:v update_window_dims:I inserted_window_dims:I scatter_dims_to_operand_dims:I "
+              "index_vector_dim:i input_batching_dims:I? scatter_indices_batching_dims:I? combine:s? mode:s?", 0},
   {"ge", "a:v b:v", B | INT},
   {"relu_grad", "x:v dy:v", INT},
   {"gelu_grad", "x:v dy:v", INT},
@@ -72,6 +76,37 @@ static const ir_opinfo opinfo[] = {
 _Static_assert(sizeof opinfo / sizeof opinfo[0] == IR_NOPS, "ORDER IR_OP: one opinfo row per op");
 
 const ir_opinfo *ir_opinfo_of(ir_opkind op) { return &opinfo[op]; }
+
+/* ORDER IR_IX: each list's name in gather's signature and in scatter's */
+static const char *const ix_names[2][IX_NLISTS] = {
+  {"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes", "operand_batching_dims", "start_indices_batching_dims"},
+  {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", NULL, "input_batching_dims", "scatter_indices_batching_dims"},
+};
+
+int ir_index_list(ir_opkind op, const char *name) {
+  for (int k = 0; k < IX_NLISTS; k++) {
+    const char *n = ix_names[op == IR_SCATTER][k];
+    if (n && !strcmp(n, name)) return k;
+  }
+  return -1;
+}
+
+/* ORDER: IR_LEAF (replace), IR_ADD, IR_MUL, IR_MAXIMUM, IR_MINIMUM */
+static const struct { const char *name; int op; } combiners[] = {
+  {"replace", IR_LEAF}, {"add", IR_ADD}, {"mul", IR_MUL}, {"max", IR_MAXIMUM}, {"min", IR_MINIMUM},
+};
+
+int ir_combiner(const char *name) {
+  for (size_t i = 0; i < sizeof combiners / sizeof combiners[0]; i++)
+    if (!strcmp(combiners[i].name, name)) return combiners[i].op;
+  return -1;
+}
+
+const char *ir_combiner_name(int op) {
+  for (size_t i = 0; i < sizeof combiners / sizeof combiners[0]; i++)
+    if (combiners[i].op == op) return combiners[i].name;
+  return "?";
+}
 
 int ir_op_lookup(const char *name) {
   for (int i = 1; i < IR_NOPS; i++)

@@ -36,5 +36,12 @@ const ir_opinfo *ir_opinfo_of(ir_opkind op);
 int ir_op_lookup(const char *name);
 /* "a close name" for error messages ("did you mean 'softmax'?"), or NULL. */
 const char *ir_op_suggest(const char *name);
+/* gather's and scatter's list attributes: the IX_ list a signature name
+** stands for, or -1. */
+int ir_index_list(ir_opkind op, const char *name);
+/* A scatter's combiner: "add" -> IR_ADD ("replace" -> IR_LEAF), -1 for
+** others; and back. */
+int ir_combiner(const char *name);
+const char *ir_combiner_name(int op);
 
 #endif

@@ -67,14 +67,14 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
     while (*p == ' ') p++;
     if (!*p) break;
     const char *c = strchr(p, ':');
-    char name[16] = {0};
+    char name[32] = {0};
     memcpy(name, p, (size_t)(c - p));
     char t = c[1];
     int opt = c[2] == '?';
     p = c + 2 + opt;
     if (!first) sb_printf(s, ", ");
     first = 0;
-    if (opt) sb_printf(s, "%s = ", name);
+    if (opt || (a->index && t != 'v')) sb_printf(s, "%s = ", name);     /* gather's lists read best by name */
     int64_t xs[IR_MAXRANK];
     switch (t) {
     case 'v': put_operand(s, g->vals[v->args[argk++]]); break;
@@ -83,9 +83,14 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
       for (; argk < v->nargs; argk++) { if (argk) sb_printf(s, ", "); put_operand(s, g->vals[v->args[argk]]); }
       sb_printf(s, "]");
       break;
-    case 's': sb_printf(s, "\"%s\"", a->spec); break;
+    case 's':
+      if (a->index && !strcmp(name, "combine")) sb_printf(s, "\"%s\"", ir_combiner_name(a->index->combine));
+      else if (a->index) sb_printf(s, "\"%s\"", a->index->other_bounds ? (v->op == IR_GATHER ? "fill" : "clip") : (v->op == IR_GATHER ? "clip" : "skip"));
+      else sb_printf(s, "\"%s\"", a->spec);
+      break;
     case 'i':
-      if (!strcmp(name, "dim")) sb_printf(s, "%d", a->dim);
+      if (a->index) sb_printf(s, "%d", a->index->ivd);
+      else if (!strcmp(name, "dim")) sb_printf(s, "%d", a->dim);
       else if (!strcmp(name, "start")) sb_printf(s, "%lld", (long long)a->start);
       else if (!strcmp(name, "rows")) sb_printf(s, "%lld", (long long)a->rows);
       else sb_printf(s, "%lld", (long long)a->end);
@@ -95,7 +100,10 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
     case 't': sb_printf(s, "%s", ir_dtype_name(a->dtype)); break;
     case 'F': put_values(s, v); break;
     case 'I':
-      if (!strcmp(name, "shape")) put_ints(s, a->to.d, a->to.rank);
+      if (a->index) {
+        int k = ir_index_list(v->op, name);
+        put_ints(s, a->index->v[k], a->index->n[k]);
+      } else if (!strcmp(name, "shape")) put_ints(s, a->to.d, a->to.rank);
       else {
         for (int i = 0; i < a->ndims; i++) xs[i] = a->dims[i];
         put_ints(s, xs, a->ndims);

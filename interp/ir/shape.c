@@ -524,6 +524,134 @@ static int infer_attention(ctx *c) {
   return check_elems(c, &c->v->shape);
 }
 
+/* ---- gather and scatter: StableHLO's constraints, in its words ---- */
+
+static int has_dim(const int64_t *v, int n, int64_t x) {
+  for (int i = 0; i < n; i++) if (v[i] == x) return 1;
+  return 0;
+}
+
+/* list k of ix: each entry in [0, bound), unique, sorted when asked */
+static int check_list(ctx *c, const ir_index *ix, int k, int64_t bound, int sorted, const char *name, const char *of) {
+  for (int i = 0; i < ix->n[k]; i++) {
+    int64_t x = ix->v[k][i];
+    if (x < 0 || x >= bound) FAIL("%s: %s entry %lld is out of range for %s (use 0..%lld)", c->op, name, (long long)x, of, (long long)bound - 1);
+    if (has_dim(ix->v[k], i, x)) FAIL("%s: %s names dim %lld twice", c->op, name, (long long)x);
+    if (sorted && i && x < ix->v[k][i - 1]) FAIL("%s: %s must be sorted", c->op, name);
+  }
+  return 0;
+}
+
+/* What gather and scatter share: the index and its batch dims, the
+** operand's dims looked up, collapsed and batched. names: gather's or
+** scatter's names of the lists (ORDER IR_IX). */
+static int check_index(ctx *c, const ir_index *ix, const ir_value *x, const ir_value *idx, const char *const *names) {
+  int r = x->shape.rank, ri = idx->shape.rank;
+  if (!ir_dtype_isint(idx->dtype)) FAIL("%s: the indices '%s' are %s; they must be integers", c->op, idx->name, ir_dtype_name(idx->dtype));
+  if (ix->ivd < 0 || ix->ivd > ri) FAIL("%s: index_vector_dim %d is out of range for indices of rank %d (use 0..%d)", c->op, ix->ivd, ri, ri);
+  int64_t comps = ix->ivd < ri ? idx->shape.d[ix->ivd] : 1;
+  if (ix->n[IX_START_MAP] != comps)
+    FAIL("%s: %s has %d entries but each index has %lld components (dim %d of '%s')", c->op, names[IX_START_MAP], ix->n[IX_START_MAP],
+         (long long)comps, ix->ivd, idx->name);
+  if (check_list(c, ix, IX_START_MAP, r, 0, names[IX_START_MAP], "the operand") < 0) return -1;
+  if (check_list(c, ix, IX_COLLAPSED, r, 1, names[IX_COLLAPSED], "the operand") < 0) return -1;
+  if (check_list(c, ix, IX_OPERAND_BATCH, r, 1, names[IX_OPERAND_BATCH], "the operand") < 0) return -1;
+  if (check_list(c, ix, IX_INDEX_BATCH, ri, 0, names[IX_INDEX_BATCH], "the indices") < 0) return -1;
+  for (int i = 0; i < ix->n[IX_COLLAPSED]; i++)
+    if (has_dim(ix->v[IX_OPERAND_BATCH], ix->n[IX_OPERAND_BATCH], ix->v[IX_COLLAPSED][i]))
+      FAIL("%s: dim %lld is both in %s and in %s", c->op, (long long)ix->v[IX_COLLAPSED][i], names[IX_COLLAPSED], names[IX_OPERAND_BATCH]);
+  if (ix->n[IX_OPERAND_BATCH] != ix->n[IX_INDEX_BATCH])
+    FAIL("%s: %s and %s must have as many entries (%d and %d)", c->op, names[IX_OPERAND_BATCH], names[IX_INDEX_BATCH],
+         ix->n[IX_OPERAND_BATCH], ix->n[IX_INDEX_BATCH]);
+  for (int i = 0; i < ix->n[IX_INDEX_BATCH]; i++) {
+    int64_t d = ix->v[IX_INDEX_BATCH][i], o = ix->v[IX_OPERAND_BATCH][i];
+    if (d == ix->ivd) FAIL("%s: %s names index_vector_dim %d", c->op, names[IX_INDEX_BATCH], ix->ivd);
+    if (idx->shape.d[d] != x->shape.d[o])
+      FAIL("%s: batch dim %lld of the indices (%lld) and dim %lld of the operand (%lld) differ", c->op, (long long)d,
+           (long long)idx->shape.d[d], (long long)o, (long long)x->shape.d[o]);
+  }
+  if (r + ri > 2 * IR_MAXRANK) FAIL("%s: too many dims", c->op);
+  return 0;
+}
+
+static const char *const gather_names[IX_NLISTS] = {
+  "offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes", "operand_batching_dims", "start_indices_batching_dims"};
+static const char *const scatter_names[IX_NLISTS] = {
+  "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "window sizes", "input_batching_dims", "scatter_indices_batching_dims"};
+
+static int infer_gather(ctx *c) {
+  ir_value *v = c->v, *x = arg(c, 0), *idx = arg(c, 1);
+  const ir_index *ix = v->attr.index;
+  if (!ix) FAIL("gather: no dimension numbers (internal error)");
+  if (check_index(c, ix, x, idx, gather_names) < 0) return -1;
+  int r = x->shape.rank, ri = idx->shape.rank, nb = ix->ivd < ri ? ri - 1 : ri;
+  if (ix->n[IX_SLICE] != r) FAIL("gather: slice_sizes has %d entries for an operand of rank %d", ix->n[IX_SLICE], r);
+  if (ix->n[IX_OFFSET] + ix->n[IX_COLLAPSED] + ix->n[IX_OPERAND_BATCH] != r)
+    FAIL("gather: offset_dims, collapsed_slice_dims and operand_batching_dims have %d entries together; the operand has rank %d",
+         ix->n[IX_OFFSET] + ix->n[IX_COLLAPSED] + ix->n[IX_OPERAND_BATCH], r);
+  int rr = ix->n[IX_OFFSET] + nb;
+  if (rr > IR_MAXRANK) FAIL("gather: the result would have %d dims; at most %d are supported", rr, IR_MAXRANK);
+  if (check_list(c, ix, IX_OFFSET, rr, 1, "offset_dims", "the result") < 0) return -1;
+  for (int d = 0; d < r; d++) {
+    int64_t sz = ix->v[IX_SLICE][d];
+    if (sz < 0 || sz > x->shape.d[d]) FAIL("gather: slice_sizes[%d] = %lld is outside 0..%lld (dim %d of '%s')", d, (long long)sz, (long long)x->shape.d[d], d, x->name);
+    if ((has_dim(ix->v[IX_COLLAPSED], ix->n[IX_COLLAPSED], d) || has_dim(ix->v[IX_OPERAND_BATCH], ix->n[IX_OPERAND_BATCH], d)) && sz > 1)
+      FAIL("gather: dim %d is collapsed or batched, so its slice size must be 0 or 1, not %lld", d, (long long)sz);
+  }
+  v->shape.rank = rr;
+  for (int u = 0, b = 0, w = 0; u < rr; u++) {
+    if (has_dim(ix->v[IX_OFFSET], ix->n[IX_OFFSET], u)) {
+      while (has_dim(ix->v[IX_COLLAPSED], ix->n[IX_COLLAPSED], w) || has_dim(ix->v[IX_OPERAND_BATCH], ix->n[IX_OPERAND_BATCH], w)) w++;
+      v->shape.d[u] = ix->v[IX_SLICE][w++];
+    } else {
+      if (b == ix->ivd && ix->ivd < ri) b++;
+      v->shape.d[u] = idx->shape.d[b++];
+    }
+  }
+  v->dtype = x->dtype;
+  return check_elems(c, &v->shape);
+}
+
+static int infer_scatter(ctx *c) {
+  ir_value *v = c->v, *x = arg(c, 0), *idx = arg(c, 1), *up = arg(c, 2);
+  const ir_index *ix0 = v->attr.index;
+  if (!ix0) FAIL("scatter: no dimension numbers (internal error)");
+  ir_index *ix = arena_alloc(&c->g->mem, sizeof *ix);     /* with its window sizes worked out */
+  *ix = *ix0;
+  if (check_index(c, ix, x, idx, scatter_names) < 0) return -1;
+  int r = x->shape.rank, ri = idx->shape.rank, ru = up->shape.rank, nb = ix->ivd < ri ? ri - 1 : ri;
+  if (up->dtype != x->dtype) FAIL("scatter: the updates '%s' are %s but the operand '%s' is %s", up->name, ir_dtype_name(up->dtype), x->name, ir_dtype_name(x->dtype));
+  if (ix->combine < 0 || (ix->combine != IR_LEAF && ix->combine != IR_ADD && ix->combine != IR_MUL && ix->combine != IR_MAXIMUM && ix->combine != IR_MINIMUM))
+    FAIL("scatter: no such combiner (internal error)");
+  if (x->dtype == IR_I1 && ix->combine != IR_LEAF) FAIL("scatter: '%s' is i1; only combine = \"replace\" applies to it", x->name);
+  if (ix->n[IX_OFFSET] + ix->n[IX_COLLAPSED] + ix->n[IX_OPERAND_BATCH] != r)
+    FAIL("scatter: update_window_dims, inserted_window_dims and input_batching_dims have %d entries together; the operand has rank %d",
+         ix->n[IX_OFFSET] + ix->n[IX_COLLAPSED] + ix->n[IX_OPERAND_BATCH], r);
+  if (ru != ix->n[IX_OFFSET] + nb)
+    FAIL("scatter: the updates '%s' have rank %d; with %d window dims and %d batch dims of the indices they need rank %d", up->name, ru,
+         ix->n[IX_OFFSET], nb, ix->n[IX_OFFSET] + nb);
+  if (check_list(c, ix, IX_OFFSET, ru, 1, "update_window_dims", "the updates") < 0) return -1;
+  ix->n[IX_SLICE] = r;
+  for (int d = 0, w = 0; d < r; d++) {
+    if (has_dim(ix->v[IX_COLLAPSED], ix->n[IX_COLLAPSED], d) || has_dim(ix->v[IX_OPERAND_BATCH], ix->n[IX_OPERAND_BATCH], d)) { ix->v[IX_SLICE][d] = 1; continue; }
+    int64_t u = ix->v[IX_OFFSET][w++], sz = up->shape.d[u];
+    if (sz > x->shape.d[d]) FAIL("scatter: window dim %lld of the updates (%lld) is larger than dim %d of the operand (%lld)", (long long)u,
+                                 (long long)sz, d, (long long)x->shape.d[d]);
+    ix->v[IX_SLICE][d] = sz;
+  }
+  for (int u = 0, b = 0; u < ru; u++) {
+    if (has_dim(ix->v[IX_OFFSET], ix->n[IX_OFFSET], u)) continue;
+    if (b == ix->ivd && ix->ivd < ri) b++;
+    if (up->shape.d[u] != idx->shape.d[b])
+      FAIL("scatter: dim %d of the updates (%lld) must match dim %d of the indices (%lld)", u, (long long)up->shape.d[u], b, (long long)idx->shape.d[b]);
+    b++;
+  }
+  v->attr.index = ix;
+  v->shape = x->shape;
+  v->dtype = x->dtype;
+  return 0;
+}
+
 int ir_infer(ir_graph *g, ir_value *v, diag *d) {
   ctx cc = {g, v, d, ir_opinfo_of(v->op)->name}, *c = &cc;
   const ir_opinfo *oi = ir_opinfo_of(v->op);
@@ -574,6 +702,8 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d) {
   case IR_SLICE: return infer_slice(c);
   case IR_PAD: return infer_pad(c);
   case IR_ATTENTION: case IR_ATTENTION_GRAD: return infer_attention(c);
+  case IR_GATHER: return infer_gather(c);
+  case IR_SCATTER: return infer_scatter(c);
   case IR_EMBEDDING: return infer_embedding(c);
   case IR_EMBEDDING_GRAD: {
     ir_value *ids = arg(c, 0), *dy = arg(c, 1);

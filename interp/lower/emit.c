@@ -40,6 +40,8 @@ int lw_buf(lctx *c, int id) {
 /* v read as a piece of local shape s: a literal is one number repeated,
 ** so its piece is that number filled into s (a literal's own buffer holds
 ** the whole shape, which an op reading a split operand must not see). */
+int lw_literal_of(lctx *c, int id, const ir_shape *s) { return c->isconst[id] ? fill(c, id, s) : lw_buf(c, id); }
+
 int lw_literal_in(lctx *c, int id, const ir_shape *s) {
   if (!c->isconst[id] || ir_shape_eq(s, &V(c, id)->shape)) return lw_buf(c, id);
   return fill(c, id, s);

@@ -352,9 +352,55 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   }
 }
 
+/* gather's and scatter's dimension numbers as the runtime walks them, over
+** this device's pieces: a window that spans its dim of x spans the piece */
+static rt_index *index_map(lctx *c, const ir_value *v, const ir_shape *xs, const ir_shape *is, const ir_shape *us) {
+  const ir_index *g = v->attr.index;
+  const ir_value *gx = V(c, v->args[0]);
+  rt_index *r = arena_alloc(&c->p->mem, sizeof *r);
+  memset(r, 0, sizeof *r);
+  r->rx = (int8_t)xs->rank; r->ri = (int8_t)is->rank; r->ru = (int8_t)us->rank;
+  memcpy(r->xs, xs->d, sizeof(int64_t) * (size_t)xs->rank);
+  memcpy(r->is, is->d, sizeof(int64_t) * (size_t)is->rank);
+  memcpy(r->us, us->d, sizeof(int64_t) * (size_t)us->rank);
+  r->ivd = (int8_t)g->ivd;
+  r->ncomp = (int8_t)g->n[IX_START_MAP];
+  for (int k = 0; k < g->n[IX_START_MAP]; k++) r->comp_dim[k] = (int8_t)g->v[IX_START_MAP][k];
+  for (int d = 0; d < xs->rank; d++) {
+    r->x_idim[d] = -1;
+    r->window[d] = g->v[IX_SLICE][d] == gx->shape.d[d] ? xs->d[d] : g->v[IX_SLICE][d];
+  }
+  for (int j = 0; j < g->n[IX_OPERAND_BATCH]; j++) r->x_idim[g->v[IX_OPERAND_BATCH][j]] = (int8_t)g->v[IX_INDEX_BATCH][j];
+  int w = 0, b = 0;
+  for (int u = 0; u < us->rank; u++) {
+    r->u_idim[u] = r->u_xdim[u] = -1;
+    int window = 0;
+    for (int k = 0; k < g->n[IX_OFFSET]; k++) window |= g->v[IX_OFFSET][k] == u;
+    if (window) {
+      while (r->x_idim[w] >= 0 || ir_index_has(g, IX_COLLAPSED, w)) w++;
+      r->u_xdim[u] = (int8_t)w++;
+    } else {
+      if (b == g->ivd && g->ivd < is->rank) b++;
+      r->u_idim[u] = (int8_t)b++;
+    }
+  }
+  r->other_bounds = (uint8_t)g->other_bounds;
+  r->combine = g->combine == IR_ADD ? RT_IX_ADD : g->combine == IR_MUL ? RT_IX_MUL : g->combine == IR_MAXIMUM ? RT_IX_MAX :
+               g->combine == IR_MINIMUM ? RT_IX_MIN : RT_IX_REPLACE;
+  return r;
+}
+
 static void lower_other(lctx *c, const ir_value *v, int out) {
   rt_instr *in;
   switch (v->op) {
+  case IR_GATHER: case IR_SCATTER: {
+    int scatter = v->op == IR_SCATTER;
+    in = rt_prog_emit(c->p, scatter ? RT_SCATTER : RT_GATHER, out);
+    in->nin = (uint8_t)v->nargs;
+    for (int k = 0; k < v->nargs; k++) in->in[k] = AB(c, k);
+    in->data = index_map(c, v, AS(c, 0), AS(c, 1), scatter ? AS(c, 2) : OS(c));
+    return;
+  }
   case IR_EMBEDDING: case IR_EMBEDDING_GRAD: {
     int emb = v->op == IR_EMBEDDING;
     const ir_shape *ts = emb ? AS(c, 0) : OS(c);      /* the (local) table */
@@ -584,13 +630,17 @@ static void lower_value(lctx *c, const ir_value *v) {
       int s = c->src[a->id];
       c->aid[k] = s;
       if (c->skip[s]) { c->abuf[k] = LAZY; c->ash[k] = V(c, s)->shape; continue; }   /* folded into this op */
-      /* a literal of an op's shape is read as the op's piece of it */
-      c->ash[k] = V(c, s)->shape;
-      if (c->plan && s == a->id) {
+      /* a literal of an op's shape is read as the op's piece of it; a
+      ** gather or scatter walks its operands' own shapes: a literal one is
+      ** made in full */
+      int own = v->op == IR_GATHER || v->op == IR_SCATTER;
+      c->ash[k] = V(c, own ? a->id : s)->shape;
+      if (c->plan && (s == a->id || own)) {
         shard_required(c->plan, &o, k, want, a->shape.rank);
         layout_local_shape(c->plan, &a->shape, want, &c->ash[k]);
       }
       /* only elementwise ops fold literals away; others read them before they are emitted */
+      if (own) { c->abuf[k] = lw_literal_of(c, s, &c->ash[k]); continue; }
       c->abuf[k] = c->isconst[s] && c->buf[s] < 0 && elementwise_op(v) ? LAZY : lw_literal_in(c, s, &c->ash[k]);
       continue;
     }

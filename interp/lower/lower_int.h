@@ -95,6 +95,7 @@ int  lw_fold_bias_grads(rt_prog *p);
 int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);
 int  lw_buf(lctx *c, int id);                  /* v's buffer, a literal made on first need */
 int  lw_operand(lctx *c, int k);               /* operand k of the op being lowered */
+int  lw_literal_of(lctx *c, int id, const ir_shape *s);   /* literal id filled into a new buffer of shape s (else id's buffer) */
 int  lw_literal_in(lctx *c, int id, const ir_shape *s);   /* v, or a literal filled into a piece of shape s */
 int  lw_transpose(lctx *c, int in, const int64_t *s, int rank, const int *perm, int out, const char *name, rt_dtype t);
 void lw_reduce(lctx *c, int in, const ir_shape *s, const int *mark, int fn, double alpha, int out, const char *name);

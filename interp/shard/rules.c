@@ -14,6 +14,7 @@
 #include <string.h>
 
 static int newf(sh_rule *r, int kind) {
+  if (r->nf >= SH_MAXF) return -1;       /* no factor: the dim stays whole */
   r->kind[r->nf] = (int8_t)kind;
   return r->nf++;
 }
@@ -124,6 +125,59 @@ static void reshape(sh_rule *r, const ir_graph *g, const ir_value *v) {
   }
 }
 
+/* a literal zero, or one broadcast or reshaped: a scatter-add into it may
+** add its updates on each device and leave a partial sum */
+static int zeros(const ir_graph *g, int id) {
+  const ir_value *x = g->vals[id];
+  while (x->kind == IR_OP && (x->op == IR_BROADCAST || x->op == IR_RESHAPE)) x = g->vals[x->args[0]];
+  return x->kind == IR_CONST && x->attr.scalar == 0;
+}
+
+/* gather (x, indices -> result) and scatter (x, indices, updates -> result
+** like x), as Shardy's rules: the indices' batch dims pass to the result's
+** (or the updates') and to the operand's batching dims; a window that spans
+** its dim of x passes that dim through; looked-up dims, windows that do not
+** span, and the indices' vector dim stay whole. A scatter-add into zeros
+** sums its updates: their batch dims contract, leaving a partial sum. */
+static void index_rule(sh_rule *r, const ir_graph *g, const ir_value *v) {
+  const ir_index *ix = v->attr.index;
+  int scatter = v->op == IR_SCATTER, U = scatter ? 2 : RES;       /* the slot of the result (gather) or the updates */
+  const ir_shape *xs = shape_of(g, v, 0), *is = shape_of(g, v, 1), *us = shape_of(g, v, scatter ? 2 : v->nargs);
+  int ri = is->rank;
+  int batch = scatter && !(ix->combine == IR_ADD && zeros(g, v->args[0])) ? F_WHOLE : scatter ? F_CONTRACT : F_PASS;
+  int8_t idim_f[IR_MAXRANK];
+  for (int j = 0; j < ri; j++) idim_f[j] = -1;
+  if (ix->ivd < ri && is->d[ix->ivd] != 1) r->map[1][ix->ivd] = (int8_t)newf(r, F_WHOLE);
+  for (int d = 0; d < xs->rank; d++) {         /* the operand (and a scatter's result) */
+    int f = -1;
+    for (int k = 0; k < ix->n[IX_OPERAND_BATCH]; k++)
+      if (ix->v[IX_OPERAND_BATCH][k] == d) {   /* batched with an index dim: passes (a scatter's too) */
+        int j = (int)ix->v[IX_INDEX_BATCH][k];
+        if (idim_f[j] < 0 && is->d[j] != 1) idim_f[j] = (int8_t)newf(r, F_PASS);
+        f = idim_f[j];
+      }
+    if (f < 0 && xs->d[d] != 1) f = newf(r, ix->v[IX_SLICE][d] == xs->d[d] ? F_PASS : F_WHOLE);
+    r->map[0][d] = (int8_t)f;
+    if (scatter) r->map[RES][d] = (int8_t)f;
+  }
+  for (int u = 0, w = 0, b = 0; u < us->rank; u++) {   /* the result's (updates') dims, as rt_index walks them */
+    int f = -1;
+    if (ir_index_has(ix, IX_OFFSET, u)) {
+      while (ir_index_has(ix, IX_COLLAPSED, w) || ir_index_has(ix, IX_OPERAND_BATCH, w)) w++;
+      int fx = r->map[0][w];           /* a window spanning its dim shares the dim's factor */
+      if (fx >= 0 && r->kind[fx] == F_PASS && ix->v[IX_SLICE][w] == xs->d[w]) f = fx;
+      else if (us->d[u] != 1) f = newf(r, F_WHOLE);
+      w++;
+    } else {
+      if (b == ix->ivd && ix->ivd < ri) b++;
+      if (idim_f[b] < 0 && is->d[b] != 1) idim_f[b] = (int8_t)newf(r, batch);
+      f = idim_f[b];
+      r->map[1][b++] = (int8_t)f;
+    }
+    r->map[U][u] = (int8_t)f;
+  }
+}
+
 int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
   if (v->kind != IR_OP) return -1;
   init(r, g, v, mem);
@@ -164,6 +218,7 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
       for (int k = 0; k < v->nargs; k++) r->map[k][3] = (int8_t)(shape_of(g, v, k)->d[3] == 1 ? -1 : newf(r, F_WHOLE));
     return 0;
   case IR_SLICE: case IR_PAD: same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
+  case IR_GATHER: case IR_SCATTER: index_rule(r, g, v); return 0;
   case IR_TRANSPOSE:
     for (int i = 0; i < R; i++) {
       int f = v->shape.d[i] == 1 ? -1 : newf(r, F_PASS);

@@ -136,8 +136,9 @@ void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, in
 
 /* ---- the op rules (rules.c): the factor view of every op ---- */
 
-/* at most two operands of IR_MAXRANK dims each, no factor shared (einsum) */
-#define SH_MAXF (2 * IR_MAXRANK)
+/* a gather: the indices' dims, the operand's and the result's, none shared;
+** an op that would need more leaves the rest of its dims whole */
+#define SH_MAXF (4 * IR_MAXRANK)
 
 enum { F_PASS, F_CONTRACT, F_WHOLE };
 

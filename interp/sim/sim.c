@@ -165,6 +165,10 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
   if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);
+  if (x->op == RT_GATHER)         /* the windows it reads, not the whole operand */
+    return pr->launch + (2 * bytes + buf_bytes(p, x->in[1])) / pr->bandwidth;
+  if (x->op == RT_SCATTER)        /* the operand copied, each update read and its place read and written */
+    return pr->launch + (2 * bytes + buf_bytes(p, x->in[1]) + 3 * buf_bytes(p, x->in[2])) / pr->bandwidth;
   for (int k = 0; k < RT_MAXIN; k++) bytes += buf_bytes(p, x->in[k]);
   for (int k = 0; k < RT_MAXIN; k++)             /* inputs written too: an update's state, read and written back */
     if (rt_instr_writes_in(x, k)) bytes += buf_bytes(p, x->in[k]);

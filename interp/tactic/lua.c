@@ -298,21 +298,27 @@ static void push_attrs(lua_State *L, const ir_value *v) {
     while (*p == ' ') p++;
     const char *colon = strchr(p, ':');
     if (!colon) break;
-    char name[16] = {0};
+    char name[32] = {0};
     memcpy(name, p, (size_t)(colon - p) < sizeof name - 1 ? (size_t)(colon - p) : sizeof name - 1);
     char t = colon[1];
     p = colon + 2 + (colon[2] == '?');
     int64_t xs[IR_MAXRANK];
+    const ir_index *ix = a->index;
     switch (t) {
     case 'v': case 'V': continue;
-    case 's': lua_pushstring(L, a->spec ? a->spec : ""); break;
+    case 's':
+      if (ix && !strcmp(name, "combine")) lua_pushstring(L, ir_combiner_name(ix->combine));
+      else if (ix) lua_pushstring(L, ix->other_bounds ? (v->op == IR_GATHER ? "fill" : "clip") : (v->op == IR_GATHER ? "clip" : "skip"));
+      else lua_pushstring(L, a->spec ? a->spec : "");
+      break;
     case 'f': lua_pushnumber(L, ir_attr_number(a, name)); break;
     case 'b': lua_pushboolean(L, ir_attr_flag(a, name)); break;
     case 'i':
-      lua_pushinteger(L, !strcmp(name, "dim") ? a->dim : !strcmp(name, "start") ? a->start : !strcmp(name, "rows") ? a->rows : a->end);
+      lua_pushinteger(L, ix ? ix->ivd : !strcmp(name, "dim") ? a->dim : !strcmp(name, "start") ? a->start : !strcmp(name, "rows") ? a->rows : a->end);
       break;
     case 'I':
-      if (!strcmp(name, "shape")) push_ints(L, a->to.d, a->to.rank);
+      if (ix) push_ints(L, ix->v[ir_index_list(v->op, name)], ix->n[ir_index_list(v->op, name)]);
+      else if (!strcmp(name, "shape")) push_ints(L, a->to.d, a->to.rank);
       else {
         for (int i = 0; i < a->ndims; i++) xs[i] = a->dims[i];
         push_ints(L, xs, a->ndims);

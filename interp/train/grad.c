@@ -478,6 +478,36 @@ static void rule_attention(gctx *c, int u, int dy) {
   }
 }
 
+/* gather and scatter-add are each other's adjoints over the same
+** dimension numbers: a gather's operand receives its cotangent added where
+** the gather read it (from zeros, so that it may stay a partial sum), a
+** scatter-add's updates read theirs where they were added; the bounds flip
+** with them (a clamped start stays clamped, an element skipped reads zero) */
+static int index_adjoint(gctx *c, const char *name, ir_opkind op, int x, int i, int upd, const ir_index *from) {
+  ir_index *ix = arena_alloc(&c->g->mem, sizeof *ix);
+  *ix = *from;
+  ix->other_bounds = !from->other_bounds;
+  ix->combine = IR_ADD;
+  ir_attrs at = {0};
+  at.index = ix;
+  int args[3] = {x, i, upd};
+  return emit(c, name, op, args, op == IR_SCATTER ? 3 : 2, &at);
+}
+
+static void rule_index(gctx *c, int u, int dy) {
+  ir_value *y = V(c, u);
+  int x = y->args[0], i = y->args[1];
+  if (y->op == IR_GATHER) {
+    ir_attrs at = {0};
+    at.to = V(c, x)->shape;
+    int zero = ir_const_typed(c->g, 0, V(c, x)->dtype), zeros = emit(c, bwd(c, u, "zeros"), IR_BROADCAST, &zero, 1, &at);
+    give(c, x, index_adjoint(c, bwd(c, u, "x"), IR_SCATTER, zeros, i, dy, y->attr.index));
+    return;
+  }
+  give(c, x, dy);                                   /* result = x + the updates added in */
+  give(c, y->args[2], index_adjoint(c, bwd(c, u, "updates"), IR_GATHER, dy, i, -1, y->attr.index));
+}
+
 /* contractions, lookups, losses, masks */
 static int rule_other(gctx *c, int u, int dy) {
   ir_value *y = V(c, u);
@@ -501,6 +531,11 @@ static int rule_other(gctx *c, int u, int dy) {
   }
   case IR_CAUSAL_MASK: give(c, a, emit1(c, bwd(c, u, "x"), IR_CAUSAL_MASK_GRAD, dy)); break;
   case IR_ATTENTION: rule_attention(c, u, dy); break;
+  case IR_GATHER: rule_index(c, u, dy); break;
+  case IR_SCATTER:
+    if (y->attr.index->combine != IR_ADD) return 0;   /* replace, mul, max, min: no gradient */
+    rule_index(c, u, dy);
+    break;
   default: return 0;
   }
   return 1;
@@ -511,7 +546,11 @@ static void rule(gctx *c, int u, int dy) {
   if (rule_unary(c, u, dy) || rule_binary(c, u, dy) || rule_select(c, u, dy) || rule_reduce(c, u, dy) || rule_rowwise(c, u, dy) ||
       rule_move(c, u, dy) || rule_other(c, u, dy)) return;
   ir_value *y = V(c, u);
-  diag_error(c->d, y->at, "cannot differentiate %s ('%s')", ir_opinfo_of(y->op)->name, y->name);
+  if (y->op == IR_SCATTER)
+    diag_error(c->d, y->at, "cannot differentiate scatter with combine = \"%s\" ('%s'); of the scatters only combine = \"add\" has a gradient",
+               ir_combiner_name(y->attr.index->combine), y->name);
+  else
+    diag_error(c->d, y->at, "cannot differentiate %s ('%s')", ir_opinfo_of(y->op)->name, y->name);
   c->failed = 1;
 }
 
@@ -519,7 +558,8 @@ static void rule(gctx *c, int u, int dy) {
 static int gives_to(gctx *c, const ir_value *u, int k) {
   if (!c->needs[u->args[k]]) return 0;
   switch (u->op) {
-  case IR_EMBEDDING: case IR_CROSS_ENTROPY: return k == 0;
+  case IR_EMBEDDING: case IR_CROSS_ENTROPY: case IR_GATHER: return k == 0;
+  case IR_SCATTER: return k != 1;
   default: break;
   }
   if (u->op == IR_MUL && k == 1 && u->args[0] == u->args[1]) return 0;   /* a * a gives once */

@@ -309,7 +309,7 @@ Test(bisect, saved_programs) {
   char *old = calloc(1 << 24, 1);
   size_t n = fread(old, 1, (1 << 24) - 1, fc);
   fclose(fc);
-  cr_assert(n > 0 && !strncmp(old, "carve-program 6\n", 16) && strstr(old, "op adam "));
+  cr_assert(n > 0 && !strncmp(old, "carve-program 7\n", 16) && strstr(old, "op adam "));
   old[14] = '3';
   refused(pb, old, "before version 4 reads other scalars; lower the model again");
   free(old);

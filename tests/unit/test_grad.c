@@ -335,6 +335,34 @@ Test(grad, imported_variadic_reduce) {
     "  %t = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32>\n"
     "  return %t : tensor<f32>\n}\n", 15);
 }
+/* gather and scatter-add, each the other's adjoint, with windows, batching
+** dims, clamped starts, elements outside the operand, repeated indices
+** (whose contributions add up) and indices with and without a vector dim */
+Test(grad, gather_rows_windows_and_batching) {
+  fd_ids = 3;     /* indices in [0, 3): a window of 2 from 3 or 4 fits or is clamped */
+  fd_check(M("param x : f32[4, 3, 3]\n input i : i32[6, 2]\n input j : i32[3, 2]\n input cot : f32[6, 2, 3]\n input cot2 : f32[3, 4, 1]\n"
+             " rows = gather(x, i, offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1,\n"
+             "               slice_sizes = [1, 2, 3])\n"
+             " pts = gather(x, j, offset_dims = [1, 2], collapsed_slice_dims = [1], start_index_map = [1, 2], index_vector_dim = 1,\n"
+             "              slice_sizes = [4, 1, 1], operand_batching_dims = [], start_indices_batching_dims = [])\n"
+             " out = add(sum(mul(pts, cot2)), mul(rows, cot))"), 60, 1e-2, 2e-2);
+  fd_ids = 7;
+}
+Test(grad, gather_with_batching_dims) {
+  fd_ids = 5;     /* take_along_axis: [4, 6] by [4, 1] labels, batched along dim 0 */
+  fd_check(M("param x : f32[4, 6]\n input lab : i32[4, 1, 1]\n input cot : f32[4, 1]\n"
+             " out = gather(x, lab, offset_dims = [], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 2,\n"
+             "              slice_sizes = [1, 1], operand_batching_dims = [0], start_indices_batching_dims = [0])"), 24, 1e-2, 2e-2);
+  fd_ids = 7;
+}
+Test(grad, scatter_add_operand_and_updates) {
+  fd_ids = 9;     /* starts in [0, 9) into 6 rows: some updates fall outside and are skipped */
+  fd_check(M("param x : f32[6, 3]\n param u : f32[5, 3]\n input i : i32[5]\n input cot : f32[6, 3]\n"
+             " out = scatter(mul(x, x), i, mul(u, u), update_window_dims = [1], inserted_window_dims = [0],\n"
+             "               scatter_dims_to_operand_dims = [0], index_vector_dim = 1)"), 40, 1e-2, 2e-2);
+  fd_ids = 7;
+}
+
 Test(grad, imported_take_along_axis) {
   /* optax's softmax cross-entropy with integer labels: log-probabilities picked by take_along_axis (a
      gather with batching dims); the labels are a constant here, so every float argument is a parameter */

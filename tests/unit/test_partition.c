@@ -160,6 +160,9 @@ static pcase pcases[] = {
   {"../tests/data/fuzz/update_scalar.cir", "../tests/data/fuzz/update_scalar.tac", "sgd(lr = 0.05, momentum = 0.9)", 2},
   {"../tests/data/fuzz/update_scalar.cir", "../tests/data/fuzz/update_scalar.tac", "adam(lr = 0.05)", 2},
   {"../tests/data/fuzz/literal_partial.cir", "../tests/data/fuzz/literal_partial.tac", "adam(lr = 0.05)", 2},
+  /* gather and scatter: rows by id, a point per row, a scatter-add into zeros */
+  {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_bp.tac", "sgd(lr = 0.1)", 4},
+  {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_mp.tac", "adam(lr = 1e-2)", 4},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
@@ -540,6 +543,10 @@ static const char *const pforms[] = {
   "slice(%1, 1, 2, 6)", "matmul(%1, transpose(%2, [1, 0]))", "einsum(\"ij,kj->ik\", %1, %2)", "einsum(\"ij,ij->j\", %1, %2)",
   "layernorm(%1, g, g)", "causal_mask(%1)", "convert(%1, dtype = f64)", "compare(%1, %2, \"lt\")",
   "attention(reshape(%1, [1, 1, 4, 8]), reshape(%2, [1, 1, 4, 8]), reshape(%3, [1, 1, 4, 8]), causal = true)",
+  "gather(%1, ix, offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 8])",
+  "gather(%1, ix, offset_dims = [], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1, slice_sizes = [1, 1], "
+  "operand_batching_dims = [0], start_indices_batching_dims = [0])",
+  "scatter(%1, ix, %2, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1)",
 };
 
 /* the model with y = form (operands from kinds), its loss the sum of y's
@@ -557,7 +564,7 @@ static void partial_model(char *out, size_t n, const char *form, const int *kind
            "  param xa : f32[4, 16] = uniform(0.1, 0.3)\n  param xb : f32[4, 16] = uniform(0.1, 0.3)\n"
            "  param xc : f32[4, 16] = uniform(0.1, 0.3)\n  param wa : f32[16, 8] = uniform(0.1, 0.3)\n"
            "  param wb : f32[16, 8] = uniform(0.1, 0.3)\n  param wc : f32[16, 8] = uniform(0.1, 0.3)\n"
-           "  param c : f32[4, 8] = uniform(0.2, 0.9)\n  param g : f32[8] = uniform(0.5, 1.5)\n"
+           "  param c : f32[4, 8] = uniform(0.2, 0.9)\n  param g : f32[8] = uniform(0.5, 1.5)\n  input ix : i32[4, 1]\n"
            "  p = matmul(xa, wa)\n  n = neg(p)\n  q = matmul(xb, wb)\n  r = matmul(xc, wc)\n"
            "  m = compare(c, 0.5, \"gt\")\n"
            "  y = %s\n  yf = convert(y, dtype = f32)\n  loss = add(sum(mul(yf, yf)), sum(g))\n  return loss\n}\n", y);
@@ -568,7 +575,7 @@ Test(partition, partial_sums_every_op_every_operand, .timeout = 600) {
                             "tactic t {\n  shard param \"wa\" dim 0 on a\n  shard param \"wb\" dim 0 on a\n  shard param \"wc\" dim 0 on b\n}\n"
                             "schedule t\n";
   /* the forms: each elementwise op of the table, then the others */
-  char forms[IR_NOPS + 32][128];
+  char forms[IR_NOPS + 32][256];
   int nforms = 0;
   for (int op = 1; op < IR_NOPS; op++) {
     const ir_opinfo *oi = ir_opinfo_of((ir_opkind)op);
