@@ -1189,14 +1189,14 @@ typedef struct optjob {
 INLINE void adam_run(const optjob *j, float *restrict p, const float *restrict g, float *restrict m,
                      float *restrict v, i64 n, int decay) {
   const float b1 = (float)j->ins->hyper[0], b2 = (float)j->ins->hyper[1];
-  const float c1 = (float)(1 - j->ins->hyper[0]), c2 = (float)(1 - j->ins->hyper[1]);
+  const float c1 = (float)j->ins->hyper[4], c2 = (float)j->ins->hyper[5];
   const float wd = (float)j->ins->hyper[3], lr_t = j->lr_t, eps_t = j->eps_t;
   ADAM_BODY(p, g, m, v, n, decay);
 }
 
 INLINE void adam_run_shared(const optjob *j, float *p, const float *g, float *m, float *v, i64 n) {
   const float b1 = (float)j->ins->hyper[0], b2 = (float)j->ins->hyper[1];
-  const float c1 = (float)(1 - j->ins->hyper[0]), c2 = (float)(1 - j->ins->hyper[1]);
+  const float c1 = (float)j->ins->hyper[4], c2 = (float)j->ins->hyper[5];
   const float wd = (float)j->ins->hyper[3], lr_t = j->lr_t, eps_t = j->eps_t;
   ADAM_BODY(p, g, m, v, n, wd != 0);
 }

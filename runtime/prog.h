@@ -84,8 +84,10 @@ typedef enum rt_op {
      their state inputs in place; hyper[] holds the constants */
   RT_ADAM,          /* in0 = p, in1 = g, in2 = m, in3 = v, in4 = lr sqrt(1 - beta2^t) / (1 - beta1^t),
                        in5 = eps sqrt(1 - beta2^t) (scalars); hyper = beta1, beta2, eps, weight
-                       decay, alpha = lr (lr and eps shown only): torch.optim.Adam in the Adam
-                       paper's order; m and v are rewritten, out = the new p (may be in0) */
+                       decay, and the gradient's coefficients in the moments (1 - beta1, 1 - beta2
+                       as the program writes them), alpha = lr (lr and eps shown only):
+                       torch.optim.Adam in the Adam paper's order; m and v are rewritten, out =
+                       the new p (may be in0) */
   RT_SGD,           /* in0 = p, in1 = g, in2 = momentum buffer (rewritten) or -1; alpha = lr,
                        hyper = momentum, weight decay: torch.optim.SGD; out = the new p */
   RT_ATTENTION,     /* in0 = q, in1 = k, in2 = v, each [outer, m, k] (f32) -> out [outer, m, k]:
@@ -193,7 +195,7 @@ typedef struct rt_instr {
   int8_t  split_dim, concat_dim; /* RT_ALL_TO_ALL */
   int64_t stride_a, stride_b, stride_c;
   float   alpha, beta;        /* see each op */
-  double  hyper[4];           /* RT_ADAM, RT_SGD: see each */
+  double  hyper[6];           /* RT_ADAM, RT_SGD: see each */
   double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32);
                                  elsewhere alpha unrounded, for f64 kernels (see rt_alpha) */
   const void *data;           /* RT_CONST: nelem elements of out's dtype; RT_GATHER, RT_SCATTER:

@@ -18,7 +18,8 @@
                           5: an ew may write the sums of its rows (in3), which an older carve
                              would not do: it refuses the version instead;
                           6: eight inputs (xent_proj reads and writes seven buffers);
-                          7: gather and scatter, with their index maps */
+                          7: gather and scatter, with their index maps; adam's hyper holds the
+                             gradient's coefficients (1 - beta1, 1 - beta2) too */
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
@@ -168,7 +169,7 @@ static void put_prog(strbuf *b, const rt_prog *p) {
               (long long)x->stride_c, (double)x->alpha, (double)x->beta, (long long)x->nelem);
     sb_printf(b, " value %.17g mode %d", x->value, x->mode);
     if (x->op == RT_ADAM || x->op == RT_SGD)
-      sb_printf(b, " hyper %.17g %.17g %.17g %.17g", x->hyper[0], x->hyper[1], x->hyper[2], x->hyper[3]);
+      sb_printf(b, " hyper %.17g %.17g %.17g %.17g %.17g %.17g", x->hyper[0], x->hyper[1], x->hyper[2], x->hyper[3], x->hyper[4], x->hyper[5]);
     if ((x->op == RT_GATHER || x->op == RT_SCATTER) && x->data) put_index(b, x->data);
     if (x->op == RT_CONST) {            /* the elements' bytes, in hexadecimal */
       const unsigned char *c = x->data;
@@ -490,6 +491,8 @@ static int read_instr(rd *r, rt_prog *p) {
   if (op == RT_ADAM || op == RT_SGD) {
     if (expect(r, "hyper") < 0) return -1;
     for (int k = 0; k < 4; k++) if (real(r, &x->hyper[k]) < 0) return -1;
+    if (r->version >= 7) { for (int k = 4; k < 6; k++) if (real(r, &x->hyper[k]) < 0) return -1; }
+    else if (op == RT_ADAM) { x->hyper[4] = 1 - x->hyper[0]; x->hyper[5] = 1 - x->hyper[1]; }   /* as the kernel computed them before */
   }
   if (op == RT_GATHER || op == RT_SCATTER) {
     if (read_index(r, p, x) < 0) return -1;

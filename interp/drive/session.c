@@ -14,7 +14,8 @@ void session_init(session *s) {
 
 int session_load(session *s, const session_opts *o) {
   if (o->train && train_parse(&s->mem, o->train, &s->train, &s->diag) < 0) return -1;
-  s->g = front_read(&s->mem, &s->diag, o->model_path, o->model_name);
+  front_opts fo = {.model = o->model_name, .as_written = o->no_fuse};
+  s->g = front_read(&s->mem, &s->diag, o->model_path, &fo);
   if (!s->g) return -1;
   if (!o->no_fuse) ir_fuse_attention(s->g);
   if (o->train && train_build(s->g, &s->train, &s->diag) < 0) return -1;

@@ -117,8 +117,19 @@ static ex_val unary(ex_ctx *c, const char *op, ex_val x) {
 }
 
 /* a binary op over a and b broadcast to their common shape (b may be a scalar) */
+/* NumPy's broadcast of shapes a and b (right-aligned, a 1 takes the other's size) */
+static ir_shape bshape(const ir_shape *a, const ir_shape *b) {
+  const ir_shape *l = a->rank >= b->rank ? a : b, *o = l == a ? b : a;
+  ir_shape s = *l;
+  for (int i = 0; i < o->rank; i++) {
+    int64_t *d = &s.d[s.rank - o->rank + i];
+    if (*d == 1) *d = o->d[i];
+  }
+  return s;
+}
+
 static ex_val binary(ex_ctx *c, const char *op, ex_val a, ex_val b) {
-  const ir_shape *s = a.s.rank >= b.s.rank ? &a.s : &b.s;
+  ir_shape sh = bshape(&a.s, &b.s), *s = &sh;
   a = to_shape(c, a, s);
   b = to_shape(c, b, s);
   const char *n = fresh(c);
@@ -134,7 +145,7 @@ static const char *cmp_type(ir_dtype t, int total) {
 }
 
 static ex_val compare(ex_ctx *c, const char *dir, ex_val a, ex_val b, int total) {
-  const ir_shape *s = a.s.rank >= b.s.rank ? &a.s : &b.s;
+  ir_shape sh = bshape(&a.s, &b.s), *s = &sh;
   a = to_shape(c, a, s);
   b = to_shape(c, b, s);
   const char *n = fresh(c);
@@ -144,9 +155,7 @@ static ex_val compare(ex_ctx *c, const char *dir, ex_val a, ex_val b, int total)
 }
 
 static ex_val select3(ex_ctx *c, ex_val p, ex_val a, ex_val b) {
-  const ir_shape *s = &p.s;
-  if (a.s.rank > s->rank) s = &a.s;
-  if (b.s.rank > s->rank) s = &b.s;
+  ir_shape ab = bshape(&a.s, &b.s), sh = bshape(&p.s, &ab), *s = &sh;
   if (p.s.rank) p = to_shape(c, p, s);      /* a scalar predicate picks whole tensors, as StableHLO allows */
   a = to_shape(c, a, s);
   b = to_shape(c, b, s);
@@ -768,12 +777,10 @@ void ex_plan_fusions(ex_ctx *c) {
   const ir_graph *g = c->g;
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
-    if (v->op != IR_EMBEDDING_GRAD || v->nusers != 1 || v->is_output) continue;
-    const ir_value *u = g->vals[v->users[0]];
-    if (u->op != IR_ADD || u->nargs != 2 || u->args[0] == u->args[1]) continue;
-    const ir_value *t = g->vals[u->args[u->args[0] == v->id]];
-    if (t->kind == IR_CONST || !ir_shape_eq(&t->shape, &u->shape) || t->dtype != u->dtype) continue;
-    c->skip[i] = 1;
+    if (v->op != IR_EMBEDDING_GRAD) continue;
+    const ir_value *u = v->nusers == 1 && !v->is_output ? g->vals[v->users[0]] : NULL;
+    const ir_value *t = u && u->op == IR_ADD && u->nargs == 2 && u->args[0] != u->args[1] ? g->vals[u->args[u->args[0] == v->id]] : NULL;
+    if (t && t->kind != IR_CONST && ir_shape_eq(&t->shape, &u->shape) && t->dtype == u->dtype) c->skip[i] = 1;
     const ir_value *iv = g->vals[v->args[0]];
     if (iv->op == IR_RESHAPE && iv->nusers == 1 && !iv->is_output && iv->shape.rank < IR_MAXRANK) {
       const ir_value *src = g->vals[iv->args[0]];
@@ -984,13 +991,95 @@ static void rename_last(ex_ctx *c, size_t from, ex_val *r, const char *name) {
   r->n = name;
 }
 
+/* ---- carve's composite ops as stablehlo.composite ----
+** A composite keeps carve's op whole through export and import: its name
+** (carve.softmax), its attributes, and a decomposition into primitive ops
+** (the same spelling emit_op writes) for any other reader (JAX, XLA, the
+** reference interpreter), in a private function. */
+
+
+/* the op's attributes as its signature names them, as MLIR attributes */
+static void put_composite_attrs(ex_ctx *c, const ir_value *v) {
+  const ir_attrs *a = &v->attr;
+  int n = 0;
+  sb_puts(c->out, "composite_attributes = {");
+  char name[IR_SIG_NAME], t;
+  int opt;
+  for (const char *p = ir_opinfo_of(v->op)->sig; ir_sig_next(&p, name, &t, &opt);) {
+    if (t != 'i' && t != 'f' && t != 'b' && t != 'I') continue;
+    sb_printf(c->out, "%s%s = ", n++ ? ", " : "", name);
+    if (t == 'i') sb_printf(c->out, "%lld : i64", (long long)(!strcmp(name, "dim") ? a->dim : !strcmp(name, "rows") ? a->rows : a->start));
+    else if (t == 'b') sb_puts(c->out, ir_attr_flag(a, name) ? "true" : "false");
+    else if (t == 'f') { ex_put_lit(c->out, ir_attr_number(a, name), IR_F64); sb_puts(c->out, " : f64"); }
+    else {
+      sb_puts(c->out, "array<i64");
+      for (int i = 0; i < a->ndims; i++) sb_printf(c->out, "%s%d", i ? ", " : ": ", a->dims[i]);
+      sb_putc(c->out, '>');
+    }
+  }
+  sb_putc(c->out, '}');
+}
+
+static int ex_composite(ex_ctx *c, const ir_value *v, ex_val *out) {
+  /* the decomposition, written with its own names and constants */
+  strbuf body, *keep_out = c->out;
+  sb_init(&body);
+  ex_const *keep_consts = c->consts;
+  int keep_n = c->nconsts, keep_cap = c->constcap, keep_next = c->next;
+  ex_val *keep_val = arena_alloc(c->a, sizeof(ex_val) * (size_t)(v->nargs + 1));
+  for (int k = 0; k < v->nargs; k++) keep_val[k] = c->val[v->args[k]];
+  c->out = &body;
+  c->consts = NULL;
+  c->nconsts = c->constcap = 0;
+  c->next = 0;
+  for (int k = 0; k < v->nargs; k++) {
+    const ir_value *a = c->g->vals[v->args[k]];
+    c->val[a->id] = (ex_val){arena_printf(c->a, "%%arg%d", k), a->dtype, a->shape};
+  }
+  ex_val r;
+  int rc = emit_op(c, v, &r);
+  for (int k = v->nargs - 1; k >= 0; k--) c->val[v->args[k]] = keep_val[k];
+  c->out = keep_out;
+  c->consts = keep_consts;
+  c->nconsts = keep_n;
+  c->constcap = keep_cap;
+  c->next = keep_next;
+  if (rc < 0) { sb_free(&body); return -1; }
+  const char *fn = arena_printf(c->a, "carve.%s.%d", ir_opinfo_of(v->op)->name, c->nfuncs++);
+  sb_printf(c->funcs, "  func.func private @%s(", fn);
+  for (int k = 0; k < v->nargs; k++) {
+    const ir_value *a = c->g->vals[v->args[k]];
+    sb_printf(c->funcs, "%s%%arg%d: %s", k ? ", " : "", k, ex_type(c, a->dtype, &a->shape));
+  }
+  sb_printf(c->funcs, ") -> %s {\n%s    return %s : %s\n  }\n", ex_type(c, v->dtype, &v->shape), sb_str(&body), r.n,
+            ex_type(c, v->dtype, &v->shape));
+  sb_free(&body);
+  /* the composite in @main (a literal operand as a scalar constant) */
+  const char **ops = arena_alloc(c->a, sizeof(char *) * (size_t)(v->nargs + 1));
+  for (int k = 0; k < v->nargs; k++) ops[k] = operand(c, v->args[k], c->g->vals[v->args[k]]->dtype).n;
+  const char *n = fresh(c);
+  sb_printf(c->out, "    %s = \"stablehlo.composite\"(", n);
+  for (int k = 0; k < v->nargs; k++) sb_printf(c->out, "%s%s", k ? ", " : "", ops[k]);
+  sb_puts(c->out, ") <{");
+  put_composite_attrs(c, v);
+  sb_printf(c->out, ", decomposition = @%s, name = \"carve.%s\"}> : (", fn, ir_opinfo_of(v->op)->name);
+  for (int k = 0; k < v->nargs; k++) {
+    const ir_value *a = c->g->vals[v->args[k]];
+    sb_printf(c->out, "%s%s", k ? ", " : "", ex_type(c, a->dtype, &a->shape));
+  }
+  sb_printf(c->out, ") -> %s\n", ex_type(c, v->dtype, &v->shape));
+  *out = mk(n, v->dtype, &v->shape);
+  return 0;
+}
+
 int ex_value(ex_ctx *c, int id) {
   const ir_value *v = c->g->vals[id];
   if (c->skip[id]) return 0;
   size_t from = c->out->n;
   int first = c->next;
   ex_val r;
-  if (emit_op(c, v, &r) < 0) return -1;
+  int composite = c->composites && ir_op_is_composite(v->op);
+  if ((composite ? ex_composite(c, v, &r) : emit_op(c, v, &r)) < 0) return -1;
   if (r.t != v->dtype || !ir_shape_eq(&r.s, &v->shape)) {
     c->failed = 1;
     return diag_error(c->d, v->at, "export: internal: '%s' was written as %s but is %s", v->name, ex_type(c, r.t, &r.s),

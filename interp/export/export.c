@@ -52,11 +52,14 @@ static void put_init(strbuf *b, const ir_init *in) {
   }
 }
 
-char *export_program(const ir_graph *g, const sh_plan *p, arena *a, diag *d) {
-  strbuf body, out;
+char *export_program(const ir_graph *g, const sh_plan *p, arena *a, diag *d) { return export_program_opts(g, p, 1, a, d); }
+
+char *export_program_opts(const ir_graph *g, const sh_plan *p, int composites, arena *a, diag *d) {
+  strbuf body, out, funcs;
   sb_init(&body);
   sb_init(&out);
-  ex_ctx cc = {.g = g, .d = d, .out = &body, .a = a}, *c = &cc;
+  sb_init(&funcs);
+  ex_ctx cc = {.g = g, .d = d, .out = &body, .a = a, .composites = composites, .funcs = &funcs}, *c = &cc;
   c->val = arena_alloc(a, sizeof(ex_val) * (size_t)(g->nvals + 1));
   c->skip = arena_alloc(a, (size_t)g->nvals + 1);
   int64_t devices = 1;
@@ -121,10 +124,13 @@ char *export_program(const ir_graph *g, const sh_plan *p, arena *a, diag *d) {
       const ir_value *v = g->vals[g->outputs[k]];
       sb_printf(&out, "%s%s", k ? ", " : "", ex_type(c, v->dtype, &v->shape));
     }
-    sb_puts(&out, "\n  }\n}\n");
+    sb_puts(&out, "\n  }\n");
+    sb_puts(&out, sb_str(&funcs));      /* the composites' decompositions */
+    sb_puts(&out, "}\n");
     text = arena_strndup(a, sb_str(&out), strlen(sb_str(&out)));
   }
   sb_free(&body);
   sb_free(&out);
+  sb_free(&funcs);
   return text;
 }

@@ -17,5 +17,10 @@
 /* The text of g under plan p (NULL: one device, no mesh, no shardings),
 ** in a. NULL after an error in d (an op with no StableHLO spelling). */
 char *export_program(const ir_graph *g, const sh_plan *p, arena *a, diag *d);
+/* The same; composites 1: carve's composite ops (softmax, layer norm,
+** attention, their gradients, ...) as stablehlo.composite "carve.NAME" with
+** their decompositions beside (so that carve import gets the op back
+** whole), 0: written out as primitive ops. export_program writes them. */
+char *export_program_opts(const ir_graph *g, const sh_plan *p, int composites, arena *a, diag *d);
 
 #endif

@@ -28,6 +28,9 @@ typedef struct ex_ctx {
   ex_const *consts;       /* scalar constants written so far, reused */
   int nconsts, constcap;
   int failed;
+  int composites;         /* carve's composite ops as stablehlo.composite "carve.NAME" */
+  strbuf *funcs;          /* their decompositions, private functions after @main */
+  int nfuncs;
 } ex_ctx;
 
 /* Mark what an op writes on behalf of another (before ex_value is called). */

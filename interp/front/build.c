@@ -117,22 +117,14 @@ static int redefined(bctx *b, const char *name, uint32_t off) {
 static int eval_value(bctx *b, const cir_expr *e);
 
 /* signature slots */
-typedef struct slot { char name[32]; char type; int optional; const cir_expr *e; uint32_t off; } slot;
-#define MAX_SLOTS 16
+typedef struct slot { char name[IR_SIG_NAME]; char type; int optional; const cir_expr *e; uint32_t off; } slot;
+#define MAX_SLOTS 16      /* the most slots an op's signature has (scatter: 11) */
 
 static int parse_sig(const char *sig, slot *s) {
   int n = 0;
-  const char *p = sig;
-  while (*p) {
-    while (*p == ' ') p++;
-    if (!*p) break;
-    const char *c = strchr(p, ':');
+  for (const char *p = sig; n < MAX_SLOTS; n++) {
     memset(&s[n], 0, sizeof s[n]);
-    memcpy(s[n].name, p, (size_t)(c - p));
-    s[n].type = c[1];
-    s[n].optional = c[2] == '?';
-    p = c + 2 + s[n].optional;
-    n++;
+    if (!ir_sig_next(&p, s[n].name, &s[n].type, &s[n].optional)) break;
   }
   return n;
 }

@@ -9,16 +9,16 @@
 
 #include <string.h>
 
-static ir_graph *read_cir(arena *a, diag *d, const diag_src *src, const char *model) {
+static ir_graph *read_cir(arena *a, diag *d, const diag_src *src, const front_opts *o) {
   cir_file *f = cir_parse(a, d, src);
-  return f ? build_model(f, model, d) : NULL;
+  return f ? build_model(f, o->model, d) : NULL;
 }
 
 /* StableHLO text: --model names the function to import (main by default) */
-static ir_graph *read_mlir(arena *a, diag *d, const diag_src *src, const char *model) {
+static ir_graph *read_mlir(arena *a, diag *d, const diag_src *src, const front_opts *o) {
   mlir_file *f = mlir_parse(a, d, src);
-  hlo_opts o = {.entry = model};
-  return f ? hlo_build(f, &o, NULL, d) : NULL;
+  hlo_opts ho = {.entry = o->model, .as_written = o->as_written};
+  return f ? hlo_build(f, &ho, NULL, d) : NULL;
 }
 
 static const front_format formats[] = {
@@ -37,7 +37,7 @@ const front_format *front_format_of(const char *path) {
   return &formats[0];
 }
 
-ir_graph *front_read(arena *a, diag *d, const char *path, const char *model) {
+ir_graph *front_read(arena *a, diag *d, const char *path, const front_opts *o) {
   const diag_src *src = diag_load_file(a, d, path);
-  return src ? front_format_of(path)->read(a, d, src, model) : NULL;
+  return src ? front_format_of(path)->read(a, d, src, o) : NULL;
 }

@@ -10,7 +10,15 @@
 
 #include "interp/ir/ir.h"
 
-typedef ir_graph *(*front_reader)(arena *a, diag *d, const diag_src *src, const char *model);
+/* How to read: the model to take (NULL: the only one, or main), and
+** as_written: keep the program's own spelling (a StableHLO composite is
+** read as its decomposition, not as carve's op of its name). */
+typedef struct front_opts {
+  const char *model;
+  int as_written;
+} front_opts;
+
+typedef ir_graph *(*front_reader)(arena *a, diag *d, const diag_src *src, const front_opts *o);
 
 typedef struct front_format {
   const char *ext;         /* ".cir" */
@@ -21,6 +29,6 @@ typedef struct front_format {
 /* The format of path, by its extension (unknown ones: .cir, the default). */
 const front_format *front_format_of(const char *path);
 /* Load path and read it with its format's reader. NULL after an error in d. */
-ir_graph *front_read(arena *a, diag *d, const char *path, const char *model);
+ir_graph *front_read(arena *a, diag *d, const char *path, const front_opts *o);
 
 #endif

@@ -10,6 +10,7 @@
 */
 #include "interp/front/hlo_int.h"
 #include "interp/ir/ops.h"
+#include "interp/train/train.h"
 #include "util/strbuf.h"
 
 #include <fnmatch.h>
@@ -329,13 +330,56 @@ static void params_and_data(hctx *b, const mlir_func *fn, const int *args, const
     if (g->vals[k]->carry >= 0)
       for (int a = 0; a < fn->nargs; a++) if (args[a] == g->vals[k]->carry) carried[a] = 1;
   for (int a = 0; a < fn->nargs; a++) named |= info_text(fn->args[a].attrs, "jax.arg_info") != NULL;
+  /* the leaves the first output (the loss) reads: a carried argument it
+  ** does not read is optimizer state (Adam's moments, the step count) */
+  char *loss_reads = arena_alloc(&b->tmp, (size_t)g->nvals + 1);
+  memset(loss_reads, 0, (size_t)g->nvals + 1);
+  if (ncarried && nouts > 0 && g->vals[outs[0]]->carry < 0) {
+    int n = 0;
+    stack[n++] = outs[0];
+    loss_reads[outs[0]] = 1;
+    while (n) {
+      const ir_value *v = g->vals[stack[--n]];
+      for (int k = 0; k < v->nargs; k++)
+        if (!loss_reads[v->args[k]]) { loss_reads[v->args[k]] = 1; stack[n++] = v->args[k]; }
+    }
+  } else {
+    memset(loss_reads, 1, (size_t)g->nvals + 1);
+  }
   for (int a = 0; a < fn->nargs; a++) {
     ir_value *x = g->vals[args[a]];
     if (told[a] || !ir_dtype_isfloat(x->dtype)) continue;
     int param = ncarried ? carried[a] : named ? path_rest(info_text(fn->args[a].attrs, "jax.arg_info"), 0) != NULL : x->kind == IR_PARAM;
     if (param && x->kind != IR_PARAM) x->init = (ir_init){INIT_NORMAL, 0.02, 0};
-    x->kind = param ? IR_PARAM : IR_INPUT;
-    x->role = param ? ROLE_PARAM : ROLE_INPUT;
+    x->kind = param ? (loss_reads[x->id] ? IR_PARAM : IR_STATE) : IR_INPUT;
+    x->role = param ? (loss_reads[x->id] ? ROLE_PARAM : ROLE_STATE) : ROLE_INPUT;
+    if (x->kind == IR_STATE) x->init = (ir_init){INIT_ZEROS, 0, 0};       /* as optimizers start theirs */
+  }
+  if (!ncarried) return;
+  g->train = TRAIN_STEP;
+  /* each parameter's gradient: the one value of its shape its update reads
+  ** through elementwise ops that is made by a contraction or reduction */
+  for (int k = 0; k < nouts; k++) {
+    const ir_value *v = g->vals[outs[k]];
+    if (v->carry < 0 || g->vals[v->carry]->kind != IR_PARAM) continue;
+    const ir_value *p = g->vals[v->carry];
+    ir_value *named_grad = ir_lookup(g, arena_printf(&b->tmp, "grad.%s", p->name));    /* carve export's name */
+    if (named_grad && named_grad->kind == IR_OP && ir_shape_eq(&named_grad->shape, &p->shape)) { named_grad->role = ROLE_GRAD; continue; }
+    int n = 0, found = -1, many = 0, stamp = -(k + 2);
+    stack[n++] = v->id;
+    seen[v->id] = stamp;
+    while (n) {
+      const ir_value *x = g->vals[stack[--n]];
+      unsigned fl = x->kind == IR_OP ? ir_opinfo_of(x->op)->flags : 0;
+      if (x->id != v->id && x->kind == IR_OP && !(fl & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) && x->op != IR_BROADCAST && x->op != IR_RESHAPE) {
+        if (x->dtype == p->dtype && ir_shape_eq(&x->shape, &p->shape)) { many |= found >= 0 && found != x->id; found = x->id; }
+        continue;
+      }
+      if (x->kind != IR_OP) continue;
+      for (int j = 0; j < x->nargs; j++)
+        if (seen[x->args[j]] != stamp) { seen[x->args[j]] = stamp; stack[n++] = x->args[j]; }
+    }
+    if (found >= 0 && !many && g->vals[found]->role == ROLE_VALUE) g->vals[found]->role = ROLE_GRAD;
   }
 }
 
@@ -361,6 +405,7 @@ static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {
 ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag *d) {
   hctx bb = {.d = d, .src = f->src, .f = f, .prefix = "", .info = info, .run_region = hlo_run_elementwise}, *b = &bb;
   if (info) memset(info, 0, sizeof *info);
+  b->as_written = o && o->as_written;
   arena_init(&b->tmp);
   const mlir_func *fn = entry_func(b, o);
   if (!fn) { arena_free(&b->tmp); return NULL; }
@@ -458,6 +503,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
     diag_error(d, L(b, fn->off), "@%s: the import stopped without a message (a carve bug; please report it with this program)", fn->name);
   arena_free(&b->tmp);
   if (rc < 0) { ir_graph_free(b->g); return NULL; }
+  ir_simplify_broadcasts(b->g);
   ir_link(b->g);
   return b->g;
 }

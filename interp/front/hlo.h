@@ -19,7 +19,8 @@
 typedef struct hlo_opts {
   const char *entry;       /* the function to import; NULL: "main", else the only public one */
   const char *params;      /* comma-separated globs over argument names that are parameters;
-                              NULL: float arguments of rank >= 1 are parameters, the rest inputs */
+                              NULL: the rule of hlo.c's params_and_data */
+  int as_written;          /* composites (stablehlo.composite "carve.NAME") read as their decompositions */
 } hlo_opts;
 
 /* One argument's sharding: for each dim, the mesh axes it is split over. */

@@ -8,8 +8,10 @@
 ** op for (the region applied elementwise to whole tensors, as a tree).
 */
 #include "interp/front/hlo_int.h"
+#include "interp/ir/ops.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #define MAX_CALL_DEPTH 64
@@ -50,11 +52,68 @@ static int check_and_bind(hctx *b, const mlir_op *op, const int *ids) {
   return 0;
 }
 
+static int inline_call(hctx *b, const mlir_op *op, const char *callee);
+
 static int do_call(hctx *b, const mlir_op *op) {
   const char *callee = NULL;
   for (int i = 0; i < op->nitems; i++) if (op->items[i].val->kind == MLIR_A_SYMBOL) callee = op->items[i].val->text;
   if (!callee) { const mlir_attr *c = mlir_op_attr(op, "callee"); if (c && c->kind == MLIR_A_SYMBOL) callee = c->text; }
   if (!callee) return hlo_error(b, op, "%s: no callee", op->name);
+  return inline_call(b, op, callee);
+}
+
+/* carve's op of a composite "carve.NAME": its operands, and its attributes
+** from composite_attributes by the names the op's signature gives them */
+static int carve_composite(hctx *b, const mlir_op *op, int k, const mlir_attr *attrs) {
+  ir_attrs at = hlo_no_attrs();
+  char name[IR_SIG_NAME], t;
+  int opt;
+  for (const char *p = ir_opinfo_of((ir_opkind)k)->sig; ir_sig_next(&p, name, &t, &opt);) {
+    if (t != 'i' && t != 'f' && t != 'b' && t != 'I') continue;
+    const mlir_attr *a = mlir_attr_get(attrs, name);
+    if (!a) continue;                          /* the op's default */
+    int64_t xs[IR_MAXRANK];
+    int n = t == 'f' ? 0 : hlo_ints_of(a, xs, IR_MAXRANK);
+    double x = a->kind == MLIR_A_FLOAT ? a->f : a->kind == MLIR_A_INT ? (double)a->i : NAN;
+    if (t == 'b' && a->kind == MLIR_A_BOOL) {
+      if (!strcmp(name, "causal")) at.causal = (int)a->i; else if (!strcmp(name, "keepdims")) at.keepdims = (int)a->i; else at.total = (int)a->i;
+    } else if (t == 'f' && x == x) {
+      if (!strcmp(name, "eps")) at.eps = x; else at.scale = x;
+    } else if (t == 'i' && n == 1) {
+      if (!strcmp(name, "dim")) at.dim = (int)xs[0]; else if (!strcmp(name, "rows")) at.rows = xs[0];
+    } else if (t == 'I' && n >= 0) {
+      at.ndims = n;
+      for (int i = 0; i < n; i++) at.dims[i] = (int)xs[i];
+    } else {
+      return diag_error(b->d, L(b, a->off), "%s \"carve.%s\": attribute '%s' does not fit the op", op->name, ir_opinfo_of((ir_opkind)k)->name, name);
+    }
+  }
+  int *args = arena_alloc(&b->tmp, sizeof(int) * (size_t)(op->noperands + 1));
+  for (int i = 0; i < op->noperands; i++) if ((args[i] = hlo_operand(b, op, i)) < 0) return -1;
+  ir_shape s;
+  ir_dtype dt;
+  if (hlo_result_shape(b, op, &s, &dt) < 0) return -1;
+  int v = hlo_emit(b, hlo_value_name(b, op, 0), (ir_opkind)k, args, op->noperands, &at);
+  if (v < 0 || hlo_check_result(b, op, v, &s, dt) < 0) return -1;
+  hlo_scope_put(&b->tmp, b->sc, op->results[0].name, 0, v);
+  return 0;
+}
+
+/* stablehlo.composite: carve's own composites ("carve.softmax", as carve
+** export writes them) become the op again; any other (JAX's
+** lax.composite), or all with --no-fuse, runs its decomposition */
+static int do_composite(hctx *b, const mlir_op *op) {
+  const mlir_attr *nm = mlir_op_attr(op, "name"), *dec = mlir_op_attr(op, "decomposition");
+  if (!nm || nm->kind != MLIR_A_STRING) return hlo_error(b, op, "%s: no name", op->name);
+  int k = !strncmp(nm->text, "carve.", 6) ? ir_op_lookup(nm->text + 6) : -1;
+  if (k > 0 && ir_op_is_composite((ir_opkind)k) && !b->as_written && op->nresults == 1 && op->results[0].count == 1)
+    return carve_composite(b, op, k, mlir_op_attr(op, "composite_attributes"));
+  if (!dec || dec->kind != MLIR_A_SYMBOL) return hlo_error(b, op, "%s \"%s\": no decomposition to run", op->name, nm->text);
+  return inline_call(b, op, dec->text);
+}
+
+/* op's callee inlined: its body run with op's operands as arguments */
+static int inline_call(hctx *b, const mlir_op *op, const char *callee) {
   const mlir_func *fn = find_func(b, callee);
   if (!fn) return hlo_error(b, op, "%s: no function @%s in this module", op->name, callee);
   if (!fn->body) return hlo_error(b, op, "%s: @%s is only declared; carve inlines calls and needs its body", op->name, callee);
@@ -122,6 +181,7 @@ static int build_op(hctx *b, const mlir_op *op) {
   b->op = op;
   const char *sn = hlo_short_name(op->name);
   if (!strcmp(sn, "call")) return do_call(b, op);
+  if (!strcmp(sn, "composite")) return do_composite(b, op);
   if (!strcmp(sn, "optimization_barrier")) return do_barrier(b, op);
   if (!strcmp(sn, "while")) return do_while(b, op);
   if (!strcmp(sn, "case") || !strcmp(sn, "if")) return do_case(b, op, sn[0] == 'i');

@@ -394,8 +394,11 @@ static int do_scatter(hctx *b, const mlir_op *op, const char *name) {
   ir_attrs at = hlo_no_attrs();
   at.rows = tv->shape.d[0];
   int args[2] = {ix, up};
-  int g = hlo_emit(b, hlo_fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
-  if (g < 0) return -1;
+  const ir_value *z = b->g->vals[t];       /* into zeros (a gradient's table): the rows are the result */
+  while (z->kind == IR_OP && (z->op == IR_BROADCAST || z->op == IR_RESHAPE)) z = b->g->vals[z->args[0]];
+  int into_zeros = z->kind == IR_CONST && z->attr.scalar == 0 && !signbit(z->attr.scalar);
+  int g = hlo_emit(b, into_zeros ? name : hlo_fresh(b, name), IR_EMBEDDING_GRAD, args, 2, &at);
+  if (g < 0 || into_zeros) return g;
   int sum[2] = {t, g};
   return hlo_emit(b, name, IR_ADD, sum, 2, NULL);
 }

@@ -40,6 +40,7 @@ typedef struct hctx {
   hlo_info *info;         /* the mesh and the shardings found, or NULL */
   long unrolled;          /* while iterations unrolled so far, all loops together */
   int elementwise;        /* inside a region applied to whole tensors: result types give the dtype only */
+  int as_written;         /* composites read as their decompositions (hlo_opts) */
   int *checks, nchecks, capchecks;  /* the program's checks (i1 scalars), outputs after its results */
   /* a region run on whole tensors (hlo_run_elementwise), for the op files below hlo_flow.c */
   int (*run_region)(struct hctx *b, const mlir_op *op, const mlir_block *bl, const int *args, int *out, int nout);

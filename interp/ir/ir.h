@@ -183,7 +183,7 @@ typedef struct ir_graph {
   int nvals, cap;
   int *outputs;         /* ids, in return order; for a training step the loss comes first */
   int nouts, outcap;
-  int train;            /* 0: forward; 1: sgd; 2: adam */
+  int train;            /* train_kind: 0 forward; 1 sgd; 2 adam; 3 a step of its own */
   /* values a fusion rewrote away (ir_fuse_attention), each with the value
      that now computes them: messages name where a user's value went */
   struct ir_fused { const char *name, *into; } *fused;
@@ -227,6 +227,10 @@ void   ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x);   /* exa
 ** that add(ids, 1) adds an integer and mul(x, 3.14159..) keeps f64's
 ** digits); select's predicate is left alone. Rewrites args in place. */
 void ir_type_literals(ir_graph *g, ir_opkind op, int *args, int nargs);
+/* Elementwise ops read what their broadcast operands broadcast (a literal,
+** a row sum) and the broadcasts nothing reads any more go (simplify.c);
+** the count of operands changed. */
+int ir_simplify_broadcasts(ir_graph *g);
 /* Compute users of every value (call after the graph is complete). */
 void ir_link(ir_graph *g);
 /* A program that is one training step of its own (an imported JAX step, a

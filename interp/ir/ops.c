@@ -83,6 +83,17 @@ static const char *const ix_names[2][IX_NLISTS] = {
   {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", NULL, "input_batching_dims", "scatter_indices_batching_dims"},
 };
 
+int ir_op_is_composite(ir_opkind op) {
+  switch (op) {
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD:
+  case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD: case IR_MAX_GRAD: case IR_GELU: case IR_GELU_TANH: case IR_SILU:
+  case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD: case IR_RELU_GRAD: case IR_ATTENTION: case IR_ATTENTION_GRAD:
+  case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD:
+    return 1;
+  default: return 0;
+  }
+}
+
 int ir_index_list(ir_opkind op, const char *name) {
   for (int k = 0; k < IX_NLISTS; k++) {
     const char *n = ix_names[op == IR_SCATTER][k];
@@ -106,6 +117,20 @@ const char *ir_combiner_name(int op) {
   for (size_t i = 0; i < sizeof combiners / sizeof combiners[0]; i++)
     if (combiners[i].op == op) return combiners[i].name;
   return "?";
+}
+
+int ir_sig_next(const char **sig, char *name, char *type, int *optional) {
+  const char *p = *sig;
+  while (*p == ' ') p++;
+  const char *colon = strchr(p, ':');
+  if (!*p || !colon) return 0;
+  size_t n = (size_t)(colon - p) < IR_SIG_NAME - 1 ? (size_t)(colon - p) : IR_SIG_NAME - 1;
+  memcpy(name, p, n);
+  name[n] = 0;
+  *type = colon[1];
+  *optional = colon[2] == '?';
+  *sig = colon + 2 + *optional;
+  return 1;
 }
 
 int ir_op_lookup(const char *name) {

@@ -32,10 +32,19 @@ enum {
 };
 
 const ir_opinfo *ir_opinfo_of(ir_opkind op);
+/* The next slot of signature *sig (advanced past it): its name (at most
+** IR_SIG_NAME - 1 characters), type letter and whether it is optional; 0
+** at the end. for (const char *p = sig; ir_sig_next(&p, ...);) walks all. */
+#define IR_SIG_NAME 32
+int ir_sig_next(const char **sig, char *name, char *type, int *optional);
 /* Source name -> kind; -1 if unknown. */
 int ir_op_lookup(const char *name);
 /* "a close name" for error messages ("did you mean 'softmax'?"), or NULL. */
 const char *ir_op_suggest(const char *name);
+/* carve's composite ops: those written out of primitive ops (softmax,
+** layer norm, attention, their gradients, ...), which carve export keeps
+** whole as stablehlo.composite "carve.NAME" and carve import takes back. */
+int ir_op_is_composite(ir_opkind op);
 /* gather's and scatter's list attributes: the IX_ list a signature name
 ** stands for, or -1. */
 int ir_index_list(ir_opkind op, const char *name);

@@ -61,17 +61,9 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
   const ir_opinfo *oi = ir_opinfo_of(v->op);
   const ir_attrs *a = &v->attr;
   sb_printf(s, "  %s = %s(", v->name, oi->name);
-  const char *p = oi->sig;
-  int argk = 0, first = 1;
-  while (*p) {
-    while (*p == ' ') p++;
-    if (!*p) break;
-    const char *c = strchr(p, ':');
-    char name[32] = {0};
-    memcpy(name, p, (size_t)(c - p));
-    char t = c[1];
-    int opt = c[2] == '?';
-    p = c + 2 + opt;
+  int argk = 0, first = 1, opt;
+  char name[IR_SIG_NAME], t;
+  for (const char *p = oi->sig; ir_sig_next(&p, name, &t, &opt);) {
     if (!first) sb_printf(s, ", ");
     first = 0;
     if (opt || (a->index && t != 'v')) sb_printf(s, "%s = ", name);     /* gather's lists read best by name */

@@ -18,6 +18,7 @@ typedef struct lw_update {
   int newm, newv;           /* the state's new values, computed in place of m and v */
   int lr_t, eps_t;          /* Adam: the scalars lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t) */
   double lr, b1, b2, eps, wd, mom;
+  double c1, c2;            /* Adam: the gradient's coefficients, 1 - b1 and 1 - b2 as the program has them */
 } lw_update;
 
 typedef struct lctx {

@@ -48,8 +48,11 @@ static int add_inner(umatch *m, int id) {
   return id;
 }
 
-/* float literals as the unfused instructions hold them */
-static int same_f32(double a, double b) { return (float)a == (float)b; }
+/* float literals as the unfused instructions hold them; 1 - b of a b
+** rounded to f32 (an imported program's literals are) lies up to two f32
+** ulps of 1 from the program's own (1 - b), which the fused update then
+** uses as it is */
+static int same_f32(double a, double b) { return (float)a == (float)b || fabs(a - b) <= 0x1p-22; }
 
 static int is_scalar(lctx *c, int id) { return ir_nelem(&V(c, id)->shape) == 1 && V(c, id)->dtype == IR_F32; }
 
@@ -94,6 +97,8 @@ static int match_adam(lctx *c, int head, umatch *m) {
   if ((m->u.v = with_lit(c, v1, IR_MUL, &m->u.b2)) < 0 || (g2 = with_lit(c, v2, IR_MUL, &c2)) < 0) return 0;
   if (!pair(c, g2, IR_MUL, &x, &y) || x != gr || y != gr || !same_f32(c1, 1 - m->u.b1) || !same_f32(c2, 1 - m->u.b2)) return 0;
   m->u.kind = RT_ADAM;
+  m->u.c1 = c1;
+  m->u.c2 = c2;
   m->u.param = p;
   m->u.newm = mn;
   m->u.newv = V(c, sq)->args[0];
@@ -166,8 +171,11 @@ void lw_plan_updates(lctx *c) {
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind != IR_OP || v->carry < 0 || g->vals[v->carry]->kind != IR_PARAM) continue;
-    umatch m = {0};
-    if (!(g->train == 2 ? match_adam(c, i, &m) : match_sgd(c, i, &m)) || !fusable(c, i, &m)) continue;
+    umatch m = {0}, none = {0};
+    /* either update, whoever wrote it (--train, or an imported step) */
+    int found = match_adam(c, i, &m);
+    if (!found) { m = none; found = match_sgd(c, i, &m); }
+    if (!found || !fusable(c, i, &m)) continue;
     c->ups[c->nups] = m.u;
     c->fuse[i] = c->nups++;
     for (int k = 0; k < m.ninner; k++) c->skip[m.inner[k]] = 1;
@@ -191,8 +199,8 @@ void lw_lower_update(lctx *c, const ir_value *v, int out, const sh_dim *comp) {
   for (int k = 0; k < RT_MAXIN; k++) x->in[k] = in[k];
   x->nin = adam ? 6 : 3;
   x->alpha = (float)u->lr;
-  double hy[2][4] = {{u->mom, u->wd, 0, 0}, {u->b1, u->b2, u->eps, u->wd}};
-  for (int k = 0; k < 4; k++) x->hyper[k] = hy[adam][k];
+  double hy[2][6] = {{u->mom, u->wd, 0, 0, 0, 0}, {u->b1, u->b2, u->eps, u->wd, u->c1, u->c2}};
+  for (int k = 0; k < 6; k++) x->hyper[k] = hy[adam][k];
   if (u->newm >= 0) c->buf[u->newm] = sb[0];
   if (adam) c->buf[u->newv] = sb[1];
 }

@@ -171,7 +171,7 @@ static int op_prog(rt_prog *p, rt_op op, int64_t n, int64_t cols) {
     x->nin = adam ? 6 : 3;
     memcpy(x->in, in, sizeof in);
     x->alpha = 1e-3f;
-    if (adam) { x->hyper[0] = 0.9; x->hyper[1] = 0.999; x->hyper[2] = 1e-8; }
+    if (adam) { x->hyper[0] = 0.9; x->hyper[1] = 0.999; x->hyper[2] = 1e-8; x->hyper[4] = 0.1; x->hyper[5] = 0.001; }
     else x->hyper[0] = 0.9;
     break;
   }

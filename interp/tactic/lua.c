@@ -294,14 +294,9 @@ static void push_value(lua_State *L, lapi_state *S, int id) {
 static void push_attrs(lua_State *L, const ir_value *v) {
   const ir_attrs *a = &v->attr;
   lua_newtable(L);
-  for (const char *p = ir_opinfo_of(v->op)->sig; *p;) {
-    while (*p == ' ') p++;
-    const char *colon = strchr(p, ':');
-    if (!colon) break;
-    char name[32] = {0};
-    memcpy(name, p, (size_t)(colon - p) < sizeof name - 1 ? (size_t)(colon - p) : sizeof name - 1);
-    char t = colon[1];
-    p = colon + 2 + (colon[2] == '?');
+  char name[IR_SIG_NAME], t;
+  int opt;
+  for (const char *p = ir_opinfo_of(v->op)->sig; ir_sig_next(&p, name, &t, &opt);) {
     int64_t xs[IR_MAXRANK];
     const ir_index *ix = a->index;
     switch (t) {
@@ -1066,7 +1061,7 @@ static int lapi_main(lua_State *L) {
   luaL_newlib(L, ctx_methods);
   lua_pushstring(L, S->t->name);
   lua_setfield(L, -2, "tactic");
-  lua_pushstring(L, c->g->train == 1 ? "sgd" : c->g->train == 2 ? "adam" : NULL);
+  lua_pushstring(L, c->g->train == 1 ? "sgd" : c->g->train == 2 ? "adam" : c->g->train == 3 ? "step" : NULL);
   lua_setfield(L, -2, "train");
   lua_setfield(L, -2, "__index");
   lua_pop(L, 4);

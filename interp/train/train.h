@@ -9,7 +9,10 @@
 
 #include "interp/ir/ir.h"
 
-typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM } train_kind;
+/* TRAIN_STEP: a program that is a training step of its own (an imported
+** JAX step, a model file returning new values): no --train, the update is
+** the program's */
+typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM, TRAIN_STEP } train_kind;
 
 /* What the backward pass computes again rather than keeps (remat.c):
 ** REMAT_NAMED is cheap's, and besides the forward values whose names

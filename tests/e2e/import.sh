@@ -27,10 +27,10 @@ expect_check() {  # FILE OPS PARAMS
   local out; out=$(timeout 120 "$CARVE" check "$1" 2>&1)
   [[ "$out" == *"well-formed: $2 ops, $3 params"* ]] && ok || bad "check $(basename "$1"): $out"
 }
-expect_check "$chess" 916 94
-expect_check "$bert" 3280 199
-expect_check "$llama" 91 8
-expect_check "$nano" 875 177
+expect_check "$chess" 644 94
+expect_check "$bert" 2427 199
+expect_check "$llama" 73 8
+expect_check "$nano" 750 177
 
 # results: names, shapes and dtypes as the functions declare them
 results() {  # FILE -> one "name shape dtype" a line

@@ -698,7 +698,7 @@ static void adam_kernel(float *out, float *p, const float *g, float *m, float *v
                         double wd) {
   rt_instr ins = mk(RT_ADAM);
   ins.nelem = n;
-  ins.hyper[0] = 0.9; ins.hyper[1] = 0.999; ins.hyper[2] = 1e-8; ins.hyper[3] = wd;
+  ins.hyper[0] = 0.9; ins.hyper[1] = 0.999; ins.hyper[2] = 1e-8; ins.hyper[3] = wd; ins.hyper[4] = 1 - 0.9; ins.hyper[5] = 1 - 0.999;
   void *in[RT_MAXIN] = {p, (void *)g, m, v, &lr_t, &eps_t};
   rt_kernel k = rt_backend_cpu()->kernels[RT_ADAM];
   cr_assert_eq(k(rt_backend_cpu()->ctx, &ins, out, in, err, sizeof err), 0, "%s", err);
