@@ -185,6 +185,23 @@ round_trip gpt2_small.cir 'sgd(lr = 0.1, momentum = 0.9)' 4 gpt2_small_bp_mp.tac
 round_trip mlp_small.cir 'adam(lr = 1e-3)' 4 mlp_bp.tac mlp_mp.tac
 round_trip gpt2.cir 'adam(lr = 1e-4)' 0 gpt2_bp.tac gpt2_mp.tac gpt2_bp_mp.tac gpt2_bp_mp_z2.tac gpt2_bp_mp_z3.tac gpt2.tac
 
+# each composite computes what its decomposition does: the f64 step's
+# outputs (loss, new parameters and state) with the composites taken whole
+# and with --no-fuse (their decompositions run) agree to 1e-12
+sed 's/f32\[/f64[/g' "$ex/gpt2_small.cir" >"$tmp/g64.cir"
+"$CARVE" export "$tmp/g64.cir" --train 'adam(lr = 1e-3)' -o "$tmp/g64.mlir" --quiet 2>"$tmp/err" &&
+  "$CARVE" run "$tmp/g64.mlir" --steps 1 --print-outputs >"$tmp/g64.a" 2>>"$tmp/err" &&
+  "$CARVE" run "$tmp/g64.mlir" --steps 1 --print-outputs --no-fuse >"$tmp/g64.b" 2>>"$tmp/err" &&
+  [ "$(grep -c composite "$tmp/g64.mlir")" -gt 20 ] && python3 - "$tmp/g64.a" "$tmp/g64.b" <<'PY' 2>>"$tmp/err" && ok || bad "composites against their decompositions: $(tail -3 "$tmp/err")"
+import json, sys
+a, b = ([json.loads(l) for l in open(p) if l.startswith("{")] for p in sys.argv[1:])
+assert len(a) == len(b) > 60, (len(a), len(b))
+for x, y in zip(a, b):
+    num = sum((p - q) ** 2 for p, q in zip(x["values"], y["values"]))
+    den = sum(q * q for q in y["values"]) or 1
+    assert (num / den) ** 0.5 <= 1e-12, (x["name"], (num / den) ** 0.5)
+PY
+
 # errors: one located line, exit 1 (2 for usage), never a crash
 expect_err() {  # RC WANT CMD...
   local rc=$1 want=$2; shift 2
