@@ -3,6 +3,7 @@
 */
 #include "interp/drive/session.h"
 #include "interp/front/front.h"
+#include "interp/fuse/fuse.h"
 
 #include <string.h>
 
@@ -17,7 +18,7 @@ int session_load(session *s, const session_opts *o) {
   front_opts fo = {.model = o->model_name, .as_written = o->no_fuse};
   s->g = front_read(&s->mem, &s->diag, o->model_path, &fo);
   if (!s->g) return -1;
-  if (!o->no_fuse) ir_fuse_attention(s->g);
+  if (!o->no_fuse) fuse_program(s->g, NULL);
   if (o->train && train_build(s->g, &s->train, &s->diag) < 0) return -1;
   if (!o->tactic_path) {
     if (o->tac.mesh) return diag_error(&s->diag, LOC_NONE, "--mesh needs a tactic file saying how to split the program");

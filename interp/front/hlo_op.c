@@ -263,8 +263,62 @@ static int fold_ints(hctx *b, ir_opkind k, const int *args, int nargs, const ir_
   return ir_const_typed(b->g, (double)w, t);
 }
 
-/* Add an op value named base (or a fresh name from it when taken); integer
-** literal arithmetic is folded (fold_ints). */
+/* The same for float literals (f32 and f64) where one rounding of the
+** exact result is what the op computes (add, subtract, multiply, divide,
+** sqrt, negate, maximum, minimum, conversions, comparisons), as JAX's
+** programs compute their constants (1 / sqrt(head_dim), N - ddof); and a
+** select on a literal predicate is the operand it picks, where that has
+** the result's shape. */
+static int fold_floats(hctx *b, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
+  if (nargs < 1 || nargs > 3) return -2;
+  if (k == IR_SELECT && nargs == 3) {
+    const ir_value *p = b->g->vals[args[0]], *x = b->g->vals[args[1]], *y = b->g->vals[args[2]];
+    if (p->kind != IR_CONST || p->dtype != IR_I1) return -2;
+    const ir_value *pick = p->attr.scalar != 0 ? x : y, *other = pick == x ? y : x;
+    ir_shape r = pick->shape;        /* the result's shape: the larger of the two (the predicate is a scalar) */
+    if (other->shape.rank > r.rank || (other->shape.rank == r.rank && ir_nelem(&other->shape) > ir_nelem(&r))) return -2;
+    return pick->dtype == other->dtype ? pick->id : -2;
+  }
+  double v[3];
+  ir_dtype t = IR_F32;
+  for (int i = 0; i < nargs; i++) {
+    const ir_value *a = b->g->vals[args[i]];
+    if (a->kind != IR_CONST || (a->dtype != IR_F32 && a->dtype != IR_F64 && !(k == IR_CONVERT && ir_dtype_isint(a->dtype)))) return -2;
+    v[i] = a->attr.scalar;
+    t = a->dtype == IR_F64 ? IR_F64 : t;
+  }
+  double r;
+  switch (k) {
+  case IR_ADD: r = v[0] + v[1]; break;
+  case IR_SUB: r = v[0] - v[1]; break;
+  case IR_MUL: r = v[0] * v[1]; break;
+  case IR_DIV: r = v[0] / v[1]; break;
+  case IR_NEG: r = -v[0]; break;
+  case IR_SQRT: r = sqrt(v[0]); break;
+  case IR_MAXIMUM: r = v[0] != v[0] || v[1] != v[1] ? NAN : v[0] > v[1] ? v[0] : v[1]; break;
+  case IR_MINIMUM: r = v[0] != v[0] || v[1] != v[1] ? NAN : v[0] < v[1] ? v[0] : v[1]; break;
+  case IR_CONVERT:
+    if (at->dtype != IR_F32 && at->dtype != IR_F64) return -2;
+    r = v[0];
+    t = at->dtype;
+    break;
+  case IR_COMPARE: {
+    static const char *const dirs[] = {"eq", "ne", "lt", "le", "gt", "ge"};   /* ORDER ir_cmp */
+    int c = 0;
+    while (c < 6 && (!at->spec || strcmp(at->spec, dirs[c]))) c++;
+    if (c == 6 || at->total) return -2;
+    double p = v[0], q = v[1];
+    int x = c == 0 ? p == q : c == 1 ? p != q : c == 2 ? p < q : c == 3 ? p <= q : c == 4 ? p > q : p >= q;
+    return ir_const_typed(b->g, x, IR_I1);
+  }
+  default: return -2;
+  }
+  if (t == IR_F32) return ir_const(b->g, (double)(float)r);
+  return ir_const_typed(b->g, r, IR_F64);
+}
+
+/* Add an op value named base (or a fresh name from it when taken); literal
+** arithmetic is folded (fold_ints, fold_floats). */
 int hlo_emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
   if (b->g->nvals > HLO_MAX_VALUES) return hlo_error(b, b->op, "the program has more than %d values", HLO_MAX_VALUES);
   int typed[3];
@@ -274,6 +328,7 @@ int hlo_emit(hctx *b, const char *base, ir_opkind k, const int *args, int nargs,
     args = typed;
   }
   int folded = args ? fold_ints(b, k, args, nargs, at) : -2;
+  if (folded == -2 && args) folded = fold_floats(b, k, args, nargs, at);
   if (folded != -2) return folded;
   const char *name = ir_lookup(b->g, base) ? ir_fresh_name(b->g, base) : base;
   ir_attrs a = at ? *at : hlo_no_attrs();

@@ -16,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Does an einsum spec have the form of tmpl (digits stand for distinct
-** labels, the same digit for the same label)? */
-static int spec_is(const char *spec, const char *tmpl) {
+int ir_spec_is(const char *spec, const char *tmpl) {
   char lab[10] = {0};
   size_t n = strlen(tmpl);
   if (!spec || strlen(spec) != n) return 0;
@@ -56,7 +54,7 @@ static int matmul4(const ir_graph *g, const ir_value *e) {
 /* The product of the scores: einsum(q, k), or matmul(q, transpose(k)) */
 static int match_product(const ir_graph *g, ir_value *e, match *m) {
   if (e->op == IR_EINSUM) {
-    if (!spec_is(e->attr.spec, "0123,0143->0124")) return 0;
+    if (!ir_spec_is(e->attr.spec, "0123,0143->0124")) return 0;
     m->q = e->args[0];
     m->k = e->args[1];
   } else {
@@ -92,7 +90,7 @@ static int match_scores(const ir_graph *g, ir_value *x, match *m) {
 static int match_at(const ir_graph *g, const ir_value *c, match *m) {
   memset(m, 0, sizeof *m);
   if (c->kind != IR_OP || c->dtype != IR_F32) return 0;
-  if (!(c->op == IR_EINSUM && spec_is(c->attr.spec, "0124,0143->0123")) && !matmul4(g, c)) return 0;
+  if (!(c->op == IR_EINSUM && ir_spec_is(c->attr.spec, "0124,0143->0123")) && !matmul4(g, c)) return 0;
   ir_value *p = inner(g, c, 0, IR_SOFTMAX);
   if (!p || p->attr.dim != 3) return 0;
   m->dead[m->ndead++] = p->id;

@@ -256,6 +256,9 @@ void ir_reorder(ir_graph *g, const int *order);
 ** attention op (fuse.c). Call on a linked graph before autodiff; returns
 ** how many were fused. */
 int ir_fuse_attention(ir_graph *g);
+/* Does an einsum spec have the form of tmpl ("0123,0143->0124": digits
+** stand for distinct labels, the same digit for the same label)? */
+int ir_spec_is(const char *spec, const char *tmpl);
 
 /* Shape inference and verification for one op value whose args and attrs
 ** are set: fills v->shape and v->dtype or records a located error. */

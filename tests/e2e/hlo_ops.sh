@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # StableHLO op semantics: every program of tests/hlo/ops (one op or a few,
 # constants inline, no arguments) runs as it is with `carve run FILE.mlir --steps 1
-# --allow-nonfinite --print-outputs` (NaN and inf are results here, not a
+# --allow-nonfinite --print-outputs --no-fuse` (each op as written; NaN and inf are results here, not a
 # diverging training run), and each result is compared with FILE.expected
 # (tests/hlo/compare_outputs.py: integers and booleans exactly, floats to
 # the bit or within the line's "ulp", NaN equal to NaN, zeros and
@@ -18,7 +18,7 @@ for f in "$dir"/*.mlir; do
   b=$(basename "$f" .mlir)
   exp=$dir/$b.expected
   if [ ! -f "$exp" ]; then fail=$((fail + 1)); echo "FAIL $b: no $b.expected"; continue; fi
-  timeout 120 "$CARVE" run "$f" --steps 1 --allow-nonfinite --print-outputs >"$tmp/out" 2>"$tmp/err"
+  timeout 120 "$CARVE" run "$f" --steps 1 --allow-nonfinite --print-outputs --no-fuse >"$tmp/out" 2>"$tmp/err"
   rc=$?
   if [ $rc -ne 0 ]; then
     echo "carve run exited with $rc: $(head -5 "$tmp/err")" >"$tmp/diff"

@@ -27,9 +27,9 @@ expect_check() {  # FILE OPS PARAMS
   local out; out=$(timeout 120 "$CARVE" check "$1" 2>&1)
   [[ "$out" == *"well-formed: $2 ops, $3 params"* ]] && ok || bad "check $(basename "$1"): $out"
 }
-expect_check "$chess" 644 94
-expect_check "$bert" 2427 199
-expect_check "$llama" 73 8
+expect_check "$chess" 199 94
+expect_check "$bert" 1843 199
+expect_check "$llama" 67 8
 expect_check "$nano" 750 177
 
 # results: names, shapes and dtypes as the functions declare them

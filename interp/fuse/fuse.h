@@ -1,0 +1,27 @@
+/*
+** fuse.h: programs written in primitive ops (JAX's, optax's, flax's and
+** PyTorch's exports; a model file spelled out) rewritten into carve's
+** composite ops, so that they get the fused kernels, sharding rules,
+** recomputation and simulator costs a model file written with them gets:
+**   rows.c   softmax, log_softmax, layer norm, integer-label cross-entropy
+**   act.c    gelu (tanh and erf forms), silu
+**   attn.c   attention with the heads after the sequence (JAX's einsums,
+**            jax.nn.dot_product_attention), a causal mask by select
+** then ir_fuse_attention (interp/ir/fuse.c) for carve's own spelling.
+** Each rewrite keeps what the program computes (up to rounding); what does
+** not match exactly stays as written. Call on a linked graph, before
+** autodiff (so that the backward pass is carve's own).
+*/
+#ifndef interp_fuse_fuse_h
+#define interp_fuse_fuse_h
+
+#include "interp/ir/ir.h"
+
+typedef struct fuse_counts {
+  int softmax, log_softmax, layernorm, cross_entropy, gelu, silu, attention;
+} fuse_counts;
+
+/* Rewrite g in place (values renumbered, users relinked); counts may be NULL. */
+void fuse_program(ir_graph *g, fuse_counts *counts);
+
+#endif
