@@ -18,6 +18,13 @@
 #include "lang/cir_gram.h"
 
 static int lex_int(cir_pctx *p, cir_tok *t) {
+  /* 2^63 is INT64_MIN's magnitude: kept as INT64_MIN, which new_num takes
+     only after a minus sign */
+  if (t->len == 19 && !memcmp(t->s, "9223372036854775808", 19)) {
+    t->i = INT64_MIN;
+    t->f = 9223372036854775808.0;
+    return TK_INT;
+  }
   if (syn_int(&p->syn, t->off, t->s, t->len, &t->i) < 0) return -1;
   t->f = (double)t->i;
   return TK_INT;

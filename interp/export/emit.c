@@ -56,12 +56,18 @@ void ex_put_lit(strbuf *b, double x, ir_dtype t) {
   if (t == IR_I1) { sb_puts(b, x != 0 ? "true" : "false"); return; }
   if (!ir_dtype_isfloat(t)) { sb_printf(b, "%lld", (long long)x); return; }
   if (isfinite(x)) { sb_printf(b, "%.17e", x); return; }
-  int k = x != x ? 2 : x > 0 ? 0 : 1;
-  static const char *const bits[4][3] = {     /* +inf, -inf, nan; ORDER IR_DTYPE for the float types */
-    {"0x7F800000", "0xFF800000", "0x7FC00000"}, {"0x7F80", "0xFF80", "0x7FC0"}, {"0x7C00", "0xFC00", "0x7E00"},
-    {"0x7FF0000000000000", "0xFFF0000000000000", "0x7FF8000000000000"}};
+  int k = x != x ? (signbit(x) ? 3 : 2) : x > 0 ? 0 : 1;
+  static const char *const bits[4][4] = {     /* +inf, -inf, nan, -nan; ORDER IR_DTYPE for the float types */
+    {"0x7F800000", "0xFF800000", "0x7FC00000", "0xFFC00000"}, {"0x7F80", "0xFF80", "0x7FC0", "0xFFC0"},
+    {"0x7C00", "0xFC00", "0x7E00", "0xFE00"}, {"0x7FF0000000000000", "0xFFF0000000000000", "0x7FF8000000000000", "0xFFF8000000000000"}};
   int row = t == IR_F32 ? 0 : t == IR_BF16 ? 1 : t == IR_F16 ? 2 : 3;
   sb_puts(b, bits[row][k]);
+}
+
+/* element k of a constant op: integers exactly (beyond 2^53) */
+static void put_element(ex_ctx *c, const ir_value *v, int64_t k) {
+  if (ir_dtype_isint(v->dtype)) sb_printf(c->out, "%lld", (long long)ir_value_at_int(v, k));
+  else ex_put_lit(c->out, ir_value_at(v, k), v->dtype);
 }
 
 /* ---- primitive ops ---- */
@@ -900,19 +906,14 @@ static int emit_op(ex_ctx *c, const ir_value *v, ex_val *out) {
     const char *n = fresh(c);
     int64_t total = ir_nelem(&v->shape);
     sb_printf(c->out, "    %s = stablehlo.constant dense<", n);
-    if (v->shape.rank == 0) ex_put_lit(c->out, ir_value_at(v, 0), v->dtype);
+    if (v->shape.rank == 0) put_element(c, v, 0);
     for (int64_t k = 0; v->shape.rank && k < total; k++) {
-      int64_t stride = 1;
-      for (int i = v->shape.rank - 1; i >= 0; i--) {    /* open the dims that start at k */
-        stride *= v->shape.d[i];
-        (void)stride;
-      }
-      int open = 0, closed = 0;
+      int open = 0, closed = 0;                        /* the dims that start and end at k */
       int64_t m = 1;
       for (int i = v->shape.rank - 1; i >= 0; i--) { m *= v->shape.d[i]; if (k % m == 0) open++; }
       if (k) sb_puts(c->out, ", ");
       for (int i = 0; i < open; i++) sb_putc(c->out, '[');
-      ex_put_lit(c->out, ir_value_at(v, k), v->dtype);
+      put_element(c, v, k);
       m = 1;
       for (int i = v->shape.rank - 1; i >= 0; i--) { m *= v->shape.d[i]; if ((k + 1) % m == 0) closed++; }
       for (int i = 0; i < closed; i++) sb_putc(c->out, ']');

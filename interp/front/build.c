@@ -190,11 +190,12 @@ static int constant_values(bctx *b, const cir_expr *e, ir_attrs *at) {
     double v;
     if (x->kind == CIR_NUM) v = x->num;
     else if (x->kind == CIR_STR && !strcmp(x->text, "nan")) v = NAN;
+    else if (x->kind == CIR_STR && !strcmp(x->text, "-nan")) v = -NAN;
     else if (x->kind == CIR_STR && !strcmp(x->text, "inf")) v = INFINITY;
     else if (x->kind == CIR_STR && !strcmp(x->text, "-inf")) v = -INFINITY;
-    else return diag_error(b->d, L(b, x->off), "constant: a value must be a number, \"nan\", \"inf\" or \"-inf\"");
-    if (x->kind == CIR_NUM && x->is_int && !ir_dtype_isfloat(at->dtype) && at->dtype == IR_I64) {
-      memcpy((char *)data + 8 * (size_t)i, &x->inum, 8);      /* i64 exactly, beyond 2^53 */
+    else return diag_error(b->d, L(b, x->off), "constant: a value must be a number, \"nan\", \"-nan\", \"inf\" or \"-inf\"");
+    if (x->kind == CIR_NUM && x->is_int && ir_dtype_isint(at->dtype)) {
+      ir_values_set_int(data, at->dtype, i, x->inum);          /* integers exactly, beyond 2^53 */
       continue;
     }
     ir_values_set(data, at->dtype, i, v);

@@ -312,6 +312,11 @@ double ir_value_at(const ir_value *v, int64_t k) {
   return rt_load_f(rt_of(v->attr.dtype), v->attr.data, k);
 }
 
+int64_t ir_value_at_int(const ir_value *v, int64_t k) {
+  if (!v->attr.data) return 0;
+  return rt_load_i(rt_of(v->attr.dtype), v->attr.data, k);
+}
+
 void *ir_values_new(ir_graph *g, ir_dtype t, int64_t n) {
   size_t bytes = (size_t)(n > 0 ? n : 1) * ir_dtype_size(t);
   void *p = arena_alloc(&g->mem, bytes);

@@ -219,6 +219,7 @@ int ir_const_typed(ir_graph *g, double x, ir_dtype t);
 /* Element k of a constant op's values, as a double; and the storage for
 ** n values of type t (zeroed, in the graph's arena) with a setter. */
 double ir_value_at(const ir_value *v, int64_t k);
+int64_t ir_value_at_int(const ir_value *v, int64_t k);    /* an integer constant's, exactly */
 void  *ir_values_new(ir_graph *g, ir_dtype t, int64_t n);
 void   ir_values_set(void *data, ir_dtype t, int64_t k, double x);
 void   ir_values_set_int(void *data, ir_dtype t, int64_t k, int64_t x);   /* exact beyond 2^53 */

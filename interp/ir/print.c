@@ -20,9 +20,10 @@ static void put_ints(strbuf *s, const int64_t *x, int n) {
   sb_printf(s, "]");
 }
 
-/* a number as the model language reads it back: non-finite ones as strings */
+/* a number as the model language reads it back: non-finite ones as strings
+** (a NaN with its sign) */
 static void put_number(strbuf *s, double x) {
-  if (x != x) sb_printf(s, "\"nan\"");
+  if (x != x) sb_printf(s, signbit(x) ? "\"-nan\"" : "\"nan\"");
   else if (isinf(x)) sb_printf(s, x > 0 ? "\"inf\"" : "\"-inf\"");
   else sb_printf(s, "%.17g", x);
 }
@@ -30,9 +31,11 @@ static void put_number(strbuf *s, double x) {
 static void put_values(strbuf *s, const ir_value *v) {
   int64_t n = ir_nelem(&v->attr.to);
   sb_printf(s, "[");
+  int exact = ir_dtype_isint(v->attr.dtype) || v->attr.dtype == IR_I1;   /* integers beyond 2^53 too */
   for (int64_t k = 0; k < n; k++) {
     if (k) sb_printf(s, ", ");
-    put_number(s, ir_value_at(v, k));
+    if (exact) sb_printf(s, "%lld", (long long)ir_value_at_int(v, k));
+    else put_number(s, ir_value_at(v, k));
   }
   sb_printf(s, "]");
 }

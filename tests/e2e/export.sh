@@ -202,6 +202,13 @@ for x, y in zip(a, b):
     assert (num / den) ** 0.5 <= 1e-12, (x["name"], (num / den) ** 0.5)
 PY
 
+# integers beyond 2^53 and NaN's sign survive export and import
+printf 'model m {\n  input x : i64[2]\n  c = constant([9223372036854775807, -9223372036854775808], [2], i64)\n  f = constant(["-nan", "nan"], [2], f32)\n  y = add(x, c)\n  return y, f\n}\n' >"$tmp/ext.cir"
+"$CARVE" export "$tmp/ext.cir" -o "$tmp/ext.mlir" --quiet 2>"$tmp/err" && grep -q 'dense<\[9223372036854775807, -9223372036854775808\]>' "$tmp/ext.mlir" &&
+  grep -q 'dense<\[0xFFC00000, 0x7FC00000\]>' "$tmp/ext.mlir" && "$CARVE" import "$tmp/ext.mlir" -o "$tmp/ext2.cir" --quiet 2>>"$tmp/err" &&
+  grep -q 'constant(\[9223372036854775807, -9223372036854775808\], \[2\], i64)' "$tmp/ext2.cir" && grep -q 'constant(\["-nan", "nan"\]' "$tmp/ext2.cir" && ok ||
+  bad "i64 extremes and NaN signs through export and import: $(cat "$tmp/err"; grep constant "$tmp/ext.mlir" "$tmp/ext2.cir")"
+
 # errors: one located line, exit 1 (2 for usage), never a crash
 expect_err() {  # RC WANT CMD...
   local rc=$1 want=$2; shift 2
