@@ -15,6 +15,7 @@
 */
 #include "util/diag.h"
 #include "runtime/cuda_int.h"
+#include "runtime/dtype.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -445,20 +446,22 @@ static int k_layernorm(void *ctx, const rt_instr *ins, void *out, void *const *i
   CUdeviceptr y = DP(out), x = DP(in[0]), g = DP(in[1]), b = DP(in[2]);
   i64 outer = ins->outer, n = ins->n;
   float eps = ins->alpha;
+  int rms = (ins->mode & RT_LN_RMS) != 0;
   if (outer <= 0) return 0;
-  void *args[] = {&y, &x, &g, &b, &outer, &n, &eps};
+  void *args[] = {&y, &x, &g, &b, &outer, &n, &eps, &rms};
   return launch(c, KF_LAYERNORM, row_blocks(outer), 1, 1, row_threads(n), 1, args, err, errlen);
 }
 
 static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  if (ins->mode == RT_LN_GAMMA)    /* lower_opts.no_fold_rows keeps it as layernorm, mul, reduce_sum */
+  if (ins->mode & RT_LN_GAMMA)    /* lower_opts.no_fold_rows keeps it as layernorm, mul, reduce_sum */
     return diag_errbuf(err, errlen, "no cuda kernel for layernorm_grad's gamma gradient");
   CTX;
   CUdeviceptr dx = DP(out), x = DP(in[0]), g = DP(in[1]), dy = DP(in[2]);
   i64 outer = ins->outer, n = ins->n;
   float eps = ins->alpha;
+  int rms = (ins->mode & RT_LN_RMS) != 0;
   if (outer <= 0) return 0;
-  void *args[] = {&dx, &x, &g, &dy, &outer, &n, &eps};
+  void *args[] = {&dx, &x, &g, &dy, &outer, &n, &eps, &rms};
   return launch(c, KF_LAYERNORM_GRAD, row_blocks(outer), 1, 1, row_threads(n), 1, args, err, errlen);
 }
 
@@ -525,6 +528,90 @@ static int k_causal_mask(void *ctx, const rt_instr *ins, void *out, void *const 
   if (outer * m * n <= 0) return 0;
   void *args[] = {&y, &x, &outer, &m, &n, &off, &v};
   return launch(c, KF_CAUSAL_MASK, grid(c, outer * m * n, 256), 1, 1, 256, 1, args, err, errlen);
+}
+
+/* ---- StableHLO's gather and scatter ---- */
+
+/* ins's rt_index (checked by the executor) as the kernels read it: per
+   dim of u, the index stride or the window's dim of x; per dim of x, its
+   stride, the largest start and the dim of u it is batched with */
+static int ix_params(const rt_instr *ins, cuda_ixp *p, char *err, size_t errlen) {
+  const rt_index *ix = ins->data;
+  rt_dtype t = (rt_dtype)ins->odt, it = (rt_dtype)ins->idt[1];
+  if (!ix) return diag_errbuf(err, errlen, "no dimension map");
+  if (t != RT_F32 && t != RT_I32)
+    return diag_errbuf(err, errlen, "no cuda kernel for %s of %s", rt_op_name((rt_op)ins->op), rt_dtype_name(t));
+  if (!rt_dtype_isint(it)) return diag_errbuf(err, errlen, "the indices are %s, not integers", rt_dtype_name(it));
+  memset(p, 0, sizeof *p);
+  i64 ist[RT_MAXRANK], s = 1;
+  int iu[RT_MAXRANK];
+  for (int j = ix->ri - 1; j >= 0; j--) { ist[j] = s; s *= ix->is[j]; }
+  for (int j = 0; j < RT_MAXRANK; j++) iu[j] = -1;
+  p->nu = 1;
+  for (int a = 0; a < ix->ru; a++) {
+    int j = ix->u_idim[a];
+    p->us[a] = ix->us[a];
+    p->nu *= ix->us[a];
+    p->uxd[a] = j >= 0 ? -1 : ix->u_xdim[a];
+    p->ust[a] = j >= 0 ? ist[j] : 0;
+    if (j >= 0) iu[j] = a;
+  }
+  s = 1;
+  for (int d = ix->rx - 1; d >= 0; d--) {
+    p->xs[d] = ix->xs[d];
+    p->xst[d] = s;
+    s *= ix->xs[d];
+    p->hi[d] = ix->xs[d] - ix->window[d];
+    p->xbu[d] = ix->x_idim[d] >= 0 ? iu[(int)ix->x_idim[d]] : -1;
+  }
+  for (int k = 0; k < ix->ncomp; k++) p->comp[k] = ix->comp_dim[k];
+  p->cst = ix->ivd < ix->ri ? ist[(int)ix->ivd] : 0;
+  p->ru = ix->ru;
+  p->rx = ix->rx;
+  p->ncomp = ix->ncomp;
+  p->it = it;
+  p->how = ix->combine;
+  p->isfloat = t == RT_F32;
+  return 0;
+}
+
+/* one thread per element of the result, reading its element of x */
+static int k_ix_gather(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  CTX;
+  cuda_ixp p;
+  if (ix_params(ins, &p, err, errlen)) return -1;
+  p.clamp = !((const rt_index *)ins->data)->other_bounds;
+  if (p.nu <= 0) return 0;
+  CUdeviceptr y = DP(out), x = DP(in[0]), idx = DP(in[1]);
+  void *args[] = {&y, &x, &idx, &p};
+  return launch(c, KF_IX_GATHER, grid(c, p.nu, 256), 1, 1, 256, 1, args, err, errlen);
+}
+
+/* out = the operand, then one thread per update; replace first marks, in
+   scratch of a word per element of x, the last update that lands there */
+static int k_ix_scatter(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  CTX;
+  const rt_index *ix = ins->data;
+  cuda_ixp p;
+  if (ix_params(ins, &p, err, errlen)) return -1;
+  p.clamp = ix->other_bounds;
+  if (p.how > RT_IX_MIN) return diag_errbuf(err, errlen, "unknown scatter combiner %d", p.how);
+  i64 nx = 1;
+  for (int d = 0; d < ix->rx; d++) nx *= ix->xs[d];
+  if (out != in[0] && nx > 0) CU(c, cuMemcpyDtoDAsync, DP(out), DP(in[0]), (size_t)nx * 4, c->stream);
+  if (p.nu <= 0 || nx <= 0) return 0;
+  CUdeviceptr o = DP(out), u = DP(in[2]), idx = DP(in[1]), win = 0;
+  if (p.how == RT_IX_REPLACE) {
+    if (p.nu >= (i64)UINT32_MAX)      /* the marks are 32 bits */
+      return diag_errbuf(err, errlen, "a replacing scatter of %" PRId64 " updates is too many for cuda", (i64)p.nu);
+    if (work(c, (size_t)nx * 4, err, errlen)) return -1;
+    win = c->work;
+    CU(c, cuMemsetD8Async, win, 0, (size_t)nx * 4, c->stream);
+    void *claim[] = {&win, &idx, &p};
+    if (launch(c, KF_IX_CLAIM, grid(c, p.nu, 256), 1, 1, 256, 1, claim, err, errlen)) return -1;
+  }
+  void *args[] = {&o, &u, &idx, &win, &p};
+  return launch(c, KF_IX_SCATTER, grid(c, p.nu, 256), 1, 1, 256, 1, args, err, errlen);
 }
 
 /* ---- the object ---- */
@@ -670,6 +757,8 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
   be->kernels[RT_CAUSAL_MASK] = k_causal_mask;
   be->kernels[RT_BLOCK_COPY] = k_block_copy;
   be->kernels[RT_SHARD_SLICE] = k_shard_slice;
+  be->kernels[RT_GATHER] = k_ix_gather;
+  be->kernels[RT_SCATTER] = k_ix_scatter;
   /* RT_ADAM, RT_SGD: no kernel here yet; the executor refuses them ("no cuda
      kernel for adam") and lower_opts.no_fused_optim lowers the updates unfused */
   be->kernels[RT_ATTENTION] = k_no_attention;

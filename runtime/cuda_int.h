@@ -122,7 +122,7 @@ enum cuda_fn {
   KF_FILL, KF_EW_FLAT, KF_EW_ND, KF_PERMUTE, KF_TRANSPOSE_TILED, KF_ROWS, KF_SCALE,
   KF_REDUCE_ROWS, KF_REDUCE_COLS, KF_REDUCE_FIN, KF_MAX_GRAD, KF_SOFTMAX, KF_LOG_SOFTMAX, KF_SOFTMAX_GRAD,
   KF_LOG_SOFTMAX_GRAD, KF_LAYERNORM, KF_LAYERNORM_GRAD, KF_GATHER, KF_SCATTER, KF_XENT_ROWS,
-  KF_XENT_SUM, KF_XENT_GRAD, KF_CAUSAL_MASK,
+  KF_XENT_SUM, KF_XENT_GRAD, KF_CAUSAL_MASK, KF_IX_GATHER, KF_IX_CLAIM, KF_IX_SCATTER,
   KF_N
 };
 extern const char cuda_kernel_source[];
@@ -165,6 +165,24 @@ typedef struct cuda_perm {
   long long st[RT_MAXRANK];               /* the input's element stride of each output dim */
   int rank, pad;
 } cuda_perm;
+
+/* RT_GATHER's and RT_SCATTER's map (an rt_index) as the kernels read it,
+** by value (layout shared with the kernel source): element e of u (the
+** gather's result, the scatter's updates) lies in x where the indices put
+** its window (kern_index.c's place). */
+typedef struct cuda_ixp {
+  long long nu;                           /* elements of u */
+  long long us[RT_MAXRANK];               /* u's dims */
+  long long ust[RT_MAXRANK];              /* dim of u that walks an index dim: its stride in the indices */
+  long long xs[RT_MAXRANK], xst[RT_MAXRANK];   /* x's dims and strides */
+  long long hi[RT_MAXRANK];               /* dim of x: the largest start that keeps the window inside */
+  long long cst;                          /* the indices' stride between an index's components */
+  int uxd[RT_MAXRANK];                    /* dim of u: the dim of x its window walks, or -1 (an index dim) */
+  int xbu[RT_MAXRANK];                    /* dim of x: the dim of u it is batched with, or -1 */
+  int comp[RT_MAXRANK];                   /* component k of an index: the dim of x it starts */
+  int ru, rx, ncomp, it;                  /* ranks, components, the indices' rt_dtype */
+  int clamp, how, isfloat, pad;           /* starts clamped; RT_IX_*; the data is f32 (else i32) */
+} cuda_ixp;
 
 /* The backend's state: the table handed out is its first member. */
 typedef struct cuda_ctx {

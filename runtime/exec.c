@@ -343,11 +343,12 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O * N, 1, F, 0, why, n) ||
            want(p, ins, -1, O * N, 1, F, 0, why, n);
   case RT_LAYERNORM:
+    if (ins->mode & ~RT_LN_RMS) return diag_errbuf(why, n, "mode %d", ins->mode);
     return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, N, 1, F, 1, why, n) ||
            want(p, ins, 2, N, 1, F, 1, why, n) || want(p, ins, -1, O * N, 1, F, 0, why, n);
   case RT_LAYERNORM_GRAD:
-    if (ins->mode > RT_LN_GAMMA) return diag_errbuf(why, n, "mode %d", ins->mode);
-    if (ins->mode == RT_LN_GAMMA)
+    if (ins->mode & ~(RT_LN_GAMMA | RT_LN_RMS)) return diag_errbuf(why, n, "mode %d", ins->mode);
+    if (ins->mode & RT_LN_GAMMA)
       return ins->in[1] >= 0 ? diag_errbuf(why, n, "in1: gamma's gradient reads no gamma") :
              want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 2, O * N, 1, F, 0, why, n) ||
              want(p, ins, -1, N, 1, F, 0, why, n);

@@ -894,10 +894,12 @@ static int k_log_softmax_grad(void *ctx, const rt_instr *ins, void *out, void *c
 
 typedef struct { float mu, rs; } ln_stats;
 
-static ln_stats row_stats(const float *x, i64 n, float eps) {
-  double m = n ? sum_d(x, n) / n : 0;
+/* the row's mean and 1 / sqrt(var + eps); with RT_LN_RMS the mean is 0
+** and the variance the mean square */
+static ln_stats row_stats(const float *x, i64 n, const rt_instr *ins) {
+  double m = n && !(ins->mode & RT_LN_RMS) ? sum_d(x, n) / n : 0;
   double var = n ? sqdev_d(x, m, n) / n : 0;
-  return (ln_stats){(float)m, (float)(1.0 / sqrt(var + eps))};
+  return (ln_stats){(float)m, (float)(1.0 / sqrt(var + ins->alpha))};
 }
 
 HOT static void ln_row(i64 n, const float *restrict x, const float *restrict g, const float *restrict b,
@@ -913,7 +915,7 @@ static void layernorm_span(void *x, i64 lo, i64 hi) {
   i64 n = j->ins->n;
   for (i64 r = lo; r < hi; r++) {
     const float *xr = (const float *)j->in[0] + r * n;
-    ln_stats st = row_stats(xr, n, j->ins->alpha);
+    ln_stats st = row_stats(xr, n, j->ins);
     ln_row(n, xr, j->in[1], j->in[2], j->out + r * n, st.mu, st.rs);
   }
 }
@@ -934,7 +936,8 @@ HOT static void ln_grad_row(i64 n, const float *restrict x, const float *restric
   FOR8(n, { float xh = (x[k] - mu) * rs; dx[k] = rs * (g[k] - mg - xh * mgx); });
 }
 
-/* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma */
+/* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma;
+** with RT_LN_RMS, nothing was centred: dx = rstd * (g - xhat * mean(g * xhat)) */
 static void layernorm_grad_span(void *x, i64 lo, i64 hi) {
   rowjob *j = x;
   i64 n = j->ins->n;
@@ -943,10 +946,10 @@ static void layernorm_grad_span(void *x, i64 lo, i64 hi) {
   if (gam && !(gbuf = malloc((size_t)(n > 0 ? n : 1) * sizeof *gbuf))) { j->failed = 1; return; }
   for (i64 r = lo; r < hi; r++) {
     const float *xr = (const float *)j->in[0] + r * n, *dy = (const float *)j->in[2] + r * n;
-    ln_stats st = row_stats(xr, n, j->ins->alpha);
+    ln_stats st = row_stats(xr, n, j->ins);
     const float *g = dy;
     if (gam) { mul_row(n, dy, gam, gbuf); g = gbuf; }
-    double sg = sum_d(g, n), sgx = dotdev_d(g, xr, st.mu, n);
+    double sg = j->ins->mode & RT_LN_RMS ? 0 : sum_d(g, n), sgx = dotdev_d(g, xr, st.mu, n);
     float mg = n ? (float)(sg / n) : 0, mgx = n ? (float)(sgx * st.rs / n) : 0;
     ln_grad_row(n, xr, g, j->out + r * n, st.mu, st.rs, mg, mgx);
   }
@@ -981,7 +984,7 @@ static void ln_gamma_span(void *a, i64 lo, i64 hi) {
     for (i64 k = 0; k < w; k++) acc[k] = 0;
     for (i64 r0 = 0; r0 < rows; r0 += LNG_ROWS) {
       i64 nr = rows - r0 < LNG_ROWS ? rows - r0 : LNG_ROWS;
-      for (i64 r = 0; r < nr; r++) st[r] = row_stats(j->x + (r0 + r) * n, n, j->ins->alpha);
+      for (i64 r = 0; r < nr; r++) st[r] = row_stats(j->x + (r0 + r) * n, n, j->ins);
       ln_gamma_rows(j, r0, nr, st, c0, w, acc);
     }
     for (i64 k = 0; k < w; k++) j->out[c0 + k] = (float)acc[k];
@@ -990,7 +993,7 @@ static void ln_gamma_span(void *a, i64 lo, i64 hi) {
 
 static int k_layernorm_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
-  if (ins->mode == RT_LN_GAMMA) {
+  if (ins->mode & RT_LN_GAMMA) {
     lngjob g = {ins, in[0], in[2], out};
     par_spans(kernel_threads(ins->outer * ins->n, ins->n / 64), ins->n, 64, ln_gamma_span, &g);
     return 0;

@@ -60,9 +60,12 @@ static int softmax_grad(const rt_instr *ins, double *dx, const double *y, const 
   return 0;
 }
 
-/* a row's mean and 1 / sqrt(biased variance + eps) */
-static void row_stats(const double *x, i64 n, double eps, double *mu, double *rs) {
-  double m = n ? row_sum(x, n) / (double)n : 0, v = 0;
+/* a row's mean and 1 / sqrt(biased variance + eps); with RT_LN_RMS the
+** mean is 0 (the mean square for the variance) */
+static void row_stats(const rt_instr *ins, const double *x, double *mu, double *rs) {
+  i64 n = ins->n;
+  double eps = rt_alpha(ins);
+  double m = n && !(ins->mode & RT_LN_RMS) ? row_sum(x, n) / (double)n : 0, v = 0;
   for (i64 i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
   *mu = m;
   *rs = 1 / sqrt((n ? v / (double)n : 0) + eps);
@@ -70,25 +73,25 @@ static void row_stats(const double *x, i64 n, double eps, double *mu, double *rs
 
 static int layernorm(const rt_instr *ins, double *y, const double *x, const double *g, const double *b) {
   i64 n = ins->n;
-  double eps = rt_alpha(ins);
   for (i64 r = 0; r < ins->outer; r++, x += n, y += n) {
     double mu, rs;
-    row_stats(x, n, eps, &mu, &rs);
+    row_stats(ins, x, &mu, &rs);
     for (i64 i = 0; i < n; i++) y[i] = (x[i] - mu) * rs * (g ? g[i] : 1) + (b ? b[i] : 0);
   }
   return 0;
 }
 
-/* dx = rs (h - mean(h) - xhat mean(h xhat)) with h = dy gamma; or, with
-** mode RT_LN_GAMMA, gamma's gradient: the sum over rows of dy xhat */
+/* dx = rs (h - mean(h) - xhat mean(h xhat)) with h = dy gamma (with
+** RT_LN_RMS nothing was centred: no mean(h)); or, with mode RT_LN_GAMMA,
+** gamma's gradient: the sum over rows of dy xhat */
 static int layernorm_grad(const rt_instr *ins, double *out, const double *x, const double *g, const double *dy) {
   i64 n = ins->n;
-  double eps = rt_alpha(ins);
-  if (ins->mode == RT_LN_GAMMA) memset(out, 0, sizeof(double) * (size_t)n);
+  int gamma = ins->mode & RT_LN_GAMMA, centred = !(ins->mode & RT_LN_RMS);
+  if (gamma) memset(out, 0, sizeof(double) * (size_t)n);
   for (i64 r = 0; r < ins->outer; r++, x += n, dy += n) {
     double mu, rs, sh = 0, shx = 0;
-    row_stats(x, n, eps, &mu, &rs);
-    if (ins->mode == RT_LN_GAMMA) {
+    row_stats(ins, x, &mu, &rs);
+    if (gamma) {
       for (i64 i = 0; i < n; i++) out[i] += dy[i] * ((x[i] - mu) * rs);
       continue;
     }
@@ -97,7 +100,7 @@ static int layernorm_grad(const rt_instr *ins, double *out, const double *x, con
       sh += h;
       shx += h * ((x[i] - mu) * rs);
     }
-    double mh = n ? sh / (double)n : 0, mhx = n ? shx / (double)n : 0;
+    double mh = n && centred ? sh / (double)n : 0, mhx = n ? shx / (double)n : 0;
     for (i64 i = 0; i < n; i++) out[r * n + i] = rs * (dy[i] * (g ? g[i] : 1) - mh - (x[i] - mu) * rs * mhx);
   }
   return 0;

@@ -90,9 +90,9 @@ int rt_kern_gather(void *ctx, const rt_instr *ins, void *out, void *const *in, c
   char *y = out;
   for (i64 e = 0; e < nu; e += run) {
     i64 xf;
-    if (!ix->other_bounds) {
-      place(&w, o, 1, &xf);
-      memcpy(y + (size_t)e * es, x + (size_t)xf * es, (size_t)run * es);
+    if (!ix->other_bounds) {   /* clamped: inside, unless a collapsed dim's window is empty */
+      if (place(&w, o, 1, &xf)) memcpy(y + (size_t)e * es, x + (size_t)xf * es, (size_t)run * es);
+      else memset(y + (size_t)e * es, 0, (size_t)run * es);
     } else {
       /* zeros where the element lies outside x: along the row, those
       ** before 0 and from x's end on */

@@ -345,8 +345,9 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 "]", ins->outer, ins->n);
     break;
   case RT_LAYERNORM: case RT_LAYERNORM_GRAD:
-    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", eps %g%s]", ins->outer, ins->n, ins->alpha,
-            ins->op == RT_LAYERNORM_GRAD && ins->mode == RT_LN_GAMMA ? ", gamma's gradient: sum of dy * xhat" : "");
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", eps %g%s%s]", ins->outer, ins->n, ins->alpha,
+            ins->mode & RT_LN_RMS ? ", root mean square" : "",
+            ins->op == RT_LAYERNORM_GRAD && ins->mode & RT_LN_GAMMA ? ", gamma's gradient: sum of dy * xhat" : "");
     break;
   case RT_GATHER_ROWS: case RT_SCATTER_ROWS:
     fprintf(f, "   [%" PRId64 " ids, rows %" PRId64 "..%" PRId64 " of %" PRId64 ", width %" PRId64 "%s]",

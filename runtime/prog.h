@@ -45,7 +45,8 @@ typedef enum rt_op {
   RT_SOFTMAX_GRAD,  /* in0 = y, in1 = dy, [outer, n] -> y * (dy - sum(dy * y)) */
   RT_LOG_SOFTMAX_GRAD,/* in0 = y, in1 = dy -> dy - exp(y) * sum(dy) */
   RT_LAYERNORM,     /* in0 = x [outer, n], in1 = gamma [n] or -1, in2 = beta [n] or -1;
-                       biased variance, alpha = eps inside the square root */
+                       biased variance, alpha = eps inside the square root; with mode
+                       RT_LN_RMS the mean is 0 (the mean square for the variance) */
   RT_LAYERNORM_GRAD,/* in0 = x, in1 = gamma or -1, in2 = dy -> dx; alpha = eps; with mode
                        RT_LN_GAMMA (in1 = -1) -> [n], the sum over rows of dy * xhat
                        (gamma's gradient, folded from layernorm, mul and reduce_sum) */
@@ -154,7 +155,9 @@ enum { RT_RSUM, RT_RMAX, RT_RMIN };
 /* RT_ATTENTION(_GRAD) mode bits: which operands are [b, m, heads, k] */
 enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_DY = 8, RT_ATTN_BSHD_OUT = 16 };
 enum { RT_CMP_TOTAL = 1 };
-enum { RT_LN_GAMMA = 1 };  /* RT_LAYERNORM_GRAD mode: gamma's gradient */
+/* RT_LAYERNORM(_GRAD) mode bits: gamma's gradient (_GRAD only); root mean
+** square, not centred (rmsnorm: the mean taken as 0) */
+enum { RT_LN_GAMMA = 1, RT_LN_RMS = 2 };
 
 /* RT_GATHER's and RT_SCATTER's dimension map, over the local shapes of
 ** the operand (x), the indices (i) and the result or updates (u): each

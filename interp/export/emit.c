@@ -409,12 +409,19 @@ static ex_val gelu_tanh_gate(ex_ctx *c, ex_val x) {
 }
 
 /* (x - mean) * rsqrt(var + eps) over dim */
-static ex_val normalize(ex_ctx *c, ex_val x, int dim, double eps) {
+/* x less its mean along dim (x itself for a root mean square), and
+** 1 / sqrt(the mean square of that + eps) */
+static ex_val centred(ex_ctx *c, ex_val x, int dim, int rms, double eps, ex_val *rs) {
   double n = (double)x.s.d[dim];
-  ex_val mu = bin_k(c, "divide", reduce_back(c, R_ADD, x, dim), n);
-  ex_val xc = binary(c, "subtract", x, mu);
+  ex_val xc = rms ? x : binary(c, "subtract", x, bin_k(c, "divide", reduce_back(c, R_ADD, x, dim), n));
   ex_val var = bin_k(c, "divide", reduce_back(c, R_ADD, binary(c, "multiply", xc, xc), dim), n);
-  return binary(c, "multiply", xc, unary(c, "rsqrt", bin_k(c, "add", var, eps)));
+  *rs = unary(c, "rsqrt", bin_k(c, "add", var, eps));
+  return xc;
+}
+
+static ex_val normalize(ex_ctx *c, ex_val x, int dim, int rms, double eps) {
+  ex_val rs, xc = centred(c, x, dim, rms, eps, &rs);
+  return binary(c, "multiply", xc, rs);
 }
 
 /* a [n] vector along dim of shape s */
@@ -556,16 +563,11 @@ static ex_val layernorm_grad(ex_ctx *c, const ir_value *v) {
   ex_val x = arg(c, v, 0), gam = arg(c, v, 1), dy = arg(c, v, 2);
   int dim = v->attr.dim;
   double n = (double)x.s.d[dim];
-  ex_val mu = bin_k(c, "divide", reduce_back(c, R_ADD, x, dim), n);
-  ex_val xc = binary(c, "subtract", x, mu);
-  ex_val var = bin_k(c, "divide", reduce_back(c, R_ADD, binary(c, "multiply", xc, xc), dim), n);
-  ex_val rs = unary(c, "rsqrt", bin_k(c, "add", var, v->attr.eps));
-  ex_val xh = binary(c, "multiply", xc, rs);
+  ex_val rs, xh = binary(c, "multiply", centred(c, x, dim, v->attr.rms, v->attr.eps, &rs), rs);
   ex_val g = binary(c, "multiply", dy, along(c, gam, &x.s, dim));
-  ex_val mg = bin_k(c, "divide", reduce_back(c, R_ADD, g, dim), n);
   ex_val mgx = bin_k(c, "divide", reduce_back(c, R_ADD, binary(c, "multiply", g, xh), dim), n);
-  ex_val in = binary(c, "subtract", binary(c, "subtract", g, mg), binary(c, "multiply", xh, mgx));
-  return binary(c, "multiply", rs, in);
+  if (!v->attr.rms) g = binary(c, "subtract", g, bin_k(c, "divide", reduce_back(c, R_ADD, g, dim), n));
+  return binary(c, "multiply", rs, binary(c, "subtract", g, binary(c, "multiply", xh, mgx)));
 }
 
 static ex_val cross_entropy(ex_ctx *c, const ir_value *v, int grad) {
@@ -834,12 +836,11 @@ static int emit_op(ex_ctx *c, const ir_value *v, ex_val *out) {
   case IR_SUM: case IR_MEAN: case IR_MAX: case IR_MIN: return reduction(c, v, out);
   case IR_SOFTMAX: *out = softmax(c, arg(c, v, 0), at->dim); return 0;
   case IR_LOG_SOFTMAX: *out = log_softmax(c, arg(c, v, 0), at->dim); return 0;
-  case IR_NORMALIZE: *out = normalize(c, arg(c, v, 0), at->dim, at->eps); return 0;
-  case IR_LAYERNORM: {
-    ex_val x = arg(c, v, 0), gm = arg(c, v, 1), bt = arg(c, v, 2);
-    ex_val y = binary(c, "multiply", normalize(c, x, at->dim, at->eps), along(c, gm, &x.s, at->dim));
-    ex_val b = along(c, bt, &x.s, at->dim);
-    *out = binary(c, "add", y, b);
+  case IR_NORMALIZE: *out = normalize(c, arg(c, v, 0), at->dim, at->rms, at->eps); return 0;
+  case IR_LAYERNORM: case IR_RMSNORM: {
+    ex_val x = arg(c, v, 0), gm = arg(c, v, 1);
+    *out = binary(c, "multiply", normalize(c, x, at->dim, v->op == IR_RMSNORM, at->eps), along(c, gm, &x.s, at->dim));
+    if (v->op == IR_LAYERNORM) *out = binary(c, "add", *out, along(c, arg(c, v, 2), &x.s, at->dim));
     return 0;
   }
   case IR_RESHAPE: *out = reshape(c, arg(c, v, 0), &v->shape); return 0;

@@ -323,9 +323,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
         diag_error(b->d, L(b, e->off), "%s: %s must be true or false", opn, sn);
         return NULL;
       }
-      if (!strcmp(sn, "total")) attr.total = !strcmp(e->text, "true");
-      else if (!strcmp(sn, "causal")) attr.causal = !strcmp(e->text, "true");
-      else attr.keepdims = !strcmp(e->text, "true");
+      ir_attr_set_flag(&attr, sn, !strcmp(e->text, "true"));
       break;
     case 't':
       if (e->kind != CIR_NAME || ir_dtype_parse(e->text, &attr.dtype) < 0) {

@@ -76,7 +76,7 @@ static int carve_composite(hctx *b, const mlir_op *op, int k, const mlir_attr *a
     int n = t == 'f' ? 0 : hlo_ints_of(a, xs, IR_MAXRANK);
     double x = a->kind == MLIR_A_FLOAT ? a->f : a->kind == MLIR_A_INT ? (double)a->i : NAN;
     if (t == 'b' && a->kind == MLIR_A_BOOL) {
-      if (!strcmp(name, "causal")) at.causal = (int)a->i; else if (!strcmp(name, "keepdims")) at.keepdims = (int)a->i; else at.total = (int)a->i;
+      ir_attr_set_flag(&at, name, (int)a->i);
     } else if (t == 'f' && x == x) {
       if (!strcmp(name, "eps")) at.eps = x; else at.scale = x;
     } else if (t == 'i' && n == 1) {

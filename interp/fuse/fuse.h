@@ -3,7 +3,7 @@
 ** PyTorch's exports; a model file spelled out) rewritten into carve's
 ** composite ops, so that they get the fused kernels, sharding rules,
 ** recomputation and simulator costs a model file written with them gets:
-**   rows.c   softmax, log_softmax, layer norm, integer-label cross-entropy
+**   rows.c   softmax, log_softmax, layer norm, RMS norm, integer-label cross-entropy
 **   act.c    gelu (tanh and erf forms), silu
 **   attn.c   attention with the heads after the sequence (JAX's einsums,
 **            jax.nn.dot_product_attention), a causal mask by select
@@ -18,7 +18,7 @@
 #include "interp/ir/ir.h"
 
 typedef struct fuse_counts {
-  int softmax, log_softmax, layernorm, cross_entropy, gelu, silu, attention;
+  int softmax, log_softmax, layernorm, rmsnorm, cross_entropy, gelu, silu, attention;
 } fuse_counts;
 
 /* Rewrite g in place (values renumbered, users relinked); counts may be NULL. */

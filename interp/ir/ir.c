@@ -180,11 +180,17 @@ void ir_link(ir_graph *g) {
   free(count);
 }
 
-int ir_attr_flag(const ir_attrs *a, const char *name) {
-  if (!strcmp(name, "total")) return a->total;
-  if (!strcmp(name, "causal")) return a->causal;
-  return a->keepdims;
+/* the field of a boolean attribute of the op signatures */
+static int *flag_of(ir_attrs *a, const char *name) {
+  if (!strcmp(name, "total")) return &a->total;
+  if (!strcmp(name, "causal")) return &a->causal;
+  if (!strcmp(name, "rms")) return &a->rms;
+  return &a->keepdims;
 }
+
+int ir_attr_flag(const ir_attrs *a, const char *name) { return *flag_of((ir_attrs *)a, name); }
+
+void ir_attr_set_flag(ir_attrs *a, const char *name, int on) { *flag_of(a, name) = on != 0; }
 
 double ir_attr_number(const ir_attrs *a, const char *name) { return !strcmp(name, "scale") ? a->scale : a->eps; }
 

@@ -74,14 +74,16 @@ typedef enum ir_opkind {
   IR_GATHER,            /* gather(x, indices, offset_dims = .., ...): StableHLO's gather (attr.index) */
   IR_SCATTER,           /* scatter(x, indices, updates, update_window_dims = .., ..., combine = "add"):
                            StableHLO's scatter with one of carve's combiners (attr.index) */
+  IR_RMSNORM,           /* rmsnorm(x, gamma, dim = -1, eps = 1e-5): x / sqrt(mean(x^2) + eps) * gamma */
   /* internal: made by autodiff and the optimizers, printable and parseable */
   IR_GE,                /* ge(a, b): 1 where a >= b else 0 (broadcasting) */
   IR_RELU_GRAD,         /* relu_grad(x, dy) */
   IR_GELU_GRAD, IR_GELU_TANH_GRAD, IR_SILU_GRAD,
   IR_SOFTMAX_GRAD,      /* softmax_grad(y, dy, dim) */
   IR_LOG_SOFTMAX_GRAD,  /* log_softmax_grad(y, dy, dim) */
-  IR_NORMALIZE,         /* normalize(x, dim, eps): layernorm without gamma and beta */
-  IR_LAYERNORM_GRAD,    /* layernorm_grad(x, gamma, dy, dim, eps) -> dx */
+  IR_NORMALIZE,         /* normalize(x, dim, eps, rms): layernorm (rmsnorm with rms = true)
+                           without gamma and beta */
+  IR_LAYERNORM_GRAD,    /* layernorm_grad(x, gamma, dy, dim, eps, rms) -> dx (of rmsnorm with rms) */
   IR_MAX_GRAD,          /* max_grad(x, dy, dims, keepdims) */
   IR_EMBEDDING_GRAD,    /* embedding_grad(ids, dy, rows = V) */
   IR_CROSS_ENTROPY_GRAD,/* cross_entropy_grad(logits, labels, dloss) */
@@ -141,7 +143,8 @@ typedef struct ir_attrs {
   int dim;              /* softmax, log_softmax, layernorm, normalize, concat, slice, pad (non-negative) */
   int64_t start, end;   /* slice [start, end); pad: start and the padded size (end) */
   int64_t rows;         /* embedding_grad: table rows */
-  double eps;           /* layernorm */
+  double eps;           /* layernorm, rmsnorm, normalize, layernorm_grad */
+  int rms;              /* normalize, layernorm_grad: root mean square, not centred (rmsnorm's) */
   ir_shape to;          /* reshape, broadcast, sum_to: the target shape */
   const char *spec;     /* einsum: "bsd,dhk->bshk"; compare: its direction "lt" (interned) */
   double scalar;        /* IR_CONST: the value */
@@ -243,6 +246,7 @@ int ir_carry_new_values(ir_graph *g);
 /* The true/false and number attributes by their signature names (ops.h):
 ** keepdims, total, causal; eps, scale. */
 int    ir_attr_flag(const ir_attrs *a, const char *name);
+void   ir_attr_set_flag(ir_attrs *a, const char *name, int on);
 double ir_attr_number(const ir_attrs *a, const char *name);
 
 /* Drop the values marked in dead[id] (no kept value may read one): the

@@ -56,6 +56,7 @@ static const ir_opinfo opinfo[] = {
              "operand_batching_dims:I? start_indices_batching_dims:I? mode:s?", 0},
   {"scatter", "x:v indices:v updates:v update_window_dims:I inserted_window_dims:I scatter_dims_to_operand_dims:I "
               "index_vector_dim:i input_batching_dims:I? scatter_indices_batching_dims:I? combine:s? mode:s?", 0},
+  {"rmsnorm", "x:v gamma:v dim:i? eps:f?", 0},
   {"ge", "a:v b:v", B | INT},
   {"relu_grad", "x:v dy:v", INT},
   {"gelu_grad", "x:v dy:v", INT},
@@ -63,8 +64,8 @@ static const ir_opinfo opinfo[] = {
   {"silu_grad", "x:v dy:v", INT},
   {"softmax_grad", "y:v dy:v dim:i?", INT},
   {"log_softmax_grad", "y:v dy:v dim:i?", INT},
-  {"normalize", "x:v dim:i? eps:f?", INT},
-  {"layernorm_grad", "x:v gamma:v dy:v dim:i? eps:f?", INT},
+  {"normalize", "x:v dim:i? eps:f? rms:b?", INT},
+  {"layernorm_grad", "x:v gamma:v dy:v dim:i? eps:f? rms:b?", INT},
   {"max_grad", "x:v dy:v dims:I? keepdims:b?", INT},
   {"embedding_grad", "ids:v dy:v rows:i", INT},
   {"cross_entropy_grad", "logits:v labels:v dloss:v", INT},
@@ -85,7 +86,7 @@ static const char *const ix_names[2][IX_NLISTS] = {
 
 int ir_op_is_composite(ir_opkind op) {
   switch (op) {
-  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD:
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_LAYERNORM: case IR_RMSNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD:
   case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD: case IR_MAX_GRAD: case IR_GELU: case IR_GELU_TANH: case IR_SILU:
   case IR_GELU_GRAD: case IR_GELU_TANH_GRAD: case IR_SILU_GRAD: case IR_RELU_GRAD: case IR_ATTENTION: case IR_ATTENTION_GRAD:
   case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD:

@@ -691,8 +691,9 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d) {
     if (infer_rowwise(c) < 0) return -1;
     if (check_affine(c, 1, "gamma") < 0 || check_affine(c, 2, "beta") < 0) return -1;
     return 0;
-  case IR_LAYERNORM_GRAD:
+  case IR_RMSNORM: case IR_LAYERNORM_GRAD:
     if (infer_rowwise(c) < 0 || check_affine(c, 1, "gamma") < 0) return -1;
+    if (c->v->op == IR_RMSNORM) return 0;
     return same_shape(c, 0, 2);
   case IR_RESHAPE: return infer_reshape(c);
   case IR_TRANSPOSE: return infer_transpose(c);

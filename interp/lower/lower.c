@@ -276,10 +276,11 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
     ins[1] = to_rows(c, &f, AB(c, 1), xs, v->name);
     break;
   case IR_NORMALIZE: op = RT_LAYERNORM; ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name); break;
-  case IR_LAYERNORM:
+  case IR_LAYERNORM: case IR_RMSNORM:
     op = RT_LAYERNORM;
     ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name);
-    ins[1] = AB(c, 1); ins[2] = AB(c, 2);
+    ins[1] = AB(c, 1);
+    if (v->op == IR_LAYERNORM) ins[2] = AB(c, 2);
     break;
   case IR_LAYERNORM_GRAD:
     op = RT_LAYERNORM_GRAD;
@@ -293,6 +294,7 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   for (int k = 0; k < 3; k++) in->in[k] = ins[k];
   in->nin = 3;
   in->outer = f.outer; in->n = f.n; in->inner = 1;
+  if (v->op == IR_RMSNORM || v->attr.rms) in->mode = RT_LN_RMS;
   in->alpha = (float)v->attr.eps;
   in->value = v->attr.eps;     /* unrounded, for f64 (rt_alpha) */
   if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, c->dt);
@@ -492,7 +494,7 @@ static void lower_op_f32(lctx *c, const ir_value *v, int out);
 static int f32_kernel(const ir_value *v) {
   switch (v->op) {
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
-  case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: case IR_MAX_GRAD:
+  case IR_LAYERNORM: case IR_RMSNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: case IR_MAX_GRAD:
   case IR_EMBEDDING_GRAD: case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD:
   case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: case IR_ATTENTION: case IR_ATTENTION_GRAD:
     return 1;
@@ -531,7 +533,7 @@ static void lower_op_f32(lctx *c, const ir_value *v, int out) {
   case IR_SUM: case IR_MEAN: case IR_MAX: case IR_MIN: lower_reduce(c, v, out); break;
   case IR_SUM_TO: lower_sum_to(c, v, out); break;
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
-  case IR_LAYERNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: lower_rowwise(c, v, out); break;
+  case IR_LAYERNORM: case IR_RMSNORM: case IR_NORMALIZE: case IR_LAYERNORM_GRAD: lower_rowwise(c, v, out); break;
   case IR_RESHAPE: case IR_TRANSPOSE: case IR_BROADCAST: case IR_CONCAT: case IR_SLICE: case IR_PAD:
     lower_move(c, v, out); break;
   default: lower_other(c, v, out); break;

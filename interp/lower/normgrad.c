@@ -63,7 +63,7 @@ static int fold_gamma(rt_prog *p, const counts *c, char *gone, int at) {
     if (p->bufs[dy].nelem != l->outer * l->n || !steady(p, x, li, at) || !steady(p, dy, mi, at)) continue;
     rt_instr g = {0};                 /* as rt_prog_emit starts one */
     g.op = RT_LAYERNORM_GRAD;
-    g.mode = RT_LN_GAMMA;
+    g.mode = RT_LN_GAMMA | (l->mode & RT_LN_RMS);
     g.out = r->out;
     g.src = r->src;
     g.group = -1;

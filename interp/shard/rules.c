@@ -196,8 +196,8 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
     same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
   case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
     same_dims(r, g, v, 1u << v->attr.dim, 3); return 0;
-  case IR_LAYERNORM: case IR_LAYERNORM_GRAD: {
-    same_dims(r, g, v, 1u << v->attr.dim, v->op == IR_LAYERNORM ? 1 : 5);
+  case IR_LAYERNORM: case IR_RMSNORM: case IR_LAYERNORM_GRAD: {
+    same_dims(r, g, v, 1u << v->attr.dim, v->op == IR_LAYERNORM_GRAD ? 5 : 1);
     int8_t f = r->map[RES][v->attr.dim];
     r->map[1][0] = f;                                /* gamma */
     if (v->op == IR_LAYERNORM) r->map[2][0] = f;     /* beta */

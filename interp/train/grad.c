@@ -383,10 +383,11 @@ static int rule_rowwise(gctx *c, int u, int dy) {
     give(c, a, emit(c, bwd(c, u, "x"), y->op == IR_SOFTMAX ? IR_SOFTMAX_GRAD : IR_LOG_SOFTMAX_GRAD, args, 2, &at));
     break;
   }
-  case IR_LAYERNORM: {
+  case IR_LAYERNORM: case IR_RMSNORM: {
     memset(&at, 0, sizeof at);
     at.dim = y->attr.dim;
     at.eps = y->attr.eps;
+    at.rms = y->op == IR_RMSNORM;
     if (c->needs[a]) {
       int args[3] = {a, b, dy};
       give(c, a, emit(c, bwd(c, u, "dx"), IR_LAYERNORM_GRAD, args, 3, &at));
@@ -398,7 +399,7 @@ static int rule_rowwise(gctx *c, int u, int dy) {
       int p = emit2(c, bwd(c, u, "dg.m"), IR_MUL, dy, xh);
       give(c, b, emit(c, bwd(c, u, "dgamma"), IR_SUM, &p, 1, &rs));
     }
-    if (c->needs[y->args[2]]) give(c, y->args[2], emit(c, bwd(c, u, "dbeta"), IR_SUM, &dy, 1, &rs));
+    if (y->op == IR_LAYERNORM && c->needs[y->args[2]]) give(c, y->args[2], emit(c, bwd(c, u, "dbeta"), IR_SUM, &dy, 1, &rs));
     break;
   }
   default: return 0;

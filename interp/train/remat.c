@@ -45,7 +45,7 @@ static int is_cheap(const ir_value *v) {
   unsigned f = ir_opinfo_of(v->op)->flags;
   if (f & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) return 1;
   switch (v->op) {
-  case IR_LAYERNORM: case IR_NORMALIZE: case IR_SOFTMAX: case IR_LOG_SOFTMAX:
+  case IR_LAYERNORM: case IR_RMSNORM: case IR_NORMALIZE: case IR_SOFTMAX: case IR_LOG_SOFTMAX:
   case IR_CAUSAL_MASK: case IR_RESHAPE: case IR_BROADCAST: case IR_TRANSPOSE:
     return 1;
   default:

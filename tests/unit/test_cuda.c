@@ -2,7 +2,8 @@
 ** test_cuda.c: the CUDA backend against the CPU backend. Every kernel on
 ** random inputs of several shapes (odd sizes, broadcasting, batches,
 ** transposed GEMMs, extreme logits, ties, repeated ids, a vocabulary
-** shard), a whole program through rt_exec on both backends (with a carry
+** shard; gathers and scatters with batching dims, starts out of range and
+** each combiner), a whole program through rt_exec on both backends (with a carry
 ** and a collective staged through host memory), device-side errors
 ** surfacing from rt_exec_run as the CPU's messages, and the kernel cache.
 ** Where no GPU (or no driver) is found every such test is skipped with the
@@ -541,6 +542,168 @@ Test(cuda, causal_mask) {
       check("causal_mask", &ins, (opnd[]){{x, 70}}, 1, 70, NULL, 0);
       free(x);
     }
+}
+
+/* ---- StableHLO's gather and scatter ---- */
+
+/* a dimension map: u's dims each walk an index dim (>= 0) or x's dim -1 - w */
+typedef struct ixcase {
+  const char *what;
+  int rx, ri, ru, ivd, ncomp;
+  int64_t xs[4], is[4], window[4];
+  int8_t comp[4], uwalk[4], xbatch[4];     /* xbatch: the index dim a dim of x is batched with, or -1 */
+} ixcase;
+
+static const ixcase ixcases[] = {
+  {"rows", 2, 2, 2, 1, 1, {7, 5}, {6, 1}, {1, 5}, {0}, {0, -2}, {-1, -1}},
+  {"rows, no index vector dim", 2, 1, 2, 1, 1, {7, 5}, {6}, {1, 5}, {0}, {0, -2}, {-1, -1}},
+  {"2-d starts, windows overlapping, u's dims interleaved", 2, 2, 3, 1, 2, {6, 9}, {5, 2}, {3, 4}, {1, 0},
+   {-1, 0, -2}, {-1, -1}},
+  {"a batching dim (take_along_axis)", 3, 3, 3, 2, 1, {3, 6, 4}, {3, 5, 1}, {1, 1, 4}, {1}, {0, 1, -3}, {0, -1, -1}},
+  {"a batching dim, the index vector dim first", 3, 3, 4, 0, 1, {4, 2, 5}, {1, 2, 3}, {4, 1, 2}, {2},
+   {2, -1, 1, -3}, {-1, 1, -1}},
+  {"a dynamic slice (rank-0 indices)", 1, 0, 1, 0, 1, {10}, {0}, {3}, {0}, {-1}, {-1}},
+};
+
+static rt_index ix_of(const ixcase *k, int other_bounds, int combine, int64_t *nx, int64_t *ni, int64_t *nu) {
+  rt_index ix;
+  memset(&ix, 0, sizeof ix);
+  ix.rx = (int8_t)k->rx; ix.ri = (int8_t)k->ri; ix.ru = (int8_t)k->ru;
+  ix.ivd = (int8_t)k->ivd; ix.ncomp = (int8_t)k->ncomp;
+  ix.other_bounds = (uint8_t)other_bounds;
+  ix.combine = (uint8_t)combine;
+  *nx = *ni = *nu = 1;
+  for (int d = 0; d < k->rx; d++) {
+    ix.xs[d] = k->xs[d]; ix.window[d] = k->window[d]; ix.x_idim[d] = k->xbatch[d];
+    *nx *= k->xs[d];
+  }
+  for (int j = 0; j < k->ri; j++) { ix.is[j] = k->is[j]; *ni *= k->is[j]; }
+  for (int c = 0; c < k->ncomp; c++) ix.comp_dim[c] = k->comp[c];
+  for (int a = 0; a < k->ru; a++) {
+    int w = k->uwalk[a];
+    ix.u_idim[a] = (int8_t)(w >= 0 ? w : -1);
+    ix.u_xdim[a] = (int8_t)(w >= 0 ? -1 : -1 - w);
+    ix.us[a] = w >= 0 ? k->is[w] : k->window[-1 - w];
+    *nu *= ix.us[a];
+  }
+  return ix;
+}
+
+/* starts from 3 before x to 3 past its end: clamped, partly and wholly outside */
+static int64_t *ix_starts(int64_t n, int64_t hi) {
+  int64_t *v = malloc((size_t)(n > 0 ? n : 1) * 8);
+  for (int64_t i = 0; i < n; i++) v[i] = (int64_t)(urand() * (double)(hi + 7)) - 3;
+  return v;
+}
+
+static int32_t *narrow(const int64_t *v, int64_t n) {
+  int32_t *w = malloc((size_t)(n > 0 ? n : 1) * 4);
+  for (int64_t i = 0; i < n; i++) w[i] = (int32_t)v[i];
+  return w;
+}
+
+/* f32 values; for max, min and replace half of them from a few, so that
+   places often meet +0 and -0 (+0 is the larger), NaN (it wins) and infinities */
+static float *ix_values(int64_t n, int how) {
+  static const float sp[] = {0.0f, -0.0f, 0.0f, -0.0f, 0.25f, -0.25f, INFINITY, -INFINITY, NAN};
+  float *v = how == RT_IX_MUL ? rvec(n, 0.5, 1.5) : rvec(n, -1, 1);
+  if (how != RT_IX_ADD && how != RT_IX_MUL)
+    for (int64_t i = 0; i < n; i += 2) v[i] = sp[(int)(urand() * 9)];
+  return v;
+}
+
+static int32_t *ix_ints(int64_t n) {
+  int32_t *v = malloc((size_t)(n > 0 ? n : 1) * 4);
+  for (int64_t i = 0; i < n; i++) v[i] = (int32_t)(uint32_t)(urand() * 4294967296.0);   /* adds and products wrap */
+  return v;
+}
+
+static void expect_words(const char *what, const void *cpu, const void *g, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t a = ((const uint32_t *)cpu)[i], b = ((const uint32_t *)g)[i];
+    cr_assert_eq(a, b, "%s[%lld]: cpu %08x, cuda %08x", what, (long long)i, a, b);
+  }
+}
+
+/* ins (its data ix) on both backends with x, the indices (i64 or i32) and u (a scatter's updates; a
+   gather's result has nu elements) */
+static void ix_check(const char *what, rt_instr *ins, rt_dtype dt, int wide, const void *x, int64_t nx,
+                     const int64_t *idx, int64_t ni, const void *u, int64_t nu, double rtol) {
+  int scatter = ins->op == RT_SCATTER;
+  int32_t *idx32 = narrow(idx, ni);
+  ins->odt = ins->idt[0] = ins->idt[2] = (uint8_t)dt;
+  ins->idt[1] = (uint8_t)(wide ? RT_I64 : RT_I32);
+  opnd in[3] = {{x, nx}, {wide ? (const void *)idx : idx32, wide ? 2 * ni : ni}, {scatter ? u : NULL, nu}};
+  int64_t no = scatter ? nx : nu;
+  float *init = rvec(no, 7, 8), *c = malloc((size_t)(no > 0 ? no : 1) * 4), *g = malloc((size_t)(no > 0 ? no : 1) * 4);
+  run_both(ins, in, scatter ? 3 : 2, no, init, c, g);
+  if (dt == RT_F32 && rtol > 0) expect_same(what, c, g, no, rtol);
+  else expect_words(what, c, g, no);      /* bit for bit: NaN's bits and the sign of zero too */
+  free(idx32); free(init); free(c); free(g);
+}
+
+static const char *const ix_comb[] = {"replace", "add", "mul", "max", "min"};   /* ORDER RT_IX_ */
+
+Test(cuda, gather_with_batching_dims_and_starts_out_of_range) {
+  NEED_GPU();
+  for (size_t k = 0; k < sizeof ixcases / sizeof *ixcases; k++)
+    for (int ob = 0; ob < 2; ob++)
+      for (int wide = 0; wide < 2; wide++)
+        for (int dti = 0; dti < 2; dti++) {
+          int64_t nx, ni, nu;
+          rt_index ix = ix_of(&ixcases[k], ob, 0, &nx, &ni, &nu);
+          int64_t *idx = ix_starts(ni, 10);
+          void *x = dti ? (void *)ix_ints(nx) : (void *)rvec(nx, -1, 1);
+          rt_instr ins = mk(RT_GATHER);
+          ins.data = &ix;
+          char what[160];
+          snprintf(what, sizeof what, "gather, %s, %s, %s indices, %s", ixcases[k].what,
+                   ob ? "outside gives zeros" : "starts clamped", wide ? "i64" : "i32", dti ? "i32" : "f32");
+          ix_check(what, &ins, dti ? RT_I32 : RT_F32, wide, x, nx, idx, ni, NULL, nu, 0);
+          free(idx); free(x);
+        }
+}
+
+Test(cuda, scatter_every_combiner_with_repeats_and_places_outside) {
+  NEED_GPU();
+  for (size_t k = 0; k < sizeof ixcases / sizeof *ixcases; k++)
+    for (int how = RT_IX_REPLACE; how <= RT_IX_MIN; how++)
+      for (int ob = 0; ob < 2; ob++)
+        for (int dti = 0; dti < 2; dti++) {
+          int64_t nx, ni, nu;
+          rt_index ix = ix_of(&ixcases[k], ob, how, &nx, &ni, &nu);
+          int64_t *idx = ix_starts(ni, 10);
+          void *x = dti ? (void *)ix_ints(nx) : (void *)ix_values(nx, how);
+          void *u = dti ? (void *)ix_ints(nu) : (void *)ix_values(nu, how);
+          rt_instr ins = mk(RT_SCATTER);
+          ins.data = &ix;
+          char what[160];
+          snprintf(what, sizeof what, "scatter %s, %s, %s, %s", ix_comb[how], ixcases[k].what,
+                   ob ? "starts clamped" : "outside skipped", dti ? "i32" : "f32");
+          /* f32 adds and products of repeated places happen in another order than the CPU's */
+          double rtol = how == RT_IX_ADD || how == RT_IX_MUL ? RTOL : 0;
+          ix_check(what, &ins, dti ? RT_I32 : RT_F32, k & 1, x, nx, idx, ni, u, nu, rtol);
+          free(idx); free(x); free(u);
+        }
+}
+
+Test(cuda, scatter_of_many_updates_onto_few_rows) {
+  NEED_GPU();
+  /* 4096 rows of 257 onto 3: the adds contend; replace keeps the last row of each */
+  ixcase k = {"rows", 2, 2, 2, 1, 1, {3, 257}, {4096, 1}, {1, 257}, {0}, {0, -2}, {-1, -1}};
+  for (int how = RT_IX_REPLACE; how <= RT_IX_MAX; how++) {
+    int64_t nx, ni, nu;
+    rt_index ix = ix_of(&k, 0, how, &nx, &ni, &nu);
+    int64_t *idx = malloc((size_t)ni * 8);
+    for (int64_t i = 0; i < ni; i++) idx[i] = (i * 7) % 3;
+    float *x = rvec(nx, -1, 1), *u = how == RT_IX_MUL ? rvec(nu, 0.999, 1.001) : rvec(nu, -1, 1);
+    rt_instr ins = mk(RT_SCATTER);
+    ins.data = &ix;
+    char what[64];
+    snprintf(what, sizeof what, "scatter %s, 4096 rows onto 3", ix_comb[how]);
+    ix_check(what, &ins, RT_F32, 0, x, nx, idx, ni, u, nu, how == RT_IX_ADD || how == RT_IX_MUL ? RTOL_GEMM : 0);
+    free(idx); free(x); free(u);
+  }
 }
 
 /* ---- whole programs through rt_exec ---- */

@@ -36,6 +36,10 @@ static fcase cases[] = {
    "  mu = mean(x, dims = [1], keepdims = true)\n  d = sub(x, mu)\n"
    "  var = mean(mul(d, d), dims = [1], keepdims = true)\n  out = add(mul(mul(d, rsqrt(add(var, 0.00001))), g), b)\n",
    "x g b", 1},
+  {"rmsnorm", X " param g : f64[6]\n", "rmsnorm(x, g, eps = 0.001)",
+   "  ms = mean(mul(x, x), dims = [1], keepdims = true)\n  out = mul(div(x, sqrt(add(ms, 0.001))), g)\n", "x g", 1},
+  {"rmsnorm_first_dim", X " param g : f64[4]\n", "rmsnorm(x, g, dim = 0)",
+   "  ms = mean(mul(x, x), dims = [0], keepdims = true)\n  out = mul(mul(x, rsqrt(add(ms, 0.00001))), reshape(g, [4, 1]))\n", "x g", 1},
   {"cross_entropy", X " input labels : i32[4]\n input onehot : f64[4, 6]\n", "reshape(cross_entropy(x, labels), [1])",
    EXPX "  lp = sub(x, log(z))\n  out = reshape(mean(neg(sum(mul(lp, onehot), dims = [1]))), [1])\n", "x", 6},
   {"causal_softmax", "param x : f64[2, 5, 5]\n input tri : f64[2, 5, 5]\n", "softmax(causal_mask(x))",

@@ -98,6 +98,10 @@ Test(grad, layernorm_first_dim) {
   fd_check(M("param x : f32[5, 3]\n param g : f32[5]\n param b : f32[5]\n input cot : f32[5, 3]\n"
              " out = layernorm(x, g, b, dim = 0)"), 20, 1e-2, 2e-2);
 }
+Test(grad, rmsnorm_both_dims) {
+  fd_check(M("param x : f32[5, 3]\n param g : f32[5]\n param h : f32[3]\n input cot : f32[5, 3]\n"
+             " out = add(rmsnorm(x, g, dim = 0), rmsnorm(x, h, eps = 0.01))"), 20, 1e-2, 2e-2);
+}
 Test(grad, softmax_middle_dim) {
   fd_check(M("param x : f32[2, 4, 3]\n input cot : f32[2, 4, 3]\n"
              " out = add(softmax(x, dim = 1), log_softmax(x, dim = 0))"), 24, 1e-2, 2e-2);

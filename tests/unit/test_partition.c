@@ -163,6 +163,9 @@ static pcase pcases[] = {
   /* gather and scatter: rows by id, a point per row, a scatter-add into zeros */
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_bp.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_mp.tac", "adam(lr = 1e-2)", 4},
+  /* RMS norms: batch and Megatron; their rows and scales split */
+  {"../tests/data/rmsnorm.cir", "../tests/data/rmsnorm_bp_mp.tac", "adam(lr = 1e-2)", 4},
+  {"../tests/data/rmsnorm.cir", "../tests/data/rmsnorm_rows.tac", "sgd(lr = 0.1)", 4},
 };
 
 ParameterizedTestParameters(partition, equals_one_device) {
