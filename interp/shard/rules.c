@@ -50,11 +50,12 @@ static void elementwise(sh_rule *r, const ir_graph *g, const ir_value *v) {
   }
 }
 
-/* the same dims in every operand and the result, with `whole` dims (a mask) whole */
+/* the same dims in the operands of the mask `operands` (the first 32 at
+** most) and the result, with `whole` dims (a mask) whole */
 static void same_dims(sh_rule *r, const ir_graph *g, const ir_value *v, unsigned whole, unsigned operands) {
   int R = v->shape.rank;
   for (int i = 0; i < R; i++) r->map[RES][i] = (int8_t)(v->shape.d[i] == 1 ? -1 : newf(r, (whole >> i) & 1 ? F_WHOLE : F_PASS));
-  for (int k = 0; k < v->nargs; k++)
+  for (int k = 0; k < v->nargs && k < 32; k++)
     if ((operands >> k) & 1)
       for (int i = 0; i < R; i++) r->map[k][i] = r->map[RES][i];
 }
