@@ -24,7 +24,7 @@ int cli_check(const cli_opts *o) {
     }
     printf("%s: model '%s' is well-formed: %d ops, %d params (%.4g M values)%s\n",
            o->files[0], g->name, nops, np, (double)nparam / 1e6,
-           g->train ? (g->train == TRAIN_ADAM ? ", Adam training step" : g->train == TRAIN_SGD ? ", SGD training step" : ", a training step of its own") : "");
+           g->train ? (g->train == TRAIN_ADAM ? ", Adam training step" : g->train == TRAIN_ADAMW ? ", AdamW training step" : g->train == TRAIN_SGD ? ", SGD training step" : ", a training step of its own") : "");
   }
   if (s.diag.nwarnings) cli_report(&s.diag);
   session_free(&s);

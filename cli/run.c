@@ -127,7 +127,7 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
                sb_str(&what), tol, check <= tol ? "within" : "exceeded");
       sb_free(&what);
     }
-    if (o->save) printf("saved parameters%s to %s\n", r->g->train == TRAIN_ADAM ? " and Adam state" : r->g->train == TRAIN_STEP ? " and state" : "", o->save);
+    if (o->save) printf("saved parameters%s to %s\n", r->g->train == TRAIN_ADAM || r->g->train == TRAIN_ADAMW ? " and Adam state" : r->g->train == TRAIN_STEP ? " and state" : "", o->save);
   }
   fflush(stdout);
 }

@@ -391,6 +391,7 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
     int64_t e = p->bufs[ins->out].nelem;
     int adam = ins->op == RT_ADAM;
+    if (ins->mode & ~(adam ? RT_ADAM_DECOUPLED : 0)) return diag_errbuf(why, n, "mode %d", ins->mode);
     for (int k = 1; k <= 2 + adam; k++)     /* out over g or the state: p would be copied over them first */
       if (ins->out != ins->in[0] && ins->in[k] == ins->out)
         return diag_errbuf(why, n, "out is also in%d; an update writes p's buffer (in0) or one of its own", k);

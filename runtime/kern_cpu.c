@@ -1181,13 +1181,28 @@ typedef struct optjob {
   int shared;                /* two operands share a buffer */
 } optjob;
 
-#define ADAM_BODY(p, g, m, v, n, decay) FOR8(n, { \
-    float gr = decay ? g[k] + wd * p[k] : g[k]; \
-    float mn = b1 * m[k] + c1 * gr, vn = b2 * v[k] + c2 * (gr * gr); \
-    m[k] = mn; \
-    v[k] = vn; \
-    p[k] = p[k] - mn * lr_t / (sqrtf(vn) + eps_t);   /* no product added to: each rounds as the IR's */ \
-  })
+/* decay: ADAM_L2 adds wd p to the gradient (torch.optim.Adam's weight
+** decay), ADAM_DECOUPLED scales p by wd (1 - lr weight_decay) before the
+** step (AdamW's). The scaling is a loop of its own over each block of
+** ADAM_BLOCK elements (still in cache for the step): in the step's loop,
+** p * keep - step would contract into one rounding (this file allows
+** contraction), where the IR rounds the product first. */
+enum { ADAM_PLAIN, ADAM_L2, ADAM_DECOUPLED, ADAM_BLOCK = 4096 };
+
+#define ADAM_BODY(p, g, m, v, n, decay) \
+  for (i64 b0 = 0; b0 < n; b0 += ADAM_BLOCK) { \
+    i64 bn = n - b0 < ADAM_BLOCK ? n - b0 : ADAM_BLOCK; \
+    float *pb = p + b0, *mb = m + b0, *vb = v + b0; \
+    const float *gb = g + b0; \
+    if (decay == ADAM_DECOUPLED) FOR8(bn, pb[k] = pb[k] * wd); \
+    FOR8(bn, { \
+      float gr = decay == ADAM_L2 ? gb[k] + wd * pb[k] : gb[k]; \
+      float mn = b1 * mb[k] + c1 * gr, vn = b2 * vb[k] + c2 * (gr * gr); \
+      mb[k] = mn; \
+      vb[k] = vn; \
+      pb[k] = pb[k] - mn * lr_t / (sqrtf(vn) + eps_t);   /* no product added to: each rounds as the IR's */ \
+    }); \
+  }
 
 INLINE void adam_run(const optjob *j, float *restrict p, const float *restrict g, float *restrict m,
                      float *restrict v, i64 n, int decay) {
@@ -1197,17 +1212,19 @@ INLINE void adam_run(const optjob *j, float *restrict p, const float *restrict g
   ADAM_BODY(p, g, m, v, n, decay);
 }
 
-INLINE void adam_run_shared(const optjob *j, float *p, const float *g, float *m, float *v, i64 n) {
+INLINE void adam_run_shared(const optjob *j, float *p, const float *g, float *m, float *v, i64 n, int decay) {
   const float b1 = (float)j->ins->hyper[0], b2 = (float)j->ins->hyper[1];
   const float c1 = (float)j->ins->hyper[4], c2 = (float)j->ins->hyper[5];
   const float wd = (float)j->ins->hyper[3], lr_t = j->lr_t, eps_t = j->eps_t;
-  ADAM_BODY(p, g, m, v, n, wd != 0);
+  ADAM_BODY(p, g, m, v, n, decay);
 }
 
 HOT static void adam_all(const optjob *j, i64 n) {
-  if (j->shared) adam_run_shared(j, j->p, j->g, j->m, j->v, n);
-  else if (j->ins->hyper[3] != 0) adam_run(j, j->p, j->g, j->m, j->v, n, 1);
-  else adam_run(j, j->p, j->g, j->m, j->v, n, 0);
+  int decay = j->ins->mode & RT_ADAM_DECOUPLED ? ADAM_DECOUPLED : j->ins->hyper[3] != 0 ? ADAM_L2 : ADAM_PLAIN;
+  if (j->shared) adam_run_shared(j, j->p, j->g, j->m, j->v, n, decay);
+  else if (decay == ADAM_L2) adam_run(j, j->p, j->g, j->m, j->v, n, ADAM_L2);
+  else if (decay == ADAM_DECOUPLED) adam_run(j, j->p, j->g, j->m, j->v, n, ADAM_DECOUPLED);
+  else adam_run(j, j->p, j->g, j->m, j->v, n, ADAM_PLAIN);
 }
 
 #define SGD_BODY(p, g, m, n, decay, mom) FOR8(n, { \

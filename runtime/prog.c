@@ -381,7 +381,10 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
             ins->outer, ins->m, ins->n, ins->off, ins->alpha);
     break;
   case RT_ADAM:
-    fprintf(f, "   [lr %g, betas %g %g, eps %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1], ins->hyper[2], ins->hyper[3]);
+    if (ins->mode & RT_ADAM_DECOUPLED)
+      fprintf(f, "   [lr %g, betas %g %g, eps %g, p scaled by %.9g first]", ins->alpha, ins->hyper[0], ins->hyper[1], ins->hyper[2], ins->hyper[3]);
+    else
+      fprintf(f, "   [lr %g, betas %g %g, eps %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1], ins->hyper[2], ins->hyper[3]);
     break;
   case RT_SGD:
     fprintf(f, "   [lr %g, momentum %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1]);

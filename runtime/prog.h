@@ -88,7 +88,7 @@ typedef enum rt_op {
                        decay, and the gradient's coefficients in the moments (1 - beta1, 1 - beta2
                        as the program writes them), alpha = lr (lr and eps shown only):
                        torch.optim.Adam in the Adam paper's order; m and v are rewritten, out =
-                       the new p (may be in0) */
+                       the new p (may be in0); mode RT_ADAM_DECOUPLED: AdamW */
   RT_SGD,           /* in0 = p, in1 = g, in2 = momentum buffer (rewritten) or -1; alpha = lr,
                        hyper = momentum, weight decay: torch.optim.SGD; out = the new p */
   RT_ATTENTION,     /* in0 = q, in1 = k, in2 = v, each [outer, m, k] (f32) -> out [outer, m, k]:
@@ -155,6 +155,9 @@ enum { RT_RSUM, RT_RMAX, RT_RMIN };
 /* RT_ATTENTION(_GRAD) mode bits: which operands are [b, m, heads, k] */
 enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_DY = 8, RT_ATTN_BSHD_OUT = 16 };
 enum { RT_CMP_TOTAL = 1 };
+/* RT_ADAM mode: AdamW's decoupled decay, p scaled by hyper[3] (1 - lr wd)
+** before the step and nothing added to the gradient */
+enum { RT_ADAM_DECOUPLED = 1 };
 /* RT_LAYERNORM(_GRAD) mode bits: gamma's gradient (_GRAD only); root mean
 ** square, not centred (rmsnorm: the mean taken as 0) */
 enum { RT_LN_GAMMA = 1, RT_LN_RMS = 2 };

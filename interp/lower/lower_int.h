@@ -19,6 +19,7 @@ typedef struct lw_update {
   int lr_t, eps_t;          /* Adam: the scalars lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t) */
   double lr, b1, b2, eps, wd, mom;
   double c1, c2;            /* Adam: the gradient's coefficients, 1 - b1 and 1 - b2 as the program has them */
+  double keep;              /* AdamW: p is scaled by keep (1 - lr wd) before the step; 0: not */
 } lw_update;
 
 typedef struct lctx {

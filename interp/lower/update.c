@@ -84,11 +84,14 @@ static void shown_hyper(lctx *c, umatch *m) {
 }
 
 /* new.p = p - m' lr_t / (sqrt(v') + eps_t), m' = b1 m + (1 - b1) gr,
-** v' = b2 v + (1 - b2) gr^2, lr_t and eps_t scalars (optim.c's Adam) */
+** v' = b2 v + (1 - b2) gr^2, lr_t and eps_t scalars (optim.c's Adam);
+** AdamW's p * (1 - lr wd) in place of p */
 static int match_adam(lctx *c, int head, umatch *m) {
-  int p, st, nu, mn, de, sq, m1, m2, v1, v2, g2, x, y, gr;
+  int p, st, nu, mn, de, sq, m1, m2, v1, v2, g2, x, y, gr, kept = -1;
   double c1, c2;
   if (!pair(c, head, IR_SUB, &p, &st) || !pair(c, st, IR_DIV, &nu, &de)) return 0;
+  if ((x = with_lit(c, p, IR_MUL, &m->u.keep)) >= 0 && V(c, x)->kind == IR_PARAM && m->u.keep != 0) kept = p, p = x;
+  else m->u.keep = 0;
   if (!pair(c, nu, IR_MUL, &mn, &m->u.lr_t) || !is_scalar(c, m->u.lr_t)) return 0;
   if (!pair(c, de, IR_ADD, &sq, &m->u.eps_t) || !is_scalar(c, m->u.eps_t)) return 0;
   shown_hyper(c, m);
@@ -105,7 +108,13 @@ static int match_adam(lctx *c, int head, umatch *m) {
   if (!state_of(c, m->u.m, mn, p) || !state_of(c, m->u.v, m->u.newv, p)) return 0;
   int in[] = {st, nu, de, sq, m1, m2, v1, v2, g2, mn, m->u.newv};
   for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) add_inner(m, in[i]);
-  decayed(c, gr, m);
+  if (kept >= 0) {                      /* AdamW: no decay in the gradient too (one kernel does one) */
+    add_inner(m, kept);
+    m->u.grad = gr;
+    m->u.wd = 0;
+  } else {
+    decayed(c, gr, m);
+  }
   return 1;
 }
 
@@ -192,15 +201,17 @@ void lw_lower_update(lctx *c, const ir_value *v, int out, const sh_dim *comp) {
     sb[k] = comp ? lw_operand_in(c, st[k], comp, &s) : lw_buf(c, st[k]);
     if (sb[k] != c->buf[st[k]]) { c->failed = 1; return; }
   }
-  int in0 = AB(c, 0), g = comp ? lw_operand_in(c, u->grad, comp, &s) : lw_buf(c, u->grad);   /* before the update: */
+  /* p: operand 0, or for AdamW what operand 0 scales */
+  int in0 = u->keep == 0 ? AB(c, 0) : comp ? lw_operand_in(c, u->param, comp, &s) : lw_buf(c, u->param), g = comp ? lw_operand_in(c, u->grad, comp, &s) : lw_buf(c, u->grad);   /* before the update: */
   int adam = u->kind == RT_ADAM, lr_t = adam ? lw_buf(c, u->lr_t) : -1, eps_t = adam ? lw_buf(c, u->eps_t) : -1;   /* they may emit */
   rt_instr *x = rt_prog_emit(c->p, (rt_op)u->kind, out);
   int in[RT_MAXIN] = {in0, g, sb[0], sb[1], lr_t, eps_t};
   for (int k = 0; k < RT_MAXIN; k++) x->in[k] = in[k];
   x->nin = adam ? 6 : 3;
   x->alpha = (float)u->lr;
-  double hy[2][6] = {{u->mom, u->wd, 0, 0, 0, 0}, {u->b1, u->b2, u->eps, u->wd, u->c1, u->c2}};
+  double hy[2][6] = {{u->mom, u->wd, 0, 0, 0, 0}, {u->b1, u->b2, u->eps, u->keep != 0 ? u->keep : u->wd, u->c1, u->c2}};
   for (int k = 0; k < 6; k++) x->hyper[k] = hy[adam][k];
+  if (adam && u->keep != 0) x->mode = RT_ADAM_DECOUPLED;
   if (u->newm >= 0) c->buf[u->newm] = sb[0];
   if (adam) c->buf[u->newv] = sb[1];
 }

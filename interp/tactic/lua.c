@@ -1061,7 +1061,8 @@ static int lapi_main(lua_State *L) {
   luaL_newlib(L, ctx_methods);
   lua_pushstring(L, S->t->name);
   lua_setfield(L, -2, "tactic");
-  lua_pushstring(L, c->g->train == 1 ? "sgd" : c->g->train == 2 ? "adam" : c->g->train == 3 ? "step" : NULL);
+  static const char *const kinds[] = {NULL, "sgd", "adam", "step", "adamw"};   /* ORDER train_kind */
+  lua_pushstring(L, c->g->train >= 0 && c->g->train < (int)(sizeof kinds / sizeof kinds[0]) ? kinds[c->g->train] : NULL);
   lua_setfield(L, -2, "train");
   lua_setfield(L, -2, "__index");
   lua_pop(L, 4);

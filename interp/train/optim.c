@@ -1,7 +1,9 @@
 /*
 ** optim.c: the optimizer update written as IR after the gradients, as
 ** torch.optim does it: SGD with momentum and weight decay; Adam with bias
-** correction from a step counter. Each parameter P gets new.P (and its
+** correction from a step counter; AdamW, Adam whose weight decay scales
+** the parameter by 1 - lr wd before the step instead of adding to the
+** gradient. Each parameter P gets new.P (and its
 ** state new.adam.m.P, ...), which carries into P for the next step.
 */
 #include "interp/train/train.h"
@@ -71,7 +73,8 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
   ir_dtype sdt = IR_F32;
   for (int k = 0; k < nparams; k++)
     if (g->vals[params[k]]->dtype == IR_F64) sdt = IR_F64;
-  if (t->kind == TRAIN_ADAM) {
+  int adam = t->kind == TRAIN_ADAM || t->kind == TRAIN_ADAMW, decoupled = t->kind == TRAIN_ADAMW;
+  if (adam) {
     /* bias corrections from the step count: 1 - beta^t = 1 - exp(t log beta) */
     int s = state_leaf(g, "adam.step", &scalar, sdt);
     step = emit2(&c, "new.adam.step", IR_ADD, s, ir_const(g, 1));
@@ -94,7 +97,7 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
     ir_value *p = g->vals[params[k]];
     const char *pn = p->name;
     int gr = ir_lookup(g, NM("grad.%s", pn))->id, nw;
-    if (t->weight_decay > 0)
+    if (t->weight_decay > 0 && !decoupled)
       gr = emit2(&c, NM("wd.%s", pn), IR_ADD, gr, emit2(&c, NM("wd.%s.m", pn), IR_MUL, p->id, ir_const(g, t->weight_decay)));
     if (t->kind == TRAIN_SGD) {
       int upd = gr;
@@ -129,7 +132,10 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
       int de = emit2(&c, NM("adam.%s.denom", pn), IR_ADD, sq, eps_p);
       int nu = emit2(&c, NM("adam.%s.num", pn), IR_MUL, mn, lr_p);
       int st = emit2(&c, NM("adam.%s.step", pn), IR_DIV, nu, de);
-      nw = emit2(&c, NM("new.%s", pn), IR_SUB, p->id, st);
+      int from = p->id;
+      if (decoupled && t->weight_decay > 0)   /* torch.optim.AdamW: p *= 1 - lr wd, then the step */
+        from = emit2(&c, NM("adamw.%s.decayed", pn), IR_MUL, p->id, ir_const(g, 1 - t->lr * t->weight_decay));
+      nw = emit2(&c, NM("new.%s", pn), IR_SUB, from, st);
       if (!c.failed) {
         g->vals[mn]->carry = m;
         g->vals[vn]->carry = v;

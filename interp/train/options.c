@@ -19,15 +19,17 @@ typedef struct optim_info {
 static const optim_info optims[] = {
   {"sgd", TRAIN_SGD, "lr, momentum, weight_decay, remat", "sgd(lr = 0.01, momentum = 0.9)"},
   {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay, remat", "adam(lr = 1e-3)"},
+  {"adamw", TRAIN_ADAMW, "lr, beta1, beta2, eps, weight_decay, remat", "adamw(lr = 3e-4, weight_decay = 0.1)"},
 };
 
 static double *slot(train_spec *t, const char *key) {
   if (!strcmp(key, "lr")) return &t->lr;
   if (!strcmp(key, "weight_decay")) return &t->weight_decay;
   if (t->kind == TRAIN_SGD && !strcmp(key, "momentum")) return &t->momentum;
-  if (t->kind == TRAIN_ADAM && !strcmp(key, "beta1")) return &t->beta1;
-  if (t->kind == TRAIN_ADAM && !strcmp(key, "beta2")) return &t->beta2;
-  if (t->kind == TRAIN_ADAM && !strcmp(key, "eps")) return &t->eps;
+  int adam = t->kind == TRAIN_ADAM || t->kind == TRAIN_ADAMW;
+  if (adam && !strcmp(key, "beta1")) return &t->beta1;
+  if (adam && !strcmp(key, "beta2")) return &t->beta2;
+  if (adam && !strcmp(key, "eps")) return &t->eps;
   return NULL;
 }
 
@@ -65,10 +67,13 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
   const tac_decl *c = &f->decls[0];
   const optim_info *o = NULL;
   for (size_t i = 0; i < sizeof optims / sizeof optims[0]; i++) if (!strcmp(optims[i].name, c->name)) o = &optims[i];
-  if (!o) return diag_error(d, (loc){src, c->name_off}, "unknown optimizer '%s'; use %s or %s", c->name, optims[0].example, optims[1].example);
+  if (!o)
+    return diag_error(d, (loc){src, c->name_off}, "unknown optimizer '%s'; use %s, %s or %s", c->name, optims[0].example,
+                      optims[1].example, optims[2].example);
   t->kind = o->kind;
   t->lr = 1e-3;
   t->beta1 = 0.9; t->beta2 = 0.999; t->eps = 1e-8;
+  if (t->kind == TRAIN_ADAMW) t->weight_decay = 0.01;     /* torch.optim.AdamW's */
   for (int i = 0; i < c->nargs; i++) {
     const tac_arg *x = &c->args[i];
     if (!strcmp(x->key, "remat")) {

@@ -11,8 +11,9 @@
 
 /* TRAIN_STEP: a program that is a training step of its own (an imported
 ** JAX step, a model file returning new values): no --train, the update is
-** the program's */
-typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM, TRAIN_STEP } train_kind;
+** the program's. TRAIN_ADAMW: Adam with decoupled weight decay
+** (torch.optim.AdamW, optax.adamw). */
+typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM, TRAIN_STEP, TRAIN_ADAMW } train_kind;
 
 /* What the backward pass computes again rather than keeps (remat.c):
 ** REMAT_NAMED is cheap's, and besides the forward values whose names
@@ -24,13 +25,14 @@ typedef struct train_spec {
   double lr;
   double momentum;                 /* sgd */
   double beta1, beta2, eps;        /* adam */
-  double weight_decay;             /* L2 added to the gradient, as torch.optim does */
+  double weight_decay;             /* sgd, adam: L2 added to the gradient, as torch.optim does;
+                                      adamw: p scaled by 1 - lr weight_decay before the step */
   train_remat remat;               /* remat = none | cheap | full | "GLOB, GLOB" */
   const char *remat_names;         /* REMAT_NAMED: the globs, as written */
   loc remat_at;                    /* where they were written, for errors */
 } train_spec;
 
-/* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)" (options.c): -1 with a
+/* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)", "adamw(lr = 3e-4)" (options.c): -1 with a
 ** located error ("--train:1:17: error: ..."). The source text lives in a. */
 int train_parse(arena *a, const char *text, train_spec *t, diag *d);
 

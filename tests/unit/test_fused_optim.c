@@ -2,7 +2,8 @@
 ** test_fused_optim.c: the optimizer updates lowered as one instruction per
 ** parameter (RT_ADAM, RT_SGD) train exactly as the value-by-value IR does:
 ** parameters after three steps agree to 1e-6, on the GPT and the MLP, for
-** SGD, SGD with momentum and weight decay, and Adam with weight decay; and
+** SGD, SGD with momentum and weight decay, Adam with weight decay and
+** AdamW; and
 ** the partitioned programs (ZeRO included) still fuse.
 */
 #include <criterion/criterion.h>
@@ -99,6 +100,8 @@ static void same_training(const char *model, const char *opt) {
 Test(fused_optim, gpt_sgd) { same_training("gpt2_small.cir", "sgd(lr = 0.1)"); }
 Test(fused_optim, gpt_sgd_momentum_decay) { same_training("gpt2_small.cir", "sgd(lr = 0.1, momentum = 0.9, weight_decay = 0.01)"); }
 Test(fused_optim, gpt_adam_decay) { same_training("gpt2_small.cir", "adam(lr = 1e-3, weight_decay = 0.01)"); }
+Test(fused_optim, gpt_adamw) { same_training("gpt2_small.cir", "adamw(lr = 1e-3, weight_decay = 0.1)"); }
+Test(fused_optim, mlp_adamw) { same_training("mlp_small.cir", "adamw(lr = 1e-2, weight_decay = 0.5)"); }
 Test(fused_optim, mlp_sgd) { same_training("mlp_small.cir", "sgd(lr = 0.1)"); }
 Test(fused_optim, mlp_sgd_momentum_decay) { same_training("mlp_small.cir", "sgd(lr = 0.1, momentum = 0.9, weight_decay = 0.01)"); }
 Test(fused_optim, mlp_adam_decay) { same_training("mlp_small.cir", "adam(lr = 1e-2, weight_decay = 0.1)"); }

@@ -32,7 +32,7 @@ static loss_case cases[] = {
 typedef struct optim_case { char text[64]; } optim_case;
 static optim_case optims[] = {
   {"sgd(lr = 0.1)"}, {"sgd(lr = 0.1, momentum = 0.9)"}, {"sgd(lr = 0.1, weight_decay = 0.01)"},
-  {"adam(lr = 0.1)"}, {"adam(lr = 0.05, weight_decay = 0.1)"},
+  {"adam(lr = 0.1)"}, {"adam(lr = 0.05, weight_decay = 0.1)"}, {"adamw(lr = 0.05, weight_decay = 0.5)"},
 };
 
 typedef struct pair { loss_case l; optim_case o; } pair;
@@ -97,8 +97,9 @@ ParameterizedTest(pair *p, train_step, every_optimizer) {
   const float *nw = rt_exec_data(h.e, b);
   cr_assert(nw);
   for (int64_t k = 0; k < n; k++) {
-    double g = gw[k] + t.weight_decay * w[k], want;
+    double g = gw[k] + (t.kind == TRAIN_ADAMW ? 0 : t.weight_decay) * w[k], want;
     if (t.kind == TRAIN_SGD) want = w[k] - t.lr * g;     /* the first step: the momentum buffer is g */
+    else if (t.kind == TRAIN_ADAMW) want = w[k] * (1 - t.lr * t.weight_decay) - t.lr * g / (fabs(g) + t.eps);
     else want = w[k] - t.lr * g / (fabs(g) + t.eps);     /* Adam's first step, bias-corrected */
     cr_expect(fabs(nw[k] - want) <= 1e-5 * fmax(1, fabs(want)), "%s with %s: new.w[%lld] = %.7g, wanted %.7g",
               p->l.name, p->o.text, (long long)k, nw[k], want);
