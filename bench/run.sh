@@ -14,6 +14,8 @@
 #   issue 10: carve auto against the expert schedules (bench/auto_search.sh).
 #   issue 13: a 4-layer GPT step against its GEMM-only bound and PyTorch,
 #            gradient buckets on 2 ranks, GPT-2 small (bench/gpt_step.sh).
+#   section 9: imported programs (exported steps, GPT-2 small as JAX prints
+#            it) against their model files (bench/import_step.sh).
 # Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
 # bench/bin/). Runtime: about 5 minutes on a 2-core machine.
 set -u
@@ -398,6 +400,9 @@ out ""
 
 # ---- 8. the GPT step against the machine, PyTorch, buckets, GPT-2 small ----
 . "$SRCDIR/bench/gpt_step.sh"
+
+# ---- 9. imported programs against their model files ----
+. "$SRCDIR/bench/import_step.sh"
 
 # ---- appendix: the GEMMs one by one ----
 out "Appendix: cblas_sgemm per GEMM (bench/gemm_ref)"

@@ -348,7 +348,9 @@ static void params_and_data(hctx *b, const mlir_func *fn, const int *args, const
   }
   for (int a = 0; a < fn->nargs; a++) {
     ir_value *x = g->vals[args[a]];
-    if (told[a] || !ir_dtype_isfloat(x->dtype)) continue;
+    /* integers are data, but for a counter the step carries and the loss does not read (optax's count) */
+    int counter = ncarried && carried[a] && !loss_reads[x->id];
+    if (told[a] || (!ir_dtype_isfloat(x->dtype) && !counter)) continue;
     int param = ncarried ? carried[a] : named ? path_rest(info_text(fn->args[a].attrs, "jax.arg_info"), 0) != NULL : x->kind == IR_PARAM;
     if (param && x->kind != IR_PARAM) x->init = (ir_init){INIT_NORMAL, 0.02, 0};
     x->kind = param ? (loss_reads[x->id] ? IR_PARAM : IR_STATE) : IR_INPUT;

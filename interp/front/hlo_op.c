@@ -6,7 +6,9 @@
 ** Every other hlo_*.c file sits above it.
 */
 #include "interp/front/hlo_int.h"
+#include "util/size.h"
 #include "runtime/dtype.h"
+#include "lang/cir.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -89,6 +91,9 @@ int hlo_tensor_type(hctx *b, const mlir_type *t, uint32_t off, ir_shape *s, ir_d
       return diag_error(b->d, L(b, t->dim_off ? t->dim_off[i] : t->off), "dynamic dims ('?') are not supported; export with static shapes (jax.export without symbolic shapes)");
     s->d[i] = t->dims[i];
   }
+  int64_t n;
+  if (size_prod(s->d, s->rank, &n) < 0)
+    return diag_error(b->d, L(b, t->off), "'%.*s' has more than 2^62 elements; carve's tensors stop there", (int)(t->end - t->off), b->src->text + t->off);
   return elem_dtype(b, t->elem, t->off, dt);
 }
 
@@ -200,6 +205,7 @@ const char *hlo_clean_name(hctx *b, const char *s) {
     }
   }
   buf[k] = 0;
+  if (k && cir_is_keyword(buf)) { buf[k++] = '_'; buf[k] = 0; }   /* 'input' as a name: 'input_', which model files read */
   return k ? arena_strndup(&b->tmp, buf, k) : NULL;
 }
 

@@ -17,6 +17,16 @@
 #include <string.h>
 
 #define MAX_TAPS 4096           /* kernel or window positions of one op */
+#define MAX_PARAM 2147483647    /* |a pad, stride, dilation or window size|: what follows from them stays in int64 */
+
+/* the n numbers of what (pads, strides, ...) within +-MAX_PARAM */
+static int bounded(hctx *b, const char *what, const int64_t *x, int n) {
+  for (int i = 0; i < n; i++)
+    if (x[i] > MAX_PARAM || x[i] < -MAX_PARAM)
+      return hlo_error(b, b->op, "%s: %s %lld is beyond 2^31; carve reads pads, strides, dilations and windows up to that",
+                       b->op->name, what, (long long)x[i]);
+  return 0;
+}
 
 typedef struct window {
   int n;                        /* spatial (windowed) dims */
@@ -125,6 +135,7 @@ int hlo_strided_slice(hctx *b, const char *name, int x, const int64_t *lo, const
   int r = xv->shape.rank;
   int64_t h[IR_MAXRANK], m[IR_MAXRANK];
   int nsplit = 0;
+  if (bounded(b, "stride", st, r) < 0) return -1;
   for (int i = 0; i < r; i++) {
     m[i] = hi[i] > lo[i] ? (hi[i] - lo[i] + st[i] - 1) / st[i] : 0;
     h[i] = st[i] > 1 && m[i] > 0 ? lo[i] + (m[i] - 1) * st[i] + 1 : hi[i];
@@ -170,9 +181,10 @@ static int do_pad(hctx *b, const mlir_op *op, const char *name) {
   if (nin < 0) return -1;
   if (nin && nin != r) return hlo_error(b, op, "%s: interior needs %d numbers", op->name, r);
   if (b->g->vals[pv]->shape.rank != 0) return hlo_error(b, op, "%s: the padding value must be a scalar", op->name);
+  if (bounded(b, "low padding", lo, r) < 0 || bounded(b, "high padding", hi, r) < 0 || bounded(b, "interior padding", in, nin) < 0) return -1;
   for (int i = 0; i < r; i++) {      /* a dim the negative edges cut to nothing: an empty result */
-    int64_t d = b->g->vals[x]->shape.d[i], f = nin ? in[i] : 0;
-    if (f >= 0 && d > 0 && (d - 1) * (f + 1) + 1 + lo[i] + hi[i] == 0) return empty_result(b, op, name);
+    int64_t d = b->g->vals[x]->shape.d[i], f = nin ? in[i] : 0, n;
+    if (f >= 0 && d > 0 && !__builtin_mul_overflow(d - 1, f + 1, &n) && n + 1 + lo[i] + hi[i] == 0) return empty_result(b, op, name);
   }
   for (int i = 0; i < r; i++) {
     int64_t f = nin ? in[i] : 0;
@@ -205,7 +217,7 @@ static int window_ints(hctx *b, const mlir_attr *a, const char *what, int64_t *o
   int k = hlo_ints_of(a, out, IR_MAXRANK);
   if (k == 1 && n > 1 && a->kind == MLIR_A_DENSE) for (int i = 1; i < n; i++) out[i] = out[0];   /* a splat */
   else if (k != n) return diag_error(b->d, L(b, a->off), "%s: '%s' needs %d integers", b->op->name, what, n);
-  return 0;
+  return bounded(b, what, out, n);
 }
 
 /* padding: [[lo, hi], ...] as a list of lists, a dense literal or a splat */
@@ -215,7 +227,7 @@ static int window_pads(hctx *b, const mlir_attr *a, window *w) {
   const mlir_attr *l = a->kind == MLIR_A_DENSE && a->nitems == 1 ? a->items[0].val : a;
   if (l->kind == MLIR_A_INT) {
     for (int i = 0; i < w->n; i++) w->lo[i] = w->hi[i] = l->i;
-    return 0;
+    return bounded(b, "padding", w->lo, w->n);
   }
   int ok = (l->kind == MLIR_A_LIST || l->kind == MLIR_A_GROUP) && l->nitems == w->n;
   for (int i = 0; ok && i < w->n; i++) {
@@ -224,7 +236,7 @@ static int window_pads(hctx *b, const mlir_attr *a, window *w) {
     if (ok) { w->lo[i] = p[0]; w->hi[i] = p[1]; }
   }
   if (!ok) return diag_error(b->d, L(b, a->off), "%s: padding needs %d pairs [low, high]", b->op->name, w->n);
-  return 0;
+  return bounded(b, "padding", w->lo, w->n) < 0 || bounded(b, "padding", w->hi, w->n) < 0 ? -1 : 0;
 }
 
 /* booleans or 0/1 (window_reversal, reverse) */

@@ -8,7 +8,6 @@
 #include "interp/fuse/match.h"
 
 #include <math.h>
-#include <string.h>
 
 /* id = 1 + u, u = k(operand) for the unary op k: u's operand, else -1 */
 static int one_plus(const ir_graph *g, int id, ir_opkind k) {
@@ -42,21 +41,13 @@ static int sigmoid_of(const ir_graph *g, int id, int x) {
   return e >= 0 && (n = fm_op(g, e, IR_NEG)) && n->args[0] == x;
 }
 
-static ir_attrs none(void) {
-  ir_attrs a;
-  memset(&a, 0, sizeof a);
-  a.ndims = -1;
-  a.dim = -1;
-  return a;
-}
-
 /* v = product of factors: which activation of which x */
 static int act_at(ir_graph *g, ir_value *v, fuse_counts *c) {
   int f[3];
   double k;
   int n = fm_factors(g, v->id, f, 3, &k);
   if (n != 2 || !ir_dtype_isfloat(v->dtype)) return 0;
-  ir_attrs a = none();
+  ir_attrs a = fm_attrs(-1);
   for (int i = 0; i < 2; i++) {
     int x = f[i], other = f[1 - i], t;
     if (!ir_shape_eq(&g->vals[x]->shape, &v->shape)) continue;

@@ -5,8 +5,12 @@
 ** recomputation and simulator costs a model file written with them gets:
 **   rows.c   softmax, log_softmax, layer norm, RMS norm, integer-label cross-entropy
 **   act.c    gelu (tanh and erf forms), silu
+**   optim.c  optax's SGD (with momentum), Adam and AdamW updates
+**   xent.c   cross-entropy against one-hot integer labels
 **   attn.c   attention with the heads after the sequence (JAX's einsums,
-**            jax.nn.dot_product_attention), a causal mask by select
+**            flax's, jax.nn.dot_product_attention) or before it
+**            (PyTorch's), grouped-query k and v repeated, a causal mask
+**            by select or added (mask.c)
 ** then ir_fuse_attention (interp/ir/fuse.c) for carve's own spelling.
 ** Each rewrite keeps what the program computes (up to rounding); what does
 ** not match exactly stays as written. Call on a linked graph, before
@@ -19,6 +23,7 @@
 
 typedef struct fuse_counts {
   int softmax, log_softmax, layernorm, rmsnorm, cross_entropy, gelu, silu, attention;
+  int sgd, adam;           /* optax's updates (optim.c) */
 } fuse_counts;
 
 /* Rewrite g in place (values renumbered, users relinked); counts may be NULL. */

@@ -13,9 +13,15 @@ ir_value *fm_op(const ir_graph *g, int id, ir_opkind k) {
   return v->kind == IR_OP && v->op == k ? v : NULL;
 }
 
-/* Do a and b hold the same elements in the same order, differing only by
-** size-1 dims? */
-static int same_but_ones(const ir_shape *a, const ir_shape *b) {
+ir_attrs fm_attrs(int dim) {
+  ir_attrs a;
+  memset(&a, 0, sizeof a);
+  a.ndims = -1;
+  a.dim = dim;
+  return a;
+}
+
+int fm_same_but_ones(const ir_shape *a, const ir_shape *b) {
   int i = 0, j = 0;
   for (;;) {
     while (i < a->rank && a->d[i] == 1) i++;
@@ -26,8 +32,50 @@ static int same_but_ones(const ir_shape *a, const ir_shape *b) {
 }
 
 int fm_strip(const ir_graph *g, int id) {
-  for (ir_value *v; (v = fm_op(g, id, IR_RESHAPE)) && same_but_ones(&v->shape, &g->vals[v->args[0]]->shape);) id = v->args[0];
+  for (ir_value *v; (v = fm_op(g, id, IR_RESHAPE)) && fm_same_but_ones(&v->shape, &g->vals[v->args[0]]->shape);) id = v->args[0];
   return id;
+}
+
+int fm_align(const ir_shape *v, const ir_shape *x, int d) {
+  int e = d - (v->rank - x->rank);
+  return d >= 0 && e >= 0 && x->d[e] == v->d[d] ? e : -1;
+}
+
+/* the dim of to that dim d of from is, the two the same but for size-1
+** dims (d not one of them), else -1 */
+static int ones_dim(const ir_shape *from, const ir_shape *to, int d) {
+  if (d < 0 || from->d[d] == 1 || !fm_same_but_ones(from, to)) return -1;
+  int n = 0;
+  for (int i = 0; i < d; i++) n += from->d[i] != 1;
+  for (int j = 0; j < to->rank; j++)
+    if (to->d[j] != 1 && n-- == 0) return j;
+  return -1;
+}
+
+int fm_dim_in(const ir_graph *g, const ir_value *v, int k, int d) {
+  const ir_shape *x = &g->vals[v->args[k]]->shape;
+  if (v->kind == IR_OP && v->op == IR_RESHAPE) return ones_dim(&v->shape, x, d);
+  return fm_align(&v->shape, x, d);
+}
+
+int fm_dim_out(const ir_graph *g, const ir_value *v, int k, int e) {
+  for (int d = 0; e >= 0 && d < v->shape.rank; d++)
+    if (fm_dim_in(g, v, k, d) == e) return d;
+  return -1;
+}
+
+int fm_index_dim(const ir_graph *g, int id) {
+  const ir_value *v = g->vals[id];
+  double z;
+  if (v->kind != IR_OP) return -1;
+  if (v->op == IR_IOTA) return v->attr.dim;
+  if (v->op == IR_ADD) {                            /* jnp.tri's iota + k, k = 0 */
+    for (int k = 0; k < 2; k++)
+      if (fm_lit(g, v->args[1 - k], &z) && z == 0 && ir_shape_eq(&g->vals[v->args[k]]->shape, &v->shape)) return fm_index_dim(g, v->args[k]);
+    return -1;
+  }
+  if (v->op != IR_RESHAPE && v->op != IR_BROADCAST && v->op != IR_CONVERT) return -1;
+  return fm_dim_out(g, v, 0, fm_index_dim(g, v->args[0]));
 }
 
 int fm_lit(const ir_graph *g, int id, double *x) {
@@ -121,6 +169,30 @@ static int collect(const ir_graph *g, int id, int *f, int n, int max, double *k)
 int fm_factors(const ir_graph *g, int id, int *f, int max, double *k) {
   *k = 1;
   return collect(g, id, f, 0, max, k);
+}
+
+int fm_mean_all(const ir_graph *g, const ir_value *root, int *v) {
+  if (root->op == IR_MEAN && root->shape.rank == 0) { *v = root->args[0]; return 1; }
+  double n;
+  if (root->op != IR_DIV || root->shape.rank != 0 || !fm_lit(g, root->args[1], &n)) return 0;
+  int s = root->args[0];
+  ir_value *r;
+  while ((r = fm_op(g, s, IR_SUM))) {      /* sums down to the n elements divided by */
+    s = r->args[0];
+    if ((double)ir_nelem(&g->vals[s]->shape) == n) break;
+  }
+  if (s == root->args[0] || n != (double)ir_nelem(&g->vals[s]->shape)) return 0;
+  *v = s;
+  return 1;
+}
+
+int fm_add_op(ir_graph *g, const char *name, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {
+  diag d;
+  diag_init(&d);
+  ir_attrs a = *at;
+  ir_value *v = ir_op(g, &d, ir_fresh_name(g, name), k, args, nargs, &a, LOC_NONE);
+  diag_free(&d);
+  return v ? v->id : -1;
 }
 
 int fm_become(ir_graph *g, ir_value *v, ir_opkind k, const int *args, int nargs, const ir_attrs *at) {

@@ -1,6 +1,7 @@
 /*
 ** program.c: the rewrites of fuse/ in order (activations; softmax and the
-** other rows, which attention then reads; attention), then the graph put
+** other rows, which the one-hot cross-entropy and attention then read;
+** attention), then the graph put
 ** back in order: values a rewrite added come before their first reader,
 ** and what nothing reads any more goes.
 */
@@ -63,7 +64,9 @@ void fuse_program(ir_graph *g, fuse_counts *out) {
   memset(&c, 0, sizeof c);
   fuse_acts(g, &c);
   fuse_rows(g, &c);
-  fuse_attention_bshd(g, &c);
+  fuse_onehot_xent(g, &c);
+  fuse_attention(g, &c);
+  fuse_updates(g, &c);
   reorder(g);
   drop_dead(g);
   c.attention += ir_fuse_attention(g);

@@ -4,6 +4,7 @@
 **   log_softmax  (x - max) - log(sum(exp(x - max)))          jax.nn.log_softmax
 **   layernorm    (x - mean) * rsqrt(var + eps) * g + b       flax (var as mean(x^2) - mean^2)
 **                (x - mean) / sqrt(var + eps) * g + b        by hand (var = mean((x - mean)^2))
+**   rmsnorm      x * rsqrt(mean(x^2) + eps) * g              flax's RMSNorm, Llama's (or / sqrt)
 **   cross_entropy  mean(logsumexp(x) - take_along_axis(x, labels))  optax's integer labels
 ** The max may carry jnp.max's initial -inf and logsumexp's guard; means
 ** may be sums divided by their count; reductions keep their dim or are
@@ -159,6 +160,56 @@ static int layernorm_at(ir_graph *g, ir_value *v) {
   return fm_become(g, v, IR_LAYERNORM, args, 3, &a) == 0;
 }
 
+/* id = mean(x^2) + eps over d, the square as x * x or power(x, 2): x
+** (and eps), else -1 */
+static int mean_square_eps(const ir_graph *g, int id, int d, double *eps) {
+  ir_value *z = fm_op(g, id, IR_ADD);
+  for (int k = 0; z && k < 2; k++) {
+    int sq, x;
+    double two;
+    if (!fm_lit(g, z->args[1 - k], eps) || !(*eps > 0) || !fm_mean(g, z->args[k], d, &sq)) continue;
+    if (square_of(g, sq, &x)) return x;
+    ir_value *p = fm_op(g, sq, IR_POWER);
+    if (p && fm_lit(g, p->args[1], &two) && two == 2) return p->args[0];
+  }
+  return -1;
+}
+
+/* v = x * rsqrt(mean(x^2) + eps) [* g], or x / sqrt(mean(x^2) + eps) [* g]
+** (flax's RMSNorm, Llama's): rmsnorm(x, g), or normalize(x, rms = true) */
+static int rmsnorm_at(ir_graph *g, ir_value *v) {
+  if (!ir_dtype_isfloat(v->dtype) || v->shape.rank < 1) return 0;
+  int d = v->shape.rank - 1, f[4], x = -1, scale = -1, seen_x = 0, gamma = -1;
+  int64_t n = v->shape.d[d];
+  double k, eps = 0;
+  int nf = fm_factors(g, v->id, f, 4, &k);
+  if (nf < 1 || nf > 3 || k != 1) return 0;
+  for (int i = 0; i < nf && scale < 0; i++) {
+    ir_value *r = fm_op(g, f[i], IR_RSQRT), *q = fm_op(g, f[i], IR_DIV), *s, *nz = fm_op(g, f[i], IR_NORMALIZE);
+    if (nz && nz->attr.rms && nz->attr.dim == d)     /* normalize(x) * g: the scale applied after */
+      x = nz->args[0], eps = nz->attr.eps, scale = i, seen_x = 1;
+    else if (r && (x = mean_square_eps(g, r->args[0], d, &eps)) >= 0) scale = i;
+    else if (q && (s = fm_op(g, q->args[1], IR_SQRT)) && (x = mean_square_eps(g, s->args[0], d, &eps)) >= 0 && q->args[0] == x)
+      scale = i, seen_x = 1;
+  }
+  ir_value *s = fm_op(g, x, IR_SUB);
+  if (scale < 0 || (s && centred(g, x, s->args[0], d))) return 0;   /* a layer norm's: layernorm_at's */
+  for (int i = 0; i < nf; i++) {
+    const ir_value *fv = g->vals[f[i]];
+    if (i == scale) continue;
+    if (f[i] == x && !seen_x) seen_x = 1;
+    else if (fv->shape.rank == 1 && fv->shape.d[0] == n && gamma < 0 && fv->kind != IR_CONST) gamma = fv->id;
+    else return 0;
+  }
+  if (!seen_x) return 0;
+  ir_attrs a = dim_attrs(d);
+  a.eps = eps;
+  a.rms = 1;
+  if (gamma < 0) return fm_become(g, v, IR_NORMALIZE, &x, 1, &a) == 0;
+  int args[2] = {x, gamma};
+  return fm_become(g, v, IR_RMSNORM, args, 2, &a) == 0;
+}
+
 /* the labels an index tensor holds: labels, or labels with JAX's wrap of
 ** negative indices (select(labels < 0, labels + n, labels)) */
 static int labels_of(const ir_graph *g, int id) {
@@ -207,28 +258,11 @@ static int logsumexp_of(const ir_graph *g, int id, int *x) {
   return 0;
 }
 
-/* the mean of v over all its elements: mean, or sums over every dim
-** divided by their count */
-static int mean_of_all(const ir_graph *g, const ir_value *root, int *v) {
-  if (root->op == IR_MEAN && root->shape.rank == 0) { *v = root->args[0]; return 1; }
-  double n;
-  if (root->op != IR_DIV || root->shape.rank != 0 || !fm_lit(g, root->args[1], &n)) return 0;
-  int s = root->args[0];
-  ir_value *r;
-  while ((r = fm_op(g, s, IR_SUM))) {      /* sums down to the n elements divided by */
-    s = r->args[0];
-    if ((double)ir_nelem(&g->vals[s]->shape) == n) break;
-  }
-  if (s == root->args[0] || n != (double)ir_nelem(&g->vals[s]->shape)) return 0;
-  *v = s;
-  return 1;
-}
-
 /* loss = mean(logsumexp(x) - x[labels]): cross_entropy(x, labels) */
 static int cross_entropy_at(ir_graph *g, ir_value *v) {
   int nll, x, lab;
   ir_value *s;
-  if (!mean_of_all(g, v, &nll) || !(s = fm_op(g, nll, IR_SUB)) || !logsumexp_of(g, s->args[0], &x) || (lab = take_last(g, s->args[1], x)) < 0)
+  if (!fm_mean_all(g, v, &nll) || !(s = fm_op(g, nll, IR_SUB)) || !logsumexp_of(g, s->args[0], &x) || (lab = take_last(g, s->args[1], x)) < 0)
     return 0;
   int args[2] = {x, lab};
   ir_attrs a = dim_attrs(-1);
@@ -242,6 +276,7 @@ void fuse_rows(ir_graph *g, fuse_counts *c) {
     if (v->op == IR_DIV && softmax_at(g, v)) c->softmax++;
     else if (v->op == IR_SUB && log_softmax_at(g, v)) c->log_softmax++;
     else if ((v->op == IR_ADD || v->op == IR_MUL || v->op == IR_DIV) && layernorm_at(g, v)) c->layernorm++;
+    else if ((v->op == IR_MUL || v->op == IR_DIV) && rmsnorm_at(g, v)) c->rmsnorm++;
     else if ((v->op == IR_DIV || v->op == IR_MEAN) && cross_entropy_at(g, v)) c->cross_entropy++;
   }
 }

@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 ir_graph *ir_graph_new(const diag_src *src, const char *name) {
@@ -287,6 +288,23 @@ int ir_const_typed(ir_graph *g, double x, ir_dtype t) {
   return v->id;
 }
 
+/* Whether the literal x is a value of type t (any float type holds it) */
+int ir_literal_fits(double x, ir_dtype t) {
+  double lo, hi;    /* the type's range, both ends included */
+  switch (t) {
+  case IR_F32: case IR_BF16: case IR_F16: case IR_F64: return 1;
+  case IR_I1: lo = 0; hi = 1; break;
+  case IR_I8: lo = -128; hi = 127; break;
+  case IR_UI8: lo = 0; hi = 255; break;
+  case IR_I16: lo = -32768; hi = 32767; break;
+  case IR_UI16: lo = 0; hi = 65535; break;
+  case IR_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+  case IR_UI32: lo = 0; hi = 4294967295.0; break;
+  default: return x == floor(x) && x >= -0x1p63 && x < 0x1p63;    /* i64 */
+  }
+  return x == floor(x) && x >= lo && x <= hi;
+}
+
 void ir_type_literals(ir_graph *g, ir_opkind op, int *args, int nargs) {
   int flags = ir_opinfo_of(op)->flags;
   if (!(flags & (OPF_UNARY | OPF_BINARY | OPF_TERNARY)) || nargs < 1) return;
@@ -303,7 +321,8 @@ void ir_type_literals(ir_graph *g, ir_opkind op, int *args, int nargs) {
   if (!have || t == IR_F32 || t == IR_BF16 || t == IR_F16) return;   /* f32 literals serve these as they are */
   for (int k = 0; k < nargs; k++) {
     const ir_value *a = g->vals[args[k]];
-    if (a->kind == IR_CONST && a->dtype == IR_F32) args[k] = ir_const_typed(g, a->attr.scalar, t);
+    /* one that t cannot hold stays as it is, for the shape rule to refuse */
+    if (a->kind == IR_CONST && a->dtype == IR_F32 && ir_literal_fits(a->attr.scalar, t)) args[k] = ir_const_typed(g, a->attr.scalar, t);
   }
 }
 

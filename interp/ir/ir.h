@@ -247,6 +247,8 @@ int ir_carry_new_values(ir_graph *g);
 ** keepdims, total, causal; eps, scale. */
 int    ir_attr_flag(const ir_attrs *a, const char *name);
 void   ir_attr_set_flag(ir_attrs *a, const char *name, int on);
+/* whether the literal x is a value of type t (integral and in range for an integer type) */
+int    ir_literal_fits(double x, ir_dtype t);
 double ir_attr_number(const ir_attrs *a, const char *name);
 
 /* Drop the values marked in dead[id] (no kept value may read one): the

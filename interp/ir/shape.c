@@ -89,6 +89,12 @@ static int same_operands(ctx *c, int k0, int kind, ir_dtype *out) {
     *out = a->dtype; have = 1;
   }
   if (!have) *out = IR_F32;
+  for (int k = k0; k < c->v->nargs && !isfloat(*out); k++) {
+    ir_value *a = arg(c, k);
+    if (a->kind == IR_CONST && a->dtype == IR_F32 && !ir_literal_fits(a->attr.scalar, *out))
+      FAIL("%s: the literal %.17g is not a value of %s (the type of the other operands); write one that is, or convert them",
+           c->op, a->attr.scalar, ir_dtype_name(*out));
+  }
   const char *why = NULL;
   if (kind == T_FLOAT && !isfloat(*out)) why = "floating-point values";
   if (kind == T_NUMBER && *out == IR_I1) why = "numbers (not i1)";
@@ -330,13 +336,19 @@ static int infer_reduce(ctx *c) {
   }
   at->ndims = 0;
   for (int i = 0; i < r; i++) if (mark[i]) at->dims[at->ndims++] = i;
-  if (c->v->op == IR_MAX_GRAD) { c->v->shape = x->shape; c->v->dtype = x->dtype; return 0; }
-  if (c->v->op == IR_MEAN && !isfloat(x->dtype)) FAIL("%s: '%s' is %s; mean needs floating-point values", c->op, x->name, ir_dtype_name(x->dtype));
   ir_shape s = {0};
   for (int i = 0; i < r; i++) {
     if (!mark[i]) s.d[s.rank++] = x->shape.d[i];
     else if (at->keepdims) s.d[s.rank++] = 1;
   }
+  if (c->v->op == IR_MAX_GRAD) {   /* dy has the max's shape */
+    ir_value *dy = arg(c, 1);
+    if (!ir_shape_eq(&dy->shape, &s)) FAIL("max_grad: dy '%s' has shape %s but the max of '%s' has %s", dy->name, shp(c, &dy->shape), x->name, shp(c, &s));
+    c->v->shape = x->shape;
+    c->v->dtype = x->dtype;
+    return 0;
+  }
+  if (c->v->op == IR_MEAN && !isfloat(x->dtype)) FAIL("%s: '%s' is %s; mean needs floating-point values", c->op, x->name, ir_dtype_name(x->dtype));
   c->v->shape = s;
   c->v->dtype = x->dtype;
   return 0;
