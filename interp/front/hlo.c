@@ -409,6 +409,8 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
   if (info) memset(info, 0, sizeof *info);
   b->as_written = o && o->as_written;
   arena_init(&b->tmp);
+  for (int m = 0; m < f->nmodules; m++)
+    if (hlo_check_module(b, f->modules[m]) < 0) { arena_free(&b->tmp); return NULL; }
   const mlir_func *fn = entry_func(b, o);
   if (!fn) { arena_free(&b->tmp); return NULL; }
   if (info && b->m->nmeshes) {

@@ -51,9 +51,14 @@ static inline loc L(hctx *b, uint32_t off) { return (loc){b->src, off}; }
 /* ---- reading ops (hlo_op.c) ---- */
 
 void hlo_scope_put(arena *a, scope *sc, const char *name, int k, int id);
+/* the id put under (name, k), or -1 */
+int hlo_scope_get(const scope *sc, const char *name, int k);
 
 /* A message about an op, at its name, with the Python place its loc names; -1. */
 int hlo_error(hctx *b, const mlir_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* ops only inside functions, each function name once, each SSA value
+** defined once where it is visible (hlo_check.c): 0, or -1 with an error */
+int hlo_check_module(hctx *b, const mlir_module *m);
 /* Operand k's value id, or -1 after an error. */
 int hlo_operand(hctx *b, const mlir_op *op, int k);
 /* A tensor type's shape and element type, with a located error for what carve cannot hold. */

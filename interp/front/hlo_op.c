@@ -35,7 +35,7 @@ void hlo_scope_put(arena *a, scope *sc, const char *name, int k, int id) {
   sc->s[h] = (sslot){name, k, id};
 }
 
-static int scope_get(const scope *sc, const char *name, int k) {
+int hlo_scope_get(const scope *sc, const char *name, int k) {
   if (!sc->cap) return -1;
   unsigned m = (unsigned)sc->cap - 1, h = shash(name, k) & m;
   while (sc->s[h].name) {
@@ -175,13 +175,13 @@ const char *hlo_op_word(const mlir_op *op, const char *const *set, const char *k
 int hlo_lookup(hctx *b, const mlir_op *op, int k) {
   if (k >= op->noperands) return -1;
   const mlir_attr *v = op->operands[k];
-  return scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
+  return hlo_scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
 }
 
 int hlo_operand(hctx *b, const mlir_op *op, int k) {
   if (k >= op->noperands) { hlo_error(b, op, "%s: expected at least %d operands, found %d", op->name, k + 1, op->noperands); return -1; }
   const mlir_attr *v = op->operands[k];
-  int id = scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
+  int id = hlo_scope_get(b->sc, v->text, v->i < 0 ? 0 : (int)v->i);
   if (id < 0) diag_error(b->d, L(b, v->off), "'%s' is used before it is defined", v->text);
   return id;
 }
