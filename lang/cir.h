@@ -99,4 +99,8 @@ typedef struct cir_file {
 */
 cir_file *cir_parse(arena *a, diag *d, const diag_src *src);
 
+/* Is name a keyword of the model language (model, input, param, return,
+** repeat, in, version), which a value may not be called? */
+int cir_is_keyword(const char *name);
+
 #endif

@@ -8,6 +8,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "lang/cir_int.h"
 #include "lang/cir_gram.h"
 
@@ -23,6 +24,13 @@ static const char *const tok_words[] = {
   [TK_LP] = "'('", [TK_RP] = "')'", [TK_LB] = "'['", [TK_RB] = "']'", [TK_LC] = "'{'", [TK_RC] = "'}'",
   [TK_COLON] = "':'", [TK_COMMA] = "','", [TK_EQ] = "'='", [TK_MINUS] = "'-'", [TK_DOTDOT] = "'..'",
 };
+
+int cir_is_keyword(const char *name) {
+  size_t n = strlen(name);
+  for (int k = TK_MODEL; k <= TK_VERSION; k++)        /* "'model'" */
+    if (strlen(tok_words[k]) == n + 2 && !strncmp(tok_words[k] + 1, name, n)) return 1;
+  return 0;
+}
 
 #define BIT SYN_BIT
 #define EXPR_START (BIT(TK_NAME) | BIT(TK_INT) | BIT(TK_FLOAT) | BIT(TK_STRING) | BIT(TK_MINUS) | BIT(TK_LB))
