@@ -412,7 +412,7 @@ ir_graph *hlo_build(const mlir_file *f, const hlo_opts *o, hlo_info *info, diag 
   for (int m = 0; m < f->nmodules; m++)
     if (hlo_check_module(b, f->modules[m]) < 0) { arena_free(&b->tmp); return NULL; }
   const mlir_func *fn = entry_func(b, o);
-  if (!fn) { arena_free(&b->tmp); return NULL; }
+  if (!fn || hlo_check_size(b, fn) < 0) { arena_free(&b->tmp); return NULL; }
   if (info && b->m->nmeshes) {
     const mlir_mesh *me = b->m->meshes[0];
     for (int i = 0; i < me->naxes && i < HLO_MAXAXES; i++) {

@@ -89,3 +89,64 @@ int hlo_check_module(hctx *b, const mlir_module *m) {
   }
   return 0;
 }
+
+/* ---- the size of the program as read: calls inlined ---- */
+
+typedef struct expand {
+  hctx *b;
+  scope fns;             /* function name -> index + 1 */
+  scope memo;            /* function name -> its size + 2 (1: being measured) */
+} expand;
+
+/* the function an op runs: a call's callee, a composite's decomposition */
+static const mlir_func *callee_of(expand *e, const mlir_op *op) {
+  const char *name = NULL;
+  for (int i = 0; i < op->nitems && !name; i++) if (op->items[i].val->kind == MLIR_A_SYMBOL) name = op->items[i].val->text;
+  const mlir_attr *a = name ? NULL : mlir_op_attr(op, "callee");
+  if (!a) a = name ? NULL : mlir_op_attr(op, "decomposition");
+  if (a && a->kind == MLIR_A_SYMBOL) name = a->text;
+  int k = name ? hlo_scope_get(&e->fns, arena_intern_cstr(&e->b->tmp, name), 0) : -1;
+  return k > 0 ? e->b->m->funcs[k - 1] : NULL;
+}
+
+static int64_t func_size(expand *e, const mlir_func *fn, const mlir_op *at);
+
+static int64_t region_size(expand *e, const mlir_region *r) {
+  int64_t n = 0;
+  for (int k = 0; k < r->nblocks; k++)
+    for (int i = 0; i < r->blocks[k]->nops; i++) {
+      const mlir_op *op = r->blocks[k]->ops[i];
+      int64_t s = 1;
+      for (int j = 0; j < op->nregions && s >= 0; j++) { int64_t x = region_size(e, op->regions[j]); s = x < 0 ? -1 : s + x; }
+      const mlir_func *f = s >= 0 ? callee_of(e, op) : NULL;
+      if (f) { int64_t x = func_size(e, f, op); s = x < 0 ? -1 : s + x; }
+      if (s < 0) return -1;
+      n += s;
+      if (n > HLO_MAX_OPS) {
+        hlo_error(e->b, op, "the program grows beyond %d ops here as carve reads it: every call is inlined, and %s",
+                  HLO_MAX_OPS, f ? "this call brings its function's ops again" : "the ops up to here add up");
+        return -1;
+      }
+    }
+  return n;
+}
+
+static int64_t func_size(expand *e, const mlir_func *fn, const mlir_op *at) {
+  const char *nm = arena_intern_cstr(&e->b->tmp, fn->name);
+  int m = hlo_scope_get(&e->memo, nm, 0);
+  if (m == 1) {
+    hlo_error(e->b, at, "@%s calls itself (directly or through others); carve inlines calls and cannot import recursion", fn->name);
+    return -1;
+  }
+  if (m > 1) return m - 2;
+  hlo_scope_put(&e->b->tmp, &e->memo, nm, 0, 1);
+  int64_t n = fn->body ? region_size(e, fn->body) : 0;
+  if (n >= 0) hlo_scope_put(&e->b->tmp, &e->memo, nm, 0, (int)n + 2);
+  return n;
+}
+
+int hlo_check_size(hctx *b, const mlir_func *entry) {
+  expand e = {b, {0}, {0}};
+  for (int i = 0; i < b->m->nfuncs; i++) hlo_scope_put(&b->tmp, &e.fns, arena_intern_cstr(&b->tmp, b->m->funcs[i]->name), 0, i + 1);
+  return func_size(&e, entry, NULL) < 0 ? -1 : 0;
+}

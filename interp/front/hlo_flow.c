@@ -241,6 +241,8 @@ static int run_block(hctx *b, const mlir_block *bl, int *outs, int maxouts, int 
       }
       return 0;
     }
+    if (b->g->nvals > HLO_MAX_OPS)      /* loops unrolled past the bound */
+      return hlo_error(b, op, "the program grows beyond %d ops here as carve reads it (loops are unrolled, calls inlined)", HLO_MAX_OPS);
     if (build_op(b, op) < 0) return -1;
   }
   return -2;

@@ -59,6 +59,12 @@ int hlo_error(hctx *b, const mlir_op *op, const char *fmt, ...) __attribute__((f
 /* ops only inside functions, each function name once, each SSA value
 ** defined once where it is visible (hlo_check.c): 0, or -1 with an error */
 int hlo_check_module(hctx *b, const mlir_module *m);
+/* The most ops a program may grow to as carve reads it (calls inlined at
+** each call, loops unrolled): a bound on the work and memory of reading. */
+#define HLO_MAX_OPS 2000000
+/* entry's ops, calls inlined, within HLO_MAX_OPS and no recursion
+** (hlo_check.c; loops are counted once, their unrolling as it happens) */
+int hlo_check_size(hctx *b, const mlir_func *entry);
 /* Operand k's value id, or -1 after an error. */
 int hlo_operand(hctx *b, const mlir_op *op, int k);
 /* A tensor type's shape and element type, with a located error for what carve cannot hold. */
