@@ -94,7 +94,13 @@ int layout_steps(const sh_plan *pl, int rank, const sh_dim *from, uint32_t parti
         cur[i].ax[cur[i].n++] = (int8_t)a;
       }
     }
-  return n;
+  /* an axis of one device moves and splits nothing: no step over it */
+  uint32_t one = 0;
+  for (int a = 0; a < pl->mesh.n; a++) if (pl->mesh.size[a] == 1) one |= 1u << a;
+  int m = 0;
+  for (int k = 0; k < n; k++)
+    if (st[k].axes & ~one) { st[m] = st[k]; st[m++].axes &= ~one; }
+  return m;
 }
 
 int64_t layout_group_devices(const sh_plan *p, uint32_t axes) {

@@ -466,6 +466,13 @@ Test(counts, batch_and_megatron) { counts("gpt2_small_bp_mp.tac", -2, 0, 0, 0); 
 Test(counts, zero1) { counts("gpt2_small_bp_mp_z1.tac", -2, -1, 0, 0); }                  /* gradients whole, updates gathered */
 Test(counts, zero2) { counts("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, -1, -1, 0); }     /* gradients scattered, updates gathered */
 Test(counts, zero3) { counts("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, -2, -1, 0); }     /* parameters gathered at each use */
+/* An axis of one device moves nothing: batch = 1 beside megatron leaves
+** megatron's collectives alone, batch = 1 by itself none */
+Test(counts, axes_of_one_device) {
+  counts_once("batch = 1, model = 2", "version 1\nmesh batch = 1, model = 2\nuse \"batch\" as bp (axis = batch)\n"
+              "use \"megatron\" as mp (axis = model)\nschedule bp, mp\n", 4 * LAYERS, 0, 0, 0, 1);
+  counts_once("batch = 1", "version 1\nmesh batch = 1\nuse \"batch\" as bp (axis = batch)\nschedule bp\n", 0, 0, 0, 0, 1);
+}
 /* + the table split by vocabulary: the lookup is a partial sum (1 all-reduce),
 ** so is the tied projection's gradient for its input (1 more); the logits are
 ** gathered whole for cross_entropy (1 all-gather); the table's two gradient
