@@ -55,6 +55,13 @@ static void print_profile(const drive *r, long steps, int nranks, int json_out, 
 /* Are the model's float parameters and inputs all f64 (and is there one)?
 ** Then --check and --bisect default to BISECT_TOLERANCE_F64. (The
 ** optimizer's state follows the parameters' type.) */
+/* whether some value is computed in bf16 or f16 (a bf16 model, mixed precision) */
+static int computes_low(const ir_graph *g) {
+  for (int i = 0; i < g->nvals; i++)
+    if (g->vals[i]->kind == IR_OP && (g->vals[i]->dtype == IR_BF16 || g->vals[i]->dtype == IR_F16)) return 1;
+  return 0;
+}
+
 static int all_f64(const ir_graph *g) {
   int n = 0;
   for (int i = 0; i < g->nvals; i++) {
@@ -278,6 +285,7 @@ int cli_run(const cli_opts *o) {
   }
   if (world.rank == 0 && s.diag.nwarnings) cli_report(&s.diag);   /* loaded, with warnings worth reading */
   if (!o->tolerance && all_f64(s.g)) tol = BISECT_TOLERANCE_F64;
+  if (!o->tolerance && computes_low(s.g)) tol = BISECT_TOLERANCE_LOW;
   rt_mpi *mpi = NULL;
   rt_nccl *nccl = NULL;
   const rt_backend *be = NULL;

@@ -572,6 +572,7 @@ static ex_val layernorm_grad(ex_ctx *c, const ir_value *v) {
 
 static ex_val cross_entropy(ex_ctx *c, const ir_value *v, int grad) {
   ex_val lg = arg(c, v, 0), lb = operand(c, v->args[1], IR_I32);
+  if (!grad && lg.t != v->dtype) lg = convert(c, lg, v->dtype);     /* bf16 logits: the loss in f32 */
   int last = lg.s.rank - 1;
   double npos = (double)(ir_nelem(&lg.s) / (lg.s.d[last] ? lg.s.d[last] : 1));
   ex_val hot = labels_at(c, lb, &lg.s);

@@ -729,10 +729,10 @@ int ir_infer(ir_graph *g, ir_value *v, diag *d) {
     v->dtype = dy->dtype;
     return check_elems(c, &v->shape);
   }
-  case IR_CROSS_ENTROPY:
+  case IR_CROSS_ENTROPY:     /* the loss of bf16 or f16 logits is f32, as it is computed */
     if (check_labels(c, arg(c, 0), arg(c, 1)) < 0) return -1;
     v->shape.rank = 0;
-    v->dtype = arg(c, 0)->dtype;
+    v->dtype = arg(c, 0)->dtype == IR_F64 ? IR_F64 : IR_F32;
     return 0;
   case IR_CROSS_ENTROPY_GRAD:
     if (check_labels(c, arg(c, 0), arg(c, 1)) < 0) return -1;

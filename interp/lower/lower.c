@@ -503,8 +503,11 @@ static int f32_kernel(const ir_value *v) {
   }
 }
 
+static int low_float(ir_dtype t) { return t == IR_BF16 || t == IR_F16; }
+
 static void lower_op(lctx *c, const ir_value *v, int out) {
-  int wrap = f32_kernel(v) && (v->dtype == IR_BF16 || v->dtype == IR_F16);
+  int wrap = f32_kernel(v) && low_float(v->dtype);
+  for (int k = 0; k < v->nargs; k++) wrap |= f32_kernel(v) && low_float(V(c, v->args[k])->dtype);   /* bf16 logits' f32 loss */
   if (!wrap) { lower_op_f32(c, v, out); return; }
   rt_dtype keep = c->dt;
   for (int k = 0; k < v->nargs; k++) {
@@ -517,11 +520,11 @@ static void lower_op(lctx *c, const ir_value *v, int out) {
     c->abuf[k] = w;
   }
   const ir_shape *os = OS(c);
-  int t = lw_tmp(c, v->name, RT_F32, os->rank ? os->rank : 1, os->rank ? os->d : (int64_t[]){1});
+  int t = low_float(v->dtype) ? lw_tmp(c, v->name, RT_F32, os->rank ? os->rank : 1, os->rank ? os->d : (int64_t[]){1}) : out;
   c->dt = RT_F32;
   lower_op_f32(c, v, t);
   c->dt = keep;
-  ew(c, out, os, RT_CONVERT, &t, &os, 1);
+  if (t != out) ew(c, out, os, RT_CONVERT, &t, &os, 1);
 }
 
 static void lower_op_f32(lctx *c, const ir_value *v, int out) {

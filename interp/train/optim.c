@@ -51,6 +51,7 @@ static int state_leaf(ir_graph *g, const char *name, const ir_shape *s, ir_dtype
 #define NM(...) arena_printf(&g->mem, __VA_ARGS__)
 
 int train_build(ir_graph *g, const train_spec *t, diag *d) {
+  if (t->precision != IR_F32 && train_precision(g, t->precision, d) < 0) return -1;
   int nfwd = g->nvals;
   if (grad_build(g, d) < 0 || remat_build(g, nfwd, t, d) < 0) return -1;
   octx c = {g, d, 0};

@@ -17,9 +17,9 @@ typedef struct optim_info {
 } optim_info;
 
 static const optim_info optims[] = {
-  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay, remat", "sgd(lr = 0.01, momentum = 0.9)"},
-  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay, remat", "adam(lr = 1e-3)"},
-  {"adamw", TRAIN_ADAMW, "lr, beta1, beta2, eps, weight_decay, remat", "adamw(lr = 3e-4, weight_decay = 0.1)"},
+  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay, remat, precision", "sgd(lr = 0.01, momentum = 0.9)"},
+  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay, remat, precision", "adam(lr = 1e-3)"},
+  {"adamw", TRAIN_ADAMW, "lr, beta1, beta2, eps, weight_decay, remat, precision", "adamw(lr = 3e-4, weight_decay = 0.1)"},
 };
 
 static double *slot(train_spec *t, const char *key) {
@@ -73,11 +73,20 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
   t->kind = o->kind;
   t->lr = 1e-3;
   t->beta1 = 0.9; t->beta2 = 0.999; t->eps = 1e-8;
+  t->precision = IR_F32;
   if (t->kind == TRAIN_ADAMW) t->weight_decay = 0.01;     /* torch.optim.AdamW's */
   for (int i = 0; i < c->nargs; i++) {
     const tac_arg *x = &c->args[i];
     if (!strcmp(x->key, "remat")) {
       if (remat_policy(t, o, src, x, d) < 0) return -1;
+      continue;
+    }
+    if (!strcmp(x->key, "precision")) {
+      int ok = (x->val.kind == TAC_VNAME || x->val.kind == TAC_VSTR) && ir_dtype_parse(x->val.text, &t->precision) == 0 &&
+               (t->precision == IR_F32 || t->precision == IR_BF16);
+      if (!ok)
+        return diag_error(d, (loc){src, x->val.off}, "precision is f32 or bf16 (bf16: the forward computes in bf16, the "
+                          "parameters, gradients and optimizer state stay f32), as in %s(lr = 1e-3, precision = bf16)", o->name);
       continue;
     }
     double *s = slot(t, x->key);

@@ -28,6 +28,8 @@ typedef struct train_spec {
   double weight_decay;             /* sgd, adam: L2 added to the gradient, as torch.optim does;
                                       adamw: p scaled by 1 - lr weight_decay before the step */
   train_remat remat;               /* remat = none | cheap | full | "GLOB, GLOB" */
+  ir_dtype precision;              /* the forward's compute type: f32 (as the model says), or bf16 with
+                                      f32 parameters, gradients and state (precision.c) */
   const char *remat_names;         /* REMAT_NAMED: the globs, as written */
   loc remat_at;                    /* where they were written, for errors */
 } train_spec;
@@ -35,6 +37,11 @@ typedef struct train_spec {
 /* "sgd(lr = 0.01)", "adam(lr = 1e-3, beta1 = 0.9)", "adamw(lr = 3e-4)" (options.c): -1 with a
 ** located error ("--train:1:17: error: ..."). The source text lives in a. */
 int train_parse(arena *a, const char *text, train_spec *t, diag *d);
+
+/* Mixed precision (precision.c): the forward of g computes in t, its f32
+** parameters and inputs converted where read, the loss converted back to
+** f32. 0, or -1 with an error in d. */
+int train_precision(ir_graph *g, ir_dtype t, diag *d);
 
 /* Append grad.P for every parameter P the loss depends on (the model must
 ** return one f32 scalar). Returns 0 or -1. */

@@ -55,5 +55,33 @@ for opt in 'adam(lr = 1e-2)' 'sgd(lr = 0.1, momentum = 0.9)'; do
     python3 -c "import json, sys; l = json.loads(sys.argv[1])['losses']; sys.exit(0 if l[-1] < 0.8 * l[0] else 1)" "$out" &&
     pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: bf16 $opt: $out $(head -2 "$tmp/err")"; }
 done
+# mixed precision: precision = bf16 computes the forward (and so the
+# backward) in bf16 from f32 parameters, gradients and state: to the bit
+# what the same model with the converts written by hand computes; GPT-2
+# test size tracks its f32 training (losses within 2e-3 over four steps,
+# the new parameters and state f32); split on 4 ranks it equals one device
+# within the bf16 tolerance --check takes for such programs
+for opt in 'adam(lr = 1e-2' 'sgd(lr = 0.1, momentum = 0.9'; do
+  a=$("$CARVE" run "$ex/mlp_small.cir" --train "$opt, precision = bf16)" --steps 5 --print-outputs 2>"$tmp/err" | grep '^{') &&
+    b=$("$CARVE" run "$SRCDIR/tests/data/mlp_bf16_by_hand.cir" --train "$opt)" --steps 5 --print-outputs 2>>"$tmp/err" | grep '^{') &&
+    [ -n "$a" ] && [ "$a" = "$b" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: precision = bf16 with $opt): not the converts written by hand $(head -2 "$tmp/err")"; }
+done
+"$CARVE" run "$ex/gpt2_small.cir" --train 'adam(lr = 1e-3, precision = bf16)' --steps 4 --print-outputs >"$tmp/lo" 2>&1 &&
+  "$CARVE" run "$ex/gpt2_small.cir" --train 'adam(lr = 1e-3)' --steps 4 --json >"$tmp/hi" 2>&1 &&
+  python3 - "$tmp/lo" "$tmp/hi" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: bf16 GPT against f32"; }
+import json, re, sys
+text = open(sys.argv[1]).read()
+lo = [float(x) for x in re.findall(r"^step \d+  loss ([-0-9.e]+)", text, re.M)]
+hi = json.load(open(sys.argv[2]))["losses"]
+assert len(lo) == 4 and all(abs(x - y) <= 2e-3 * abs(y) for x, y in zip(lo, hi)), (lo, hi)
+outs = [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+assert outs and all(o["dtype"] == "f32" for o in outs if o["name"].startswith("new.")), [o["dtype"] for o in outs]
+PY
+. "$SRCDIR/tests/e2e/mpi_env.sh"
+out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train 'sgd(lr = 0.1, momentum = 0.9, precision = bf16)' \
+  --steps 3 --check --json 2>"$tmp/err") && python3 -c "import json, sys; j = json.loads(sys.argv[1]); sys.exit(0 if j['max_rel_error'] <= j['tolerance'] == 5e-2 else 1)" "$out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: bf16 on 4 ranks: $out $(head -2 "$tmp/err")"; }
+err=$("$CARVE" run "$ex/mlp_small.cir" --train 'adam(lr = 1e-3, precision = f16)' --steps 1 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == "--train:1:29: error: precision is f32 or bf16"* ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: precision = f16: rc $rc $err"; }
 echo "train: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
