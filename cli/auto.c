@@ -103,12 +103,6 @@ int cli_auto(const cli_opts *o) {
     fprintf(stderr, "carve: error: carve auto needs -o FOUND.tac: where to write the tactics it finds (see 'carve auto --help')\n");
     return 2;
   }
-  char err[512];
-  const char *reading[2] = {o->files[0], o->files[1]};
-  if (file_check_target(o->out, reading, 2, err, sizeof err) < 0) {   /* before the search, not after */
-    fprintf(stderr, "carve: error: -o: %s\n", err);
-    return 1;
-  }
   session s;
   session_init(&s);
   session_opts so;

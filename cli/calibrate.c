@@ -76,6 +76,7 @@ int cli_calibrate(const cli_opts *o) {
   char err[512] = "", agreed[700] = "";
   int rc = 0;
   if (world.rank == 0 && make_dirs(out, err, sizeof err) < 0) rc = -1;
+  if (rc == 0 && world.rank == 0 && cli_check_outputs(o, err, sizeof err) < 0) rc = -1;
   if (rc == 0 && world.rank == 0 && access(out, F_OK) == 0 && access(out, W_OK) != 0)
     rc = diag_errbuf(err, sizeof err, "cannot write '%s': %s", out, strerror(errno));
   if (world.agree(world.impl, rc, err, agreed, sizeof agreed) < 0) {

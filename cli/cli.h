@@ -61,6 +61,14 @@ void cli_session_opts(const cli_opts *o, session_opts *so);
 /* The lowering options of a command's flags (--bucket); -1 after saying what is wrong. */
 struct lower_opts;
 int cli_lower_opts(const cli_opts *o, struct lower_opts *lo);
+/* May the command write each of its outputs (-o, --tactics-out, --svg,
+** --save)? Each must be a regular file or a new name, none of the files
+** the command reads (under any name: device and inode compared) and no
+** other output; --save may replace --params. -1 with the reason in err
+** ("-o: 'm.cir' is the model file this command reads; write to another
+** file"). main() calls it before every command but run and calibrate,
+** which call it on rank 0 and agree. */
+int cli_check_outputs(const cli_opts *o, char *err, size_t errlen);
 /* Load the model (and tactic file) of a command; -1 after reporting. */
 int cli_load(session *s, const cli_opts *o);
 /* The id of the value named name (not a literal); -1 after saying there is none. */

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "interp/drive/session.h"
 #include "interp/lower/lower.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -71,4 +72,49 @@ int cli_value(const session *s, const cli_opts *o, const char *name) {
   fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s; 'carve apply' lists every value\n", name, s->g->name,
           !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
   return -1;
+}
+
+/* The files a command reads, with what each is to it: its file arguments
+** (not show's and explain's value name), --params, --data, --compare, and
+** --device where it names a file. How many. */
+static int inputs_of(const cli_opts *o, file_read *in) {
+  static const char *const roles[][3] = {
+    {"the model file this command reads", "the tactic file this command reads", NULL},
+    {"the model file this command reads", "tactic file A this command reads", "tactic file B this command reads"},
+    {"program file A this command reads", "program file B this command reads", NULL},
+    {"the StableHLO program this command reads", NULL, NULL},
+  };
+  int r = !strcmp(o->cmd, "diff") ? 1 : !strcmp(o->cmd, "bisect") ? 2 : !strcmp(o->cmd, "import") ? 3 : 0;
+  int nfiles = o->nfiles, n = 0;
+  if (!strcmp(o->cmd, "show") || !strcmp(o->cmd, "explain")) nfiles = nfiles < 2 ? nfiles : 2;
+  for (int i = 0; i < nfiles && i < 3; i++) in[n++] = (file_read){o->files[i], roles[r][i]};
+  in[n++] = (file_read){o->params, "the --params file this command reads"};
+  in[n++] = (file_read){o->data, "the --data file this command reads"};
+  in[n++] = (file_read){o->compare, "the --compare tactic file this command reads"};
+  size_t dl = o->device ? strlen(o->device) : 0;     /* a profile's name is no file here (sim_profile_load) */
+  if (o->device && (strchr(o->device, '/') || (dl > 8 && !strcmp(o->device + dl - 8, ".profile"))))
+    in[n++] = (file_read){o->device, "the --device profile this command reads"};
+  return n;
+}
+
+int cli_check_outputs(const cli_opts *o, char *err, size_t errlen) {
+  const struct { const char *path, *option, *what; int over_params; } outs[] = {
+    {o->out, "-o", "the file -o writes", 0},
+    {o->tactics_out, "--tactics-out", "the file --tactics-out writes", 0},
+    {o->svg, "--svg", "the file --svg writes", 0},
+    {o->save, "--save", "the file --save writes", 1},   /* over --params: resuming in place */
+  };
+  file_read in[12];
+  int n = inputs_of(o, in);
+  for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+    if (!outs[k].path) continue;
+    file_read list[12];
+    int m = 0;
+    for (int i = 0; i < n; i++) if (!outs[k].over_params || in[i].path != o->params) list[m++] = in[i];
+    char why[512];
+    if (file_check_target(outs[k].path, list, m, why, sizeof why) < 0)
+      return diag_errbuf(err, errlen, "%s: %s", outs[k].option, why);
+    in[n++] = (file_read){outs[k].path, outs[k].what};  /* no later output may be this one */
+  }
+  return 0;
 }

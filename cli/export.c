@@ -14,12 +14,6 @@ int cli_export(const cli_opts *o) {
     fprintf(stderr, "carve: error: export needs -o PROGRAM.mlir (see 'carve export --help')\n");
     return 2;
   }
-  const char *reading[2] = {o->files[0], o->nfiles > 1 ? o->files[1] : o->files[0]};
-  char err[512];
-  if (file_check_target(o->out, reading, 2, err, sizeof err) < 0) {   /* before the work, not after */
-    fprintf(stderr, "carve: error: -o: %s\n", err);
-    return 1;
-  }
   session s;
   if (cli_load(&s, o) < 0) return 1;
   arena a;

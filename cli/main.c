@@ -45,6 +45,7 @@ typedef struct command {
   const char *usage;
   const char *help;
   void (*more_help)(FILE *f);  /* what the help text goes on with (NULL: nothing) */
+  int mpi;                  /* runs under mpirun: checks its outputs itself, on rank 0 (cli_check_outputs) */
 } command;
 
 static const command commands[] = {
@@ -77,7 +78,7 @@ static const command commands[] = {
    "--print-outputs prints each returned tensor whole after the run, one JSON object a\n"
    "line: {\"name\", \"shape\", \"dtype\", \"values\"} (NaN and infinities as strings).\n"
    "Every command that reads a model fuses softmax(scale q k^T) v attention into one\n"
-   "attention op (README \"Fused attention\"); --no-fuse keeps the model as written."},
+   "attention op (README \"Fused attention\"); --no-fuse keeps the model as written.", NULL, 1},
   {"apply", cli_apply, 2, 2, "train mesh model no-fuse json strict lenient quiet bucket",
    "carve apply MODEL.cir TACTICS.tac [--mesh ..] [--train OPT] [--json] [--strict]",
    "Apply the tactic file's schedule: print the sharding and local shape of every value,\n"
@@ -107,7 +108,7 @@ static const command commands[] = {
    "kernel's cost per element at two sizes, and under mpirun each collective's latency\n"
    "and bandwidth between the ranks (every rank measures at once). Writes FILE, or\n"
    "~/.config/carve/local.profile, which 'carve simulate --device local' reads. Set\n"
-   "OPENBLAS_NUM_THREADS as the runs to predict will have it."},
+   "OPENBLAS_NUM_THREADS as the runs to predict will have it.", NULL, 1},
   {"repl", cli_repl, 0, 2, "train mesh model device no-fuse",
    "carve repl [MODEL.cir [TACTICS.tac]] [--train OPT] [--mesh ..] [--device PROFILE] [--no-fuse]",
    "Explore shardings a line at a time: tactic statements and declarations apply at once\n"
@@ -271,6 +272,11 @@ int main(int argc, char **argv) {
                      : !strcmp(c->name, "bisect") ? "two program files (carve lower -o)" : need[c->minfiles];
     fprintf(stderr, "carve: error: %s needs %s: %s (see 'carve %s --help')\n", c->name, what, c->usage, c->name);
     return 2;
+  }
+  char err[1024];
+  if (!c->mpi && cli_check_outputs(&o, err, sizeof err) < 0) {   /* before the work, not after */
+    fprintf(stderr, "carve: error: %s\n", err);
+    return 1;
   }
   return c->run(&o);
 }

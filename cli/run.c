@@ -316,8 +316,7 @@ int cli_run(const cli_opts *o) {
     }
   }
   if (o->save && world.rank == 0) {      /* before hours of training, not after; --params may be replaced (resuming) */
-    const char *reading[3] = {o->files[0], o->nfiles > 1 ? o->files[1] : NULL, o->data};
-    if (file_check_target(o->save, reading, 3, err, sizeof err) < 0) status = -1;
+    if (cli_check_outputs(o, err, sizeof err) < 0) status = -1;
   }
   r.watch = 0;                       /* on a non-finite loss the steps are replayed watching (drive_replay) */
   if (status == 0) status = drive_start(&r, be, comm, &world, o->params, o->data, err, sizeof err);

@@ -17,17 +17,9 @@
 #include "lang/cir_int.h"
 #include "lang/cir_gram.h"
 
+/* 2^63 comes as INT64_MIN, which new_num takes only after a minus sign */
 static int lex_int(cir_pctx *p, cir_tok *t) {
-  /* 2^63 is INT64_MIN's magnitude: kept as INT64_MIN, which new_num takes
-     only after a minus sign */
-  if (t->len == 19 && !memcmp(t->s, "9223372036854775808", 19)) {
-    t->i = INT64_MIN;
-    t->f = 9223372036854775808.0;
-    return TK_INT;
-  }
-  if (syn_int(&p->syn, t->off, t->s, t->len, &t->i) < 0) return -1;
-  t->f = (double)t->i;
-  return TK_INT;
+  return syn_int_literal(&p->syn, t->off, t->s, t->len, &t->i, &t->f) < 0 ? -1 : TK_INT;
 }
 
 static int lex_float(cir_pctx *p, cir_tok *t) {

@@ -152,6 +152,17 @@ const char *syn_show_byte(char buf[8], unsigned char c) {
   return buf;
 }
 
+int syn_int_literal(syn_ctx *s, uint32_t off, const char *digits, uint32_t len, int64_t *v, double *f) {
+  if (len == 19 && !memcmp(digits, "9223372036854775808", 19)) {
+    *v = INT64_MIN;
+    *f = 9223372036854775808.0;
+    return 0;
+  }
+  if (syn_int(s, off, digits, len, v) < 0) return -1;
+  *f = (double)*v;
+  return 0;
+}
+
 int syn_int(syn_ctx *s, uint32_t off, const char *digits, uint32_t len, int64_t *v) {
   int64_t x = 0;
   for (uint32_t k = 0; k < len; k++) {

@@ -116,6 +116,10 @@ int  syn_unexpected(syn_ctx *s, const syn_lang *l, int code, uint32_t off, const
 const char *syn_show_byte(char buf[8], unsigned char c);
 /* Decimal digits into *v; an error (and -1) when they do not fit in 64 bits. */
 int  syn_int(syn_ctx *s, uint32_t off, const char *digits, uint32_t len, int64_t *v);
+/* An integer literal's digits into *v and *f (as a double), 2^63 too:
+** the magnitude of INT64_MIN, kept as INT64_MIN, which a grammar takes
+** only after a minus sign. An error (and -1) when larger. */
+int  syn_int_literal(syn_ctx *s, uint32_t off, const char *digits, uint32_t len, int64_t *v, double *f);
 /* A decimal number with '.' or an exponent into *v; an error (and -1) when
 ** it is too long or too large for a double. */
 int  syn_float(syn_ctx *s, uint32_t off, const char *text, uint32_t len, double *v);

@@ -26,9 +26,11 @@ static int is_selector(int code) {
   return code >= TT_INPUT && code <= TT_VALUES;
 }
 
+/* 2^63 only after a minus sign (-2^63, INT64_MIN, which the grammar keeps
+** as it is): a minus is only ever a number's sign here */
 static int lex_int(tac_pctx *p, tac_tok *t) {
-  if (syn_int(&p->syn, t->off, t->s, t->len, &t->i) < 0) return -1;
-  t->f = (double)t->i;
+  if (syn_int_literal(&p->syn, t->off, t->s, t->len, &t->i, &t->f) < 0) return -1;
+  if (t->i == INT64_MIN && p->syn.prev != TT_MINUS) return tac_error(p, t->off, "number too large (integers must fit in 64 bits)");
   return TT_INT;
 }
 

@@ -14,6 +14,12 @@
 #include <stdint.h>
 #include "runtime/prog.h"
 
+/* The most devices a mesh may have: tactic files, --mesh and program
+** files are refused above it (README "Hardening"), so that a device count,
+** a device's number and its index in a group fit an int, and what is kept
+** per device (carve show's map of blocks, a gather's pieces) stays small. */
+#define RT_MAX_DEVICES (1 << 20)
+
 int rt_mesh_devices(const rt_prog *p);                       /* 1 without a mesh */
 int rt_mesh_coord(const rt_prog *p, int device, int axis);
 int rt_mesh_index(const rt_prog *p, int device, int group);   /* 0 for group -1 */

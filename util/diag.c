@@ -30,7 +30,14 @@ void diag_linecol(const diag_src *s, uint32_t off, int *line, int *col) {
   *line = l; *col = c;
 }
 
+/* A place in a string read on its own, as the place in the file that holds it. */
+static loc outermost(loc at) {
+  while (at.src && at.src->within) at = (loc){at.src->within, at.src->within_off + at.off};
+  return at;
+}
+
 const char *diag_where(arena *a, loc at) {
+  at = outermost(at);
   if (!at.src) return "(no place)";
   int l, c;
   diag_linecol(at.src, at.off, &l, &c);
@@ -64,6 +71,7 @@ static void append_caret(diag *d, loc at) {
 }
 
 static void vemit(diag *d, loc at, const char *kind, const char *fmt, va_list ap) {
+  at = outermost(at);
   if (at.src) {
     int l, c;
     diag_linecol(at.src, at.off, &l, &c);
@@ -106,32 +114,34 @@ diag_src *diag_src_string(arena *a, const char *name, const char *text, size_t l
   return s;
 }
 
-diag_src *diag_load_file(arena *a, diag *d, const char *path) {
+diag_src *diag_load_file(arena *a, diag *d, const char *path) { return diag_load_file_at(a, d, path, LOC_NONE); }
+
+diag_src *diag_load_file_at(arena *a, diag *d, const char *path, loc at) {
   /* opened without waiting: a FIFO with no writer would block a plain open */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) { diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
+  if (fd < 0) { diag_error(d, at, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     int e = errno;
     int tty = isatty(fd);
     close(fd);
-    if (S_ISDIR(st.st_mode)) diag_error(d, LOC_NONE, "'%s' is a directory, not a file", path);
-    else if (tty) diag_error(d, LOC_NONE, "'%s' is a terminal; carve reads a file whole: give a file (or use 'carve repl' to type)", path);
+    if (S_ISDIR(st.st_mode)) diag_error(d, at, "'%s' is a directory, not a file; name a file", path);
+    else if (tty) diag_error(d, at, "'%s' is a terminal; carve reads a file whole: give a file (or use 'carve repl' to type)", path);
     else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-      diag_error(d, LOC_NONE, "'%s' is %s; carve reads a file whole: write the text to a regular file and give that", path,
+      diag_error(d, at, "'%s' is %s; carve reads a file whole: write the text to a regular file and give that", path,
                  S_ISFIFO(st.st_mode) ? "a FIFO or a pipe" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
-    else diag_error(d, LOC_NONE, "cannot read '%s': %s", path, strerror(e));
+    else diag_error(d, at, "cannot read '%s': %s", path, strerror(e));
     return NULL;
   }
   FILE *f = fdopen(fd, "rb");
-  if (!f) { close(fd); diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
+  if (!f) { close(fd); diag_error(d, at, "cannot open '%s': %s", path, strerror(errno)); return NULL; }
   size_t cap = 4096, len = 0;
   char *buf = mem_alloc(cap);
   for (;;) {
     if (len + 4096 > cap) {
       if (cap >= DIAG_MAX_FILE) {
         free(buf); fclose(f);
-        diag_error(d, LOC_NONE, "'%s' is larger than %u MiB; is it really a carve file?", path, DIAG_MAX_FILE >> 20);
+        diag_error(d, at, "'%s' is larger than %u MiB; is it really a carve file?", path, DIAG_MAX_FILE >> 20);
         return NULL;
       }
       cap *= 2; buf = mem_realloc(buf, cap);
@@ -142,7 +152,7 @@ diag_src *diag_load_file(arena *a, diag *d, const char *path) {
   }
   int err = ferror(f);
   fclose(f);
-  if (err) { free(buf); diag_error(d, LOC_NONE, "cannot read '%s'", path); return NULL; }
+  if (err) { free(buf); diag_error(d, at, "cannot read '%s'", path); return NULL; }
   diag_src *s = diag_src_string(a, path, buf, len);
   free(buf);
   return s;
@@ -154,4 +164,13 @@ int diag_errbuf(char *err, size_t errlen, const char *fmt, ...) {
   if (err && errlen) vsnprintf(err, errlen, fmt, ap);
   va_end(ap);
   return -1;
+}
+
+diag_src *diag_src_piece(arena *a, const char *name, const char *text, size_t len, loc at) {
+  diag_src *s = diag_src_string(a, name, text, len);
+  if (at.src && at.off <= at.src->len && len <= at.src->len - at.off && !memcmp(at.src->text + at.off, text, len)) {
+    s->within = at.src;
+    s->within_off = at.off;
+  }
+  return s;
 }

@@ -16,6 +16,8 @@ typedef struct diag_src {
   const char *name;      /* as given on the command line */
   const char *text;      /* NUL-terminated copy of the file */
   size_t len;
+  const struct diag_src *within;   /* a string written in another source, read on its own: messages point there */
+  uint32_t within_off;             /* where its first byte is in that source */
 } diag_src;
 
 /* A place in a source; src == NULL means "no place" (carve: error: ...). */
@@ -55,7 +57,15 @@ int diag_errbuf(char *err, size_t errlen, const char *fmt, ...) __attribute__((f
 
 /* Read a whole file into the arena; on failure records a carve: error and returns NULL. */
 diag_src *diag_load_file(arena *a, diag *d, const char *path);
+/* The same for a file another file names (a tactic file's use, a script):
+** its errors are located at `at`, where the name is written. */
+diag_src *diag_load_file_at(arena *a, diag *d, const char *path, loc at);
 /* Wrap a string already in memory (the REPL, tests). */
 diag_src *diag_src_string(arena *a, const char *name, const char *text, size_t len);
+/* The same for a string read on its own that a file holds as it is at
+** `at` (a tactic file's links = "..."): its messages point into that
+** file. Where at is LOC_NONE, or the file holds the string otherwise
+** (escapes), messages name `name` as diag_src_string's do. */
+diag_src *diag_src_piece(arena *a, const char *name, const char *text, size_t len, loc at);
 
 #endif

@@ -67,23 +67,40 @@ static const char *kind_of(mode_t m) {
        : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
-int file_check_target(const char *path, const char *const *reading, int nread, char *err, size_t errlen) {
+/* Do a and b name the same file: the same device and inode where both
+** exist; where neither does yet, the same name in the same folder (two
+** outputs of one command). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+  if (ea || eb) return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+  if (strcmp(na ? na + 1 : a, nb ? nb + 1 : b)) return 0;
+  char *da = folder_of(a), *db = folder_of(b);
+  int same = stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  free(da);
+  free(db);
+  return same;
+}
+
+int file_check_target(const char *path, const file_read *reading, int nread, char *err, size_t errlen) {
   struct stat st;
   if (!path[0]) return diag_errbuf(err, errlen, "an empty file name; give the file to write");
   if (stat(path, &st) == 0) {
     if (!S_ISREG(st.st_mode))
       return diag_errbuf(err, errlen, "'%s' is %s; give a regular file or a new name", path, kind_of(st.st_mode));
-    for (int i = 0; i < nread; i++) {
-      struct stat r;
-      if (reading[i] && stat(reading[i], &r) == 0 && r.st_dev == st.st_dev && r.st_ino == st.st_ino)
-        return strcmp(path, reading[i])
-          ? diag_errbuf(err, errlen, "'%s' is '%s', a file this command reads; write to another file", path, reading[i])
-          : diag_errbuf(err, errlen, "'%s' is a file this command reads; write to another file", path);
-    }
   } else if (errno != ENOENT) {
     return diag_errbuf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
   } else if (path[strlen(path) - 1] == '/') {
     return diag_errbuf(err, errlen, "'%s' names a folder; give a file name", path);
+  }
+  for (int i = 0; i < nread; i++) {
+    const file_read *x = &reading[i];
+    if (!x->path || !same_file(path, x->path)) continue;
+    const char *what = x->what ? x->what : "a file this command reads";
+    return strcmp(path, x->path)
+      ? diag_errbuf(err, errlen, "'%s' is '%s', %s; write to another file", path, x->path, what)
+      : diag_errbuf(err, errlen, "'%s' is %s; write to another file", path, what);
   }
   char *dir = folder_of(path);
   int rc = 0;

@@ -12,11 +12,17 @@
 
 #include <stddef.h>
 
+/* A file a command reads, and what it is to the command, as a message
+** names it ("the model file this command reads"). */
+typedef struct file_read { const char *path, *what; } file_read;
+
 /* May `path` be written? -1 with a reason in err when it names a
 ** directory, a device, a FIFO or a socket, when it is one of the nread
-** files in `reading` (the same file under any name), or when its folder
-** is missing or not writable. */
-int file_check_target(const char *path, const char *const *reading, int nread, char *err, size_t errlen);
+** files in `reading` (the same file under any name: the same device and
+** inode, through a symbolic or a hard link; for a file not yet written,
+** the same name in the same folder; a NULL path is skipped), or
+** when its folder is missing or not writable. */
+int file_check_target(const char *path, const file_read *reading, int nread, char *err, size_t errlen);
 
 /* Write n bytes to path as above. 0, or -1 with errno set. */
 int file_write_atomic(const char *path, const char *data, size_t n);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 double bisect_error(rt_dtype t, const void *a, const void *b, int64_t n) {
   double num = 0, den = 0;
@@ -31,6 +32,12 @@ double bisect_error(rt_dtype t, const void *a, const void *b, int64_t n) {
 void bisect_free(bisect_result *res) {
   free(res->rows);
   memset(res, 0, sizeof *res);
+}
+
+int bisect_steps_ok(long steps, char *err, size_t errlen) {
+  if (steps <= BISECT_MAX_STEPS) return 0;
+  return diag_errbuf(err, errlen, "--steps %ld: a bisection runs at most %d steps (the last is the one compared); compare an "
+                     "earlier step: a plan that is wrong differs within the first few", steps, BISECT_MAX_STEPS);
 }
 
 static void start_result(bisect_result *res, double tol, long steps, const char *ref) {
@@ -74,6 +81,7 @@ int bisect_run(drive *r, const progfile *desc, const char *params, const char *d
                bisect_result *res, char *err, size_t errlen) {
   start_result(res, tol, steps, "the one-device program");
   if (steps < 1) steps = 1;
+  if (bisect_steps_ok(steps, err, errlen) < 0) return -1;   /* the same on every rank: no one waits */
   const ir_graph *g = r->g;
   drive one;
   memset(&one, 0, sizeof one);
@@ -142,6 +150,19 @@ static int collect_device(int dev, void *arg) {
   return rc;
 }
 
+/* Every device of f runs in this process: together they must fit the
+** machine (drive_start checks one device), before any allocates. */
+static int fits_in_process(const progfile *f, char *err, size_t errlen) {
+  double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  rt_exec *e = rt_exec_new(&f->prog, rt_backend_cpu(), NULL);
+  double ndev = rt_mesh_devices(&f->prog), need = (double)rt_exec_need(e) * ndev;
+  rt_exec_free(e);
+  if (have <= 0 || need <= have) return 0;
+  return diag_errbuf(err, errlen, "bisect runs the %.0f devices of model '%s' in this process, and together they need %.1f GiB; this "
+                     "machine has %.1f GiB: bisect the run itself (carve run --bisect under mpirun), or a smaller model",
+                     ndev, f->model, need / 1073741824.0, have / 1073741824.0);
+}
+
 /* Run f and keep every compared value whole; NULL with err on failure. */
 static void **collect_all(const progfile *f, const char *params, const char *data, long steps, char *err, size_t errlen) {
   collect *c = mem_calloc(1, sizeof *c);
@@ -152,7 +173,10 @@ static void **collect_all(const progfile *f, const char *params, const char *dat
   c->full = mem_calloc((size_t)f->nvals + 1, sizeof *c->full);
   c->l = rt_local_new(&f->prog);
   void **out = c->full;
-  if (!c->l) {
+  if (c->l && fits_in_process(f, err, errlen) < 0) {
+    free(out);
+    out = NULL;
+  } else if (!c->l) {
     diag_errbuf(err, errlen, "the program of model '%s' runs on %d devices; bisect runs saved programs in one process, on at most 64",
                 f->model, rt_mesh_devices(&f->prog));
     free(out);
@@ -177,6 +201,7 @@ int bisect_files(const progfile *a, const progfile *b, const char *params, const
                  bisect_result *res, char *err, size_t errlen) {
   start_result(res, tol, steps, "the second program");
   if (steps < 1) steps = 1;
+  if (bisect_steps_ok(steps, err, errlen) < 0) return -1;
   void **fb = collect_all(b, params, data, steps, err, errlen);
   if (!fb) return -1;
   void **fa = collect_all(a, params, data, steps, err, errlen);

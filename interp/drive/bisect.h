@@ -23,6 +23,10 @@
                                      pieces of a split sum, rounded on each device before they are
                                      added, differ from one device's by a few of those; a sum left
                                      undone on 2 ranks is off by about half */
+/* The most steps a bisection runs (the compared one the last): the steps
+** before it only carry the values there, and a plan that is wrong shows
+** in the first few. More is refused before anything runs. */
+#define BISECT_MAX_STEPS 1000
 
 typedef struct bisect_row {
   int value;                /* the value (an id of the description) */
@@ -40,6 +44,8 @@ typedef struct bisect_result {
   const char *ref;          /* what the reference was ("the one-device program", a file) */
 } bisect_result;
 
+/* 0, or -1 with why in err when steps is more than BISECT_MAX_STEPS. */
+int  bisect_steps_ok(long steps, char *err, size_t errlen);
 /* The partitioned run against the one-device program: every device of
 ** r's world calls it with its drive (lowered from the IR with
 ** keep_values, started) and desc, the description of r's program. Device

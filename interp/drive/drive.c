@@ -58,6 +58,39 @@ static int leaf_of(const drive *r, int i, drive_leaf *out) {
   return out->name != NULL;
 }
 
+/* The ids of input id read from --data (this device's piece p of buffer rb,
+** at off in the whole) against the table an op looks them up in: the
+** first outside it is an error naming the input, the element and the range. */
+static int check_ids(const drive *r, int id, const rt_buf *rb, const int64_t *off, const void *p, char *err, size_t errlen) {
+  const ir_value *v = r->g->vals[id], *by;
+  int64_t bound = feed_id_bound(r->g, v, &by);
+  if (!bound || !rt_dtype_isint(rb->dtype)) return 0;
+  for (int64_t k = 0; k < rb->nelem; k++) {
+    int64_t x = rt_load_i(rb->dtype, p, k);
+    if (x >= 0 && x < bound) continue;
+    strbuf at;
+    sb_init(&at);
+    int64_t idx[RT_MAXRANK], rest = k;
+    for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = off[i] + rest % rb->shape[i]; rest /= rb->shape[i]; }
+    for (int i = 0; i < rb->rank; i++) sb_printf(&at, "%s%lld", i ? ", " : "", (long long)idx[i]);
+    sb_puts(&at, "]");
+    if (by->at.src) {
+      int line, col;
+      diag_linecol(by->at.src, by->at.off, &line, &col);
+      sb_printf(&at, ", but '%s' (%s:%d:%d)", by->name, by->at.src->name, line, col);
+    } else {
+      sb_printf(&at, ", but '%s'", by->name);
+    }
+    int rows = by->op == IR_EMBEDDING || by->op == IR_EMBEDDING_GRAD;
+    diag_errbuf(err, errlen, "--data: input '%s' holds %lld at [%s %s %lld %s: give %s in [0, %lld)", v->name, (long long)x,
+                sb_str(&at), rows ? "looks it up in a table of" : "reads it as a label of", (long long)bound,
+                rows ? "rows" : "classes", rows ? "ids" : "labels", (long long)bound);
+    sb_free(&at);
+    return -1;
+  }
+  return 0;
+}
+
 /* Every leaf's piece on this device: from a file, or the deterministic init. */
 static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size_t errlen) {
   for (int i = 0; i < r->lr.nvals; i++) {
@@ -79,8 +112,10 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --params file; it must hold every parameter", v->name);
     else if (v->kind == IR_INPUT && data && !st_find(data, v->name))
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
-    else if (src && st_find(src, v->name))
+    else if (src && st_find(src, v->name)) {
       rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, dst, err, errlen);
+      if (rc == 0 && r->g && v->kind == IR_INPUT) rc = check_ids(r, i, rb, off, dst, err, errlen);
+    }
     else
       rt_init_block(&lf.init, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, dst, rt_host_threads());
     if (rc == 0 && tmp) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);

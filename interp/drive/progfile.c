@@ -5,6 +5,7 @@
 #include "interp/drive/feed.h"
 #include "interp/ir/ops.h"
 #include "interp/report/report.h"
+#include "runtime/mesh.h"
 #include "util/file.h"
 
 #include <errno.h>
@@ -20,6 +21,21 @@
                           6: eight inputs (xent_proj reads and writes seven buffers);
                           7: gather and scatter, with their index maps; adam's hyper holds the
                              gradient's coefficients (1 - beta1, 1 - beta2) too */
+
+/* What a program file may hold. Everything read is checked against the
+** rest of the file before anything uses it (the checksum only says that
+** carve wrote it): the mesh against RT_MAX_DEVICES, each buffer's whole
+** shape against its piece times the devices of its groups, its elements
+** against PF_MAX_ELEMS, each instruction's buffers, group and value, the
+** sizes it names against PF_MAX_SIZE (so that the executor's checks of
+** them against its buffers cannot overflow), a collective's sizes against
+** its buffers (the in-process mesh of bisect trusts them), each value's
+** buffer, axes and init. */
+#define PF_MAX_ELEMS ((int64_t)1 << 56)     /* elements of one buffer, a piece or whole */
+#define PF_MAX_BYTES ((int64_t)1 << 62)     /* bytes of a buffer's pieces on every device; of all buffers */
+#define PF_MAX_SIZE ((int64_t)1 << 60)      /* an instruction's sizes and their products */
+#define PF_MAX_INIT 1e30                    /* a leaf's init numbers */
+#define PF_EDITED "; lower the model again (carve lower -o)"
 
 /* bytes of an RT_CONST's elements: nelem of its output's dtype */
 static size_t const_bytes(const rt_prog *p, const rt_instr *x) {
@@ -221,7 +237,14 @@ typedef struct rd {
   arena *a;
   int failed;
   int version;    /* the file's */
+  int nvals;      /* values the file describes (its model line) */
+  int64_t devices, bytes;   /* the mesh's devices; the bytes of the buffers so far */
 } rd;
+
+/* a * b into *x; -1 when it overflows or passes lim */
+static int mul_within(int64_t a, int64_t b, int64_t lim, int64_t *x) {
+  return __builtin_mul_overflow(a, b, x) || *x > lim ? -1 : 0;
+}
 
 static int fail(rd *r, const char *at, const char *fmt, const char *what) {
   if (!r->failed) diag_error(r->d, (loc){r->src, (uint32_t)(at - r->src->text)}, fmt, what);
@@ -349,9 +372,36 @@ static const char *dtype_name(int i) { return rt_dtype_name((rt_dtype)i); }
 static const char *bufkind_name(int i) { return bufkinds[i]; }
 static const char *init_name(int i) { return initkinds[i]; }
 
+/* A buffer's shapes against the mesh (its groups are read): whole, each dim
+** is its piece times the devices of the dim's group; no more elements than
+** PF_MAX_ELEMS, and every buffer's pieces on every device within
+** PF_MAX_BYTES. -1 after saying why, at the list at fault. */
+static int buf_fits(rd *r, const rt_prog *p, const char *name, rt_dtype dt, int rank, const int64_t *shape, const int64_t *global,
+                    const int64_t *dims, const char *at_shape, const char *at_global, const char *at_dims) {
+  int64_t n = 1, whole = 1, bytes;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < -1 || dims[i] >= p->ngroups)
+      return fail(r, at_dims, "%s", arena_printf(r->a, "dim %d of buffer '%s' is split by group %lld, which the file does not have" PF_EDITED,
+                                                 i, name, (long long)dims[i]));
+    int64_t pieces = rt_mesh_group_size(p, (int)dims[i]), want;
+    if (shape[i] < 0 || mul_within(n, shape[i], PF_MAX_ELEMS, &n) < 0)
+      return fail(r, at_shape, "%s", arena_printf(r->a, "buffer '%s' has a negative size or more than 2^56 elements" PF_EDITED, name));
+    if (global[i] < 0 || mul_within(whole, global[i], PF_MAX_ELEMS, &whole) < 0)
+      return fail(r, at_global, "%s", arena_printf(r->a, "buffer '%s' has a negative size or more than 2^56 elements whole" PF_EDITED, name));
+    if (mul_within(shape[i], pieces, PF_MAX_ELEMS, &want) < 0 || want != global[i])
+      return fail(r, at_global, "%s", arena_printf(r->a, "dim %d of buffer '%s' is %lld whole, not its piece of %lld times the %lld "
+                                                   "device%s of its group" PF_EDITED, i, name, (long long)global[i],
+                                                   (long long)shape[i], (long long)pieces, pieces == 1 ? "" : "s"));
+  }
+  if (mul_within(n, (int64_t)rt_dtype_size(dt), PF_MAX_BYTES, &bytes) < 0 || mul_within(bytes, r->devices, PF_MAX_BYTES, &bytes) < 0 ||
+      __builtin_add_overflow(r->bytes, bytes, &r->bytes) || r->bytes > PF_MAX_BYTES)
+    return fail(r, at_shape, "%s", arena_printf(r->a, "with buffer '%s' the program holds more than 2^62 bytes over its devices" PF_EDITED, name));
+  return 0;
+}
+
 static int read_buf(rd *r, rt_prog *p) {
   char w[64];
-  const char *name, *at;
+  const char *name, *at, *at_shape, *at_global, *at_dims;
   int id, rank = 0, n;
   int64_t shape[RT_MAXRANK], global[RT_MAXRANK], dims[RT_MAXRANK];
   if (int_in(r, p->nbufs, p->nbufs, &id) < 0 || expect(r, "name") < 0 || string(r, &name) < 0 || expect(r, "dtype") < 0) return -1;
@@ -364,12 +414,19 @@ static int read_buf(rd *r, rt_prog *p) {
   at = r->p;
   if (word(r, w, sizeof w) < 0) return -1;
   int kind = name_index(r, at, w, bufkind_name, 3, "unknown buffer kind '%s'");
-  if (kind < 0 || expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, -1, &rank) < 0) return -1;
-  if (expect(r, "global") < 0 || list(r, global, RT_MAXRANK, rank, NULL) < 0 || expect(r, "dims") < 0 || list(r, dims, RT_MAXRANK, rank, NULL) < 0) return -1;
+  if (kind < 0 || expect(r, "shape") < 0) return -1;
+  blank(r);
+  at_shape = r->p;
+  if (list(r, shape, RT_MAXRANK, -1, &rank) < 0 || expect(r, "global") < 0) return -1;
+  blank(r);
+  at_global = r->p;
+  if (list(r, global, RT_MAXRANK, rank, NULL) < 0 || expect(r, "dims") < 0) return -1;
+  blank(r);
+  at_dims = r->p;
+  if (list(r, dims, RT_MAXRANK, rank, NULL) < 0) return -1;
   int carry, last;
   if (expect(r, "carry") < 0 || int_in(r, -1, INT32_MAX, &carry) < 0 || expect(r, "last") < 0 || int_in(r, -1, INT32_MAX, &last) < 0) return -1;
-  for (int i = 0; i < rank; i++)
-    if (shape[i] < 0 || global[i] < shape[i] || dims[i] < -1 || dims[i] >= p->ngroups) return fail(r, at, "%s", "a buffer's shapes or pieces do not fit");
+  if (buf_fits(r, p, name, (rt_dtype)dt, rank, shape, global, dims, at_shape, at_global, at_dims) < 0) return -1;
   n = rt_prog_buf(p, name, (rt_dtype)dt, rank, shape, (rt_bufkind)kind);
   rt_buf *b = &p->bufs[n];
   for (int i = 0; i < rank; i++) { b->global_shape[i] = global[i]; b->dim_group[i] = (int32_t)dims[i]; }
@@ -424,6 +481,69 @@ static int read_index(rd *r, rt_prog *p, rt_instr *x) {
   return 0;
 }
 
+static int64_t at_least_1(int64_t x) { return x < 1 ? 1 : x; }
+
+/* The sizes an instruction names, and the products of them the executor
+** forms when it checks them against the buffers, within PF_MAX_SIZE. NULL,
+** or why not. */
+static const char *sizes_fit(const rt_instr *x) {
+  const int64_t one[] = {x->outer, x->n, x->inner, x->n2, x->off, x->batch, x->m, x->k, x->stride_a, x->stride_b, x->stride_c, x->nelem};
+  for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+    if (one[i] < 0 || one[i] > PF_MAX_SIZE) return "a size of the instruction is negative or more than 2^60";
+  int64_t O = at_least_1(x->outer), N = at_least_1(x->n), IN = at_least_1(x->inner), M = at_least_1(x->m), K = at_least_1(x->k);
+  const int64_t three[][3] = {{O, N, IN}, {O, M, K}, {O, M, N}, {O, M, IN}, {O, at_least_1(x->n2), IN}};
+  int64_t t;
+  for (size_t i = 0; i < sizeof three / sizeof three[0]; i++)
+    if (mul_within(three[i][0], three[i][1], PF_MAX_SIZE, &t) < 0 || mul_within(t, three[i][2], PF_MAX_SIZE, &t) < 0)
+      return "the instruction's sizes multiply to more than 2^60";
+  int64_t stride = x->stride_a > x->stride_b ? x->stride_a : x->stride_b;
+  if (mul_within(at_least_1(x->batch), x->stride_c > stride ? x->stride_c : stride, PF_MAX_SIZE, &t) < 0)
+    return "the instruction's batch and strides multiply to more than 2^60";
+  int64_t tot = 1;
+  for (int d = 0; d < RT_MAXRANK; d++)
+    if (x->shape[d] < 0 || mul_within(tot, at_least_1(x->shape[d]), PF_MAX_SIZE, &tot) < 0)
+      return "the instruction's shape is negative or holds more than 2^60 elements";
+  for (int s = 0; s < 3; s++) {
+    int64_t span = 0;
+    for (int d = 0; d < RT_MAXRANK; d++)
+      if (x->stride[s][d] < 0 || mul_within(x->shape[d], x->stride[s][d], PF_MAX_SIZE, &t) < 0 || (span += t) > PF_MAX_SIZE)
+        return "the instruction's strides are negative or reach past 2^60";
+  }
+  return NULL;
+}
+
+/* A collective's sizes against its buffers, as the MPI communicator checks
+** them when it runs; the in-process mesh (bisect) trusts them. NULL, or why not. */
+static const char *collective_fits(rd *r, const rt_prog *p, const rt_instr *x) {
+  if (x->group < 0 || x->in[0] < 0) return "a collective needs a group and an input";
+  const rt_buf *bi = &p->bufs[x->in[0]], *bo = &p->bufs[x->out];
+  int64_t P = rt_mesh_group_size(p, x->group), view = x->outer * x->n * x->inner, out = bi->nelem;   /* sizes_fit bounds the view */
+  if (bi->dtype != bo->dtype) return "a collective's input and output differ in dtype";
+  if (x->in[0] == x->out && x->op != RT_ALL_REDUCE) return "the collective reads and writes the same buffer";
+  if (view != bi->nelem)
+    return arena_printf(r->a, "the collective's view [%lld, %lld, %lld] does not hold its input's %lld elements", (long long)x->outer,
+                        (long long)x->n, (long long)x->inner, (long long)bi->nelem);
+  if (x->op == RT_ALL_GATHER && mul_within(view, P, PF_MAX_ELEMS, &out) < 0) return "the gathered result holds more than 2^56 elements";
+  if (x->op == RT_REDUCE_SCATTER) {
+    if (x->n % P) return arena_printf(r->a, "%lld rows do not split into the %lld devices of the group", (long long)x->n, (long long)P);
+    out = view / P;
+  }
+  if (x->op == RT_ALL_TO_ALL) {
+    int64_t tot = 1;
+    if (x->rank < 1 || x->split_dim < 0 || x->split_dim >= x->rank || x->concat_dim < 0 || x->concat_dim >= x->rank)
+      return "an all_to_all's split and concat dims must be dims of its shape";
+    for (int d = 0; d < x->rank; d++) {
+      if (x->shape[d] < 1) return "an all_to_all's shape has an empty dim";
+      tot *= x->shape[d];                 /* sizes_fit bounds the product */
+    }
+    if (x->shape[x->split_dim] % P || tot != bi->nelem)
+      return "an all_to_all's shape does not hold its input, or does not split into the devices of its group";
+  }
+  if (bo->nelem != out)
+    return arena_printf(r->a, "the collective writes %lld elements into a buffer of %lld", (long long)out, (long long)bo->nelem);
+  return NULL;
+}
+
 static int read_instr(rd *r, rt_prog *p) {
   char w[64];
   blank(r);
@@ -446,7 +566,7 @@ static int read_instr(rd *r, rt_prog *p) {
   if (expect(r, "out") < 0 || int_in(r, 0, p->nbufs - 1, &out) < 0 || expect(r, "in") < 0 || list(r, in, RT_MAXIN, -1, &nread) < 0) return -1;
   if (nread != 4 && nread != 6 && nread != RT_MAXIN) return fail(r, at, "%s", "an instruction lists 4, 6 or 8 inputs");   /* 4: version 2; 6: versions 3 to 5 */
   for (int k = nread; k < RT_MAXIN; k++) in[k] = -1;
-  if (expect(r, "group") < 0 || int_in(r, -1, p->ngroups - 1, &group) < 0 || expect(r, "src") < 0 || int_in(r, -1, INT32_MAX, &src) < 0) return -1;
+  if (expect(r, "group") < 0 || int_in(r, -1, p->ngroups - 1, &group) < 0 || expect(r, "src") < 0 || int_in(r, -1, r->nvals - 1, &src) < 0) return -1;
   if (expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
   static const char *const sk[3] = {"stride0", "stride1", "stride2"};
   for (int s = 0; s < 3; s++) if (expect(r, sk[s]) < 0 || list(r, stride[s], RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
@@ -456,7 +576,7 @@ static int read_instr(rd *r, rt_prog *p) {
   for (int i = 0; i < 8; i++) if (expect(r, ik[i]) < 0 || integer(r, &iv[i]) < 0) return -1;
   int ta, tb, sd, cd;
   if (expect(r, "transa") < 0 || int_in(r, 0, 1, &ta) < 0 || expect(r, "transb") < 0 || int_in(r, 0, 1, &tb) < 0) return -1;
-  if (expect(r, "split") < 0 || int_in(r, -1, RT_MAXRANK, &sd) < 0 || expect(r, "concat") < 0 || int_in(r, -1, RT_MAXRANK, &cd) < 0) return -1;
+  if (expect(r, "split") < 0 || int_in(r, -1, RT_MAXRANK - 1, &sd) < 0 || expect(r, "concat") < 0 || int_in(r, -1, RT_MAXRANK - 1, &cd) < 0) return -1;
   int64_t sa, sb, sc, nelem;
   double alpha, beta;
   if (expect(r, "sa") < 0 || integer(r, &sa) < 0 || expect(r, "sb") < 0 || integer(r, &sb) < 0 || expect(r, "sc") < 0 || integer(r, &sc) < 0) return -1;
@@ -466,6 +586,8 @@ static int read_instr(rd *r, rt_prog *p) {
   if (expect(r, "value") < 0 || real(r, &value) < 0 || expect(r, "mode") < 0 || int_in(r, 0, 255, &mode) < 0) return -1;
   for (int k = 0; k < RT_MAXIN; k++)
     if (in[k] < -1 || in[k] >= p->nbufs) return fail(r, at, "%s", "an instruction reads a buffer that does not exist");
+  for (int i = 0; i < RT_MAXRANK; i++)
+    if (perm[i] < 0 || perm[i] >= RT_MAXRANK) return fail(r, at, "%s", "an instruction's perm names a dim carve does not hold" PF_EDITED);
   rt_instr *x = rt_prog_emit(p, (rt_op)op, out);
   x->fn = (uint8_t)fn;
   x->rank = (uint8_t)rank;
@@ -486,6 +608,9 @@ static int read_instr(rd *r, rt_prog *p) {
   x->value = value;
   x->mode = (uint8_t)mode;
   rt_instr_dtypes(p, x);
+  const char *why = sizes_fit(x);
+  if (!why && rt_is_collective((rt_op)op)) why = collective_fits(r, p, x);
+  if (why) return fail(r, at, "%s", arena_printf(r->a, "%s" PF_EDITED, why));
   if (op == RT_ADAM && r->version < 4)
     return fail(r, at, "%s", "an adam update of a program file before version 4 reads other scalars; lower the model again (carve lower -o)");
   if (op == RT_ADAM || op == RT_SGD) {
@@ -503,6 +628,8 @@ static int read_instr(rd *r, rt_prog *p) {
     if (expect(r, "data") < 0) return -1;
     blank(r);
     at = r->p;
+    if (strnlen(r->p, 2 * n) < 2 * n)      /* before allocating what the line cannot hold */
+      return fail(r, at, "%s", arena_printf(r->a, "a constant needs %zu bytes in hexadecimal here", n));
     unsigned char *c = arena_alloc(&p->mem, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
       int hi = hexdigit(r->p[0]), lo = hi < 0 ? -1 : hexdigit(r->p[1]);
@@ -527,22 +654,33 @@ static int read_value(rd *r, progfile *f, int expect_id) {
   if (expect(r, "op") < 0 || string(r, &v->op) < 0 || expect(r, "at") < 0 || string(r, &v->where) < 0) return -1;
   if (expect(r, "sharding") < 0 || string(r, &v->sharding) < 0) return -1;
   if (expect(r, "buf") < 0 || int_in(r, -1, f->prog.nbufs - 1, &buf) < 0) return -1;
+  blank(r);
+  const char *at = r->p;
   if (expect(r, "partial") < 0 || integer(r, &partial) < 0 || expect(r, "reduced") < 0 || integer(r, &reduced) < 0) return -1;
+  if (partial < 0 || partial >> f->prog.mesh_rank || reduced < 0 || reduced >> f->prog.mesh_rank)
+    return fail(r, at, "%s", "a value's partial or reduced axes are not axes of the mesh" PF_EDITED);
   f->lr.buf_of[id] = buf;
   f->lr.partial[id] = (uint32_t)partial;
   v->reduced = (uint32_t)reduced;
   blank(r);
   if (!strncmp(r->p, "leaf", 4)) {
     drive_leaf *lf = &f->leaves[id];
-    const char *at;
     uint64_t seed;
-    if (expect(r, "leaf") < 0 || word(r, w, sizeof w) < 0) return -1;
+    if (expect(r, "leaf") < 0) return -1;
+    blank(r);
+    at = r->p;
+    if (word(r, w, sizeof w) < 0) return -1;
+    if (strcmp(w, "input") && strcmp(w, "param") && strcmp(w, "state")) return fail(r, at, "unknown leaf kind '%s'", arena_strndup(r->a, w, strlen(w)));
     lf->kind = !strcmp(w, "input") ? IR_INPUT : !strcmp(w, "param") ? IR_PARAM : IR_STATE;
     blank(r);
     at = r->p;
     if (word(r, w, sizeof w) < 0) return -1;
     int k = name_index(r, at, w, init_name, 5, "unknown init '%s'");
+    blank(r);
+    const char *at_init = r->p;
     if (k < 0 || real(r, &lf->init.a) < 0 || real(r, &lf->init.b) < 0) return -1;
+    if (!(fabs(lf->init.a) <= PF_MAX_INIT && fabs(lf->init.b) <= PF_MAX_INIT) || (k == RT_INIT_INTS && !(lf->init.b >= 1 && lf->init.b <= 2147483648.0)))
+      return fail(r, at_init, "%s", "a leaf's init numbers are not finite, or too large" PF_EDITED);
     blank(r);
     at = r->p;
     if (word(r, w, sizeof w) < 0) return -1;
@@ -564,7 +702,7 @@ int progfile_read(progfile *f, diag *d, const char *path) {
   f->owns = 1;
   const diag_src *src = diag_load_file(&f->mem, d, path);
   if (!src) return -1;
-  rd r = {src, src->text, d, &f->mem, 0};
+  rd r = {src, src->text, d, &f->mem, 0, 0, 0, 1, 0};
   char w[64];
   int version, nvals = 0, train, stage = 0, nextval = 0;
   if (strncmp(r.p, "carve-program ", 14)) return fail(&r, r.p, "%s", "not a carve program file (carve lower -o writes them)");
@@ -584,9 +722,13 @@ int progfile_read(progfile *f, diag *d, const char *path) {
       if (word(&r, w, sizeof w) < 0 || expect(&r, "train") < 0 || int_in(&r, 0, 2, &train) < 0 || expect(&r, "values") < 0 ||
           int_in(&r, 0, INT32_MAX / 2, &nvals) < 0 || end_of_line(&r) < 0)
         break;
+      if ((size_t)nvals > src->len / 16) {     /* a value's line is longer than that: refused before allocating */
+        fail(&r, at, "%s", arena_printf(&f->mem, "the file cannot describe %d values in %zu bytes" PF_EDITED, nvals, src->len));
+        break;
+      }
       f->model = arena_strndup(&f->mem, w, strlen(w));
       f->train = train;
-      f->nvals = nvals;
+      f->nvals = r.nvals = nvals;
       f->vals = arena_alloc(&f->mem, sizeof *f->vals * (size_t)(nvals + 1));
       f->leaves = arena_alloc(&f->mem, sizeof *f->leaves * (size_t)(nvals + 1));
       f->lr.nvals = nvals;
@@ -600,7 +742,14 @@ int progfile_read(progfile *f, diag *d, const char *path) {
         if (*r.p == '\n' || !*r.p) break;
         int size;
         if (f->prog.mesh_rank == RT_MAXRANK) { fail(&r, r.p, "%s", "too many mesh axes"); break; }
-        if (word(&r, w, sizeof w) < 0 || int_in(&r, 1, 1 << 20, &size) < 0) break;
+        if (word(&r, w, sizeof w) < 0) break;
+        blank(&r);
+        const char *at_size = r.p;
+        if (int_in(&r, 1, RT_MAX_DEVICES, &size) < 0) break;
+        if (mul_within(r.devices, size, RT_MAX_DEVICES, &r.devices) < 0) {
+          fail(&r, at_size, "%s", arena_printf(&f->mem, "the mesh has more than 2^20 devices (%d), the most carve runs" PF_EDITED, RT_MAX_DEVICES));
+          break;
+        }
         f->prog.axis_names[f->prog.mesh_rank] = arena_intern_cstr(&f->prog.mem, w);
         f->prog.mesh[f->prog.mesh_rank++] = size;
       }
@@ -614,6 +763,9 @@ int progfile_read(progfile *f, diag *d, const char *path) {
       for (int i = 0; i < n; i++) {
         if (ax[i] < 0 || ax[i] >= f->prog.mesh_rank) { fail(&r, at, "%s", "a group names an axis the mesh does not have"); break; }
         axes[i] = (int)ax[i];
+        for (int j = 0; j < i; j++)
+          if (axes[j] == axes[i]) { fail(&r, at, "%s", "a group names an axis twice" PF_EDITED); break; }
+        if (r.failed) break;
       }
       if (r.failed) break;
       if (rt_prog_group(&f->prog, n, axes) != id) { fail(&r, at, "%s", "the same group twice"); break; }

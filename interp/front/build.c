@@ -417,7 +417,10 @@ static int decl_type(bctx *b, const cir_stmt *s, ir_value *v) {
     int64_t x = s->type.dims[i];
     uint32_t off = s->type.dim_off ? s->type.dim_off[i] : s->type.off;
     if (x < 0) return diag_error(b->d, L(b, off), "dimension must be non-negative");
-    if (x == 0) return diag_error(b->d, L(b, off), "dimension 0 of '%s' is empty; dims must be at least 1", v->name);
+    if (x == 0 &&  /* StableHLO programs have empty tensors, and import -o writes them: kept, with a word */
+        diag_warning(b->d, L(b, off), "dimension %d of '%s' is empty (size 0), so '%s' holds no elements; give it a size of at "
+                     "least 1 unless it is meant to be empty", i, v->name, v->name) < 0)
+      return -1;
     if (__builtin_mul_overflow(n, x, &n) || n >= ((int64_t)1 << 62))
       return diag_error(b->d, L(b, off), "'%s' would have more than 2^62 elements", v->name);
     v->shape.d[i] = x;

@@ -174,6 +174,8 @@ typedef struct ir_value {
   loc at;               /* where the source wrote it (LOC_NONE for generated values) */
   int carry;            /* a step's output: the id of the leaf it replaces next step, else -1 */
   int is_output;
+  int update;           /* an optimizer's update of the state (train/optim.c): where storage
+                           splits (ZeRO's) propagate */
   int nusers;           /* filled by ir_link */
   int *users;           /* ids of the values that read this one (each once) */
 } ir_value;

@@ -108,16 +108,23 @@ static void report_diag(repl *r, strbuf *out, diag *d) {
   diag_clear(d);
 }
 
+/* Load a model (and a tactic file) into a session of its own; only once
+** it loaded does it replace the one there is, so that a failed load keeps
+** the model and the plan. */
 static int load_model(repl *r, const char *model, const char *tactics, strbuf *out) {
-  unload(r);
-  session_init(&r->s);
+  session ns;
+  session_init(&ns);
   session_opts so = {model, r->o.model_name, r->o.train, tactics, {tactics ? r->o.mesh : NULL, 0, 0, NULL}};
   so.no_fuse = r->o.no_fuse;
-  if (session_load(&r->s, &so) < 0) {
-    report_diag(r, out, &r->s.diag);
-    session_free(&r->s);
+  if (session_load(&ns, &so) < 0) {
+    report_diag(r, out, &ns.diag);
+    session_free(&ns);
+    if (r->loaded) sb_printf(out, "(kept: model '%s' from %s%s%s%s)\n", r->s.g->name, r->o.model_path,
+                             r->o.tactic_path ? " with " : "", r->o.tactic_path ? r->o.tactic_path : "", r->p ? ", and the plan" : "");
     return -1;
   }
+  unload(r);
+  r->s = ns;
   r->loaded = 1;
   r->p = r->s.plan;
   if (r->p) { shard_unpartial(r->p); r->base = shard_mark(r->p); }
@@ -275,14 +282,18 @@ static int apply_text(repl *r, const char *text, strbuf *out) {
   if (rc == 0 && x && x->kind == TAC_MESH) {
     if (r->p && (r->nsteps > 0 || r->s.plan))
       rc = diag_error(&d, (loc){src, x->off}, "the mesh is fixed once there is a plan: 'reset' and load a tactic file, or start again with --mesh");
-    else {
-      if (r->own_plan) shard_free(r->p);
+    else {                         /* a mesh refused keeps the one there was */
       tactic_opts to = r->topts;
       to.mesh = NULL;
-      r->p = tactic_plan_new(r->s.g, f, &to, &r->s.mem, &d);
-      r->own_plan = r->p != NULL;
-      if (!r->p) rc = -1;
-      else { r->base = shard_mark(r->p); report_mesh(out, r->p); }
+      sh_plan *p = tactic_plan_new(r->s.g, f, &to, &r->s.mem, &d);
+      if (!p) rc = -1;
+      else {
+        if (r->own_plan) shard_free(r->p);
+        r->p = p;
+        r->own_plan = 1;
+        r->base = shard_mark(r->p);
+        report_mesh(out, r->p);
+      }
     }
     report_diag(r, out, &d);
     diag_free(&d);
@@ -511,8 +522,13 @@ static int cmd_save(repl *r, const char *path, strbuf *out) {
       sb_printf(&sched, "%s%s", sched.n ? ", " : "", r->steps[i].names[k]);
     }
   int rc = 0;
+  char why[512];
   if (!sched.n) { fail(r, out, "nothing to save: no tactic was applied"); rc = -1; }
-  else {
+  else if (file_check_target(path, (const file_read[]){{r->o.model_path, "the model file this session loaded"},
+                                                      {r->o.tactic_path, "the tactic file this session loaded"}}, 2, why, sizeof why) < 0) {
+    fail(r, out, "save: %s", why);
+    rc = -1;
+  } else {
     sb_printf(&b, "schedule %s\n", sb_str(&sched));
     if (file_write_atomic(path, sb_str(&b), b.n) < 0) {
       fail(r, out, "cannot write '%s': %s", path, strerror(errno));
@@ -572,7 +588,6 @@ static int command_run(repl *r, const char *word, const char *arg, strbuf *out) 
       const char *tac = arena_strndup(&r->paths, arg, strlen(arg)), *mesh = r->o.mesh;
       r->o.mesh = NULL;                        /* the file's mesh */
       if (load_model(r, r->o.model_path, tac, out) == 0) r->o.tactic_path = tac;
-      else if (load_model(r, r->o.model_path, NULL, out) == 0) { sb_puts(out, "(the model is loaded without a tactic file)\n"); r->o.tactic_path = NULL; }
       r->o.mesh = mesh;
     } else {
       const char *model = arena_strndup(&r->paths, arg, strlen(arg));

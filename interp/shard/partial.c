@@ -29,9 +29,9 @@ void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
       int f = r->map[k][i];
       if (f < 0) continue;
       room[f] = gcd(room[f], p->g->vals[sh_operand_value(v, k)]->shape.d[i]);
-      const sh_dim *d = &p->lay[sh_operand_value(v, k)].dim[i];
-      if (k == res) { from_res[f] = *d; have_res[f] = 1; }
-      else if (d->n > from_ops[f].n && sh_prefix_of(&from_ops[f], d)) from_ops[f] = *d;
+      sh_dim d = sh_seen_dim(p, v, sh_operand_value(v, k), i);     /* storage axes gathered */
+      if (k == res) { from_res[f] = d; have_res[f] = 1; }
+      else if (d.n > from_ops[f].n && sh_prefix_of(&from_ops[f], &d)) from_ops[f] = d;
     }
   /* Operands keep their splits (no communication for them): pass factors
   ** first, then contracting ones; an axis goes to the first factor that

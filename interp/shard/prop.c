@@ -46,6 +46,14 @@ static uint32_t contract_axes(const sh_plan *p, int u) {
   return m;
 }
 
+/* a propagation a replicate stopped: noted on x once */
+static void note_stop(sh_plan *p, int x, int i, int axis, const ir_value *v, int rep) {
+  const char *text = arena_printf(&p->mem, "dim %d stays whole on '%s' (the replicate by tactic '%s'), where %s '%s' would split it; "
+                                  "it is gathered there", i, p->mesh.name[axis], p->dec[rep].tactic, ir_opinfo_of(v->op)->name, v->name);
+  for (int k = 0; k < p->nnote; k++) if (p->note[k].value == x && !strcmp(p->note[k].text, text)) return;
+  shard_note(p, x, text);
+}
+
 static void visit(sh_plan *p, wl *w, int u) {
   const ir_value *v = p->g->vals[u];
   sh_rule r;
@@ -53,37 +61,39 @@ static void visit(sh_plan *p, wl *w, int u) {
   for (int f = 0; f < r.nf; f++) {
     if (r.kind[f] == F_WHOLE) continue;
     /* the longest split among the dims of f, and whether all agree */
-    const sh_dim *best = NULL;
+    sh_dim best = {0};
     int bv = -1, agree = 1;
     for (int k = 0; k < r.nops; k++)
       for (int i = 0; i < r.rank[k]; i++) {
         if (r.map[k][i] != f) continue;
-        const sh_dim *d = &p->lay[sh_operand_value(v, k)].dim[i];
-        if (!best || d->n > best->n) {
-          if (best && !sh_prefix_of(best, d)) agree = 0;
-          if (d->n) { best = d; bv = sh_operand_value(v, k); }
-        } else if (!sh_prefix_of(d, best)) agree = 0;
+        sh_dim d = sh_seen_dim(p, v, sh_operand_value(v, k), i);
+        if (bv < 0 || d.n > best.n) {
+          if (bv >= 0 && !sh_prefix_of(&best, &d)) agree = 0;
+          if (d.n) { best = d; bv = sh_operand_value(v, k); }
+        } else if (!sh_prefix_of(&d, &best)) agree = 0;
       }
-    if (!best || !best->n) continue;
+    if (bv < 0 || !best.n) continue;
     if (!agree) {
-      shard_conflict(p, bv, u, best->ax[0], 0, -1, "operands of %s '%s' are split differently along one factor; propagation stops there",
+      shard_conflict(p, bv, u, best.ax[0], 0, -1, "operands of %s '%s' are split differently along one factor; propagation stops there",
                      ir_opinfo_of(v->op)->name, v->name);
       continue;
     }
-    sh_dim want = *best;
+    sh_dim want = best;
     for (int k = 0; k < r.nops; k++)
       for (int i = 0; i < r.rank[k]; i++) {
         if (r.map[k][i] != f) continue;
         int x = sh_operand_value(v, k);
-        sh_dim *d = &p->lay[x].dim[i];
         int changed = 0;
-        for (int j = d->n; j < want.n; j++) {
+        for (int j = sh_seen_dim(p, v, x, i).n; j < want.n; j++) {
           int axis = want.ax[j], lost;
           /* a value its producer sums over an axis stays a partial sum there (reduced
           ** once, or scattered): splitting it on that axis is not propagated */
           if ((contract_axes(p, x) >> axis) & 1) break;
           const char *why = sh_blocked(p, x, i, axis, &lost);
           if (why) {
+            /* a replicate keeps x whole there, as a tactic asked: the lowering gathers
+            ** where x is made; that is no conflict (explain notes it) */
+            if (lost >= 0 && p->dec[lost].replicate) { note_stop(p, x, i, axis, v, lost); break; }
             /* an axis this op sums over, already used elsewhere by the value: the
             ** lowering gathers or scatters there; that is no conflict */
             int quiet = !strcmp(why, "already uses that axis on another dim") && ((contract_axes(p, u) >> axis) & 1);
@@ -93,7 +103,8 @@ static void visit(sh_plan *p, wl *w, int u) {
                              p->g->vals[x]->name, why);
             break;
           }
-          int id = shard_record(p, (sh_decision){SRC_PROP, x, i, axis, p->tactic, p->at, u, bv, p->lay[bv].why[axis], 0});
+          int from = p->lay[bv].why[axis];
+          int id = shard_record(p, (sh_decision){SRC_PROP, x, i, axis, p->tactic, p->at, u, bv, from, 0, from >= 0 && p->dec[from].storage});
           sh_put_axis(p, x, i, axis, id);
           changed = 1;
         }

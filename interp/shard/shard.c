@@ -180,15 +180,27 @@ const char *sh_blocked(const sh_plan *p, int v, int dim, int axis, int *lost_to)
   return NULL;
 }
 
+sh_dim sh_seen_dim(const sh_plan *p, const ir_value *u, int x, int i) {
+  const sh_layout *l = &p->lay[x];
+  sh_dim d = l->dim[i];
+  if (u->update || !l->store) return d;
+  int n = 0;
+  for (int j = 0; j < d.n; j++) if (!((l->store >> d.ax[j]) & 1)) d.ax[n++] = d.ax[j];
+  d.n = n;
+  return d;
+}
+
 void sh_put_axis(sh_plan *p, int v, int dim, int axis, int why) {
   sh_layout *l = edit(p, v);
   l->dim[dim].ax[l->dim[dim].n++] = (int8_t)axis;
   l->why[axis] = why;
+  if (why >= 0 && p->dec[why].storage) l->store |= 1u << axis;
 }
 
 int shard_split(sh_plan *p, int v, int dim, int axis, diag *d) {
   const ir_value *x = p->g->vals[v];
   int lost;
+  if (shard_uses_axis(&p->lay[v], x->shape.rank, axis) == dim) return 0;   /* what holds already: nothing to do */
   const char *why = sh_blocked(p, v, dim, axis, &lost);
   if (why && !strcmp(why, "is not divisible")) {
     int64_t pieces = layout_pieces(p, &p->lay[v].dim[dim]) * p->mesh.size[axis];
@@ -200,7 +212,7 @@ int shard_split(sh_plan *p, int v, int dim, int axis, diag *d) {
                    dim, x->name, p->mesh.name[axis], x->name, why);
     return 1;
   }
-  int id = shard_record(p, (sh_decision){SRC_TACTIC, v, dim, axis, p->tactic, p->at, -1, -1, -1, 0});
+  int id = shard_record(p, (sh_decision){SRC_TACTIC, v, dim, axis, p->tactic, p->at, -1, -1, -1, 0, p->storage});
   sh_put_axis(p, v, dim, axis, id);
   return 0;
 }

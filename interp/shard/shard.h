@@ -34,6 +34,9 @@ typedef struct sh_layout {
   uint32_t partial;               /* axes of a partial sum, as produced by the op */
   uint32_t forbid[IR_MAXRANK];    /* replicate: axes this dim may not use */
   int why[SH_MAXAXES];            /* decision that put each axis here (-1: none) */
+  uint32_t store;                 /* axes of storage splits (ZeRO's): ops other than the optimizer's
+                                     update read the value gathered on them, and propagation does
+                                     not carry them into the forward and backward passes */
   int forbid_why[SH_MAXAXES];     /* decision behind a replicate of each axis */
 } sh_layout;
 
@@ -48,6 +51,7 @@ typedef struct sh_decision {
   int from;                       /* SRC_PROP: the value it came from */
   int from_decision;              /* SRC_PROP: the decision on that value */
   int replicate;                  /* a replicate constraint rather than a split */
+  int storage;                    /* a storage split (sh_layout.store) */
 } sh_decision;
 
 typedef struct sh_conflict {
@@ -82,6 +86,7 @@ typedef struct sh_plan {
   sh_note *note; int nnote, notecap;
   const char *tactic;             /* the tactic being applied (for provenance) */
   loc at;                         /* its current statement */
+  int storage;                    /* the splits tactics make now are storage splits */
   char *keep;                     /* per value: its partial sum is passed on as it is */
   /* undo log: a value's layout before its first change since the last mark */
   sh_undo *log; int nlog, logcap;

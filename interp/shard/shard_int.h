@@ -12,6 +12,9 @@
 const char *sh_blocked(const sh_plan *p, int v, int dim, int axis, int *lost_to);
 /* Append axis to dim of v as decision why (saved in the undo log first). */
 void sh_put_axis(sh_plan *p, int v, int dim, int axis, int why);
+/* dim i of value x as op u reads it: without its storage axes (ZeRO's),
+** which only the optimizer's update ops read split */
+sh_dim sh_seen_dim(const sh_plan *p, const ir_value *u, int x, int i);
 
 static inline int sh_prefix_of(const sh_dim *a, const sh_dim *b) {   /* a is a prefix of b */
   if (a->n > b->n) return 0;

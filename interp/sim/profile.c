@@ -23,27 +23,39 @@ typedef struct rctx { diag *d; const diag_src *src; sim_profile *p; } rctx;
 
 static loc at(rctx *c, uint32_t off) { return (loc){c->src, off}; }
 
+/* What a profile's numbers may be: no device lies beyond these, and the
+** simulator's sums stay finite within them (a launch of 1e308 s made every
+** step take inf s and every share of it NaN). */
+typedef struct range { double lo, hi; const char *unit, *example; } range;
+static const range BYTES = {1, 1e18, "bytes", "80GB"};                 /* memory: up to an exabyte */
+static const range RATE = {1, 1e16, "bytes a second", "3.35e12"};      /* bandwidths: up to 10 PB/s */
+static const range FLOPS = {1, 1e19, "FLOP/s", "67e12"};
+static const range SECONDS = {0, 1, "seconds", "5us"};                 /* launch, latencies, kernel costs */
+static const range DEVICES = {1, 1e9, "devices", "8"};
+static const range GEMM_FLOPS = {1, 1e24, "FLOPs", "1e9"};
+static const range ELEMENTS = {1, 1e18, "elements", "65536"};
+
+/* x, written at off for key (NULL: a kernel's cost), within r; zero: 0 also stands, for "not given" */
+static int in_range(rctx *c, uint32_t off, const char *key, double x, const range *r, int zero) {
+  if ((x >= r->lo && x <= r->hi) || (zero && x == 0)) return 0;
+  return diag_error(c->d, at(c, off), "%s%s%s is %g %s, out of range: give %s%g to %g %s, as in %s", key ? "'" : "a kernel's cost",
+                    key ? key : "", key ? "'" : "", x, r->unit, zero && r->lo > 0 ? "0, or " : "", r->lo, r->hi, r->unit, r->example);
+}
+
 /* the one number of a line such as 'memory 80GB' */
-static int one_number(rctx *c, const prof_line *l, double *x, double lo) {
+static int one_number(rctx *c, const prof_line *l, double *x, const range *r) {
   if (l->nitems > 1)
     return diag_error(c->d, at(c, l->items[1].off), "'%s' takes one number (a unit goes right after its number, as in 80GB)", l->key);
   if (l->nitems != 1 || l->items[0].key || l->items[0].kind != PROF_NUM)
-    return diag_error(c->d, at(c, l->off), "'%s' takes one number, as in '%s %s'", l->key, l->key,
-                      !strcmp(l->key, "memory") ? "80GB" : !strcmp(l->key, "launch") ? "4us" : !strcmp(l->key, "node") ? "8" : "3.35e12");
+    return diag_error(c->d, at(c, l->off), "'%s' takes one number, as in '%s %s'", l->key, l->key, r->example);
   *x = l->items[0].num;
-  if (!(*x >= lo) || !isfinite(*x))
-    return diag_error(c->d, at(c, l->items[0].off), "'%s' must be %s", l->key, lo > 0 ? "positive" : "at least 0");
-  return 0;
+  return in_range(c, l->items[0].off, l->key, *x, r, 0);
 }
 
-static int number_item(rctx *c, const prof_item *it, double *x) {
+static int number_item(rctx *c, const prof_item *it, double *x, const range *r, int zero) {
   if (it->kind != PROF_NUM) return diag_error(c->d, at(c, it->off), "'%s' needs a number", it->key ? it->key : it->text);
-  if (!(it->num >= 0) || !isfinite(it->num)) {
-    if (it->key) return diag_error(c->d, at(c, it->off), "'%s' must be a number of at least 0", it->key);
-    return diag_error(c->d, at(c, it->off), "costs and sizes are numbers of at least 0");
-  }
   *x = it->num;
-  return 0;
+  return in_range(c, it->off, it->key, *x, r, zero);
 }
 
 static int read_flops(rctx *c, const prof_line *l) {
@@ -53,7 +65,7 @@ static int read_flops(rctx *c, const prof_line *l) {
     int t = -1;
     for (int k = 0; k < SIM_NDT && it->key; k++) if (!strcmp(it->key, dt_names[k])) t = k;
     if (t < 0) return diag_error(c->d, at(c, it->key ? it->key_off : it->off), "flops takes f32, tf32, bf16 and f16, as in 'f32 = 67e12'");
-    if (number_item(c, it, &c->p->flops[t]) < 0) return -1;
+    if (number_item(c, it, &c->p->flops[t], &FLOPS, t != SIM_F32) < 0) return -1;
   }
   return 0;
 }
@@ -63,7 +75,7 @@ static int read_gemm(rctx *c, const prof_line *l) {
   if (l->nitems != 2 || l->items[0].key || l->items[1].key || l->items[0].kind != PROF_NUM || l->items[1].kind != PROF_NUM)
     return diag_error(c->d, at(c, l->off), "gemm takes a GEMM's FLOPs and the fraction of the peak it reaches, as in 'gemm 1e9 0.6'");
   double x = l->items[0].num, e = l->items[1].num;
-  if (!(x > 0)) return diag_error(c->d, at(c, l->items[0].off), "a GEMM's FLOPs must be positive");
+  if (in_range(c, l->items[0].off, "gemm", x, &GEMM_FLOPS, 0) < 0) return -1;
   if (!(e > 0 && e <= 1.5)) return diag_error(c->d, at(c, l->items[1].off), "the fraction of the peak must be in (0, 1.5]");
   if (p->ngemm && x <= p->gemm_flops[p->ngemm - 1]) return diag_error(c->d, at(c, l->items[0].off), "gemm lines must go up in FLOPs");
   if (p->ngemm == SIM_MAXPOINTS) return diag_error(c->d, at(c, l->off), "at most %d gemm lines", SIM_MAXPOINTS);
@@ -85,7 +97,7 @@ static int read_kernel(rctx *c, const prof_line *l) {
   if (!slot) return diag_error(c->d, at(c, l->items[0].off), "no kernel '%s' (the names 'carve run --profile' prints)", name);
   for (int k = 0; k + 1 < l->nitems; k++) {
     if (l->items[k + 1].key) return diag_error(c->d, at(c, l->items[k + 1].key_off), "kernel takes plain numbers after its name");
-    if (number_item(c, &l->items[k + 1], &slot[k]) < 0) return -1;
+    if (number_item(c, &l->items[k + 1], &slot[k], &SECONDS, 0) < 0) return -1;
   }
   if (!(slot[1] > 0 && slot[2] > 0))
     return diag_error(c->d, at(c, l->items[slot[1] > 0 ? 3 : 2].off), "a kernel's costs per element must be positive");
@@ -97,6 +109,7 @@ static int read_sizes(rctx *c, const prof_line *l) {
   if (l->nitems != 2 || l->items[0].kind != PROF_NUM || l->items[1].kind != PROF_NUM || l->items[0].key || l->items[1].key ||
       !(l->items[0].num >= 1) || !(l->items[1].num > l->items[0].num))
     return diag_error(c->d, at(c, l->off), "kernel_sizes takes two element counts, the second larger, as in 'kernel_sizes 65536 4194304'");
+  if (in_range(c, l->items[1].off, "kernel_sizes", l->items[1].num, &ELEMENTS, 0) < 0) return -1;
   p->kernel_small = l->items[0].num;
   p->kernel_large = l->items[1].num;
   return 0;
@@ -128,7 +141,7 @@ static int read_link(rctx *c, const prof_line *l) {
       }
     }
     if (!slot) return diag_error(c->d, at(c, it->key_off), "link has no setting '%s' (bandwidth, latency, and KIND.bandwidth, KIND.latency for all_reduce, all_gather, reduce_scatter, all_to_all)", it->key);
-    if (number_item(c, it, slot) < 0) return -1;
+    if (number_item(c, it, slot, strstr(it->key, "bandwidth") ? &RATE : &SECONDS, 1) < 0) return -1;
   }
   if (!(k->bandwidth > 0)) return diag_error(c->d, at(c, l->off), "link '%s' needs a positive bandwidth", name);
   p->nlinks++;
@@ -164,12 +177,12 @@ int sim_profile_parse(arena *a, diag *d, const diag_src *src, sim_profile *p) {
     if (!strcmp(l->key, "device")) {
       if (l->nitems != 1 || l->items[0].key || l->items[0].kind == PROF_NUM) rc = diag_error(d, at(&c, l->off), "device takes its name, as in 'device \"NVIDIA H100 SXM5 80GB\"'");
       else { p->device = l->items[0].text; rc = 0; }
-    } else if (!strcmp(l->key, "memory")) rc = one_number(&c, l, &p->memory, 1);
-    else if (!strcmp(l->key, "bandwidth")) rc = one_number(&c, l, &p->bandwidth, 1);
-    else if (!strcmp(l->key, "launch")) rc = one_number(&c, l, &p->launch, 0);
+    } else if (!strcmp(l->key, "memory")) rc = one_number(&c, l, &p->memory, &BYTES);
+    else if (!strcmp(l->key, "bandwidth")) rc = one_number(&c, l, &p->bandwidth, &RATE);
+    else if (!strcmp(l->key, "launch")) rc = one_number(&c, l, &p->launch, &SECONDS);
     else if (!strcmp(l->key, "node")) {
-      rc = one_number(&c, l, &x, 1);
-      if (rc == 0 && (x != floor(x) || x > 1e9)) rc = diag_error(d, at(&c, l->items[0].off), "node takes a whole number of devices");
+      rc = one_number(&c, l, &x, &DEVICES);
+      if (rc == 0 && x != floor(x)) rc = diag_error(d, at(&c, l->items[0].off), "node takes a whole number of devices");
       if (rc == 0) p->node = (int)x;
     } else if (!strcmp(l->key, "flops")) rc = read_flops(&c, l);
     else if (!strcmp(l->key, "gemm")) rc = read_gemm(&c, l);
@@ -197,12 +210,16 @@ const char *sim_profile_local_path(arena *a) {
 }
 
 int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_profile *p) {
+  return sim_profile_load_at(a, d, what, LOC_NONE, dir, p);
+}
+
+int sim_profile_load_at(arena *a, diag *d, const char *what, loc at, const char *dir, sim_profile *p) {
   size_t n = strlen(what);
   const char *path;
   if (strchr(what, '/') || (n > 8 && !strcmp(what + n - 8, ".profile"))) path = what;
   else if (!strcmp(what, "local")) {
     path = sim_profile_local_path(a);
-    if (access(path, F_OK) != 0) return diag_error(d, LOC_NONE, "no profile of this machine at %s yet: run 'carve calibrate' first", path);
+    if (access(path, F_OK) != 0) return diag_error(d, at, "no profile of this machine at %s yet: run 'carve calibrate' first", path);
   } else {
     path = arena_printf(a, "%s/%s.profile", dir, what);
     if (access(path, F_OK) != 0) {    /* no open: a FIFO would block it */
@@ -215,12 +232,12 @@ int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_p
         if (k > 8 && !strcmp(e->d_name + k - 8, ".profile")) sb_printf(&b, "%s%.*s", b.n ? ", " : "", (int)(k - 8), e->d_name);
       }
       if (dp) closedir(dp);
-      diag_error(d, LOC_NONE, "no device profile '%s' (in %s: %s; or 'local' after 'carve calibrate', or a file's path)", what, dir, b.n ? sb_str(&b) : "none");
+      diag_error(d, at, "no device profile '%s' (in %s: %s; or 'local' after 'carve calibrate', or a file's path)", what, dir, b.n ? sb_str(&b) : "none");
       sb_free(&b);
       return -1;
     }
   }
-  const diag_src *src = diag_load_file(a, d, path);
+  const diag_src *src = diag_load_file_at(a, d, path, at);
   return src ? sim_profile_parse(a, d, src, p) : -1;
 }
 

@@ -69,6 +69,9 @@ int sim_profile_parse(arena *a, diag *d, const diag_src *src, sim_profile *p);
 ** name in dir ("h100-sxm": dir/h100-sxm.profile; "local": the one
 ** `carve calibrate` wrote). -1 with an error naming the profiles there. */
 int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_profile *p);
+/* The same for a profile named in a file (auto's device = NAME): a profile
+** that cannot be found or opened is an error at `at`, where it is named. */
+int sim_profile_load_at(arena *a, diag *d, const char *what, loc at, const char *dir, sim_profile *p);
 /* The text of p, as sim_profile_parse reads it back (comments for people
 ** first, from header). */
 void sim_profile_write(strbuf *b, const sim_profile *p, const char *header);

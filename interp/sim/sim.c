@@ -17,6 +17,11 @@
 
 int sim_links_for_mesh(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
                        const char *spec, sim_opts *o) {
+  return sim_links_at(a, d, prof, n, sizes, names, spec, LOC_NONE, o);
+}
+
+int sim_links_at(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
+                 const char *spec, loc spec_at, sim_opts *o) {
   for (int i = 0; i < RT_MAXRANK; i++) o->link_of_axis[i] = -1;
   if (prof->nlinks) {                /* from the minor axis: a node's worth on the first link */
     int64_t devices = 1;
@@ -26,7 +31,7 @@ int sim_links_for_mesh(arena *a, diag *d, const sim_profile *prof, int n, const 
     }
   }
   if (!spec) return 0;
-  const diag_src *src = diag_src_string(a, "--links", spec, strlen(spec));
+  const diag_src *src = diag_src_piece(a, "--links", spec, strlen(spec), spec_at);
   tac_file *f = tac_parse_option(a, d, src, TAC_OPT_ARGS);
   if (!f) return -1;
   const tac_decl *x = &f->decls[0];

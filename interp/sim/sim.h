@@ -61,6 +61,10 @@ int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, 
 /* The same for a mesh given as n axes of sizes with names (before lowering). */
 int sim_links_for_mesh(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
                        const char *spec, sim_opts *o);
+/* The same for a spec written in a file at spec_at (auto's links = "..."):
+** its errors point there (LOC_NONE: --links). */
+int sim_links_at(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
+                 const char *spec, loc spec_at, sim_opts *o);
 
 /* Cost program p (lowered from g under plan, NULL for one device; lr maps
 ** values to its buffers). -1 with

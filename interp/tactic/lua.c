@@ -9,6 +9,13 @@
 ** per value id (so the same table comes back and can be used as a key),
 ** marks in a stack that a rollback cuts. The plan itself is carve's.
 **
+** The limits hold on every path: a ctx call counts its work against the
+** instruction limit (charge), a limit once reached stays reached (every
+** later hook raises again and, after memory, every allocation fails, so a
+** pcall that catches the error gets no further) and lapi_run reports the
+** limit whatever error reached it; no table gets a __gc finaliser, which
+** Lua runs with hooks off (setmetatable refuses one).
+**
 ** Errors longjmp. Nothing malloc'd is held across a Lua call that can
 ** raise: what outlives one call is in lapi_state (on lapi_run's stack),
 ** in the session's arena (the script's source, locations, messages) or in
@@ -37,11 +44,30 @@
 #define LAPI_HOOK_EVERY 1000          /* instructions between two count hooks */
 #define LAPI_HEADROOM ((size_t)1 << 20)   /* for the message handler once the limit is hit */
 
+/* What a ctx call costs against the instruction limit, in instructions:
+** a base for every call, and per value of the program for what walks it
+** (measured against Lua's own speed: ctx:cost() takes about 1.5 us a value,
+** a propagation about 30 ns, a Lua instruction about 4 ns). */
+#define LAPI_CALL_STEPS 100
+#define LAPI_COST_STEPS 400           /* ctx:cost(): lowering and simulating the plan */
+#define LAPI_PROP_STEPS 10            /* a propagation */
+#define LAPI_LIST_STEPS 10            /* ctx:values(): a table of every value */
+#define LAPI_PARTIAL_STEPS 25         /* the partial sums of the whole plan */
+#define LAPI_MARK_STEPS 2             /* ctx:mark(), ctx:rollback() */
+/* and so does what one instruction or library call can do in C: an
+** instruction for every LAPI_BYTE_STEPS bytes allocated (s .. s copies
+** them) or held when Lua collects them all to ask again, and for every
+** byte print writes */
+#define LAPI_BYTE_STEPS 4
+
 #define K_VALUES "carve.values"       /* registry: value id + 1 -> value table */
 #define K_OPS "carve.ops"             /* registry: value id + 1 -> table of the op making it */
 #define K_MARKS "carve.marks"         /* registry: serials of the marks alive, oldest first */
 #define K_TRACE "carve.traceback"     /* registry: the traceback of the error being raised */
 #define K_PARTIAL "carve.partial.axes"  /* registry: userdata, one uint32 per value */
+#define K_IDS "carve.ids"             /* registry: value table -> id + 1, op table -> -(id + 1) */
+
+enum { OVER_NONE, OVER_STEPS, OVER_MEMORY };   /* lapi_state.over: the limit reached first */
 
 typedef struct lapi_state {
   tactic_ctx *c;
@@ -51,10 +77,15 @@ typedef struct lapi_state {
   /* the allocator */
   size_t used, limit;
   int headroom;                       /* the handler's extra room was given */
+  size_t refused;                     /* the growth of a request refused and not granted since (0: none), */
+  const void *refused_block;          /* its block and size (a retry asks for the same), */
+  size_t refused_size;
+  unsigned long grants, refused_grants;   /* the requests that grew granted, in all and before it, */
+  int refused_line;                   /* and the line last seen running when it was refused */
   /* the hooks */
-  long long steps, max_steps;
+  long long steps, max_steps;         /* instructions run, and ctx calls' work in instructions */
   int line;                           /* the line last seen running */
-  int killed;                         /* ran too long: every later hook raises again */
+  int over;                           /* a limit was reached (OVER_*): every later hook raises again */
   /* errors */
   int loading;                        /* compiling the chunk: a syntax error has no traceback */
   int err_line;                       /* the innermost line the handler found */
@@ -181,6 +212,13 @@ static int lapi_raise(lua_State *L, lapi_state *S, const char *method, const cha
 
 /* ---- the allocator and the hooks ---- */
 
+/* The memory limit. A request over it is refused and remembered. Most
+** times Lua then collects all garbage and asks again at once: refused
+** again, the script holds too much. A luaL_Buffer does not ask again:
+** settle collects at the next hook (or when the script ends) and looks
+** whether the request fits then. Once the limit is reached every request
+** that grows fails (a pcall that catches the error gets no further), and
+** every hook raises again. */
 static void *lapi_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   lapi_state *S = ud;
   if (!ptr) osize = 0;                 /* then osize tells the kind of object */
@@ -189,38 +227,92 @@ static void *lapi_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     S->used -= osize;
     return NULL;
   }
-  if (nsize > osize && (nsize - osize > S->limit || S->used + (nsize - osize) > S->limit)) return NULL;
+  if (nsize > osize && !S->closed && (S->over == OVER_MEMORY || nsize - osize > S->limit - S->used)) {
+    if (S->refused && S->refused_block == ptr && S->refused_size == nsize && S->refused_grants == S->grants && S->over == OVER_NONE)
+      S->over = OVER_MEMORY;             /* asked again after collecting, with nothing granted between */
+    else if (S->over == OVER_NONE) {
+      S->refused = nsize - osize;
+      S->refused_block = ptr;
+      S->refused_size = nsize;
+      S->refused_grants = S->grants;
+      S->refused_line = S->line;
+    }
+    return NULL;
+  }
   void *q = realloc(ptr, nsize);
   if (!q) return NULL;
   S->used = S->used - osize + nsize;
+  if (nsize > osize) {                   /* the work is counted; the next hook raises when it passes the limit */
+    S->grants++;
+    S->steps += (long long)((nsize - osize) / LAPI_BYTE_STEPS);
+    if (ptr == S->refused_block && nsize == S->refused_size && S->refused) {   /* the request asked again fits */
+      S->refused = 0;
+      S->steps += (long long)(S->used / LAPI_BYTE_STEPS);                      /* after a full collection */
+    }
+  }
   return q;
 }
 
-/* Count hook: the instruction limit, and the line running (for errors that
-** carry none, out of memory). Call hook: the caller's line, so that a C
-** function that runs out of memory (string.rep) is placed on its call. */
+/* A refused request, at a point where Lua may collect: with all garbage
+** gone, does it fit? If not, the memory limit is reached. */
+static void settle(lua_State *L, lapi_state *S) {
+  size_t want = S->refused;
+  if (!want || S->over) return;
+  S->refused = 0;
+  lua_gc(L, LUA_GCCOLLECT);
+  if (want <= S->limit - S->used) return;
+  S->over = OVER_MEMORY;
+  S->line = S->refused_line;
+}
+
+static void lapi_hook(lua_State *L, lua_Debug *ar);
+
+/* A limit reached: the error, raised again by every later hook (a pcall
+** that catches it gets no further); lapi_run reports the limit. */
+static int lapi_stop(lua_State *L, lapi_state *S) {
+  if (S->over == OVER_NONE) S->over = OVER_STEPS;
+  lua_sethook(L, lapi_hook, LUA_MASKCALL | LUA_MASKCOUNT, 1);
+  if (S->over == OVER_MEMORY) lua_pushliteral(L, "not enough memory");   /* Lua's own string: nothing to allocate */
+  else lua_pushfstring(L, "%s:%d: the script ran too long (more than %I instructions)", S->chunk, S->line, (lua_Integer)S->max_steps);
+  return lua_error(L);
+}
+
+/* Count hook: the instruction limit, refused requests settled, and the
+** line running (for errors that carry none, out of memory). Call hook: the
+** caller's line, so that a C function that runs out of memory
+** (string.rep) is placed on its call. */
 static void lapi_hook(lua_State *L, lua_Debug *ar) {
   lapi_state *S = state_of(L);
+  if (S->over) lapi_stop(L, S);        /* S->line stays where the limit was reached */
   if (ar->event != LUA_HOOKCOUNT) {
     int l = lua_line(L, 1);
     if (l > 0) S->line = l;
     return;
   }
   if (lua_getinfo(L, "l", ar) && ar->currentline > 0) S->line = ar->currentline;
-  S->steps += S->killed ? 1 : LAPI_HOOK_EVERY;
-  if (S->steps <= S->max_steps) return;
-  if (!S->killed) {
-    S->killed = 1;
-    lua_sethook(L, lapi_hook, LUA_MASKCALL | LUA_MASKCOUNT, 1);   /* a pcall that catches it gets no further */
-  }
-  lua_pushfstring(L, "%s:%d: the script ran too long (more than %I instructions)", S->chunk, S->line, (lua_Integer)S->max_steps);
-  lua_error(L);
+  S->steps += LAPI_HOOK_EVERY;
+  settle(L, S);
+  if (S->steps > S->max_steps || S->over) lapi_stop(L, S);
 }
+
+/* A ctx call's work, counted against the instruction limit as the
+** instructions it stands for: the limit bounds time spent in C too. */
+static void charge(lua_State *L, lapi_state *S, long long steps) {
+  if (S->over) lapi_stop(L, S);
+  S->steps += steps;
+  if (S->steps <= S->max_steps) return;
+  int l = lua_line(L, 1);
+  if (l > 0) S->line = l;
+  lapi_stop(L, S);
+}
+
+/* work that walks every value n times over */
+static long long per_value(const lapi_state *S, long long n) { return n * (long long)S->c->g->nvals; }
 
 /* The message handler: a string message, the innermost line, the traceback. */
 static int lapi_msgh(lua_State *L) {
   lapi_state *S = state_of(L);
-  if (lua_touserdata(L, 1) == &lapi_reported) return 1;
+  if (lua_touserdata(L, 1) == &lapi_reported || S->over == OVER_MEMORY) return 1;   /* out of memory: nothing more to allocate */
   if (!S->headroom) {
     S->headroom = 1;
     S->limit += LAPI_HEADROOM;
@@ -260,6 +352,29 @@ static void push_ints(lua_State *L, const int64_t *x, int n) {
   }
 }
 
+/* Which value or op a table on the stack is: kept in the registry, not in
+** the table, whose fields the script may replace. key: id + 1 for a
+** value, -(id + 1) for an op. */
+static void remember(lua_State *L, lua_Integer key) {
+  lua_getfield(L, LUA_REGISTRYINDEX, K_IDS);
+  lua_pushvalue(L, -2);
+  lua_pushinteger(L, key);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+/* The id of the value (op 0) or op (op 1) table at idx, or -1 when it is not one of ours. */
+static int object_id(lua_State *L, const lapi_state *S, int idx, int op) {
+  if (lua_type(L, idx) != LUA_TTABLE) return -1;
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, LUA_REGISTRYINDEX, K_IDS);
+  lua_pushvalue(L, idx);
+  lua_Integer key = lua_rawget(L, -2) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+  lua_pop(L, 2);
+  lua_Integer id = op ? -key - 1 : key - 1;
+  return id >= 0 && id < S->c->g->nvals ? (int)id : -1;
+}
+
 /* The cached table of value id (pushed). */
 static void push_value(lua_State *L, lapi_state *S, int id) {
   lua_getfield(L, LUA_REGISTRYINDEX, K_VALUES);
@@ -285,6 +400,7 @@ static void push_value(lua_State *L, lapi_state *S, int id) {
     lua_setfield(L, -2, "value");
   }
   luaL_setmetatable(L, "carve.value");     /* producer and users come on first use */
+  remember(L, (lua_Integer)id + 1);
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, id + 1);
   lua_remove(L, -2);
@@ -354,6 +470,7 @@ static void push_op(lua_State *L, lapi_state *S, int id) {
     lua_setfield(L, -2, "spec");
   }
   luaL_setmetatable(L, "carve.op");
+  remember(L, -(lua_Integer)id - 1);
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, id + 1);
   lua_remove(L, -2);
@@ -370,13 +487,12 @@ static int value_index(lua_State *L) {
   lapi_state *S = live(L);
   const char *k = lua_tostring(L, 2);
   if (!k || (strcmp(k, "producer") && strcmp(k, "users"))) return 0;
-  lua_getfield(L, 1, "id");
-  lua_Integer id = lua_tointeger(L, -1) - 1;
-  if (id < 0 || id >= S->c->g->nvals) return 0;
+  int id = object_id(L, S, 1, 0);
+  if (id < 0) return 0;
   const ir_value *v = S->c->g->vals[id];
   if (k[0] == 'p') {
     if (v->kind != IR_OP) return 0;
-    push_op(L, S, (int)id);
+    push_op(L, S, id);
     return 1;
   }
   lua_createtable(L, v->nusers, 0);
@@ -389,18 +505,19 @@ static int value_index(lua_State *L) {
   return 1;
 }
 
+/* tostring of a value or an op: from the program, whatever the script put in the table's fields */
 static int value_tostring(lua_State *L) {
-  lua_getfield(L, 1, "name");
-  lua_pushfstring(L, "value '%s'", lua_tostring(L, -1));
+  const lapi_state *S = state_of(L);
+  int id = object_id(L, S, 1, 0);
+  lua_pushfstring(L, "value '%s'", id >= 0 ? S->c->g->vals[id]->name : "?");
   return 1;
 }
 
 static int op_tostring(lua_State *L) {
-  lua_getfield(L, 1, "kind");
-  lua_getfield(L, 1, "results");
-  lua_rawgeti(L, -1, 1);
-  lua_getfield(L, -1, "name");
-  lua_pushfstring(L, "op %s -> '%s'", lua_tostring(L, -4), lua_tostring(L, -1));
+  const lapi_state *S = state_of(L);
+  int id = object_id(L, S, 1, 1);
+  const ir_value *v = id >= 0 ? S->c->g->vals[id] : NULL;
+  lua_pushfstring(L, "op %s -> '%s'", v ? ir_opinfo_of(v->op)->name : "?", v ? v->name : "?");
   return 1;
 }
 
@@ -416,48 +533,16 @@ static int check_value(lua_State *L, lapi_state *S, int arg, const char *method)
     if (!v) return lapi_raise(L, S, method, "ctx:%s: no value named '%s'", method, lua_tostring(L, arg));
     return v->id;
   }
-  if (lua_type(L, arg) == LUA_TTABLE) {
-    lua_pushstring(L, "id");
-    lua_rawget(L, arg);
-    lua_Integer id = lua_tointeger(L, -1) - 1;
-    lua_pop(L, 1);
-    if (id >= 0 && id < g->nvals) {
-      lua_getfield(L, LUA_REGISTRYINDEX, K_VALUES);
-      lua_rawgeti(L, -1, id + 1);
-      int same = lua_rawequal(L, -1, arg);
-      lua_pop(L, 2);
-      if (same) return (int)id;
-    }
-  }
+  int id = object_id(L, S, arg, 0);
+  if (id >= 0) return id;
   return lapi_raise(L, S, method, "ctx:%s: argument %d must be a value (from ctx:values, an op's operands or results) or a value's name, not %s",
                     method, arg - 1, luaL_typename(L, arg));
 }
 
 /* An op argument: one of our op tables. The id of its result. */
 static int check_op(lua_State *L, lapi_state *S, int arg, const char *method) {
-  if (lua_type(L, arg) == LUA_TTABLE) {
-    lua_pushstring(L, "results");
-    lua_rawget(L, arg);
-    lua_Integer id = -1;
-    if (lua_type(L, -1) == LUA_TTABLE) {
-      lua_rawgeti(L, -1, 1);
-      if (lua_type(L, -1) == LUA_TTABLE) {
-        lua_pushstring(L, "id");
-        lua_rawget(L, -2);
-        id = lua_tointeger(L, -1) - 1;
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    if (id >= 0 && id < S->c->g->nvals) {
-      lua_getfield(L, LUA_REGISTRYINDEX, K_OPS);
-      lua_rawgeti(L, -1, id + 1);
-      int same = lua_rawequal(L, -1, arg);
-      lua_pop(L, 2);
-      if (same) return (int)id;
-    }
-  }
+  int id = object_id(L, S, arg, 1);
+  if (id >= 0) return id;
   return lapi_raise(L, S, method, "ctx:%s: argument 1 must be an op (a value's producer or one of its users), not %s", method, luaL_typename(L, arg));
 }
 
@@ -486,9 +571,12 @@ static int check_dim(lua_State *L, lapi_state *S, int arg, int v, const char *me
   return (int)i;
 }
 
+/* The ctx of a method call, its base cost charged. */
 static lapi_state *check_ctx(lua_State *L) {
   luaL_checkudata(L, 1, "carve.ctx");
-  return live(L);
+  lapi_state *S = live(L);
+  charge(L, S, LAPI_CALL_STEPS);
+  return S;
 }
 
 /* ---- ctx: reading the program ---- */
@@ -521,6 +609,7 @@ static int ctx_values(lua_State *L) {
   }
   const char *glob = luaL_optstring(L, 3, NULL);
   const ir_graph *g = S->c->g;
+  charge(L, S, per_value(S, LAPI_LIST_STEPS));
   lua_newtable(L);
   int n = 0;
   for (int v = 0; v < g->nvals; v++) {
@@ -593,11 +682,13 @@ static void fill_partial(lua_State *L) {
     lua_pop(L, 1);
     return;
   }
-  int v = (int)lua_tointeger(L, -1);
+  lua_Integer v = lua_tointeger(L, -1);
   lua_pop(L, 1);
+  if (v < 0 || v >= S->c->g->nvals) return;      /* the script reached the hidden key (next) and changed it */
   lua_pushlightuserdata(L, (void *)&partial_key);
   lua_pushnil(L);
   lua_rawset(L, 1);
+  if (!S->partial_ok) charge(L, S, per_value(S, LAPI_PARTIAL_STEPS));
   refresh_partials(S);
   const sh_plan *p = S->c->p;
   int n = 0;
@@ -706,9 +797,11 @@ static int ctx_mesh(lua_State *L) {
 /* ---- ctx: actions ---- */
 
 /* After an action: propagate, unless ctx:together holds it back. */
-static void acted(lapi_state *S) {
-  if (!S->held) shard_propagate(S->c->p);
+static void acted(lua_State *L, lapi_state *S) {
   S->partial_ok = 0;
+  if (S->held) return;
+  charge(L, S, per_value(S, LAPI_PROP_STEPS));
+  shard_propagate(S->c->p);
 }
 
 /* A refused action: the conflict message it recorded (or, when the same
@@ -751,7 +844,7 @@ static int ctx_shard(lua_State *L) {
     push_refusal(L, p, ncon, v, dim, axis, 0);
     return 2;
   }
-  acted(S);
+  acted(L, S);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -771,7 +864,7 @@ static int ctx_replicate(lua_State *L) {
     push_refusal(L, p, ncon, v, dim, axis, 1);
     return 2;
   }
-  acted(S);
+  acted(L, S);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -780,7 +873,7 @@ static int together_close(lua_State *L) {
   lapi_state *S = state_of(L);
   if (--S->held == 0 && !S->closed) {
     S->c->p->at = S->together_at;     /* propagation's conflicts point at the call */
-    acted(S);
+    acted(L, S);
   }
   return 0;
 }
@@ -803,6 +896,7 @@ static int ctx_together(lua_State *L) {
 /* ctx:mark(): a point to come back to */
 static int ctx_mark(lua_State *L) {
   lapi_state *S = check_ctx(L);
+  charge(L, S, per_value(S, LAPI_MARK_STEPS));
   lapi_mark *m = lua_newuserdatauv(L, sizeof *m, 0);
   luaL_setmetatable(L, "carve.mark");
   lua_getfield(L, LUA_REGISTRYINDEX, K_MARKS);
@@ -820,6 +914,7 @@ static int ctx_mark(lua_State *L) {
 static int ctx_rollback(lua_State *L) {
   lapi_state *S = check_ctx(L);
   lapi_mark *m = luaL_checkudata(L, 2, "carve.mark");
+  charge(L, S, per_value(S, LAPI_MARK_STEPS));
   lua_getfield(L, LUA_REGISTRYINDEX, K_MARKS);
   lua_Integer n = (lua_Integer)lua_rawlen(L, -1), at = 0;
   for (lua_Integer i = n; i >= 1 && !at; i--) {
@@ -841,6 +936,7 @@ static int ctx_rollback(lua_State *L) {
 /* ctx:cost(): {time = s, memory = bytes, ...} of the plan now, on the device profile */
 static int ctx_cost(lua_State *L) {
   lapi_state *S = check_ctx(L);
+  charge(L, S, per_value(S, LAPI_COST_STEPS));
   char err[600] = "";
   tactic_ctx *c = S->c;
   if (!S->have_prof) {
@@ -946,12 +1042,15 @@ static const luaL_Reg ctx_methods[] = {
 
 /* ---- the sandbox ---- */
 
-/* print, to stderr: stdout carries carve's own output (--json) */
+/* print, to stderr: stdout carries carve's own output (--json); a byte
+** written counts as an instruction */
 static int lapi_print(lua_State *L) {
+  lapi_state *S = state_of(L);
   int n = lua_gettop(L);
   for (int i = 1; i <= n; i++) {
     size_t len;
     const char *s = luaL_tolstring(L, i, &len);
+    charge(L, S, (long long)len);
     if (i > 1) fputc('\t', stderr);
     fwrite(s, 1, len, stderr);
     lua_pop(L, 1);
@@ -978,6 +1077,24 @@ static int lapi_collectgarbage(lua_State *L) {
   return 1;
 }
 
+/* setmetatable, refusing a metatable with a __gc field: Lua runs
+** finalisers with hooks off (during any collection, and at close), where
+** no limit could stop them. The field is what Lua looks at when the
+** metatable is set; one added later makes no finaliser. */
+static int lapi_setmetatable(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    if (lua_rawget(L, 2) != LUA_TNIL)
+      return luaL_error(L, "setmetatable: a metatable with __gc is refused: a tactic script may not have finalisers "
+                        "(Lua runs them outside the script's limits); release what you hold before the function returns");
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 static void open_sandbox(lua_State *L) {
   static const struct { const char *name; lua_CFunction open; } libs[] = {
     {LUA_GNAME, luaopen_base}, {LUA_TABLIBNAME, luaopen_table}, {LUA_STRLIBNAME, luaopen_string},
@@ -996,6 +1113,9 @@ static void open_sandbox(lua_State *L) {
   lua_setglobal(L, "print");
   lua_pushcfunction(L, lapi_collectgarbage);
   lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, lapi_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
@@ -1053,10 +1173,8 @@ static int lapi_main(lua_State *L) {
   new_metatable(L, "carve.op", op_mt);
   new_metatable(L, "carve.mark", mark_mt);
   new_metatable(L, "carve.together", together_mt);
-  lua_pop(L, 1);
-  luaL_newmetatable(L, "carve.partial");    /* not protected: a filled list drops it */
-  luaL_setfuncs(L, partial_mt, 0);
-  lua_pop(L, 1);
+  new_metatable(L, "carve.partial", partial_mt);   /* a filled list drops it (from C) */
+  lua_pop(L, 2);
   new_metatable(L, "carve.ctx", ctx_mt);
   luaL_newlib(L, ctx_methods);
   lua_pushstring(L, S->t->name);
@@ -1072,6 +1190,8 @@ static int lapi_main(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, K_OPS);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, K_MARKS);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, K_IDS);
   S->partial = lua_newuserdatauv(L, sizeof(uint32_t) * (size_t)(c->g->nvals + 1), 0);
   lua_setfield(L, LUA_REGISTRYINDEX, K_PARTIAL);
 
@@ -1158,43 +1278,42 @@ int lapi_run(tactic_ctx *c, const lapi_tactic *t) {
   S.t = t;
   S.limit = c->o->lua_memory ? c->o->lua_memory : LAPI_MEMORY;
   S.max_steps = c->o->lua_steps > 0 ? c->o->lua_steps : LAPI_STEPS;
-  diag scratch;
-  diag_init(&scratch);
-  S.src = diag_load_file(c->mem, &scratch, t->path);
-  if (!S.src) {
-    const char *m = diag_text(&scratch), *k = strstr(m, "error: ");
-    const char *msg = arena_strndup(c->mem, k ? k + 7 : m, strcspn(k ? k + 7 : m, "\n"));
-    diag_free(&scratch);
-    return diag_error(c->d, t->path_at, "%s", msg);
-  }
-  diag_free(&scratch);
+  S.src = diag_load_file_at(c->mem, c->d, t->path, t->path_at);
+  if (!S.src) return -1;
   lua_State *L = lua_newstate(lapi_alloc, &S);
   if (!L) return diag_error(c->d, t->decl, "cannot start Lua for tactic '%s': out of memory", t->name);
   *(lapi_state **)lua_getextraspace(L) = &S;
   c->p->at = t->decl;
   lua_pushcfunction(L, lapi_msgh);
   lua_pushcfunction(L, lapi_main);
+  size_t limit = S.limit;
   int status = lua_pcall(L, 0, 0, 1);
-  S.closed = 1;
+  settle(L, &S);                       /* a refusal the script caught, or one that ended it: the limit? */
+  S.closed = 1;                        /* the allocator refuses nothing more: what follows copies messages out */
   c->p->at = t->decl;                  /* what propagates after the script is the tactic's */
   /* copy what the messages need out of Lua, then close it */
   const char *msg = NULL, *tb = NULL;
-  int reported = status != LUA_OK && lua_touserdata(L, -1) == &lapi_reported;
-  if (status != LUA_OK && !reported) {
-    const char *m = lua_tostring(L, -1);
+  int reported = S.reported || (status != LUA_OK && lua_touserdata(L, -1) == &lapi_reported);
+  if (status != LUA_OK && !reported && S.over != OVER_MEMORY) {
+    const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     msg = arena_strndup(c->mem, m ? m : "(no message)", m ? strlen(m) : 12);
     if (status == LUA_ERRRUN && lua_getfield(L, LUA_REGISTRYINDEX, K_TRACE) == LUA_TSTRING) tb = tidy_traceback(c->mem, lua_tostring(L, -1));
   }
   lua_close(L);
-  if (status == LUA_OK || reported) return S.reported || reported ? -1 : 0;
-  const char *text;
-  int line = split_where(&S, msg, &text);
-  if (!line) line = S.err_line;
-  if (status == LUA_ERRMEM) {
-    line = S.line;
-    text = arena_printf(c->mem, "the script ran out of memory (a tactic script may use %zu MiB)", S.limit >> 20);
-  } else if (status == LUA_ERRERR) {
-    text = arena_printf(c->mem, "error while reporting an error: %s", text);
+  if (reported) return -1;
+  if (status == LUA_OK && S.over == OVER_NONE) return 0;
+  /* a limit reached is the error, whatever error (or none: a pcall caught it and the function returned) came out */
+  const char *text = "";
+  int line = S.line;
+  if (S.over == OVER_STEPS) {
+    text = arena_printf(c->mem, "the script ran too long (more than %lld instructions)", (long long)S.max_steps);
+  } else if (S.over == OVER_MEMORY || status == LUA_ERRMEM) {
+    text = arena_printf(c->mem, "the script ran out of memory (a tactic script may use %zu MiB)", limit >> 20);
+    tb = NULL;
+  } else {
+    line = split_where(&S, msg, &text);
+    if (!line) line = S.err_line;
+    if (status == LUA_ERRERR) text = arena_printf(c->mem, "error while reporting an error: %s", text);
   }
   loc where = S.hint && S.hint_line == line ? line_loc(&S, line, S.hint, 'r') : message_loc(&S, line, text);
   diag_error(c->d, where, "%s", text);

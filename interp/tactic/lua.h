@@ -9,8 +9,10 @@
 ** The sandbox: base (without load, loadfile, dofile; collectgarbage only
 ** counts and collects; print writes to stderr), table, string (without
 ** dump), math (seeded, so a tactic plans alike every run), utf8; no os,
-** io, package/require, debug or coroutine. A memory limit through the
-** allocator and an instruction limit through a count hook. Every Lua
+** io, package/require, debug or coroutine; setmetatable refuses __gc
+** (finalisers run with hooks off). A memory limit through the allocator
+** and an instruction limit through a count hook, which ctx calls count
+** against by their work; a limit reached stays reached. Every Lua
 ** error becomes one carve error at the script's file:line, with notes
 ** naming the tactic and giving the Lua traceback.
 */

@@ -53,7 +53,7 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
   o->kinds = 1u << TAC_SEL_INPUT | 1u << TAC_SEL_PARAM | 1u << TAC_SEL_STATE;
   double limit = 0;
   int greedy = 0;
-  const tac_value *dev = NULL;
+  const tac_value *dev = NULL, *links = NULL;
   o->beam = 8;
   for (int i = 0; i < x->nargs; i++) {
     const tac_arg *g = &x->args[i];
@@ -112,6 +112,7 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
     } else if (!strcmp(g->key, "links")) {
       if (v->kind != TAC_VSTR) return diag_error(d, at(f, v->off), "links takes a string, as in links = \"batch = inter\"");
       o->links = v->text;
+      links = v;
     } else if (!strcmp(g->key, "strategy")) {
       if (is_word(v) && !strcmp(v->text, "beam")) o->strategy = SEARCH_BEAM;
       else if (is_word(v) && !strcmp(v->text, "greedy")) { o->strategy = SEARCH_BEAM; greedy = 1; }
@@ -125,15 +126,13 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
     }
   }
   const char *name = device ? device : dev ? dev->text : "h100-sxm";
-  if (sim_profile_load(a, d, name, prof_dir, prof) < 0) {
-    if (dev && !device) diag_note(d, at(f, dev->off), "the device named here");
-    return -1;
-  }
+  if (sim_profile_load_at(a, d, name, dev && !device ? at(f, dev->off) : LOC_NONE, prof_dir, prof) < 0) return -1;
   if (greedy) o->beam = 1;
   o->prof = prof;
   o->sim.prof = prof;
   o->memory_limit = limit > 0 ? limit : prof->memory;
-  if (sim_links_for_mesh(a, d, prof, p->mesh.n, p->mesh.size, p->mesh.name, o->links, &o->sim) < 0) return -1;
+  loc links_at = links ? at(f, links->off + 1) : LOC_NONE;     /* the string's first byte, after its quote */
+  if (sim_links_at(a, d, prof, p->mesh.n, p->mesh.size, p->mesh.name, o->links, links_at, &o->sim) < 0) return -1;
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "util/mem.h"
 #include "interp/tactic/lua.h"
 #include "interp/shard/layout.h"
+#include "runtime/mesh.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -39,8 +40,9 @@ static int mesh_of(const tac_file *f, const tac_decl *x, sh_mesh *m, arena *name
     const tac_arg *a = &x->args[i];
     if (m->n == SH_MAXAXES) return diag_error(d, at(f, a->off), "at most %d mesh axes", SH_MAXAXES);
     if (a->val.kind != TAC_VINT || a->val.i < 1) return diag_error(d, at(f, a->off), "mesh axis '%s' must have a size of at least 1", a->key);
-    if (__builtin_mul_overflow(total, a->val.i, &total) || total > ((int64_t)1 << 31))
-      return diag_error(d, at(f, a->off), "the mesh has more than 2^31 devices");
+    if (__builtin_mul_overflow(total, a->val.i, &total) || total > RT_MAX_DEVICES)
+      return diag_error(d, at(f, a->off), "the mesh has more than 2^20 devices (%d), the most carve plans for; make axis '%s' smaller",
+                        RT_MAX_DEVICES, a->key);
     m->name[m->n] = names ? arena_strndup(names, a->key, strlen(a->key)) : strcpy(mem_alloc(strlen(a->key) + 1), a->key);
     m->size[m->n++] = a->val.i;
   }
@@ -163,7 +165,7 @@ static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
     else if (file_exists(lua)) { r->script = lua; return 0; }
     else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_list(c->mem, dir));
   }
-  diag_src *src = diag_load_file(c->mem, c->d, file);
+  diag_src *src = diag_load_file_at(c->mem, c->d, file, at(c->f, u->path_off));
   if (!src) return -1;
   tac_file *tf = tac_parse(c->mem, c->d, src);
   if (!tf) return -1;

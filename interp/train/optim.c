@@ -146,6 +146,7 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
     g->vals[nw]->carry = p->id;
   }
   if (!c.failed) {
+    for (int i = n0; i < g->nvals; i++) g->vals[i]->update = 1;
     for (int k = 0; k < nparams; k++) ir_add_output(g, ir_lookup(g, NM("new.%s", g->vals[params[k]]->name))->id);
     for (int i = n0; i < g->nvals; i++)
       if (g->vals[i]->carry >= 0 && g->vals[g->vals[i]->carry]->kind == IR_STATE) ir_add_output(g, i);

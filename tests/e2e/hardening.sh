@@ -113,12 +113,12 @@ has err "'/dev/null' is a character device" "a device is refused"
 run 1 "--save to a folder" "$CARVE" run m.cir --steps 1 --save "$tmp"
 has err "is a directory" "a folder is refused"
 run 1 "--save over the model" "$CARVE" run m.cir --steps 1 --save ./m.cir
-has err "a file this command reads" "the model file is refused"
+has err "'./m.cir' is 'm.cir', the model file this command reads; write to another file" "the model file is refused"
 run 1 "--save over the tactic file" mpirun -n 2 "$CARVE" run m.cir "$ex/mlp_bp.tac" --steps 1 --save "$ex/mlp_bp.tac"
-has err "a file this command reads" "the tactic file is refused"
+has err "is the tactic file this command reads; write to another file" "the tactic file is refused"
 cmp -s m.cir "$ex/mlp_small.cir" && ok || bad "the model file is unchanged"
 run 1 "auto -o over the model" "$CARVE" auto m.cir "$ex/mlp_bp.tac" -o m.cir
-has err "a file this command reads" "auto refuses to write over its model"
+has err "carve: error: -o: 'm.cir' is the model file this command reads; write to another file" "auto refuses to write over its model"
 run 0 "--save to a new name" "$CARVE" run m.cir --train 'sgd(lr = 0.1)' --steps 1 --save new.safetensors
 run 0 "--save over a saved file, through a link" ln -s new.safetensors link.safetensors
 run 0 "--save through a link" "$CARVE" run m.cir --train 'sgd(lr = 0.1)' --steps 1 --save link.safetensors
@@ -166,6 +166,163 @@ run 0 "apply warns about a program larger than the machine" "$CARVE" apply big.c
 has err "carve: warning: one device's program needs" "apply says the program does not fit"
 run 1 "nested repeats refused by their product" "$CARVE" check "$SRCDIR/tests/errors/nested_repeat_product.cir"
 has err "would make more than 4000000 values" "the product is refused before expanding"
+
+# ---- 9. no output over an input: every output option of every command, one check (cli_check_outputs) ----
+cp "$ex/mlp_small.cir" w.cir; cp "$ex/mlp_bp.tac" w.tac
+ln -s w.cir w_link.cir; ln w.cir w_hard.cir
+run 1 "lower -o over the model" "$CARVE" lower w.cir -o w.cir
+has err "carve: error: -o: 'w.cir' is the model file this command reads; write to another file" "lower -o names the model"
+run 1 "lower -o over the tactic file" "$CARVE" lower w.cir w.tac -o w.tac
+has err "carve: error: -o: 'w.tac' is the tactic file this command reads" "lower -o names the tactic file"
+run 1 "show --svg over the model" "$CARVE" show w.cir w.tac h --svg w.cir
+has err "carve: error: --svg: 'w.cir' is the model file this command reads" "show --svg names the model"
+run 1 "show --svg through a symbolic link" "$CARVE" show w.cir w.tac h --svg w_link.cir
+has err "--svg: 'w_link.cir' is 'w.cir', the model file this command reads" "a symbolic link to the model is the model"
+run 1 "export -o through a hard link" "$CARVE" export w.cir w.tac -o w_hard.cir
+has err "-o: 'w_hard.cir' is 'w.cir', the model file this command reads" "a hard link to the model is the model"
+run 1 "run --save over --data" "$CARVE" run w.cir --steps 1 --data w.tac --save w.tac
+has err "--save: 'w.tac' is the --data file this command reads" "--save names --data"
+cp "$SRCDIR/tests/data/hlo/jax_markers.mlir" j.mlir
+run 1 "import -o over its program" "$CARVE" import j.mlir -o j.mlir
+has err "carve: error: -o: 'j.mlir' is the StableHLO program this command reads; write to another file" "import -o names its program"
+run 1 "import --tactics-out equal to -o" "$CARVE" import j.mlir -o j.cir --tactics-out j.cir
+has err "carve: error: --tactics-out: 'j.cir' is the file -o writes; write to another file" "--tactics-out may not be -o"
+run 1 "import --tactics-out over its program" "$CARVE" import j.mlir -o j.cir --tactics-out ./j.mlir
+has err "--tactics-out: './j.mlir' is 'j.mlir', the StableHLO program this command reads" "--tactics-out names the program"
+[ ! -e j.cir ] && ok || bad "import wrote -o before refusing --tactics-out"
+run 1 "calibrate -o a folder, before measuring" "$CARVE" calibrate -o "$tmp"
+has err "-o: '$tmp' is a directory" "calibrate refuses a folder at once"
+cmp -s w.cir "$ex/mlp_small.cir" && cmp -s w.tac "$ex/mlp_bp.tac" && cmp -s j.mlir "$SRCDIR/tests/data/hlo/jax_markers.mlir" && ok ||
+  bad "a refused output changed an input"
+# the REPL: save over what it loaded is refused; a failed load keeps the model and the plan
+printf 'mesh b = 2\ntactic t {\n  shard input "nope" dim 0 on b\n}\nschedule t\n' > w_bad.tac
+printf 'save w.tac\nsave w_link.cir\nload missing.cir\nload w_bad.tac\nshow x\nsave saved.tac\n' |
+  timeout 60 "$CARVE" repl w.cir w.tac >out 2>&1
+has out "carve: error: save: 'w.tac' is the tactic file this session loaded; write to another file" "REPL save names the tactic file"
+has out "carve: error: save: 'w_link.cir' is 'w.cir', the model file this session loaded" "REPL save names the model through a link"
+has out "(kept: model 'mlp_small' from w.cir with w.tac, and the plan)" "a failed load keeps the model and the plan"
+has out "x: f32[16, 8], sharding [batch, -]" "the plan is still there after a failed load"
+has out "saved saved.tac" "the REPL saves elsewhere"
+cmp -s w.cir "$ex/mlp_small.cir" && cmp -s w.tac "$ex/mlp_bp.tac" && ok || bad "the REPL changed what it loaded"
+
+# ---- 10. messages: located, and saying what to do ----
+mkdir -p dir.tac
+for p in /dev/zero dir.tac fifo.tac; do
+  printf 'mesh batch = 2\nuse "%s" as bp\nschedule bp\n' "$p" > use_bad.tac
+  run 1 "use of $p" "$CARVE" check w.cir use_bad.tac
+  has err "use_bad.tac:2:5: error: '" "use of $p is located at its path"
+done
+has err "is a FIFO or a pipe; carve reads a file whole: write the text to a regular file and give that" "use of a FIFO says what to do"
+printf 'mesh model = 2\ntactic found = auto (axes = [model], device = "nonexistent")\nschedule found\n' > auto_dev.tac
+run 1 "auto device = nonexistent" "$CARVE" auto w.cir auto_dev.tac -o found.tac
+has err "auto_dev.tac:2:47: error: no device profile 'nonexistent'" "an unknown auto device is located"
+printf 'mesh model = 2\ntactic found = auto (axes = [model], links = "model inter")\nschedule found\n' > auto_links.tac
+run 1 "auto links = garbage" "$CARVE" auto w.cir auto_links.tac -o found.tac
+has err "auto_links.tac:2:53: error: unexpected 'inter', expected '='" "a bad links string is located in the tactic file"
+printf 'mesh model = 2\ntactic found = auto (axes = [model], values = ["h", "out"], budget = 50)\nschedule found\n' > auto_values.tac
+run 0 "auto values = [...], as documented" "$CARVE" auto w.cir auto_values.tac -o found.tac
+printf 'mesh model = 2\ntactic found = auto (values = ["nothing*"])\nschedule found\n' > auto_values_bad.tac
+run 1 "auto values = a glob naming nothing" "$CARVE" auto w.cir auto_values_bad.tac -o found.tac
+has err "auto_values_bad.tac:2:32: error: no value matches 'nothing*'" "values checks its globs, located"
+printf 'model m {\n  input x : f32[4, 4, 0]\n  y = tanh(x)\n  return y\n}\n' > empty_dim.cir
+run 0 "an empty dim" "$CARVE" check empty_dim.cir
+has err "empty_dim.cir:2:23: warning: dimension 2 of 'x' is empty (size 0)" "the empty dim is the one named"
+printf 'mesh b = 2\ntactic t (k = -9223372036854775808) {\n  shard input "x" dim 0 on b\n}\nschedule t\n' > int_min.tac
+run 0 "-2^63 in a tactic file" "$CARVE" check w.cir int_min.tac
+sed 's/-9223372036854775808/9223372036854775808/' int_min.tac > int_over.tac
+run 1 "2^63 in a tactic file" "$CARVE" check w.cir int_over.tac
+has err "int_over.tac:2:15: error: number too large (integers must fit in 64 bits)" "2^63 itself is refused"
+sed 's/^launch .*/launch     1e308/' "$SRCDIR/profiles/h100-sxm.profile" > huge.profile
+run 1 "a profile with launch 1e308" "$CARVE" simulate w.cir w.tac --device ./huge.profile
+has err "huge.profile:19:12: error: 'launch' is 1e+308 seconds, out of range: give 0 to 1 seconds" "an absurd profile number is refused, located"
+printf 'model e {\n  input ids : i32[2, 3]\n  param wte : f32[5, 4]\n  h = embedding(wte, ids)\n  loss = mean(mul(h, h))\n  return loss\n}\n' > ids.cir
+python3 - <<'PY'
+import json, struct
+raw = struct.pack('<6i', 0, 1, 2, 3, 7, 4)
+h = json.dumps({"ids": {"dtype": "I32", "shape": [2, 3], "data_offsets": [0, len(raw)]}}).encode()
+h += b' ' * (-len(h) % 8)
+open('ids.safetensors', 'wb').write(struct.pack('<Q', len(h)) + h + raw)
+PY
+run 1 "an id outside its table in --data" "$CARVE" run ids.cir --steps 1 --data ids.safetensors
+has err "carve: error: --data: input 'ids' holds 7 at [1, 1], but 'h' (ids.cir:4:7) looks it up in a table of 5 rows: give ids in [0, 5)" "the id, its place and the range are named"
+# import -o writes what check reads back: keywords as argument names, and an empty argument
+cat > kw.mlir <<'MLIR'
+module @kw {
+  func.func public @main(%arg0: tensor<4x3xf32> loc("input"), %arg1: tensor<3x2xf32> loc("param"), %arg2: tensor<4x2xf32> loc("return"), %arg3: tensor<2xf32> loc("model"), %arg4: tensor<0x2xf32> loc("repeat")) -> (tensor<4x2xf32>, tensor<0x2xf32>) {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+    %1 = stablehlo.add %0, %arg2 : tensor<4x2xf32>
+    %2 = stablehlo.broadcast_in_dim %arg3, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+    %3 = stablehlo.multiply %1, %2 : tensor<4x2xf32>
+    %4 = stablehlo.negate %arg4 : tensor<0x2xf32>
+    return %3, %4 : tensor<4x2xf32>, tensor<0x2xf32>
+  }
+}
+MLIR
+run 0 "import keywords and an empty dim" "$CARVE" import kw.mlir -o kw.cir
+run 0 "check reads the import back" "$CARVE" check kw.cir
+has out "well-formed: 4 ops, 5 params" "the imported program is whole"
+has kw.cir "param repeat_ : f32[0, 2]" "a keyword name takes a suffix"
+run 0 "the import runs" "$CARVE" run kw.cir --steps 1 --print-outputs
+"$CARVE" run kw.mlir --steps 1 --print-outputs 2>/dev/null | grep '^{' > direct.out
+grep '^{' out | cmp -s - direct.out && ok || bad "the model file computes what the .mlir does"
+
+# ---- 11. what a hostile-input probe found: Lua objects and limits, meshes, program files, bisect ----
+cp "$ex/mlp_small.cir" p.cir
+printf 'return function(ctx)\n  local op = ctx:value("h").producer\n  op.results = 5\n  print(op)\nend\n' > p_op.lua
+printf 'mesh model = 2\ntactic t = lua "p_op.lua" ()\nschedule t\n' > p_op.tac
+run 0 "a Lua op whose results were replaced prints" "$CARVE" apply p.cir p_op.tac
+has err "op gelu -> 'h'" "tostring reads the program, not the replaced field"
+for s in gc cost mem; do printf 'mesh model = 2\ntactic t = lua "p_%s.lua" ()\nschedule t\n' $s > p_$s.tac; done
+printf 'return function(ctx)\n  setmetatable({}, {__gc = function() while true do end end})\nend\n' > p_gc.lua
+printf 'return function(ctx)\n  while true do\n    pcall(ctx.cost, ctx)\n  end\nend\n' > p_cost.lua
+printf 'return function(ctx)\n  while true do\n    pcall(function() local t = {} for i = 1, 1e9 do t[i] = i end end)\n  end\nend\n' > p_mem.lua
+run 1 "a finaliser that never ends" "$CARVE" apply p.cir p_gc.tac
+has err "p_gc.lua:2:3: error: setmetatable: a metatable with __gc is refused" "a finaliser is refused where it is set"
+run 1 "ctx:cost() in a loop" "$CARVE" apply p.cir p_cost.tac
+has err "p_cost.lua:3:" "the loop of ctx calls ends at its line"
+has err "error: the script ran too long (more than 250000000 instructions)" "ctx calls count against the instruction limit"
+run 1 "an allocation loop inside pcall" "$CARVE" apply p.cir p_mem.tac
+has err "error: the script ran out of memory (a tactic script may use 256 MiB)" "pcall does not catch the memory limit"
+run 1 "a mesh of 2^31 devices" "$CARVE" lower p.cir "$ex/mlp_bp.tac" --mesh 'batch = 2147483648' --rank 3
+has err "--mesh:1:1: error: the mesh has more than 2^20 devices (1048576), the most carve plans for; make axis 'batch' smaller" "2^31 devices are refused, located"
+printf 'mesh a = 1024, b = 2048\ntactic t {\n  shard input "x" dim 0 on a\n}\nschedule t\n' > p_mesh.tac
+run 1 "a mesh of 2^21 devices in a tactic file" "$CARVE" show p.cir p_mesh.tac x
+has err "p_mesh.tac:1:16: error: the mesh has more than 2^20 devices" "the axis that passes the limit is named"
+printf 'mesh a = 1073741824\ncollectives\nshow x\n' | timeout 60 "$CARVE" repl p.cir >out 2>&1
+[ $? -eq 1 ] && ok || bad "the REPL refuses a mesh of 2^30 devices, exit 1"
+has out "(repl line 1):1:6: error: the mesh has more than 2^20 devices" "the REPL's mesh line is refused at once"
+# program files: edited, their checksum stamped again as carve computes it (FNV-1a 64 of what precedes 'end')
+run 0 "lower -o a program" "$CARVE" lower p.cir "$ex/mlp_bp.tac" --train 'sgd(lr = 0.1)' --keep-values -o p2.prog
+run 0 "lower -o its reference" "$CARVE" lower p.cir --train 'sgd(lr = 0.1)' --keep-values -o p1.prog
+restamp() {  # restamp FILE SED-SCRIPT: edit the file, then stamp its checksum again
+  sed "$2" p2.prog > "$1"
+  python3 - "$1" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+body = data[:data.rindex(b'\nend ') + 1]
+h = 1469598103934665603
+for c in body: h = ((h ^ c) * 1099511628211) % 2**64
+open(sys.argv[1], 'wb').write(body + b'end %016x\n' % h)
+PY
+}
+restamp p_global.prog 's/^\(buf 5 .* global \)16,/\14,/'
+restamp p_mesh.prog 's/^mesh batch 2$/mesh batch 8/'
+restamp p_huge.prog 's/^\(buf 0 .* global \)16,/\19223372036854775807,/'
+restamp p_devices.prog 's/^mesh batch 2$/mesh batch 1048576 x 1048576/'
+restamp p_coll.prog '/^instr op all_reduce/{s/ n 1 inner/ n 1000 inner/;}'
+run 0 "the stamp is carve's" "$CARVE" bisect p2.prog p1.prog
+grep -q '^buf 5 .* global 16,' p2.prog && grep -q '^instr op all_reduce.* n 1 inner' p2.prog && ok || bad "the edits find what they edit"
+for f in global mesh huge devices coll; do
+  run 1 "bisect of a program file with an edited $f" "$CARVE" bisect p_$f.prog p1.prog
+  has err "p_$f.prog:" "the edited $f is located in its file"
+  has err "lower the model again (carve lower -o)" "the edited $f: what to do"
+  [ "$(grep -c 'error' err)" -eq 1 ] && ok || bad "one error for the edited $f"
+done
+has p_global.prog "global 4," "the global edit took"
+run 1 "bisect over more steps than its bound" "$CARVE" bisect p2.prog p1.prog --steps 1001
+has err "carve: error: --steps 1001: a bisection runs at most 1000 steps" "bisect's bound is named"
+run 1 "run --bisect over more steps than its bound" mpirun -n 2 "$CARVE" run p.cir "$ex/mlp_bp.tac" --train 'sgd(lr = 0.1)' --steps 5000 --bisect
+has err "--steps 5000: a bisection runs at most 1000 steps" "run --bisect has the bound too"
 
 # ---- (end) ----
 echo "hardening: $pass passed, $fail failed"

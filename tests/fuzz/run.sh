@@ -34,7 +34,8 @@ seed() {  # seed NAME: the starting corpus of a harness
     options) printf 'sgd(lr = 0.01)' > "$d/sgd"; printf 'adam(lr = 1e-3, beta1 = 0.9, weight_decay = 0.1)' > "$d/adam"
              printf 'batch = 4, model = 2' > "$d/mesh"; printf 'sgd(lr = 0.1, momentum = 0.9)' > "$d/mom" ;;
     repl) printf 'shard input "x" dim 0 on b\nmesh\nvalues\nshow h\nexplain h\nconflicts\ncollectives\nundo\nreset\nhelp\n' > "$d/session"
-          printf 'tactic t {\n  shard param "w" dim 1 on m\n}\nschedule t\ncost\n' > "$d/multi" ;;
+          printf 'tactic t {\n  shard param "w" dim 1 on m\n}\nschedule t\ncost\n' > "$d/multi"
+          cp "$src"/tests/data/fuzz/*.repl "$d/" 2>/dev/null ;;   # sessions found before (tests/data/fuzz/README)
     mlir) find "$src/tests" -name '*.mlir' -exec cp {} "$d/" \; 2>/dev/null ;;
     profile) cp "$src"/profiles/*.profile "$d/" 2>/dev/null
              printf 'device "cpu"\nmemory 24GB\nbandwidth 2.8e10\nflops f32 = 1.04e11\ngemm 23170 0.63\ngemm 6.07e9 0.99\nlaunch 27ns\nkernel_sizes 65536 4194304\nkernel softmax 3.9e-08 9.7e-10 1.1e-09 1.5e-07\nkernel attention 0 1.1e-09 1.1e-09 5.4e-07\nkernel gelu 150ns 0.4ns 1.2ns\nnode 2\nlink intra bandwidth = 5e9 latency = 3us all_reduce.bandwidth = 4e9\n' > "$d/calibrated.profile" ;;

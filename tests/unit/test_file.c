@@ -64,20 +64,34 @@ Test(file, refuses_what_is_not_a_regular_file) {
 }
 
 Test(file, refuses_a_file_being_read_under_any_name) {
-  char err[256], model[128], other[128], link[128];
+  char err[256], model[128], other[128], alias[128];
   make_dir();
   path_in(model, sizeof model, "m.cir");
   path_in(other, sizeof other, "./m.cir");
-  path_in(link, sizeof link, "alias.cir");
+  path_in(alias, sizeof alias, "alias.cir");
   FILE *f = fopen(model, "w");
   fputs("model m {}\n", f);
   fclose(f);
-  cr_assert(symlink(model, link) == 0);
-  const char *reading[2] = {model, NULL};
+  cr_assert(symlink(model, alias) == 0);
+  const file_read reading[2] = {{model, "the model file this command reads"}, {NULL, "the tactic file"}};
   cr_expect(file_check_target(model, reading, 2, err, sizeof err) < 0);
-  cr_expect(strstr(err, "a file this command reads"), "%s", err);
+  cr_expect(strstr(err, "is the model file this command reads; write to another file"), "%s", err);
   cr_expect(file_check_target(other, reading, 2, err, sizeof err) < 0);
-  cr_expect(file_check_target(link, reading, 2, err, sizeof err) < 0);
+  cr_expect(file_check_target(alias, reading, 2, err, sizeof err) < 0);
+  cr_expect(strstr(err, "alias.cir' is '"), "%s", err);
+  char hard[128];                       /* a hard link: another name, the same inode */
+  path_in(hard, sizeof hard, "hard.cir");
+  cr_assert(link(model, hard) == 0);
+  cr_expect(file_check_target(hard, reading, 2, err, sizeof err) < 0);
+  cr_expect(strstr(err, "the model file this command reads"), "%s", err);
+  char out[128], out2[128];             /* two outputs not yet written: the same name in the same folder */
+  path_in(out, sizeof out, "new.tac");
+  snprintf(out2, sizeof out2, "%s/./new.tac", dir);
+  const file_read outs[1] = {{out, "the file -o writes"}};
+  cr_expect(file_check_target(out2, outs, 1, err, sizeof err) < 0);
+  cr_expect(strstr(err, "the file -o writes"), "%s", err);
+  path_in(out2, sizeof out2, "other.tac");
+  cr_expect(file_check_target(out2, outs, 1, err, sizeof err) == 0, "%s", err);
   cleanup();
 }
 

@@ -37,7 +37,6 @@ static bad bads[] = {
   {"input x : f32[8]\n y = exp(z)", "unknown value 'z'; values must be defined before use"},
   {"input x : f32[8]\n x = exp(x)", "'x' is already defined; each name is assigned once"},
   {"input x : q8[8]", "unknown type 'q8'; use f32, bf16, f16, f64, i32, i64, i8, ui8 or i1"},
-  {"input x : f32[8, 0]", "dimension 0 of 'x' is empty"},
   {"input x : f32[4294967296, 4294967296]", "'x' would have more than 2^62 elements"},
   {"param x : f32[8] = normal(-1)", "normal(std): std must be a non-negative number"},
   {"param x : f32[8] = gaussian(1)", "unknown initializer; use normal(std), zeros, ones or uniform(lo, hi)"},
@@ -61,6 +60,15 @@ ParameterizedTest(bad *b, ir, shape_errors) {
   cr_assert(rc < 0, "accepted:\n%s", src);
   cr_assert(diag_text(&h.d) && strstr(diag_text(&h.d), b->expect), "for:\n%s\nwanted '%s' in:\n%s", src, b->expect, diag_text(&h.d) ? diag_text(&h.d) : "(nothing)");
   cr_assert(!strncmp(diag_text(&h.d), "test.cir:", 9), "the first line must be located: %s", diag_text(&h.d));
+  hx_free(&h);
+}
+
+/* an empty dim is kept (StableHLO programs have them, import -o writes them), with a warning naming it */
+Test(ir, an_empty_dim_is_named_in_a_warning) {
+  hx h;
+  cr_assert(hx_build(&h, "model m {\n input x : f32[4, 4, 0]\n y = tanh(x)\n return y\n}\n") == 0, "%s", diag_text(&h.d));
+  cr_assert(strstr(diag_text(&h.d), "test.cir:2:22: warning: dimension 2 of 'x' is empty (size 0)"), "%s", diag_text(&h.d));
+  cr_assert_eq(ir_nelem(&ir_lookup(h.g, "y")->shape), 0);
   hx_free(&h);
 }
 
