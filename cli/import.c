@@ -18,7 +18,7 @@ int cli_import(const cli_opts *o) {
   arena_init(&a);
   diag d;
   diag_init(&d);
-  hlo_opts ho = {.entry = o->model, .params = o->params_from_args};
+  hlo_opts ho = {.entry = o->model, .params = o->params_from_args, .as_written = o->no_fuse};
   char *cir, *tac;
   int rc = hlo_import(&a, &d, o->files[0], &ho, &cir, &tac);
   if (rc == 0 && file_write_atomic(o->out, cir, strlen(cir)) < 0)

@@ -54,7 +54,7 @@ static const command commands[] = {
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text.",
    cli_check_help},
-  {"run", cli_run, 1, 2, "train mesh model no-fuse steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective test-perturb print-outputs bucket",
+  {"run", cli_run, 1, 2, "train mesh model no-fuse strict lenient steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective test-perturb print-outputs bucket",
    "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
    "          [--print-outputs]",
@@ -109,7 +109,7 @@ static const command commands[] = {
    "and bandwidth between the ranks (every rank measures at once). Writes FILE, or\n"
    "~/.config/carve/local.profile, which 'carve simulate --device local' reads. Set\n"
    "OPENBLAS_NUM_THREADS as the runs to predict will have it.", NULL, 1},
-  {"repl", cli_repl, 0, 2, "train mesh model device no-fuse",
+  {"repl", cli_repl, 0, 2, "train mesh model device no-fuse strict lenient",
    "carve repl [MODEL.cir [TACTICS.tac]] [--train OPT] [--mesh ..] [--device PROFILE] [--no-fuse]",
    "Explore shardings a line at a time: tactic statements and declarations apply at once\n"
    "with propagation and print what they split; 'show', 'explain', 'conflicts',\n"
@@ -129,15 +129,19 @@ static const command commands[] = {
    "costs the search on another profile. A progress line shows on a terminal for searches\n"
    "over a second (--quiet: none). Nothing fitting memory_limit (default: the device's\n"
    "memory) is an error that names the smallest footprint found and what fills it."},
-  {"import", cli_import, 1, 1, "out model params-from-args tactics-out quiet",
-   "carve import PROGRAM.mlir -o MODEL.cir [--params-from-args 'GLOB,..'] [--tactics-out FILE.tac] [--model FUNC]",
+  {"import", cli_import, 1, 1, "out model params-from-args tactics-out quiet no-fuse",
+   "carve import PROGRAM.mlir -o MODEL.cir [--params-from-args 'GLOB,..'] [--tactics-out FILE.tac] [--model FUNC]\n"
+   "            [--no-fuse]",
    "Read a StableHLO program (what jax.jit(f).lower(..).as_text(), jax.export or torch-xla\n"
    "print) and write it as a model file. The entry function is @main (or --model FUNC);\n"
    "private functions are inlined. Arguments are named from jax.arg_info or their loc\n"
-   "names; float arguments of rank >= 1 become params and the rest inputs, unless\n"
-   "--params-from-args lists the params by glob (the rest are inputs). Elided constants\n"
-   "(dense_resource) become params. --tactics-out writes the sdy.mesh and the arguments'\n"
-   "sdy.sharding as a tactic file. Every other command also reads a .mlir directly."},
+   "names. Params: --params-from-args lists them by glob; else in a training step the\n"
+   "arguments it returns new values of (and their optimizer state); else the arguments\n"
+   "inside a pytree (params['w']); else float arguments of rank >= 1. The rest are inputs;\n"
+   "elided constants (dense_resource) become params. --tactics-out writes the sdy.mesh and\n"
+   "the arguments' sdy.sharding as a tactic file. carve's own composites (stablehlo.composite\n"
+   "\"carve.NAME\", as export writes them) come back as its ops; --no-fuse reads their\n"
+   "decompositions instead. Every other command also reads a .mlir directly."},
   {"export", cli_export, 1, 2, "train mesh model no-fuse out strict lenient quiet",
    "carve export MODEL [TACTICS.tac] -o PROGRAM.mlir [--train OPT] [--mesh ..] [--model NAME]",
    "Write the program (with --train the whole training step) as StableHLO text in the\n"
@@ -183,9 +187,12 @@ static void usage_all(FILE *f) {
   fputs("usage: carve COMMAND [ARGS] [OPTIONS]\n\ncommands:\n", f);
   for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %s\n", commands[i].usage);
   fputs("\noptions common to commands that read a model:\n"
-        "  --train 'sgd(lr = 0.01)' | 'adam(lr = 1e-3)'   build the training step; add\n"
-        "                   remat = cheap | full to recompute activations in the backward pass,\n"
-        "                   or remat = \"l*.h.matmul\": cheap's, and the forward values those globs name\n"
+        "  --train 'sgd(lr = 0.01)' | 'adam(lr = 1e-3)' | 'adamw(lr = 3e-4)'   build the training\n"
+        "                   step (sgd: momentum, weight_decay; adam, adamw: beta1, beta2, eps,\n"
+        "                   weight_decay); add remat = cheap | full to recompute activations in the\n"
+        "                   backward pass, or remat = \"l*.h.matmul\": cheap's, and the forward values\n"
+        "                   those globs name; precision = bf16 computes the passes in bf16 from f32\n"
+        "                   parameters, gradients and optimizer state\n"
         "  --model NAME     pick a model from a file with several\n"
         "  --mesh 'batch=4, model=2'   override the tactic file's mesh\n"
         "\n'carve COMMAND --help' says more about one command.\n", f);

@@ -53,7 +53,7 @@ static const char *history_path(void) {
 
 int cli_repl(const cli_opts *o) {
   repl_opts ro = {o->nfiles > 0 ? o->files[0] : NULL, o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, o->mesh, o->device, NULL,
-                  o->no_fuse};
+                  o->no_fuse, o->strict, o->lenient};
   strbuf out;
   sb_init(&out);
   repl *r = repl_new(&ro, &out);

@@ -402,6 +402,14 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
       }
     }
   }
+  /* every device gathers below: all go on, or none (a reference that
+  ** failed on device 0 must not leave the others waiting in a gather) */
+  char why[512];
+  snprintf(why, sizeof why, "%s", rc ? err : "");
+  if (r->w->agree(r->w->impl, rc, why, err, errlen) < 0) {
+    drive_free(&one);
+    return -1;
+  }
   /* every output that stays an output, and every leaf a step's new value
   ** lands in (parameters, optimizer state, an imported step's arguments):
   ** every device's pieces, compared on device 0 */

@@ -327,7 +327,7 @@ static ir_value *call_in(bctx *b, const cir_expr *call, const char *name) {
       break;
     case 't':
       if (e->kind != CIR_NAME || ir_dtype_parse(e->text, &attr.dtype) < 0) {
-        diag_error(b->d, L(b, e->off), "%s: %s must be a type: f32, bf16, f16, f64, i32, i64, i8, ui8 or i1", opn, sn);
+        diag_error(b->d, L(b, e->off), "%s: %s must be a type: " IR_DTYPE_LIST, opn, sn);
         return NULL;
       }
       break;
@@ -409,7 +409,7 @@ static int eval_value(bctx *b, const cir_expr *e) {
 static int decl_type(bctx *b, const cir_stmt *s, ir_value *v) {
   ir_dtype t;
   if (ir_dtype_parse(s->type.dtype, &t) < 0)
-    return diag_error(b->d, L(b, s->type.off), "unknown type '%s'; use f32, bf16, f16, f64, i32, i64, i8, ui8 or i1", s->type.dtype);
+    return diag_error(b->d, L(b, s->type.off), "unknown type '%s'; use " IR_DTYPE_LIST, s->type.dtype);
   if (s->type.rank > IR_MAXRANK)
     return diag_error(b->d, L(b, s->type.off), "'%s' has %d dims; at most %d are supported", v->name, s->type.rank, IR_MAXRANK);
   int64_t n = 1;

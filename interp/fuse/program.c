@@ -3,7 +3,8 @@
 ** other rows, which the one-hot cross-entropy and attention then read;
 ** attention), then the graph put
 ** back in order: values a rewrite added come before their first reader,
-** and what nothing reads any more goes.
+** and what nothing reads any more goes (what the program itself left
+** unread stays).
 */
 #include "interp/fuse/match.h"
 #include "util/mem.h"
@@ -41,13 +42,26 @@ static void reorder(ir_graph *g) {
   free(done);
 }
 
-/* drop the ops nothing reads (last to first, so that chains go) */
-static void drop_dead(ir_graph *g) {
+/* the ops nothing reads before the rewrites: the program's own (a tactic
+** may name them), which stay */
+static ir_value **unread(const ir_graph *g, int *n) {
+  ir_value **u = mem_alloc(sizeof *u * (size_t)(g->nvals + 1));
+  *n = 0;
+  for (int i = 0; i < g->nvals; i++) {
+    ir_value *v = g->vals[i];
+    if (v->kind == IR_OP && !v->is_output && !v->nusers && v->carry < 0) u[(*n)++] = v;
+  }
+  return u;
+}
+
+/* drop the ops the rewrites left unread (last to first, so that chains go) */
+static void drop_dead(ir_graph *g, ir_value *const *keep, int nkeep) {
   int n = g->nvals, any = 0;
   int *reads = mem_calloc((size_t)n + 1, sizeof(int));
   char *dead = mem_calloc((size_t)n + 1, 1);
   for (int i = 0; i < n; i++)
     for (int k = 0; k < g->vals[i]->nargs; k++) reads[g->vals[i]->args[k]]++;
+  for (int i = 0; i < nkeep; i++) reads[keep[i]->id]++;
   for (int i = n - 1; i >= 0; i--) {
     const ir_value *v = g->vals[i];
     if (v->kind != IR_OP || v->is_output || reads[i] || v->carry >= 0) continue;
@@ -62,13 +76,16 @@ static void drop_dead(ir_graph *g) {
 void fuse_program(ir_graph *g, fuse_counts *out) {
   fuse_counts c;
   memset(&c, 0, sizeof c);
+  int nkeep;
+  ir_value **keep = unread(g, &nkeep);
   fuse_acts(g, &c);
   fuse_rows(g, &c);
   fuse_onehot_xent(g, &c);
   fuse_attention(g, &c);
   fuse_updates(g, &c);
   reorder(g);
-  drop_dead(g);
+  drop_dead(g, keep, nkeep);
+  free(keep);
   c.attention += ir_fuse_attention(g);
   if (out) *out = c;
 }

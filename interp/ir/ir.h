@@ -19,6 +19,9 @@
 ** with f32 arithmetic; f64, i64, i1 (a boolean), i8, ui8, i16, ui16 and ui32
 ** compute in their own width, as imported StableHLO programs use them (JAX's
 ** PRNG works in ui32). ORDER IR_DTYPE */
+/* the dtypes as a message lists them (ORDER IR_DTYPE aside) */
+#define IR_DTYPE_LIST "f32, bf16, f16, f64, i64, i32, i16, i8, ui32, ui16, ui8 or i1"
+
 typedef enum ir_dtype { IR_F32, IR_BF16, IR_F16, IR_I32, IR_F64, IR_I64, IR_I1, IR_I8, IR_UI8, IR_I16, IR_UI16, IR_UI32,
                         IR_NDTYPES } ir_dtype;
 

@@ -114,7 +114,7 @@ static void report_diag(repl *r, strbuf *out, diag *d) {
 static int load_model(repl *r, const char *model, const char *tactics, strbuf *out) {
   session ns;
   session_init(&ns);
-  session_opts so = {model, r->o.model_name, r->o.train, tactics, {tactics ? r->o.mesh : NULL, 0, 0, NULL}};
+  session_opts so = {model, r->o.model_name, r->o.train, tactics, {tactics ? r->o.mesh : NULL, r->o.strict, r->o.lenient, NULL}};
   so.no_fuse = r->o.no_fuse;
   if (session_load(&ns, &so) < 0) {
     report_diag(r, out, &ns.diag);
@@ -151,6 +151,8 @@ repl *repl_new(const repl_opts *o, strbuf *out) {
   arena_init(&r->paths);
   sb_init(&r->pending);
   r->topts.mesh = o->mesh;
+  r->topts.strict = o->strict;
+  r->topts.lenient = o->lenient;
   if (o->model_path) load_model(r, o->model_path, o->tactic_path, out);
   else sb_puts(out, "no model loaded: 'load MODEL.cir'\n");
   return r;

@@ -22,6 +22,7 @@ typedef struct repl_opts {
   const char *device;            /* the profile 'cost' uses (NULL: h100-sxm) */
   const char *profile_dir;       /* where profiles live (NULL: the built-in default) */
   int no_fuse;                   /* --no-fuse: attention as the model wrote it */
+  int strict, lenient;           /* --strict, --lenient: as apply takes them */
 } repl_opts;
 
 enum { REPL_DONE = 0, REPL_MORE = 1, REPL_QUIT = 2 };

@@ -253,13 +253,16 @@ static int selected(const ir_value *v, tac_sel s) {
   return 0;
 }
 
-/* a dim for this value, or -1 to skip it (first/last/largest: none fits) */
+/* a dim for this value, or -1 to skip it (first/last/largest: none fits;
+** a plural selector's value without that dim, as a scalar input to
+** 'inputs dim 0') */
 static int pick_dim(tactic_ctx *c, const tac_file *f, const tac_stmt *s, int v, int axis, int *err) {
   const ir_value *x = c->g->vals[v];
   int r = x->shape.rank;
   *err = 0;
   if (s->dim == TAC_DIM_INDEX) {
     int64_t i = s->index < 0 ? s->index + r : s->index;
+    if ((i < 0 || i >= r) && s->plural) return -1;
     if (i < 0 || i >= r) {
       *err = diag_error(c->d, at(f, s->dim_off), "dim %lld is out of range for '%s' of rank %d", (long long)s->index, x->name, r);
       return -1;
@@ -293,6 +296,7 @@ static int run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const b
         int e;
         dim = pick_dim(c, f, s, v, axis, &e);
         if (e < 0) return -1;
+        if (dim < 0) continue;                  /* no such dim: nothing to keep whole */
       }
       shard_replicate(c->p, v, dim, axis);
       continue;

@@ -52,6 +52,19 @@ rm -f /tmp/carve_prof.$$
 err=$("$CARVE" run "$SRCDIR/tests/data/unused_param.cir" --train 'adam(lr = 0.1)' --steps 1 2>&1 >/dev/null) &&
   printf '%s\n' "$err" | head -1 | grep -q "unused_param.cir:6:9: warning: --train: param 'u' does not reach the loss 'loss'" && ok ||
   bad "unused param: no warning at its declaration: $err"
-rm -f /tmp/carve_cli_out.$$ /tmp/carve_cli_err.$$ /tmp/carve_print.$$.cir
+# --lenient and --strict reach run and the REPL as they reach apply: a
+# selector matching nothing is an error, a warning with --lenient
+printf 'version 1\nmesh b = 2\ntactic t {\n  shard input "x" dim 0 on b\n  shard param "nosuch*" dim 0 on b\n}\nschedule t\n' > /tmp/carve_len.$$.tac
+"$CARVE" run "$ex/mlp_small.cir" /tmp/carve_len.$$.tac --steps 1 >/dev/null 2>&1 && bad "run without --lenient took a selector matching nothing" || ok
+"$CARVE" run "$ex/mlp_small.cir" /tmp/carve_len.$$.tac --mesh b=1 --steps 1 --lenient >/dev/null 2>&1 && ok || bad "run --lenient"
+out=$(printf 'collectives\n' | "$CARVE" repl "$ex/mlp_small.cir" /tmp/carve_len.$$.tac --lenient 2>&1)
+[[ "$out" == *"all_reduce"* ]] && ok || bad "repl --lenient: $out"
+# a value the program leaves unread stays (a tactic may name it), and the
+# stdlib batch tactic skips a scalar input (it has no batch dim)
+printf 'model m {\n  input x : f32[4, 8]\n  input lr : f32[]\n  param w : f32[8, 8]\n  unused = tanh(x)\n  y = mul(mean(matmul(x, w)), lr)\n  return y\n}\n' > /tmp/carve_len.$$.cir
+printf 'version 1\nmesh b = 2\nuse "batch" as bp (axis = b)\ntactic t {\n  shard value "unused" dim 0 on b\n}\nschedule bp, t\n' > /tmp/carve_len.$$.tac
+out=$("$CARVE" apply /tmp/carve_len.$$.cir /tmp/carve_len.$$.tac 2>&1) && [[ "$out" == *"unused "*"[b, -]"* ]] && [[ "$out" == *"lr "*"[]"* ]] && ok ||
+  bad "unread value and scalar input under batch: $out"
+rm -f /tmp/carve_cli_out.$$ /tmp/carve_cli_err.$$ /tmp/carve_print.$$.cir /tmp/carve_len.$$.tac /tmp/carve_len.$$.cir
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -202,6 +202,13 @@ for x, y in zip(a, b):
     assert (num / den) ** 0.5 <= 1e-12, (x["name"], (num / den) ** 0.5)
 PY
 
+# import -o keeps carve's composites as its ops; with --no-fuse it writes
+# their decompositions
+"$CARVE" export "$ex/mlp_small.cir" --train 'adam(lr = 1e-3)' -o "$tmp/ms.mlir" --quiet 2>"$tmp/err" &&
+  "$CARVE" import "$tmp/ms.mlir" -o "$tmp/ms1.cir" --quiet 2>>"$tmp/err" && "$CARVE" import "$tmp/ms.mlir" -o "$tmp/ms2.cir" --no-fuse --quiet 2>>"$tmp/err" &&
+  [ "$(grep -c '= gelu(' "$tmp/ms1.cir")" = 1 ] && [ "$(grep -c '= gelu(' "$tmp/ms2.cir")" = 0 ] && "$CARVE" check "$tmp/ms2.cir" >/dev/null 2>>"$tmp/err" && ok ||
+  bad "import -o with and without --no-fuse: $(head -2 "$tmp/err")"
+
 # integers beyond 2^53 and NaN's sign survive export and import
 printf 'model m {\n  input x : i64[2]\n  c = constant([9223372036854775807, -9223372036854775808], [2], i64)\n  f = constant(["-nan", "nan"], [2], f32)\n  y = add(x, c)\n  return y, f\n}\n' >"$tmp/ext.cir"
 "$CARVE" export "$tmp/ext.cir" -o "$tmp/ext.mlir" --quiet 2>"$tmp/err" && grep -q 'dense<\[9223372036854775807, -9223372036854775808\]>' "$tmp/ext.mlir" &&

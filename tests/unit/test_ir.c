@@ -36,7 +36,7 @@ static bad bads[] = {
   {"input x : f32[8]\n y = slice(x, 0, 1)", "slice: missing argument 'end'"},
   {"input x : f32[8]\n y = exp(z)", "unknown value 'z'; values must be defined before use"},
   {"input x : f32[8]\n x = exp(x)", "'x' is already defined; each name is assigned once"},
-  {"input x : q8[8]", "unknown type 'q8'; use f32, bf16, f16, f64, i32, i64, i8, ui8 or i1"},
+  {"input x : q8[8]", "unknown type 'q8'; use f32, bf16, f16, f64, i64, i32, i16, i8, ui32, ui16, ui8 or i1"},
   {"input x : f32[4294967296, 4294967296]", "'x' would have more than 2^62 elements"},
   {"param x : f32[8] = normal(-1)", "normal(std): std must be a non-negative number"},
   {"param x : f32[8] = gaussian(1)", "unknown initializer; use normal(std), zeros, ones or uniform(lo, hi)"},
