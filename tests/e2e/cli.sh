@@ -2,6 +2,10 @@
 # The command line: exit codes, usage errors, help, JSON, checks on examples.
 set -u
 ex="$SRCDIR/examples"
+# under --enable-sanitizers: what OpenMPI and OpenBLAS keep until exit is not ours
+export LSAN_OPTIONS="suppressions=$SRCDIR/tests/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export OMPI_MCA_mca_base_component_disable_dlclose=1
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
