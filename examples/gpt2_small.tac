@@ -8,8 +8,4 @@ use "megatron"  as mp  (axis = model)
 use "zero"      as z3  (axis = batch, stage = 3)
 use "embedding" as emb (axis = model)
 
-tactic keep_logits(axis = model) {
-  replicate value "logits" on axis       # cross_entropy wants whole rows of logits
-}
-
-schedule bp, mp, keep_logits, emb, z3
+schedule bp, mp, emb, z3                 # the logits split by vocabulary too: a vocabulary-parallel loss

@@ -62,6 +62,26 @@ static void sum_at(rt_dtype t, int P, const void *const *in, int64_t x, void *co
   }
 }
 
+/* the largest (fn RT_RMAX) or smallest (RT_RMIN) over the members of
+   element x of each input, into every output (exact in any dtype) */
+static void extreme_at(rt_dtype t, int fn, int P, const void *const *in, int64_t x, void *const *out) {
+  if (rt_dtype_isfloat(t)) {
+    double m = rt_load_f(t, in[0], x);
+    for (int i = 1; i < P; i++) {
+      double v = rt_load_f(t, in[i], x);
+      if (fn == RT_RMAX ? v > m : v < m) m = v;
+    }
+    for (int j = 0; j < P; j++) rt_store_f(t, out[j], x, m);
+  } else {
+    int64_t m = rt_load_i(t, in[0], x);
+    for (int i = 1; i < P; i++) {
+      int64_t v = rt_load_i(t, in[i], x);
+      if (fn == RT_RMAX ? v > m : v < m) m = v;
+    }
+    for (int j = 0; j < P; j++) rt_store_i(t, out[j], x, m);
+  }
+}
+
 /* every member's output from every member's input */
 static void compute(const rt_instr *ins, int P, const void *const *in, void *const *out) {
   int64_t O = ins->outer, N = ins->n, I = ins->inner;
@@ -70,7 +90,9 @@ static void compute(const rt_instr *ins, int P, const void *const *in, void *con
   switch (ins->op) {
   case RT_ALL_REDUCE: {
     int64_t n = O * N * I;
-    for (int64_t x = 0; x < n; x++) sum_at(t, P, in, x, out, x, P);
+    for (int64_t x = 0; x < n; x++)
+      if (ins->fn == RT_RSUM) sum_at(t, P, in, x, out, x, P);
+      else extreme_at(t, ins->fn, P, in, x, out);
     return;
   }
   case RT_ALL_GATHER:
@@ -118,6 +140,8 @@ static void compute(const rt_instr *ins, int P, const void *const *in, void *con
 static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen) {
   devcomm *d = impl;
   rt_local *l = d->l;
+  if (ins->fn != RT_RSUM && (ins->op != RT_ALL_REDUCE || (ins->fn != RT_RMAX && ins->fn != RT_RMIN)))
+    return diag_errbuf(err, errlen, "%s: no reduction %d", rt_op_name((rt_op)ins->op), ins->fn);
   int P = rt_mesh_group_size(l->p, ins->group), me = rt_mesh_index(l->p, d->device, ins->group);
   slot *s = &l->slots[ins->group * l->ncolors + rt_mesh_color(l->p, d->device, ins->group)];
   pthread_mutex_lock(&l->mu);
@@ -126,7 +150,8 @@ static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, cha
   s->ins[me] = ins;
   if (++s->arrived == P) {
     int same = 1;
-    for (int i = 0; i < P; i++) same &= s->ins[i]->op == ins->op && s->ins[i]->n == ins->n && s->ins[i]->outer == ins->outer;
+    for (int i = 0; i < P; i++)
+      same &= s->ins[i]->op == ins->op && s->ins[i]->fn == ins->fn && s->ins[i]->n == ins->n && s->ins[i]->outer == ins->outer;
     if (same) compute(ins, P, s->in, s->out);
     s->arrived = 0;
     s->gen++;

@@ -669,6 +669,27 @@ static int sum_other(coll *c, rt_dtype t, int scatter, void *out, const void *in
   return 0;
 }
 
+/* ---- all_reduce taking the max or min: small ([rows] of a vocabulary-
+** parallel cross-entropy), exact in any order; bf16 and f16 in f32 ---- */
+
+static int extreme(coll *c, rt_dtype t, int fn, void *out, const void *in, size_t n) {
+  MPI_Op op = fn == RT_RMAX ? MPI_MAX : MPI_MIN;
+  if (t == RT_BF16 || t == RT_F16) {
+    float *f = calloc(n + 1, sizeof(float));
+    if (!f) return diag_errbuf(c->err, c->errlen, "%s over %s: out of memory", c->what, c->g->name);
+    for (size_t k = 0; k < n; k++) f[k] = (float)rt_load_f(t, in, (int64_t)k);
+    int rc = extreme(c, RT_F32, fn, f, f, n);
+    for (size_t k = 0; rc == 0 && k < n; k++) rt_store_f(t, out, (int64_t)k, f[k]);
+    free(f);
+    return rc;
+  }
+  MPI_Op sum;
+  MPI_Datatype type = sum_type(t, &sum);     /* (i1 as 0 and 1: max is or, min is and) */
+  if (count_ok(c, n)) return -1;
+  CK(c, MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, (int)n, type, op, c->g->comm));
+  return 0;
+}
+
 /* ---- all_to_all ---- */
 
 static int all_to_all(coll *c, const rt_instr *ins, char *out, const char *in, size_t nelem) {
@@ -730,6 +751,8 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
     return diag_errbuf(err, errlen, "%s over %s: reads and writes the same buffer", what, g->name);
   int64_t outer = ins->outer, n = ins->n, inner = ins->inner;
   int other = bo->dtype != RT_F32;
+  if (ins->fn != RT_RSUM && (ins->op != RT_ALL_REDUCE || (ins->fn != RT_RMAX && ins->fn != RT_RMIN)))
+    return diag_errbuf(err, errlen, "%s over %s: no reduction %d", what, g->name, ins->fn);
   switch (ins->op) {
   case RT_ALL_REDUCE:
     if (ni != no) return diag_errbuf(err, errlen, "%s over %s: in has %zu elements, out %zu", what, g->name, ni, no);
@@ -737,6 +760,7 @@ static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, c
       if (out != in) memcpy(out, in, ni * es);
       return 0;
     }
+    if (ins->fn != RT_RSUM) return extreme(&c, bo->dtype, ins->fn, out, in, ni);
     if (other) return sum_other(&c, bo->dtype, 0, out, in, 1, ni, no);
     return all_reduce(&c, out, in, ni);
   case RT_ALL_GATHER:

@@ -163,6 +163,9 @@ static int nccl_run(void *impl, const rt_instr *ins, void *out, const void *in, 
   if ((ins->op == RT_ALL_REDUCE || ins->op == RT_REDUCE_SCATTER) && bo->dtype != RT_F32)
     return diag_errbuf(err, errlen, "%s: sums need f32 values", what);
   if (in == out && ins->op != RT_ALL_REDUCE) return diag_errbuf(err, errlen, "%s: reads and writes the same buffer", what);
+  if (ins->fn != RT_RSUM && (ins->op != RT_ALL_REDUCE || (ins->fn != RT_RMAX && ins->fn != RT_RMIN)))
+    return diag_errbuf(err, errlen, "%s: no reduction %d", what, ins->fn);
+  int red = ins->fn == RT_RMAX ? NCCL_MAX : ins->fn == RT_RMIN ? NCCL_MIN : NCCL_SUM;
   int type = bo->dtype == RT_I32 ? NCCL_INT32 : NCCL_FLOAT32, P = g->size;
   size_t ni = (size_t)bi->nelem, no = (size_t)bo->nelem, es = 4;
   CUdeviceptr o = DP(out), i = DP(in);
@@ -176,7 +179,7 @@ static int nccl_run(void *impl, const rt_instr *ins, void *out, const void *in, 
       if (o != i && ni) CU(x, cuMemcpyDtoDAsync, o, i, ni * es, s);
       return 0;
     }
-    NC(x, ncclAllReduce, (const void *)(uintptr_t)i, (void *)(uintptr_t)o, ni, type, NCCL_SUM, g->comm, s);
+    NC(x, ncclAllReduce, (const void *)(uintptr_t)i, (void *)(uintptr_t)o, ni, type, red, g->comm, s);
     return 0;
   case RT_ALL_GATHER:
   case RT_REDUCE_SCATTER: {

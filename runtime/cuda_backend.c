@@ -492,7 +492,18 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
   return launch(c, KF_SCATTER, grid(c, items, 256), 1, 1, 256, 1, args, err, errlen);
 }
 
+/* A cross-entropy over split classes (the vocabulary-parallel loss:
+** xent_sumexp, and xent or xent_grad with in4 and in5) has no kernel here
+** yet: refused, never computed as if the classes were whole. */
+static int k_no_split_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  (void)ctx; (void)out; (void)in;
+  return diag_errbuf(err, errlen, "%s: the cross-entropy over classes split between devices (the logits' class dim "
+                     "split) has no CUDA kernel yet; run with --device-kind cpu, or keep the logits whole on that axis "
+                     "(replicate value \"logits\" on AXIS)", rt_op_name((rt_op)ins->op));
+}
+
 static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (in[4]) return k_no_split_xent(ctx, ins, out, in, err, errlen);
   CTX;
   CUdeviceptr y = DP(out), x = DP(in[0]), lab = DP(in[1]), st = c->status;
   i64 outer = ins->outer, n = ins->n;
@@ -508,6 +519,7 @@ static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
 }
 
 static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (in[4]) return k_no_split_xent(ctx, ins, out, in, err, errlen);
   if (in[3])                       /* lower_opts.no_fold_rows keeps xent apart */
     return diag_errbuf(err, errlen, "no cuda kernel for xent_grad with its loss");
   CTX;
@@ -754,6 +766,7 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
   be->kernels[RT_SCATTER_ROWS] = k_scatter_rows;
   be->kernels[RT_XENT] = k_xent;
   be->kernels[RT_XENT_GRAD] = k_xent_grad;
+  be->kernels[RT_XENT_SUMEXP] = k_no_split_xent;
   be->kernels[RT_CAUSAL_MASK] = k_causal_mask;
   be->kernels[RT_BLOCK_COPY] = k_block_copy;
   be->kernels[RT_SHARD_SLICE] = k_shard_slice;

@@ -40,7 +40,7 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 typedef int ncclResult_t;                 /* 0: ncclSuccess */
 typedef struct ncclComm *ncclComm_t;
 typedef struct { char internal[128]; } ncclUniqueId;
-enum { NCCL_INT32 = 2, NCCL_FLOAT32 = 7, NCCL_SUM = 0 };
+enum { NCCL_INT32 = 2, NCCL_FLOAT32 = 7, NCCL_SUM = 0, NCCL_MAX = 2, NCCL_MIN = 3 };
 
 typedef struct cuda_api {
   void *hcuda, *hblas, *hrtc, *hnccl;     /* dlopen handles (NULL: not loaded) */

@@ -266,6 +266,17 @@ static int64_t span_of(int rank, const int64_t *shape, const int64_t *stride) {
   return hi + 1;
 }
 
+/* A cross-entropy over split classes: its rows' max and sums of
+** exponentials ([outer] each, both or neither), a group, and no loss
+** written by the gradient. */
+static int xent_split_ok(const rt_prog *p, const rt_instr *ins, rt_dtype F, char *why, size_t n) {
+  if (ins->in[4] < 0 && ins->in[5] < 0) return 0;
+  if (ins->group < 0 || ins->group >= p->ngroups) return diag_errbuf(why, n, "split classes need a group (group %d)", ins->group);
+  if (ins->n2 < ins->n || ins->n2 < 1) return diag_errbuf(why, n, "%" PRId64 " classes here of %" PRId64 " in all", ins->n, ins->n2);
+  if (ins->op == RT_XENT_GRAD && ins->in[3] >= 0) return diag_errbuf(why, n, "over split classes it writes no loss (in3)");
+  return want(p, ins, 4, ins->outer, 1, F, 0, why, n) || want(p, ins, 5, ins->outer, 1, F, 0, why, n);
+}
+
 static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t n) {
   if (ins->op >= RT_NOPS) return diag_errbuf(why, n, "unknown op %d", ins->op);
   /* F: the float type of a composite op's operands, f64 where it writes f64 */
@@ -367,12 +378,14 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, 0, O, 1, I, 0, why, n) || want(p, ins, 1, O * IN, 1, F, 0, why, n) ||
            want(p, ins, -1, N * IN, 1, F, 0, why, n);
   case RT_XENT:
-    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
+    return xent_split_ok(p, ins, F, why, n) || want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, -1, 1, 1, F, 0, why, n);
   case RT_XENT_GRAD:
-    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
+    return xent_split_ok(p, ins, F, why, n) || want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, I, 0, why, n) ||
            want(p, ins, 2, 1, 1, F, 0, why, n) || want(p, ins, 3, 1, 1, F, 1, why, n) ||
            want(p, ins, -1, O * N, 1, F, 0, why, n);
+  case RT_XENT_SUMEXP:
+    return want(p, ins, 0, O * N, 1, F, 0, why, n) || want(p, ins, 1, O, 1, F, 0, why, n) || want(p, ins, -1, O, 1, F, 0, why, n);
   case RT_XENT_PROJ: {
     int64_t K = ins->k, R = ins->inner;
     if (K < 1 || R < 1 || R > O || ins->mode > 1) return diag_errbuf(why, n, "k %" PRId64 ", inner %" PRId64 ", mode %d", K, R, ins->mode);
@@ -626,14 +639,16 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       rt_instr_dtypes(p, &fixed);
       ins = &fixed;
     }
-    if ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0 &&
-        ins->n < (ins->n2 > 0 ? ins->n2 : ins->n)) {
-      /* a table split by rows: this device holds piece q of the group (a whole
-         table, n == n2, has no piece to offset whatever group says) */
+    if (rt_xent_split(ins) || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0 &&
+        ins->n < (ins->n2 > 0 ? ins->n2 : ins->n))) {
+      /* a table split by rows, or cross-entropy's classes: this device holds
+         piece q of the group (a whole table, n == n2, has no piece to offset
+         whatever group says) */
       int q = 0, P = group_size(e, ins->group);
       if ((int64_t)P * ins->n != ins->n2) {
-        snprintf(why, sizeof why, "a table of %" PRId64 " rows in pieces of %" PRId64 " does not split over the %d "
-                 "devices of its group", ins->n2, ins->n, P);
+        snprintf(why, sizeof why, "%s of %" PRId64 " %s in pieces of %" PRId64 " does not split over the %d "
+                 "devices of its group", rt_xent_split(ins) ? "a cross-entropy" : "a table", ins->n2,
+                 rt_xent_split(ins) ? "classes" : "rows", ins->n, P);
         return ins_err(p, i, err, errlen, why);
       }
       if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);

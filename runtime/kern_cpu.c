@@ -820,14 +820,17 @@ static int k_softmax(void *ctx, const rt_instr *ins, void *out, void *const *in,
   return 0;
 }
 
-HOT static double lse_shift(const float *restrict x, float m, i64 n) {
+/* sum of exp(x - m), as exp_shift sums it */
+HOT static double sum_shift(const float *restrict x, float m, i64 n) {
   double acc[8] = {0}, s = 0;
   i64 i = 0;
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; j++) acc[j] += exp_lo(x[i + j] - m);
   for (; i < n; i++) s += exp_lo(x[i] - m);
-  return log(s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])));   /* exp_shift's sum */
+  return s + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
+
+static double lse_shift(const float *x, float m, i64 n) { return log(sum_shift(x, m, n)); }
 
 HOT static void shift_row(i64 n, const float *restrict x, float *restrict y, float m, float l) {
   FOR8(n, y[k] = (x[k] - m) - l);
@@ -1055,6 +1058,21 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
   return 0;
 }
 
+/* the classes split (rt_xent_split): this device's classes are off ..
+** off+n-1, in4 and in5 each row's max and sum of exponentials over all */
+static void xent_part_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  const int32_t *lab = j->in[1];
+  const float *m = j->in[4], *s = j->in[5];
+  i64 n = j->ins->n, off = j->ins->off;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    i64 c = lab[r] - off;
+    double part = off == 0 ? (double)m[r] + log((double)s[r]) : 0.0;   /* log-sum-exp once, by the first piece */
+    j->acc[r] = c >= 0 && c < n ? part - xr[c] : part;
+  }
+}
+
 static void xent_span(void *x, i64 lo, i64 hi) {
   const rowjob *j = x;
   const int32_t *lab = j->in[1];
@@ -1071,7 +1089,8 @@ static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
   if (rt_check_labels(ins, in[1], err, errlen)) return -1;
   rowjob j = {ins, out, in, malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(double))};
   if (!j.acc) return diag_errbuf(err, errlen, "out of memory");
-  run_rows(&j, xent_span);
+  if (rt_xent_split(ins)) xent_part_span(&j, 0, ins->outer);    /* a row's work is one logit */
+  else run_rows(&j, xent_span);
   double total = 0;
   for (i64 r = 0; r < ins->outer; r++) total += j.acc[r];    /* in row order, whatever the split */
   free(j.acc);
@@ -1098,10 +1117,48 @@ static void xent_grad_span(void *x, i64 lo, i64 hi) {
   }
 }
 
+/* the classes split: exp(x - in4) / in5 over this device's classes, the
+** label's taken off where it is one of them (no loss: the forward wrote it) */
+static void xent_grad_part_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  const int32_t *lab = j->in[1];
+  const float *m = j->in[4], *s = j->in[5];
+  i64 n = j->ins->n, off = j->ins->off;
+  float g = *(const float *)j->in[2] * j->ins->alpha;
+  for (i64 r = lo; r < hi; r++) {
+    const float *xr = (const float *)j->in[0] + r * n;
+    float *dx = j->out + r * n;
+    if (dx == xr) exp_self(dx, m[r], n);
+    else exp_shift(xr, dx, m[r], n);
+    scale_row(n, dx, (float)(g / (double)s[r]));
+    i64 c = lab[r] - off;
+    if (c >= 0 && c < n) dx[c] -= g;
+  }
+}
+
+/* in1 = m [outer]: each row's sum of exp(x - m) (the classes split) */
+static void sumexp_span(void *x, i64 lo, i64 hi) {
+  const rowjob *j = x;
+  const float *m = j->in[1];
+  i64 n = j->ins->n;
+  for (i64 r = lo; r < hi; r++) j->out[r] = (float)sum_shift((const float *)j->in[0] + r * n, m[r], n);
+}
+
+static int k_xent_sumexp(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
+  rowjob j = {ins, out, in};
+  run_rows(&j, sumexp_span);
+  return 0;
+}
+
 static int k_xent_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   if (rt_check_labels(ins, in[1], err, errlen)) return -1;
   rowjob j = {ins, out, in};
+  if (rt_xent_split(ins)) {
+    run_rows(&j, xent_grad_part_span);
+    return 0;
+  }
   if (in[3] && !(j.acc = malloc((size_t)(ins->outer > 0 ? ins->outer : 1) * sizeof(double))))
     return diag_errbuf(err, errlen, "out of memory");
   run_rows(&j, xent_grad_span);
@@ -1125,7 +1182,7 @@ static int k_xent_proj(void *ctx, const rt_instr *ins, void *out, void *const *i
   const float *x = in[0], *w = in[1];
   const int32_t *lab = in[2];
   float *dx = out, *dw = in[5], *s = in[6];
-  rt_instr xg = {.op = RT_XENT_GRAD, .outer = rows, .n = n, .alpha = ins->alpha};
+  rt_instr xg = {.op = RT_XENT_GRAD, .outer = rows, .n = n, .alpha = ins->alpha, .in = {-1, -1, -1, -1, -1, -1, -1, -1}, .group = -1};
   if (rt_check_labels(&xg, lab, err, errlen)) return -1;
   if (n > INT_MAX || d > INT_MAX || R > INT_MAX || R * n > INT_MAX)
     return diag_errbuf(err, errlen, "a chunk of %" PRId64 " rows of %" PRId64 " classes is too large for BLAS", R, n);
@@ -1315,6 +1372,7 @@ static const rt_backend cpu = {
     [RT_XENT] = k_xent,
     [RT_XENT_GRAD] = k_xent_grad,
     [RT_XENT_PROJ] = k_xent_proj,
+    [RT_XENT_SUMEXP] = k_xent_sumexp,
     [RT_CAUSAL_MASK] = k_causal_mask,
     [RT_BLOCK_COPY] = k_block_copy,
     [RT_SHARD_SLICE] = k_shard_slice,

@@ -1,7 +1,8 @@
 /*
 ** kern_f64.c: carve's composite kernels in double, for f64 programs:
 ** softmax, log-softmax and their gradients, layer norm and its gradients,
-** cross-entropy and its gradient, the causal mask, max's and the
+** cross-entropy and its gradient (classes whole or split between devices,
+** with the split's sums of exponentials), the causal mask, max's and the
 ** embedding's gradients, and attention with its gradient. They compute
 ** what kern_cpu.c's and kern_attn.c's f32 kernels compute, every
 ** intermediate in double, so that an f64 model is as exact as PyTorch's
@@ -107,9 +108,40 @@ static int layernorm_grad(const rt_instr *ins, double *out, const double *x, con
 }
 
 int rt_check_labels(const rt_instr *ins, const int32_t *lab, char *err, size_t errlen) {
+  i64 classes = rt_xent_split(ins) ? ins->n2 : ins->n;     /* split: every device's classes */
   for (i64 r = 0; r < ins->outer; r++)
-    if (lab[r] < 0 || lab[r] >= ins->n)
-      return diag_errbuf(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], ins->n);
+    if (lab[r] < 0 || lab[r] >= classes)
+      return diag_errbuf(err, errlen, "cross_entropy: label %" PRId32 " out of range [0, %" PRId64 ")", lab[r], classes);
+  return 0;
+}
+
+/* The classes split (rt_xent_split): this device's classes are off ..
+** off+n-1, mx and se each row's max and sum of exp(x - max) over all of
+** them. The loss's part: log se + mx on the device at off 0, less the
+** label's logit where it is here; with dx, the gradient of this device's
+** classes, exp(x - mx) / se - onehot, times dloss * rt_alpha. */
+static int xent_part(const rt_instr *ins, const double *x, const int32_t *lab, const double *mx, const double *se, double *loss,
+                     double *dx, double dloss, char *err, size_t errlen) {
+  if (rt_check_labels(ins, lab, err, errlen)) return -1;
+  i64 n = ins->n, off = ins->off;
+  double total = 0, g = dloss * rt_alpha(ins);
+  for (i64 r = 0; r < ins->outer; r++, x += n) {
+    i64 c = lab[r] - off;
+    int here = c >= 0 && c < n;
+    if (!dx) {
+      total += (off == 0 ? mx[r] + log(se[r]) : 0.0) - (here ? x[c] : 0.0);
+      continue;
+    }
+    double *d = dx + r * n;
+    for (i64 i = 0; i < n; i++) d[i] = exp(x[i] - mx[r]) / se[r] * g;
+    if (here) d[c] -= g;
+  }
+  if (loss) *loss = total * rt_alpha(ins);
+  return 0;
+}
+
+static int sumexp(const rt_instr *ins, double *y, const double *x, const double *m) {
+  for (i64 r = 0; r < ins->outer; r++) y[r] = exp_sum(x + r * ins->n, m[r], ins->n);
   return 0;
 }
 
@@ -257,8 +289,13 @@ int rt_f64_kernel(const rt_instr *ins, void *out, void *const *in, char *err, si
     return softmax_grad(ins, y, in[0], in[1], ins->op == RT_LOG_SOFTMAX_GRAD);
   case RT_LAYERNORM: return layernorm(ins, y, in[0], in[1], in[2]);
   case RT_LAYERNORM_GRAD: return layernorm_grad(ins, y, in[0], in[1], in[2]);
-  case RT_XENT: return xent(ins, in[0], in[1], y, NULL, 0, err, errlen);
-  case RT_XENT_GRAD: return xent(ins, in[0], in[1], in[3], y, *(const double *)in[2], err, errlen);
+  case RT_XENT:
+    if (rt_xent_split(ins)) return xent_part(ins, in[0], in[1], in[4], in[5], y, NULL, 0, err, errlen);
+    return xent(ins, in[0], in[1], y, NULL, 0, err, errlen);
+  case RT_XENT_GRAD:
+    if (rt_xent_split(ins)) return xent_part(ins, in[0], in[1], in[4], in[5], NULL, y, *(const double *)in[2], err, errlen);
+    return xent(ins, in[0], in[1], in[3], y, *(const double *)in[2], err, errlen);
+  case RT_XENT_SUMEXP: return sumexp(ins, y, in[0], in[1]);
   case RT_CAUSAL_MASK: return causal_mask(ins, y, in[0]);
   case RT_REDUCE_MAX_GRAD: return max_grad(ins, y, in[0], in[1]);
   case RT_SCATTER_ROWS: return scatter_rows(ins, y, in[0], in[1], err, errlen);

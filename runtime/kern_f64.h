@@ -14,8 +14,9 @@
 ** labels i32), computed in double. */
 int rt_f64_kernel(const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen);
 
-/* Is every one of the outer labels in [0, n)? Else an error naming the
-** first that is not (cross-entropy's check, in f32 and f64). */
+/* Is every one of the outer labels in [0, n) (over split classes, [0, n2):
+** every device's)? Else an error naming the first that is not
+** (cross-entropy's check, in f32 and f64). */
 int rt_check_labels(const rt_instr *ins, const int32_t *lab, char *err, size_t errlen);
 
 #endif

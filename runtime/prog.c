@@ -13,7 +13,7 @@
 static const char *const op_names[] = {
   "fill", "copy", "ew", "transpose", "gemm", "reduce", "reduce_max_grad",
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
-  "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj",
+  "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj", "xent_sumexp",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
   "adam", "sgd", "attention", "attention_grad", "gather", "scatter",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
@@ -52,6 +52,7 @@ int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x) {
 double rt_instr_elems(const rt_prog *p, const rt_instr *x) {
   double out = (double)p->bufs[x->out].nelem, in0 = x->in[0] >= 0 ? (double)p->bufs[x->in[0]].nelem : 0;
   if (x->op == RT_GATHER_ROWS || x->op == RT_GATHER) return out;
+  if (x->op == RT_XENT && rt_xent_split(x)) return (double)x->outer;    /* a logit a row: the statistics came before */
   if (x->op == RT_SCATTER) return out + (x->in[2] >= 0 ? (double)p->bufs[x->in[2]].nelem : 0);   /* copied, then updated */
   if (x->op == RT_SCATTER_ROWS) return out + (x->in[1] >= 0 ? (double)p->bufs[x->in[1]].nelem : 0);   /* zeroed, then added to */
   return out > in0 ? out : in0;
@@ -60,7 +61,7 @@ double rt_instr_elems(const rt_prog *p, const rt_instr *x) {
 double rt_instr_rows(const rt_instr *x) {
   switch (x->op) {
   case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
-  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD: case RT_XENT_PROJ:
+  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD: case RT_XENT_PROJ: case RT_XENT_SUMEXP:
     return (double)x->outer;
   default: return 0;
   }
@@ -71,7 +72,7 @@ double rt_alpha(const rt_instr *x) { return (float)x->value == x->alpha ? x->val
 int rt_op_has_f64(rt_op op) {
   switch (op) {
   case RT_SOFTMAX: case RT_LOG_SOFTMAX: case RT_SOFTMAX_GRAD: case RT_LOG_SOFTMAX_GRAD:
-  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD: case RT_CAUSAL_MASK:
+  case RT_LAYERNORM: case RT_LAYERNORM_GRAD: case RT_XENT: case RT_XENT_GRAD: case RT_XENT_SUMEXP: case RT_CAUSAL_MASK:
   case RT_REDUCE_MAX_GRAD: case RT_SCATTER_ROWS: case RT_ATTENTION: case RT_ATTENTION_GRAD:
     return 1;
   default: return 0;
@@ -102,6 +103,16 @@ int rt_is_collective(rt_op op) {
 
 const char *rt_op_name(rt_op op) {
   return (unsigned)op < RT_NOPS ? op_names[op] : "?";
+}
+
+const char *rt_coll_name(const rt_instr *x) {
+  if (x->op == RT_ALL_REDUCE && x->fn == RT_RMAX) return "all_reduce(max)";
+  if (x->op == RT_ALL_REDUCE && x->fn == RT_RMIN) return "all_reduce(min)";
+  return rt_op_name((rt_op)x->op);
+}
+
+int rt_xent_split(const rt_instr *x) {
+  return (x->op == RT_XENT || x->op == RT_XENT_GRAD) && x->in[4] >= 0 && x->n2 > 0;
 }
 
 const char *rt_ewfn_name(rt_ewfn fn) {
@@ -355,9 +366,14 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
             ins->op == RT_SCATTER_ROWS && ins->beta != 0.0f ? ", added to out" : "");
     break;
   case RT_XENT: case RT_XENT_GRAD:
-    fprintf(f, "   [%" PRId64 " rows of %" PRId64 ", alpha %g", ins->outer, ins->n, ins->alpha);
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64, ins->outer, ins->n);
+    if (rt_xent_split(ins)) fprintf(f, " of %" PRId64 " classes; max b%d, sums of exp b%d", ins->n2, ins->in[4], ins->in[5]);
+    fprintf(f, ", alpha %g", ins->alpha);
     if (ins->op == RT_XENT_GRAD && ins->in[3] >= 0) fprintf(f, "; and the loss into b%d, alpha %g", ins->in[3], ins->beta);
     fputc(']', f);
+    break;
+  case RT_XENT_SUMEXP:
+    fprintf(f, "   [%" PRId64 " rows of %" PRId64 "]", ins->outer, ins->n);
     break;
   case RT_XENT_PROJ:
     fprintf(f, "   [%" PRId64 " rows of %" PRId64 " by %" PRId64 " classes, %s, %" PRId64 " rows at a time; alpha %g;"
@@ -433,7 +449,7 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
     fprintf(f, "%4d  ", i);
     if (is_collective(ins->op)) {
       size_t by = buf_bytes(p, ins->out), bi = buf_bytes(p, ins->in[0]);
-      fprintf(f, "%s b%d <- b%d over ", rt_op_name((rt_op)ins->op), ins->out, ins->in[0]);
+      fprintf(f, "%s b%d <- b%d over ", rt_coll_name(ins), ins->out, ins->in[0]);
       put_group(f, p, ins->group);
       fputs(" (", f);
       put_bytes(f, (double)(by > bi ? by : bi));
@@ -452,7 +468,8 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
       }
       fprintf(f, "b%d = %s", ins->out, nm);
       put_ins(f, ins);
-      if (ins->op == RT_SHARD_SLICE || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0)) {
+      if (ins->op == RT_SHARD_SLICE || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0) ||
+          rt_xent_split(ins)) {
         fputs(" over ", f);
         put_group(f, p, ins->group);
       }

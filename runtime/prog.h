@@ -64,7 +64,15 @@ typedef enum rt_op {
   RT_XENT_GRAD,     /* in0 = logits, in1 = labels, in2 = dloss (scalar)
                        -> (softmax - onehot) * dloss * alpha; in3 = a scalar or -1: where
                        given, also the loss written there, as RT_XENT with alpha = beta
-                       would (the two folded: rt_instr_writes_in) */
+                       would (the two folded: rt_instr_writes_in).
+                       Both, the classes split (vocabulary-parallel): in4 = each row's max
+                       over all n2 classes, in5 = its sum of exp(x - max) over them (both
+                       [outer]); the logits hold classes off .. off+n-1 of n2 (group and
+                       off as RT_SCATTER_ROWS's rows); a label outside [0, n2) is an
+                       error. xent writes this device's part of the loss: alpha * the sum
+                       over rows of log in5 + in4 (the device at off 0 only) less the
+                       logit of a label that is one of its classes; xent_grad writes
+                       (exp(x - in4) / in5 - onehot) * dloss * alpha, and no loss (in3 -1) */
   RT_XENT_PROJ,     /* cross-entropy of a projection and its gradients, inner rows at a time
                        (interp/lower/lmloss.c): in0 = x [outer, k], in1 = w ([n, k] when
                        transb, else [k, n]), in2 = labels [outer], in3 = dloss, in4 = the
@@ -72,6 +80,8 @@ typedef enum rt_op {
                        added to), in6 = scratch [inner, n] (written); out = dx [outer, k].
                        Per chunk: logits = x w, their xent_grad (alpha), dx = d w^T,
                        dw += d^T x: the [outer, n] logits never exist whole */
+  RT_XENT_SUMEXP,   /* in0 = logits [outer, n], in1 = m [outer] -> [outer]: each row's sum of
+                       exp(x - m) (a vocabulary-parallel cross-entropy's local sums) */
   RT_CAUSAL_MASK,   /* in0 viewed as [outer, m, n]: entries with col > row + off become alpha
                        (-inf forward, 0 for the gradient) */
   RT_BLOCK_COPY,    /* in0 viewed [outer, m, inner]: its rows [k, k+n) go to rows
@@ -104,7 +114,8 @@ typedef enum rt_op {
   RT_SCATTER,       /* StableHLO's scatter: out = in0 (the operand), then each element of
                        in2 (the updates) combined into out where in1 (the indices) puts it,
                        in order; data: the rt_index (the updates in the result's place) */
-  RT_ALL_REDUCE,    /* collectives over the devices of group; sum */
+  RT_ALL_REDUCE,    /* collectives over the devices of group; fn RT_RSUM (a sum), RT_RMAX or
+                       RT_RMIN (all_reduce only: the other collectives sum) */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
   RT_REDUCE_SCATTER,/* in0 [outer, n, inner] -> out [outer, n / P, inner], summed */
   RT_ALL_TO_ALL,    /* in0 of shape[rank]: dim split_dim is cut into P pieces, piece q goes
@@ -184,7 +195,7 @@ enum { RT_IX_REPLACE, RT_IX_ADD, RT_IX_MUL, RT_IX_MAX, RT_IX_MIN };
 
 typedef struct rt_instr {
   uint8_t op;                 /* rt_op */
-  uint8_t fn;                 /* RT_EW: rt_ewfn; RT_REDUCE: RT_RSUM/RT_RMAX */
+  uint8_t fn;                 /* RT_EW: rt_ewfn; RT_REDUCE, RT_ALL_REDUCE: RT_RSUM/RT_RMAX/RT_RMIN */
   uint8_t rank;               /* RT_EW, RT_TRANSPOSE */
   uint8_t nin;                /* inputs used */
   int32_t out;                /* buffer written */
@@ -195,7 +206,7 @@ typedef struct rt_instr {
   int64_t stride[3][RT_MAXRANK]; /* RT_EW: per-input element strides over shape */
   int8_t  perm[RT_MAXRANK];   /* RT_TRANSPOSE */
   int64_t outer, n, inner;    /* the [outer, n, inner] view of row-wise ops */
-  int64_t n2, off;            /* RT_BLOCK_COPY, RT_GATHER_ROWS/SCATTER_ROWS, RT_CAUSAL_MASK */
+  int64_t n2, off;            /* RT_BLOCK_COPY, RT_GATHER_ROWS/SCATTER_ROWS, RT_XENT(_GRAD), RT_CAUSAL_MASK */
   int64_t batch, m, k;        /* RT_GEMM (n is the GEMM's n) */
   int8_t  transa, transb;
   int8_t  split_dim, concat_dim; /* RT_ALL_TO_ALL */
@@ -264,8 +275,8 @@ int rt_instr_writes_in(const rt_instr *x, int k);
 /* Does x write buffer b (its out, or an input it writes too)? */
 int rt_instr_writes(const rt_instr *x, int b);
 /* The elements an instruction works through, as costs count them: the
-** rows it moves for gather/scatter, else the larger of its output and its
-** first input. */
+** rows it moves for gather/scatter, the rows of a cross-entropy over split
+** classes (a logit each), else the larger of its output and its first input. */
 double rt_instr_elems(const rt_prog *p, const rt_instr *x);
 /* The rows of a row-wise instruction (softmax, layernorm, cross-entropy
 ** and their gradients), else 0. */
@@ -278,6 +289,11 @@ double rt_alpha(const rt_instr *x);
 ** Their other float operands are f64 too; the rest are f32 only. */
 int rt_op_has_f64(rt_op op);
 const char *rt_op_name(rt_op op);
+/* A collective's kind as listings show it: "all_reduce(max)" for an
+** all-reduce taking the max or min, else its op's name. */
+const char *rt_coll_name(const rt_instr *x);
+/* Is x a cross-entropy or its gradient over split classes (in4 and in5, n2)? */
+int rt_xent_split(const rt_instr *x);
 const char *rt_ewfn_name(rt_ewfn fn);
 int rt_ewfn_arity(rt_ewfn fn);
 /* Does elementwise x read its input k element for element, contiguous over

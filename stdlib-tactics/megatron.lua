@@ -106,6 +106,10 @@ local function reaches_row_partner(ctx, fwd, x, dim, depth, partner)
             return false, why
           end
           if fr.kind[f] == "contract" then
+            if op.kind == "cross_entropy" then    -- the classes: a vocabulary split, not megatron's
+              return false, at .. ", the loss over its classes: megatron leaves the vocabulary whole (the embedding " ..
+                            "tactic, or a shard of the weight's classes, splits it; the loss is then vocabulary-parallel)"
+            end
             if not is_contraction(op) then return false, at .. ", which sums it away where only a product with a second weight may" end
             local other = false
             for b, o in ipairs(op.operands) do

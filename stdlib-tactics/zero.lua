@@ -61,7 +61,7 @@ return function(ctx, args)
       local l = level[v.kind]
       if l and l <= stage then
         local dim = first_divisible(ctx, v, axis, size)
-        if dim then ctx:shard(v, dim, axis) end
+        if dim then ctx:shard(v, dim, axis, "storage") end   -- a storage split: gathered where used
       elseif l then
         ctx:replicate(v, axis)          -- below the stage: kept whole on the axis
       end

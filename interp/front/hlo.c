@@ -9,6 +9,7 @@
 ** whichever is present (hlo_int.h says which file reads which op).
 */
 #include "interp/front/hlo_int.h"
+#include "util/mem.h"
 #include "interp/ir/ops.h"
 #include "interp/train/train.h"
 #include "util/strbuf.h"
@@ -297,6 +298,30 @@ static int updates(const ir_graph *g, int from, int to, int *seen, int stamp, in
   return 0;
 }
 
+/* The optimizer's update of an imported step: the ops a new value of a
+** leaf depends on that neither the loss nor a gradient depends on (where
+** storage splits, ZeRO's, propagate). Only where every trained
+** parameter's gradient is known: else the backward pass would pass for it. */
+static void mark_updates(ir_graph *g) {
+  int n = g->nvals, grads = 0, trained = 0;
+  for (int i = 0; i < n; i++) {
+    grads += g->vals[i]->role == ROLE_GRAD;
+    trained += g->vals[i]->carry >= 0 && g->vals[g->vals[i]->carry]->kind == IR_PARAM;
+  }
+  if (!g->nouts || grads < trained) return;
+  char *core = mem_calloc((size_t)n + 1, 1), *upd = mem_calloc((size_t)n + 1, 1);
+  core[g->outputs[0]] = 1;
+  for (int i = 0; i < n; i++) { core[i] |= g->vals[i]->role == ROLE_GRAD; upd[i] = g->vals[i]->carry >= 0; }
+  for (int i = n - 1; i >= 0; i--)
+    for (int k = 0; k < g->vals[i]->nargs; k++) {
+      core[g->vals[i]->args[k]] |= core[i];
+      upd[g->vals[i]->args[k]] |= upd[i];
+    }
+  for (int i = 0; i < n; i++) g->vals[i]->update = g->vals[i]->kind == IR_OP && upd[i] && !core[i];
+  free(core);
+  free(upd);
+}
+
 /* The results that are new values of arguments carry into them in the next
 ** step: carve's new.NAME, or a result whose JAX path inside the returned
 ** tuple is an argument's path inside its pytree ([1]['w1'] and
@@ -383,6 +408,7 @@ static void params_and_data(hctx *b, const mlir_func *fn, const int *args, const
     }
     if (found >= 0 && !many && g->vals[found]->role == ROLE_VALUE) g->vals[found]->role = ROLE_GRAD;
   }
+  mark_updates(g);
 }
 
 static const mlir_func *entry_func(hctx *b, const hlo_opts *o) {

@@ -96,16 +96,22 @@ static int adam_of(const ir_graph *g, int u, int p, adam_form *f) {
 /* the literal x in p's type */
 static int lit(ir_graph *g, double x, int p) { return ir_const_typed(g, x, g->vals[p]->dtype); }
 
+/* a value of the update (where storage splits propagate) */
+static int updating(ir_graph *g, int id) {
+  if (id >= 0) g->vals[id]->update = 1;
+  return id;
+}
+
 static int op2(ir_graph *g, const char *name, ir_opkind k, int a, int b) {
   if (a < 0 || b < 0) return -1;
   int args[2] = {a, b};
   ir_attrs at = fm_attrs(-1);
-  return fm_add_op(g, name, k, args, 2, &at);
+  return updating(g, fm_add_op(g, name, k, args, 2, &at));
 }
 
 static int op1(ir_graph *g, const char *name, ir_opkind k, int a) {
   ir_attrs at = fm_attrs(-1);
-  return a < 0 ? -1 : fm_add_op(g, name, k, &a, 1, &at);
+  return a < 0 ? -1 : updating(g, fm_add_op(g, name, k, &a, 1, &at));
 }
 
 static int become2(ir_graph *g, ir_value *v, ir_opkind k, int a, int b) {

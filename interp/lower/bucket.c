@@ -24,7 +24,7 @@
 
 /* A gradient's reduction that can join a bucket. */
 static int bucketable(const ir_graph *g, const rt_prog *p, const rt_instr *x) {
-  if (x->src < 0 || g->vals[x->src]->role != ROLE_GRAD || x->group < 0) return 0;
+  if (x->src < 0 || g->vals[x->src]->role != ROLE_GRAD || x->group < 0 || x->fn != RT_RSUM) return 0;   /* sums only */
   if (x->op == RT_ALL_REDUCE) return 1;
   return x->op == RT_REDUCE_SCATTER && x->outer == 1 && x->in[0] != x->out &&
          p->bufs[x->in[0]].nelem == p->bufs[x->out].nelem * rt_mesh_group_size(p, x->group);

@@ -89,7 +89,7 @@ typedef struct match {
 /* Whether the xent_grad at xg heads the pattern; fills mt. */
 static int find(const rt_prog *p, int xg, match *mt) {
   const rt_instr *G = &p->instrs[xg];
-  if (G->op != RT_XENT_GRAD || G->in[3] < 0 || G->inner > 1) return 0;
+  if (G->op != RT_XENT_GRAD || G->in[3] < 0 || rt_xent_split(G) || G->inner > 1) return 0;   /* split classes: not this pattern */
   int L = G->in[0], D = G->out;
   if (p->bufs[L].kind != RT_BUF_TEMP || p->bufs[D].kind != RT_BUF_TEMP || p->bufs[D].dtype != RT_F32) return 0;
   memset(mt, 0, sizeof *mt);

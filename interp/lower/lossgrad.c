@@ -33,7 +33,7 @@ static int its_gradient(const rt_prog *p, int at, int *fill, int *nfill) {
   *nfill = 0;
   for (int j = at + 1; j < p->ninstrs; j++) {
     const rt_instr *g = &p->instrs[j];
-    if (g->op == RT_XENT_GRAD && g->in[0] == x->in[0] && g->in[1] == x->in[1] && g->in[3] < 0 &&
+    if (g->op == RT_XENT_GRAD && !rt_xent_split(g) && g->in[0] == x->in[0] && g->in[1] == x->in[1] && g->in[3] < 0 &&
         g->outer == x->outer && g->n == x->n) {
       for (int i = at; i < j; i++) {   /* what it reads holds still; nothing between uses its result */
         const rt_instr *y = &p->instrs[i];
@@ -52,7 +52,9 @@ static int its_gradient(const rt_prog *p, int at, int *fill, int *nfill) {
 int lw_fold_loss(rt_prog *p) {
   int folded = 0;
   for (int i = 0; i < p->ninstrs; i++) {
-    if (p->instrs[i].op != RT_XENT || p->bufs[p->instrs[i].out].dtype != RT_F32) continue;
+    /* over split classes the loss reads one logit a row (the statistics came
+       before, from collectives): nothing to fold */
+    if (p->instrs[i].op != RT_XENT || rt_xent_split(&p->instrs[i]) || p->bufs[p->instrs[i].out].dtype != RT_F32) continue;
     int fill[4], nfill, j = its_gradient(p, i, fill, &nfill);
     if (j < 0) continue;
     /* [i, j] becomes: the fills, the xent_grad writing the loss, the rest in order */

@@ -392,6 +392,91 @@ static rt_index *index_map(lctx *c, const ir_value *v, const ir_shape *xs, const
   return r;
 }
 
+/* ---- cross-entropy ----
+** With the classes (the logits' last dim) split over a group, as a vocabulary-
+** split embedding tied to the output projection leaves them, the loss is
+** Megatron's vocabulary-parallel one: each row's max and sum of exp(x - max)
+** over all classes come from two all-reduces of [rows] values, and each
+** device's part of the loss (its partial sum, reduced by the plan as the
+** loss's other partial sums) and its piece of the gradient from its own
+** classes. The logits are never gathered. */
+
+/* The group the classes are split over as the op reads its logits, or -1
+** (whole, or over axes of one device). */
+static int class_group(lctx *c, int rank) {
+  if (!c->plan) return -1;
+  const sh_dim *d = &c->xdims[rank - 1];
+  int64_t P = 1;
+  for (int i = 0; i < d->n; i++) P *= c->plan->mesh.size[d->ax[i]];
+  return P > 1 ? lw_dim_group(c, d) : -1;
+}
+
+/* a [rows] buffer named NAME.WHAT */
+static int stats_tmp(lctx *c, const char *name, const char *what, int64_t rows) {
+  char nm[256];
+  snprintf(nm, sizeof nm, "%s.%s", name, what);
+  return lw_tmp(c, nm, c->dt, 1, (int64_t[]){rows});
+}
+
+/* m = each row's max of x [rows, n], s = its sum of exp(x - m); a
+** collective over group after each where the classes are split (group >= 0) */
+static void row_stats(lctx *c, const char *name, int x, int64_t rows, int64_t n, int group, int m, int s) {
+  int lm = group >= 0 ? stats_tmp(c, name, "max", rows) : m, ls = group >= 0 ? stats_tmp(c, name, "sumexp", rows) : s;
+  rt_instr *in = rt_prog_emit(c->p, RT_REDUCE, lm);
+  in->fn = RT_RMAX; in->nin = 1; in->in[0] = x;
+  in->outer = rows; in->n = n; in->inner = 1; in->alpha = 1; in->value = 1;
+  if (group >= 0) lw_all_reduce(c, lm, m, group, RT_RMAX);
+  in = rt_prog_emit(c->p, RT_XENT_SUMEXP, ls);
+  in->nin = 2; in->in[0] = x; in->in[1] = m;
+  in->outer = rows; in->n = n; in->inner = 1;
+  if (group >= 0) lw_all_reduce(c, ls, s, group, RT_RSUM);
+}
+
+/* The statistics of the logits logit (local [rows, n], classes split over
+** group): those an earlier cross-entropy of the same logits laid out alike
+** computed; else from the logits' own buffer where that holds the classes
+** whole, the rest laid out alike (only the op splits them: no collective);
+** else the local max all-reduced by max, then the local sums of
+** exp(x - max) all-reduced by sum. */
+static void xent_stats(lctx *c, const ir_value *v, int logit, int64_t rows, int64_t n, int group, int *m, int *s) {
+  int lg = v->args[0], rank = V(c, lg)->shape.rank;
+  for (int i = 0; i < c->nxst; i++)
+    if (c->xst[i].logits == lg && layout_same(c->xst[i].dims, c->xdims, rank)) { *m = c->xst[i].m; *s = c->xst[i].s; return; }
+  *m = stats_tmp(c, v->name, "max", rows);
+  *s = stats_tmp(c, v->name, "sumexp", rows);
+  const sh_dim *have = lw_final_dims(c, lg);
+  if (!have[rank - 1].n && layout_same(have, c->xdims, rank - 1) && c->src[lg] == lg && !c->isconst[lg] && !c->partial[lg])
+    row_stats(c, v->name, lw_buf(c, lg), rows, V(c, lg)->shape.d[rank - 1], -1, *m, *s);
+  else
+    row_stats(c, v->name, logit, rows, n, group, *m, *s);
+  c->xst = mem_realloc(c->xst, sizeof *c->xst * (size_t)(c->nxst + 1));
+  lw_xstats *k = &c->xst[c->nxst++];
+  k->logits = lg;
+  memcpy(k->dims, c->xdims, sizeof k->dims);
+  k->m = *m;
+  k->s = *s;
+}
+
+static void lower_xent(lctx *c, const ir_value *v, int out) {
+  const ir_shape *lg = AS(c, 0);
+  const ir_value *glg = V(c, v->args[0]);
+  int64_t n = lg->d[lg->rank - 1], rows = ir_nelem(lg) / (n ? n : 1), N = glg->shape.d[lg->rank - 1];
+  int64_t grows = ir_nelem(&glg->shape) / (N ? N : 1);   /* the mean is over every position */
+  int group = class_group(c, lg->rank), m = -1, s = -1;
+  if (group >= 0) xent_stats(c, v, AB(c, 0), rows, n, group, &m, &s);
+  rt_instr *in = rt_prog_emit(c->p, v->op == IR_CROSS_ENTROPY ? RT_XENT : RT_XENT_GRAD, out);
+  in->nin = (uint8_t)v->nargs;
+  for (int k = 0; k < v->nargs; k++) in->in[k] = AB(c, k);
+  in->outer = rows; in->n = n; in->inner = 1;
+  in->value = 1.0 / (double)(grows ? grows : 1);
+  in->alpha = (float)in->value;
+  if (group < 0) return;
+  in->nin = 6;
+  in->in[4] = m; in->in[5] = s;
+  in->group = group;
+  in->n2 = N;           /* the executor offsets off by this device's piece */
+}
+
 static void lower_other(lctx *c, const ir_value *v, int out) {
   rt_instr *in;
   switch (v->op) {
@@ -420,19 +505,7 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     if (c->plan) in->group = lw_dim_group(c, &c->rows[emb ? 0 : 1]);  /* a shard of the rows: ids are offset by the piece */
     return;
   }
-  case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: {
-    const ir_shape *lg = AS(c, 0);
-    const ir_value *glg = V(c, v->args[0]);
-    int64_t n = lg->d[lg->rank - 1], rows = ir_nelem(lg) / (n ? n : 1);
-    int64_t grows = ir_nelem(&glg->shape) / (n ? n : 1);   /* the mean is over every position */
-    in = rt_prog_emit(c->p, v->op == IR_CROSS_ENTROPY ? RT_XENT : RT_XENT_GRAD, out);
-    in->nin = (uint8_t)v->nargs;
-    for (int k = 0; k < v->nargs; k++) in->in[k] = AB(c, k);
-    in->outer = rows; in->n = n; in->inner = 1;
-    in->value = 1.0 / (double)(grows ? grows : 1);
-    in->alpha = (float)in->value;
-    return;
-  }
+  case IR_CROSS_ENTROPY: case IR_CROSS_ENTROPY_GRAD: lower_xent(c, v, out); return;
   case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD: {
     const ir_shape *xs = AS(c, 0);
     int r = xs->rank;
@@ -664,6 +737,7 @@ static void lower_value(lctx *c, const ir_value *v) {
   shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
   if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
+  if (v->op == IR_CROSS_ENTROPY || v->op == IR_CROSS_ENTROPY_GRAD) shard_required(c->plan, &o, 0, c->xdims, V(c, v->args[0])->shape.rank);
   layout_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;
   if (shard_keeps_partial(c->plan, v->id)) { c->partial[v->id] = partial; partial = 0; }   /* its users take the partial sum */
@@ -899,6 +973,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   free(c.fuse);
   free(c.ups);
   free(c.last_tr);
+  free(c.xst);
   free(c.abuf);
   free(c.aid);
   free(c.args);

@@ -22,6 +22,15 @@ typedef struct lw_update {
   double keep;              /* AdamW: p is scaled by keep (1 - lr wd) before the step; 0: not */
 } lw_update;
 
+/* a vocabulary-parallel cross-entropy's statistics (lower.c): each row's
+** max and sum of exponentials over every class of the logits as laid out
+** in dims, kept for the gradient that reads the same logits alike */
+typedef struct lw_xstats {
+  int logits;
+  sh_dim dims[IR_MAXRANK];
+  int m, s;                 /* their buffers */
+} lw_xstats;
+
 typedef struct lctx {
   const ir_graph *g;
   const sh_plan *plan;  /* NULL: one device */
@@ -38,6 +47,9 @@ typedef struct lctx {
   int *aid;             /* the operands' value ids */
   int *args;            /* scratch: the values the op reads */
   sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
+  sh_dim xdims[IR_MAXRANK];   /* the logits' layout as cross-entropy (or its gradient) reads them */
+  lw_xstats *xst;       /* the statistics of the cross-entropies over split classes lowered so far */
+  int nxst;
   rt_dtype dt;          /* the dtype of the value being lowered: its temporaries' */
   int *src;             /* value -> the value its buffer really is (a reshape or a broadcast read in place) */
   int *axpy;            /* sub/add value -> the mul(g, literal) folded into it, or -1 */
@@ -113,6 +125,8 @@ void lower_contract(lctx *c, const ir_value *v, int out);
 int  lw_group(lctx *c, uint32_t axes);
 int  lw_dim_group(lctx *c, const sh_dim *d);
 int  lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name, rt_dtype t);
+/* out = in all-reduced over group by fn (RT_RSUM, RT_RMAX or RT_RMIN), whole buffers */
+void lw_all_reduce(lctx *c, int in, int out, int group, int fn);
 const sh_dim *lw_final_dims(lctx *c, int v);
 int  lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape);
 

@@ -29,6 +29,23 @@ int lw_dim_group(lctx *c, const sh_dim *d) {
   return rt_prog_group(c->p, d->n, ax);
 }
 
+/* tests only: a planted wrong collective (opt.drop_collective: the k-th
+** all-reduce left undone, a copy) */
+static rt_op planted(lctx *c, rt_op op) {
+  return op == RT_ALL_REDUCE && ++c->nall_reduce == c->opt.drop_collective ? RT_COPY : op;
+}
+
+void lw_all_reduce(lctx *c, int in, int out, int group, int fn) {
+  rt_op op = planted(c, RT_ALL_REDUCE);
+  rt_instr *x = rt_prog_emit(c->p, op, out);
+  x->nin = 1;
+  x->in[0] = in;
+  x->group = op == RT_COPY ? -1 : group;
+  if (op == RT_ALL_REDUCE) x->fn = (uint8_t)fn;
+  x->outer = 1; x->n = c->p->bufs[in].nelem; x->inner = 1;
+  x->rank = 1; x->shape[0] = x->n;
+}
+
 /* Emit the steps from buffer `in` (local shape s); the last writes `dst` (or a new temp). */
 int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name, rt_dtype dt) {
   int cur = in;
@@ -36,9 +53,7 @@ int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int
     ir_shape t;
     layout_step_shape(c->plan, &st[k], &s, &t);
     int out = k == n - 1 && dst >= 0 ? dst : lw_tmp(c, name, dt, t.rank, t.d);
-    rt_op op = (rt_op)st[k].op;
-    /* tests only: a planted wrong collective (the sum is left undone) */
-    if (op == RT_ALL_REDUCE && ++c->nall_reduce == c->opt.drop_collective) op = RT_COPY;
+    rt_op op = planted(c, (rt_op)st[k].op);
     rt_instr *x = rt_prog_emit(c->p, op, out);
     x->nin = 1;
     x->in[0] = cur;

@@ -200,7 +200,7 @@ static void diff_collectives(report_diff_t *d) {
       double by = (double)rt_coll_bytes(p, x);
       d->kind_count[s][x->op - RT_ALL_REDUCE]++;
       d->kind_bytes[s][x->op - RT_ALL_REDUCE] += by;
-      diff_coll c = {rt_op_name((rt_op)x->op), x->src >= 0 ? g->vals[x->src]->name : p->bufs[x->out].name, axes_text(&d->mem, p, x->group),
+      diff_coll c = {rt_coll_name(x), x->src >= 0 ? g->vals[x->src]->name : p->bufs[x->out].name, axes_text(&d->mem, p, x->group),
                      {0, 0}, {0, 0}, {-1, -1}};
       c.count[s] = 1;
       c.bytes[s] = by;

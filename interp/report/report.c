@@ -109,7 +109,7 @@ void report_collectives(strbuf *b, const ir_graph *g, const rt_prog *prog) {
     bytes[x->op] += by;
     sb_clear(&grp);
     collective_name(&grp, g, prog, x);
-    sb_printf(b, "  %-15s %-34s over ", rt_op_name((rt_op)x->op), sb_str(&grp));
+    sb_printf(b, "  %-15s %-34s over ", rt_coll_name(x), sb_str(&grp));
     sb_clear(&grp);
     group_names(&grp, prog, x->group);
     sb_printf(b, "%-16s %s\n", sb_str(&grp), report_bytes(&a, (double)by));
@@ -191,6 +191,7 @@ void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog) {
     if (!rt_is_collective((rt_op)x->op)) continue;
     json_obj(j);
     json_key(j, "kind"); json_str(j, rt_op_name((rt_op)x->op));
+    if (x->op == RT_ALL_REDUCE && x->fn != RT_RSUM) { json_key(j, "reduce"); json_str(j, x->fn == RT_RMAX ? "max" : "min"); }
     json_key(j, "value"); json_str(j, x->src >= 0 ? g->vals[x->src]->name : prog->bufs[x->in[0]].name);
     if (x->src < 0) {                      /* a bucket: the gradients it reduces */
       json_key(j, "values"); json_arr(j);

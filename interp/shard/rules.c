@@ -270,7 +270,9 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
       r->map[1][i] = (int8_t)f;
       if (grad) r->map[RES][i] = (int8_t)f;
     }
-    int fc = newf(r, F_WHOLE);
+    /* the classes split (vocabulary-parallel, as Megatron's): each device's
+       part of the loss is a partial sum, the gradient split as the logits */
+    int fc = newf(r, grad ? F_PASS : F_CONTRACT);
     r->map[0][lg->rank - 1] = (int8_t)fc;
     if (grad) r->map[RES][lg->rank - 1] = (int8_t)fc;
     return 0;

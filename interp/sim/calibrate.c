@@ -123,6 +123,14 @@ static int op_prog(rt_prog *p, rt_op op, int64_t n, int64_t cols) {
     x->nin = 2; x->in[0] = x2[0]; x->in[1] = x2[1];
     x->outer = rows; x->n = cols; x->inner = 1;
     break;
+  case RT_XENT_SUMEXP:         /* each row's sum of exp(x - m) */
+    o = out_buf(p, 1, &rows);
+    x2[0] = in_buf(p, RT_F32, 1, &all);
+    x2[1] = in_buf(p, RT_F32, 1, &rows);
+    x = rt_prog_emit(p, op, o);
+    x->nin = 2; x->in[0] = x2[0]; x->in[1] = x2[1];
+    x->outer = rows; x->n = cols; x->inner = 1;
+    break;
   case RT_LAYERNORM: case RT_LAYERNORM_GRAD:
     o = out_buf(p, 1, &all);
     x2[0] = in_buf(p, RT_F32, 1, &all);

@@ -203,6 +203,23 @@ static int64_t value_bytes(const estimator *e, int v) {
   return (int64_t)(local_elems(e->p, x, e->p->lay[v].dim) * (double)ir_dtype_size(x->dtype));
 }
 
+/* A cross-entropy over split classes (the lowering's vocabulary-parallel
+** loss): each row's max and sum of exponentials, two all-reduces of [rows]
+** values over the classes' axes (its gradient reuses them). */
+static double xent_stats_seconds(const estimator *e, const ir_value *v, const sh_oplayout *o) {
+  const ir_value *lg = e->g->vals[v->args[0]];
+  int rank = lg->shape.rank;
+  sh_dim want[IR_MAXRANK];
+  shard_required(e->p, o, 0, want, rank);
+  if (layout_pieces(e->p, &want[rank - 1]) < 2) return 0;
+  uint32_t axes = 0;
+  for (int i = 0; i < want[rank - 1].n; i++) axes |= 1u << want[rank - 1].ax[i];
+  double rows = local_elems(e->p, lg, want) / (double)(lg->shape.d[rank - 1] / layout_pieces(e->p, &want[rank - 1]));
+  double elem = lg->dtype == IR_F64 ? 8 : 4;    /* (bf16 and f16 in f32) */
+  double c = sim_coll_seconds(&e->o, RT_ALL_REDUCE, axes, layout_group_devices(e->p, axes), rows * elem);
+  return 2 * (e->o.prof->launch + (isnan(c) ? 0 : c));
+}
+
 static void cost_op(const estimator *e, int u, double *compute, double *comm, int64_t *tmp) {
   const sh_plan *p = e->p;
   const ir_value *v = e->g->vals[u];
@@ -230,6 +247,7 @@ static void cost_op(const estimator *e, int u, double *compute, double *comm, in
     bytes += local_elems(p, a, want) * (double)ir_dtype_size(a->dtype);
     if (k == 0) q_elems = local_elems(p, a, want);
   }
+  if (v->op == IR_CROSS_ENTROPY) *comm += xent_stats_seconds(e, v, &o);
   shard_required(p, &o, r->nops - 1, want, v->shape.rank);
   uint32_t part = reduced_here(e, u, o.contract);
   *comm += reshard(e, v, want, part, p->lay[u].dim);

@@ -819,7 +819,7 @@ static void push_refusal(lua_State *L, const sh_plan *p, int ncon, int v, int di
                                                                     : "is kept whole on that axis by a replicate");
 }
 
-/* ctx:shard(v, dim, axis) */
+/* ctx:shard(v, dim, axis [, "split" | "storage"]) */
 static int ctx_shard(lua_State *L) {
   lapi_state *S = check_ctx(L);
   int v = check_value(L, S, 2, "shard");
@@ -827,12 +827,18 @@ static int ctx_shard(lua_State *L) {
   if (x->kind == IR_CONST) return lapi_raise(L, S, "shard", "ctx:shard: '%s' is a literal, not a tensor to split", x->name);
   int dim = check_dim(L, S, 3, v, "shard");
   int axis = check_axis(L, S, 4, "shard");
+  const char *how = luaL_optstring(L, 5, "split");
+  if (strcmp(how, "split") && strcmp(how, "storage"))
+    return lapi_raise(L, S, "shard", "ctx:shard: the fourth argument is \"split\" or \"storage\" (ZeRO's: only the "
+                      "optimizer's update reads the pieces; every other op reads the value gathered), not \"%s\"", how);
   sh_plan *p = S->c->p;
   p->at = call_loc(L, S, "shard");
   int ncon = p->ncon;
   diag scratch;
   diag_init(&scratch);
+  p->storage = !strcmp(how, "storage");
   int rc = shard_split(p, v, dim, axis, &scratch);
+  p->storage = 0;
   diag_free(&scratch);
   if (rc < 0) {
     int64_t pieces = layout_pieces(p, &p->lay[v].dim[dim]) * p->mesh.size[axis];

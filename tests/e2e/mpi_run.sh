@@ -61,6 +61,10 @@ check_mesh 1 gpt2_small_bp_mp.tac 'batch=1, model=1' "$train"
 check_mesh 8 gpt2_small_bp_mp.tac 'batch=2, model=4' "$train"
 check_mesh 8 gpt2_small_bp_mp_z3.tac 'batch=2,model=4' 'sgd(lr = 0.1)'
 check_mesh 4 gpt2_small_bp_mp.tac 'batch=2, model=2'
+# the vocabulary-parallel loss (the logits split by class) over MPI: 2 and 4 ways
+check_mesh 2 ../tests/data/mp_vocab.tac 'model=2' 'sgd(lr = 0.1)'
+check_mesh 4 ../tests/data/mp_vocab4.tac 'model=4' "$train"
+check_mesh 4 ../tests/data/bp_mp_vocab.tac 'batch=2, model=2' "$train"
 
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)
@@ -150,7 +154,7 @@ $MPIRUN -n 3 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --step
 # device to 1e-12 (every op in double; f32 arithmetic anywhere would leave
 # 1e-7); its losses are the f32 model's to 1e-5
 sed 's/f32\[/f64[/g' "$ex/gpt2_small.cir" > "$tmp/g64.cir"
-for pair in "gpt2_small_bp_mp.tac adam(lr = 1e-3)" "gpt2_small_bp_mp_z3.tac sgd(lr = 0.1, momentum = 0.9)"; do
+for pair in "gpt2_small_bp_mp.tac adam(lr = 1e-3)" "gpt2_small_bp_mp_z3.tac sgd(lr = 0.1, momentum = 0.9)" "gpt2_small.tac adam(lr = 1e-3)"; do
   t=${pair%% *}; opt=${pair#* }
   out=$($MPIRUN -n 4 "$CARVE" run "$tmp/g64.cir" "$ex/$t" --train "$opt" --steps 3 --check --json 2>"$tmp/err") &&
     python3 -c "import json, sys; j = json.loads(sys.argv[1]); sys.exit(0 if j['max_rel_error'] <= 1e-12 and j['tolerance'] == 1e-9 else 1)" "$out" && ok ||

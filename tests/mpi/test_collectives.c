@@ -272,6 +272,47 @@ static void test_all_to_all(tcase *t, int rank, const int64_t *shape, int split,
 }
 
 /* Bad instructions fail alike on every rank, with a message and no hang. */
+/* all_reduce taking the max or min (a vocabulary-parallel cross-entropy's
+** row maxima): each element the largest or smallest over the members, in
+** f32, f64 (also in place) and i32; other collectives take sums only */
+static double mixed(int r, size_t i) { return (double)((r * 7 + (int)i * 3) % 11) - 5.5 - 0.25 * r; }
+
+static void test_all_reduce_extreme(tcase *t, int fn, rt_dtype dt, size_t n, int inplace, const char *gname) {
+  const rt_group *g = &t->p->groups[t->g];
+  int P = group_size(t->md, g);
+  int *mem = members(t->md, g, P);
+  size_t es = rt_dtype_size(dt);
+  int64_t sn = (int64_t)n;
+  rt_instr ins = instr(RT_ALL_REDUCE);
+  ins.fn = (uint8_t)fn;
+  ins.outer = 1, ins.n = sn, ins.inner = 1;
+  ins.in[0] = rt_prog_buf(t->p, "x", dt, 1, &sn, RT_BUF_INPUT);
+  ins.out = inplace ? ins.in[0] : rt_prog_buf(t->p, "y", dt, 1, &sn, RT_BUF_OUTPUT);
+  ins.group = t->g;
+  char *x = malloc(n * es + 8), *y = inplace ? x : malloc(n * es + 8), err[512] = "";
+  for (size_t i = 0; i < n; i++) {
+    if (dt == RT_F32) ((float *)x)[i] = (float)mixed(me, i);
+    else if (dt == RT_F64) ((double *)x)[i] = mixed(me, i);
+    else ((int32_t *)x)[i] = (int32_t)(4 * mixed(me, i));
+  }
+  int rc = t->comm->run(t->comm->impl, &ins, y, x, err, sizeof err);
+  const char *what = fn == RT_RMAX ? "max" : "min";
+  check(rc == 0, "all_reduce(%s) over %s of %zu %s: %s", what, gname, n, rt_dtype_name(dt), err);
+  size_t bad = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    double want = 0, got = dt == RT_F32 ? ((float *)y)[i] : dt == RT_F64 ? ((double *)y)[i] : ((int32_t *)y)[i];
+    for (int q = 0; q < P; q++) {
+      double v = dt == RT_I32 ? (double)(int32_t)(4 * mixed(mem[q], i)) : dt == RT_F32 ? (double)(float)mixed(mem[q], i) : mixed(mem[q], i);
+      if (q == 0 || (fn == RT_RMAX ? v > want : v < want)) want = v;
+    }
+    bad += got != want;
+  }
+  check(bad == 0, "all_reduce(%s) over %s of %zu %s%s: %zu wrong", what, gname, n, rt_dtype_name(dt), inplace ? " in place" : "", bad);
+  if (y != x) free(y);
+  free(x);
+  free(mem);
+}
+
 static void test_refusals(tcase *t, const char *gname) {
   const rt_group *g = &t->p->groups[t->g];
   int P = group_size(t->md, g);
@@ -302,6 +343,12 @@ static void test_refusals(tcase *t, const char *gname) {
   ins.outer = 2, ins.n = 3, ins.inner = 1;
   rc = run(t, &ins, RT_F32, 6, 6 * P + 1, &out, err, sizeof err);
   check(rc != 0 && strstr(err, "elements"), "all_gather with a wrong out size: rc %d: %s", rc, err);
+  free(out);
+  ins = instr(RT_REDUCE_SCATTER);     /* a max is an all_reduce's alone */
+  ins.fn = RT_RMAX;
+  ins.outer = 1, ins.n = P, ins.inner = 1;
+  rc = run(t, &ins, RT_F32, (size_t)P, 1, &out, err, sizeof err);
+  check(rc != 0 && strstr(err, "no reduction 1"), "reduce_scatter taking the max: rc %d: %s", rc, err);
   free(out);
 }
 
@@ -354,6 +401,12 @@ static void test_mesh(const mesh_def *md) {
     for (size_t i = 0; i < sizeof ar_sizes / sizeof *ar_sizes; i++) test_all_reduce(&t, ar_sizes[i], gname);
     test_all_reduce_inplace(&t, 777, gname);
     test_all_reduce_inplace(&t, 200000, gname);
+    for (int fn = RT_RMAX; fn <= RT_RMIN; fn++) {
+      test_all_reduce_extreme(&t, fn, RT_F32, 37, 0, gname);
+      test_all_reduce_extreme(&t, fn, RT_F32, 5000, 1, gname);
+      test_all_reduce_extreme(&t, fn, RT_F64, 300, 1, gname);
+      test_all_reduce_extreme(&t, fn, RT_I32, 64, 0, gname);
+    }
     test_all_gather(&t, RT_F32, 1, 1, 1, gname);
     test_all_gather(&t, RT_F32, 1, 3, 5, gname);
     test_all_gather(&t, RT_F32, 3, 2, 5, gname);

@@ -657,6 +657,100 @@ Test(xent, label_out_of_range) {
   cr_assert_str_eq(err, "cross_entropy: label -3 out of range [0, 2)");
 }
 
+/* ---- cross-entropy over split classes (the vocabulary-parallel loss) ---- */
+
+static rt_instr mk_dt(rt_op op, rt_dtype dt, int64_t outer, int64_t n) {
+  rt_instr x = mk(op);
+  x.outer = outer; x.n = n; x.inner = 1;
+  x.odt = (uint8_t)dt;
+  for (int k = 0; k < RT_MAXIN; k++) x.idt[k] = (uint8_t)dt;
+  x.idt[1] = op == RT_XENT_SUMEXP || op == RT_REDUCE ? (uint8_t)dt : RT_I32;
+  return x;
+}
+
+/* x's kernel on in0..2 and, over split classes, in4 = the max and in5 = the sums */
+static void split_run(const rt_instr *x, void *out, void *in0, void *in1, void *in2, void *in4, void *in5) {
+  void *v[RT_MAXIN] = {in0, in1, in2, NULL, in4, in5};
+  int rc = rt_backend_cpu()->kernels[x->op](NULL, x, out, v, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s: %s", rt_op_name((rt_op)x->op), err);
+}
+
+/* The classes of [O, N] logits cut into P pieces: each piece's max, the
+** pieces' sums of exp(x - max) against the largest (the two all-reduces,
+** done here), each piece's part of the loss and its piece of the gradient
+** (device q at off q N / P; the gradient also written over its logits):
+** the parts add up to the whole-class kernel's loss and the pieces are its
+** gradient's columns, f32 to 1e-6 and f64 to 1e-13 */
+static void split_classes(rt_dtype dt, int P) {
+  enum { O = 5, N = 12 };
+  int64_t n = N / P;
+  size_t es = rt_dtype_size(dt);
+  double tol = dt == RT_F64 ? 1e-13 : 1e-6;
+  int32_t lab[O] = {0, 11, 5, 6, 3};          /* every piece holds some label */
+  char *x = calloc(O * N, es), *dx = calloc(O * N, es), *xq = calloc(O * n, es), *dq = calloc(O * n, es);
+  char *mq = calloc(O, es), *m = calloc(O, es), *sq = calloc(O, es), *sum = calloc(O, es);
+  char loss[8], part[8], dl[8];
+  for (int64_t i = 0; i < O * N; i++) rt_store_f(dt, x, i, frand(-4, 4) + (i < N ? 300 : 0));   /* a large row stays finite */
+  rt_store_f(dt, dl, 0, 0.7);
+  rt_instr w = mk_dt(RT_XENT, dt, O, N);
+  w.value = 1.0 / O; w.alpha = (float)w.value;
+  split_run(&w, loss, x, lab, NULL, NULL, NULL);
+  w.op = RT_XENT_GRAD;
+  split_run(&w, dx, x, lab, dl, NULL, NULL);
+  for (int64_t r = 0; r < O; r++) rt_store_f(dt, m, r, -INFINITY);
+  for (int q = 0; q < P; q++) {               /* the max over every piece */
+    for (int64_t i = 0; i < O * n; i++) rt_store_f(dt, xq, i, rt_load_f(dt, x, i / n * N + q * n + i % n));
+    rt_instr r = mk_dt(RT_REDUCE, dt, O, n);
+    r.fn = RT_RMAX; r.alpha = 1; r.value = 1; r.nelem = O;
+    split_run(&r, mq, xq, NULL, NULL, NULL, NULL);
+    for (int64_t i = 0; i < O; i++) rt_store_f(dt, m, i, fmax(rt_load_f(dt, m, i), rt_load_f(dt, mq, i)));
+  }
+  double total = 0;
+  for (int pass = 0; pass < 3; pass++)       /* the sums; the loss's parts; the gradient's pieces */
+    for (int q = 0; q < P; q++) {
+      for (int64_t i = 0; i < O * n; i++) rt_store_f(dt, xq, i, rt_load_f(dt, x, i / n * N + q * n + i % n));
+      if (pass == 0) {
+        rt_instr e = mk_dt(RT_XENT_SUMEXP, dt, O, n);
+        split_run(&e, sq, xq, m, NULL, NULL, NULL);
+        for (int64_t i = 0; i < O; i++) rt_store_f(dt, sum, i, (q ? rt_load_f(dt, sum, i) : 0) + rt_load_f(dt, sq, i));
+        continue;
+      }
+      rt_instr k = mk_dt(pass == 1 ? RT_XENT : RT_XENT_GRAD, dt, O, n);
+      k.value = 1.0 / O; k.alpha = (float)k.value;
+      k.in[4] = 4; k.in[5] = 5; k.group = 0; k.n2 = N; k.off = q * n;    /* as the executor sets off */
+      if (pass == 1) {
+        split_run(&k, part, xq, lab, NULL, m, sum);
+        total += rt_load_f(dt, part, 0);
+        continue;
+      }
+      split_run(&k, dq, xq, lab, dl, m, sum);
+      split_run(&k, xq, xq, lab, dl, m, sum);   /* over its logits */
+      for (int64_t i = 0; i < O * n; i++) {
+        double want = rt_load_f(dt, dx, i / n * N + q * n + i % n);
+        cr_assert(close_to(rt_load_f(dt, dq, i), want, tol, tol * 1e-2), "%s, %d pieces: dx piece %d [%lld] %.17g, want %.17g",
+                  rt_dtype_name(dt), P, q, (long long)i, rt_load_f(dt, dq, i), want);
+        cr_assert_eq(rt_load_f(dt, xq, i), rt_load_f(dt, dq, i), "written over its logits: the same bits");
+      }
+    }
+  double want = rt_load_f(dt, loss, 0);
+  cr_assert(close_to(total, want, tol, 0), "%s, %d pieces: loss parts add to %.17g, want %.17g", rt_dtype_name(dt), P, total, want);
+  /* a label outside every piece is an error on each, named against all N classes */
+  lab[2] = N;
+  rt_instr k = mk_dt(RT_XENT, dt, O, n);
+  k.in[4] = 4; k.in[5] = 5; k.group = 0; k.n2 = N; k.alpha = 1;
+  void *in[RT_MAXIN] = {xq, lab, NULL, NULL, m, sum};
+  cr_assert_eq(rt_backend_cpu()->kernels[RT_XENT](NULL, &k, part, in, err, sizeof err), -1);
+  cr_assert_str_eq(err, "cross_entropy: label 12 out of range [0, 12)");
+  free(x); free(dx); free(xq); free(dq); free(mq); free(m); free(sq); free(sum);
+}
+
+Test(xent, split_classes_equal_whole) {
+  for (int P = 2; P <= 4; P++) {
+    split_classes(RT_F32, P);
+    split_classes(RT_F64, P);
+  }
+}
+
 /* ---- elementwise with the sum of its rows ---- */
 
 /* an ew of [rows, w] with in3: out is the plain ew's bits, in3 the bits

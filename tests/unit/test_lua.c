@@ -332,6 +332,30 @@ Test(api, shard_propagates_before_it_returns) {
   lt_free(&t);
 }
 
+/* ZeRO's split: a parameter's pieces are kept and updated there, every
+** other op reads it gathered, so nothing downstream is split */
+Test(api, a_storage_split_stays_with_the_parameter) {
+  lt t;
+  const char *s =
+    "return function(ctx, args)\n"
+    "  assert(ctx:shard('w1', 0, args.axis, 'storage') == true)\n"
+    "  assert((ctx:sharding('w1'))[1][1] == 'model')\n"
+    "  local _, partial = ctx:sharding('h.matmul')\n"
+    "  assert(#partial == 0 and #(ctx:sharding('x'))[2] == 0, 'activations are not split')\n"
+    "end\n";
+  cr_assert(lt_run(&t, MLP, "adam(lr = 0.1)", TAC2, s) == 0, "%s", diag_text(&t.d));
+  cr_assert_str_eq(lay(&t, "w1"), "[model, -]");
+  cr_assert_str_eq(lay(&t, "x"), "[-, -]", "the matmul reads w1 gathered: its other operand is not split");
+  cr_assert_str_eq(lay(&t, "grad.w1"), "[model, -]", "the gradient is kept as the parameter is");
+  cr_assert_eq(t.p->ncon, 0);
+  lt_free(&t);
+  /* the same statement as a split propagates into the activations */
+  s = "return function(ctx, args) assert(ctx:shard('w1', 0, args.axis, 'split')) end\n";
+  cr_assert(lt_run(&t, MLP, "adam(lr = 0.1)", TAC2, s) == 0, "%s", diag_text(&t.d));
+  cr_assert_str_eq(lay(&t, "x"), "[-, model]");
+  lt_free(&t);
+}
+
 Test(api, replicate_and_partial_sums) {
   lt t;
   const char *s =
@@ -532,6 +556,7 @@ static lerr lerrs[] = {
    "cannot split dim 0 of 'x' (size 16) into 3 pieces on 'model': it is not divisible"},
   {"return function(ctx)\n  ctx.shard(nil, 'w1', 0, 'model')\nend\n", 2, "t.lua:2:3", "bad argument #1 to 'shard' (carve.ctx expected, got nil)"},
   {"return function(ctx)\n  ctx:replicate('w1', 'model', 2)\nend\n", 2, "t.lua:2:3", "dim 2 is out of range for 'w1' of rank 2"},
+  {"return function(ctx)\n  ctx:shard('w1', 0, 'model', 'zero')\nend\n", 2, "t.lua:2:3", "the fourth argument is \"split\" or \"storage\""},
   {"return function(ctx)\n  ctx:rollback({})\nend\n", 2, "t.lua:2:3", "bad argument #1 to 'rollback' (carve.mark expected, got table)"},
   {"return function(ctx) collectgarbage('stop') end\n", 2, "t.lua:1:1", "collectgarbage('stop') is not available to a tactic script"},
   {"return function(ctx) return string.rep('x', 10 * 1024 * 1024 * 1024) end\n", 2, "t.lua:1:1", "resulting string too large"},
@@ -859,7 +884,8 @@ Test(stdlib, megatron_says_why_a_weight_stays_whole) {
             "%s", sb_str(&b));
   sb_clear(&b);
   report_explain(&b, t.p, ir_lookup(t.g, "head")->id);
-  cr_assert(strstr(sb_str(&b), "dim 1 of 'head' leads to cross_entropy 'loss', which needs that dim of 'logits' whole"), "%s", sb_str(&b));
+  cr_assert(strstr(sb_str(&b), "dim 1 of 'head' leads to cross_entropy 'loss', the loss over its classes: megatron leaves the "
+                               "vocabulary whole"), "%s", sb_str(&b));
   for (int i = 0; i < t.p->nnote; i++) {
     const char *name = t.g->vals[t.p->note[i].value]->name;
     cr_expect(strcmp(name, "l0.wg") && strcmp(name, "l0.wu") && strcmp(name, "l0.wd"), "a note on %s, which is split", name);

@@ -153,6 +153,21 @@ static pcase pcases[] = {
   /* recomputing in the backward pass (train/remat.c) under the plans */
   {"gpt2_small.cir", "gpt2_small_bp_mp_z3.tac", "adam(lr = 1e-3, remat = full)", 4, 0, 1},
   {"gpt2_small.cir", "gpt2_small_bp_mp.tac", "adam(lr = 1e-3, remat = cheap)", 4, 0, 0},
+  /* the vocabulary-parallel loss (the logits split by class: row statistics
+     by two all-reduces, the loss a partial sum over the classes) on 2 and 4
+     ranks, alone beside Megatron, with batch, with ZeRO-3, attention fused;
+     and its gradient split while the logits are whole (statistics from them) */
+  {"gpt2_small.cir", "../tests/data/mp_vocab.tac", "sgd(lr = 0.1)", 2},
+  {"gpt2_small.cir", "../tests/data/mp_vocab.tac", "adam(lr = 1e-3)", 2},
+  {"gpt2_small.cir", "../tests/data/mp_vocab4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
+  {"gpt2_small.cir", "../tests/data/mp_vocab4.tac", "adam(lr = 1e-3)", 4, 0, 1},
+  {"gpt2_small.cir", "../tests/data/bp_mp_vocab.tac", "adam(lr = 1e-3)", 4},
+  {"gpt2_small.cir", "../tests/data/bp_mp_vocab.tac", "sgd(lr = 0.1)", 4, 256 << 10},
+  {"gpt2_small.cir", "gpt2_small.tac", "sgd(lr = 0.1)", 4},
+  {"gpt2_small.cir", "gpt2_small.tac", "adam(lr = 1e-3, remat = full)", 4, 0, 1},
+  {"gpt2_small.cir", "../tests/data/split_logits_grad.tac", "adam(lr = 1e-3)", 4},
+  {"../tests/data/shifted_logits.cir", "../tests/data/shifted_logits.tac", "sgd(lr = 0.1)", 2},   /* the max matters */
+  {"gpt2_small.cir", "../tests/data/keep_logits.tac", "adam(lr = 1e-3)", 4},
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},

@@ -95,7 +95,8 @@ static rcase rcases[] = {
   {"input a : f32[24, 8]\n y = reshape(a, [4, 6, 8])", "y", "PP|PWP"},
   {"input a : f32[4, 8]\n y = transpose(a, [1, 0])", "y", "PP|PP"},
   {"input t : f32[10, 4]\n input i : i32[2, 3]\n y = embedding(t, i)", "y", "CP|PP|PPP"},
-  {"input z : f32[2, 3, 10]\n input l : i32[2, 3]\n y = cross_entropy(z, l)", "y", "CCW|CC|"},
+  {"input z : f32[2, 3, 10]\n input l : i32[2, 3]\n y = cross_entropy(z, l)", "y", "CCC|CC|"},   /* the classes too: vocabulary-parallel */
+  {"input z : f32[2, 3, 10]\n input l : i32[2, 3]\n input d : f32[]\n y = cross_entropy_grad(z, l, d)", "y", "PPP|PP||PPP"},
   {"input a : f32[2, 4, 4]\n y = causal_mask(a)", "y", "PWW|PWW"},
   {"input a : f32[4, 8]\n input b : f32[4, 2]\n y = concat([a, b], 1)", "y", "PW|PW|PW"},
   {"input a : f32[4, 8]\n y = slice(a, 1, 2, 5)", "y", "PW|PW"},
@@ -475,10 +476,72 @@ Test(counts, axes_of_one_device) {
   counts_once("batch = 1", "version 1\nmesh batch = 1\nuse \"batch\" as bp (axis = batch)\nschedule bp\n", 0, 0, 0, 0, 1);
 }
 /* + the table split by vocabulary: the lookup is a partial sum (1 all-reduce),
-** so is the tied projection's gradient for its input (1 more); the logits are
-** gathered whole for cross_entropy (1 all-gather); the table's two gradient
-** contributions are summed as partial sums and scattered once */
-Test(counts, zero3_and_embedding) { counts("gpt2_small.tac", 4 * LAYERS + 1 + 2, -3, -1, 0); }
+** so is the tied projection's gradient for its input (1 more); the logits
+** come out split by class and cross_entropy is the vocabulary-parallel one:
+** each row's max and sum of exponentials over all classes (2 all-reduces of
+** [rows] values, one max and one sum; the gradient reuses them), the loss a
+** partial sum over model too, reduced by the all-reduce batch parallelism
+** has anyway (before: the logits gathered whole, 11 all-reduces and 50
+** all-gathers); the table's two gradient contributions are summed as
+** partial sums and scattered once */
+Test(counts, zero3_and_embedding) { counts("gpt2_small.tac", 4 * LAYERS + 1 + 2 + 2, -2, -1, 0); }
+/* Megatron with the vocabulary split, as Megatron-LM runs GPT: 4 a layer, the
+** lookup, the tied projection's input gradient, and for the loss the max and
+** the sum of exponentials; Megatron's third all-reduce (the target logits) is
+** carve's all-reduce of the scalar loss (a partial sum over the classes):
+** 13 both */
+Test(counts, megatron_and_embedding) {
+  counts("../tests/data/mp_vocab.tac", 4 * LAYERS + 2 + 3, 0, 0, 0);
+  counts("../tests/data/mp_vocab4.tac", 4 * LAYERS + 2 + 3, 0, 0, 0);
+  /* + batch: one per gradient (30), the loss's (over both axes now) */
+  counts("../tests/data/bp_mp_vocab.tac", 30 + 1 + 4 * LAYERS + 2 + 2, 0, 0, 0);
+}
+
+/* The vocabulary-parallel loss in detail: no collective moves the logits or
+** their gradient; one all-reduce (max) and one (sum) of [rows] values over
+** model, both made for the loss and read again by its gradient (one
+** xent_sumexp); the loss itself reduced once, over every axis it is a
+** partial sum over */
+static void vocab_parallel(const char *tac, int rows, const char *loss_axes) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "examples/%s", tac);
+  char *text = hx_slurp(rel);
+  setup s;
+  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  const rt_prog *p = &s.prog;
+  int max = 0, sums = 0, loss = 0;
+  for (int i = 0; i < p->ninstrs; i++) {
+    const rt_instr *x = &p->instrs[i];
+    if (!rt_is_collective((rt_op)x->op) || x->src < 0) continue;
+    const char *v = s.g->vals[x->src]->name;
+    cr_expect(strcmp(v, "logits") && strcmp(v, "bwd.loss.logits"), "%s: %s moves %s", tac, rt_coll_name(x), v);
+    if (strcmp(v, "loss") || x->op != RT_ALL_REDUCE) continue;
+    uint32_t m = 0;
+    for (int k = 0; k < p->groups[x->group].naxes; k++) m |= 1u << p->groups[x->group].axes[k];
+    const char *axes = shard_axes_str(s.p, m, &s.mem);
+    if (p->bufs[x->out].nelem == 1) { loss++; cr_expect_str_eq(axes, loss_axes, "%s: the loss reduced over", tac); continue; }
+    cr_expect_eq(p->bufs[x->out].nelem, rows, "%s: statistics of %lld rows", tac, (long long)p->bufs[x->out].nelem);
+    cr_expect_str_eq(axes, "{model}", "%s: statistics over", tac);
+    if (x->fn == RT_RMAX) max++;
+    else if (x->fn == RT_RSUM) sums++;
+  }
+  cr_expect(max == 1 && sums == 1 && loss == 1, "%s: %d max, %d sum, %d loss all-reduces", tac, max, sums, loss);
+  cr_expect_eq(s.counts[RT_XENT_SUMEXP], 1, "%s: the gradient reuses the loss's statistics", tac);
+  int split = 0;
+  for (int i = 0; i < p->ninstrs; i++) split += rt_xent_split(&p->instrs[i]);
+  cr_expect_eq(split, 2, "%s: the loss and its gradient over split classes", tac);
+  cr_expect(s.counts[RT_XENT] == 1 && s.counts[RT_XENT_GRAD] == 1 && s.counts[RT_XENT_PROJ] == 0,
+            "%s: neither folded into the gradient's pass (lossgrad.c) nor into the projection (lmloss.c)", tac);
+  unload(&s);
+  free(text);
+}
+
+Test(counts, vocab_parallel_loss) {
+  vocab_parallel("gpt2_small.tac", 64, "{batch, model}");          /* 4 x 32 positions over batch = 2 */
+  vocab_parallel("../tests/data/mp_vocab.tac", 128, "{model}");
+  vocab_parallel("../tests/data/mp_vocab4.tac", 128, "{model}");
+  vocab_parallel("../tests/data/bp_mp_vocab.tac", 64, "{batch, model}");
+}
 
 /* A buffer transposed the same way twice is transposed once: the head
 ** split of a gradient feeds both the input gradient's GEMM and the weight
@@ -555,7 +618,7 @@ Test(counts, bucketed) {
   bucketed("gpt2_small_bp_mp_z1.tac", 4 * LAYERS + 2, 0);
   bucketed("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, 1);    /* the gradients scattered in one */
   bucketed("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, 1);
-  bucketed("gpt2_small.tac", 4 * LAYERS + 3, 1);
+  bucketed("gpt2_small.tac", 4 * LAYERS + 5, 1);           /* + the loss's max and sum of exponentials */
 }
 
 /* --mesh is read by the tactic grammar's mesh rule: located errors with a
