@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include "util/arena.h"
 
-#define RT_MAXRANK 8
+#define RT_MAXRANK 16
 #define RT_MAXIN 8
 
 /* Element types. f32 is the fast path of every kernel; bf16 and f16 are

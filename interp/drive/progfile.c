@@ -14,13 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 7   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+#define PF_VERSION 8   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
                           4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t);
                           5: an ew may write the sums of its rows (in3), which an older carve
                              would not do: it refuses the version instead;
                           6: eight inputs (xent_proj reads and writes seven buffers);
                           7: gather and scatter, with their index maps; adam's hyper holds the
-                             gradient's coefficients (1 - beta1, 1 - beta2) too */
+                             gradient's coefficients (1 - beta1, 1 - beta2) too;
+                          8: tensors of rank up to 16: an instruction's shape, strides and perm
+                             list 16 entries (8 before) */
+#define PF_RANK_V7 8   /* the entries of those lists in versions 1 to 7 */
 
 /* What a program file may hold. Everything read is checked against the
 ** rest of the file before anything uses it (the checksum only says that
@@ -567,10 +570,15 @@ static int read_instr(rd *r, rt_prog *p) {
   if (nread != 4 && nread != 6 && nread != RT_MAXIN) return fail(r, at, "%s", "an instruction lists 4, 6 or 8 inputs");   /* 4: version 2; 6: versions 3 to 5 */
   for (int k = nread; k < RT_MAXIN; k++) in[k] = -1;
   if (expect(r, "group") < 0 || int_in(r, -1, p->ngroups - 1, &group) < 0 || expect(r, "src") < 0 || int_in(r, -1, r->nvals - 1, &src) < 0) return -1;
-  if (expect(r, "shape") < 0 || list(r, shape, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
+  int fixed = r->version < 8 ? PF_RANK_V7 : RT_MAXRANK;   /* the entries of the lists below */
+  memset(shape, 0, sizeof shape);
+  memset(stride, 0, sizeof stride);
+  memset(perm, 0, sizeof perm);
+  if (rank > fixed) return fail(r, at, "%s", "an instruction of a rank its file's version does not hold" PF_EDITED);
+  if (expect(r, "shape") < 0 || list(r, shape, fixed, fixed, NULL) < 0) return -1;
   static const char *const sk[3] = {"stride0", "stride1", "stride2"};
-  for (int s = 0; s < 3; s++) if (expect(r, sk[s]) < 0 || list(r, stride[s], RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
-  if (expect(r, "perm") < 0 || list(r, perm, RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
+  for (int s = 0; s < 3; s++) if (expect(r, sk[s]) < 0 || list(r, stride[s], fixed, fixed, NULL) < 0) return -1;
+  if (expect(r, "perm") < 0 || list(r, perm, fixed, fixed, NULL) < 0) return -1;
   static const char *const ik[] = {"outer", "n", "inner", "n2", "off", "batch", "m", "k"};
   int64_t iv[8];
   for (int i = 0; i < 8; i++) if (expect(r, ik[i]) < 0 || integer(r, &iv[i]) < 0) return -1;

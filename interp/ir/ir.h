@@ -13,7 +13,7 @@
 #include "util/arena.h"
 #include "util/diag.h"
 
-#define IR_MAXRANK 8
+#define IR_MAXRANK 16
 
 /* f32 runs everywhere; bf16 and f16 are stored in two bytes and computed
 ** with f32 arithmetic; f64, i64, i1 (a boolean), i8, ui8, i16, ui16 and ui32
