@@ -926,13 +926,17 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   for (int i = 0; i < n; i++) c.src[i] = i;   /* (plan_folds sets it again) */
   if (!c.opt.keep_values && !c.opt.no_fused_optim) lw_plan_updates(&c);
   plan_folds(&c);
+  c.cur = -1;
+  if (plan) { lw_plan_finals(&c); lw_plan_passes(&c); }
   for (int i = 0; i < n && !c.failed; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind == IR_CONST || c.skip[i] || c.src[i] != i) continue;
     if (v->kind != IR_OP) { c.buf[i] = value_buf(&c, v, RT_BUF_INPUT); continue; }
     if (c.isconst[i]) continue;
     int first = p->ninstrs;
+    c.cur = i;
     lower_value(&c, v);
+    c.cur = -1;
     for (int k = first; k < p->ninstrs; k++) if (p->instrs[k].src < 0) p->instrs[k].src = i;
   }
   if (!c.failed) {
@@ -963,6 +967,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");
   }
+  lw_free_passes(&c);
   free(c.isconst);
   free(c.cval);
   free(c.src);

@@ -31,6 +31,13 @@ typedef struct lw_xstats {
   int m, s;                 /* their buffers */
 } lw_xstats;
 
+/* a value moved to another layout for an op, kept for the others of its pass (reshard.c) */
+typedef struct lw_moved {
+  sh_dim want[IR_MAXRANK];
+  int pass, buf;
+  struct lw_moved *next;
+} lw_moved;
+
 typedef struct lctx {
   const ir_graph *g;
   const sh_plan *plan;  /* NULL: one device */
@@ -65,6 +72,10 @@ typedef struct lctx {
   int nall_reduce;      /* all_reduces emitted so far (opt.drop_collective counts them) */
   int *last_tr;         /* buffer -> the last transpose instruction that read it, or -1 (emit.c) */
   int nlast_tr;
+  sh_dim **fin;         /* value -> the layout it is reduced into where not the plan's (reshard.c), or NULL */
+  char *fwd;            /* value -> 1 in the forward pass (the loss depends on it) */
+  lw_moved **moved;     /* value -> its moves so far */
+  int cur;              /* the value being lowered, or -1 */
 } lctx;
 
 #define AS(c, k) (&(c)->ash[k])
@@ -129,5 +140,8 @@ int  lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, in
 void lw_all_reduce(lctx *c, int in, int out, int group, int fn);
 const sh_dim *lw_final_dims(lctx *c, int v);
 int  lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape);
+void lw_plan_finals(lctx *c);
+void lw_plan_passes(lctx *c);
+void lw_free_passes(lctx *c);
 
 #endif

@@ -5,7 +5,9 @@
 ** all-to-all, axes gathered minor first, new axes sliced locally.
 */
 #include "interp/lower/lower_int.h"
+#include "util/mem.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- collectives and resharding ---- */
@@ -77,7 +79,77 @@ int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int
 const sh_dim *lw_final_dims(lctx *c, int v) {
   const ir_value *x = V(c, v);
   if (x->carry >= 0) return c->plan->lay[x->carry].dim;   /* a new value takes its leaf's layout */
+  if (c->fin && c->fin[v]) return c->fin[v];
   return c->plan->lay[v].dim;
+}
+
+/* An op lowered as written, reading its operands as their buffers hold them. */
+static int plain_user(lctx *c, int w) {
+  const ir_value *u = V(c, w);
+  return u->kind == IR_OP && !c->skip[w] && c->src[w] == w && !c->isconst[w] && c->axpy[w] < 0 && !c->axpby[w] && c->chain[w] < 0;
+}
+
+/* Where a partial sum is reduced: where it is made, into the layout every
+** user reads it in when that layout splits an axis of the sum (a
+** reduce-scatter, half an all-reduce's bytes, and a smaller buffer):
+** Megatron's reduce-scatter after a row-parallel GEMM whose consumer is
+** split by sequence. The plan's own layout is kept otherwise. */
+void lw_plan_finals(lctx *c) {
+  const ir_graph *g = c->g;
+  int n = g->nvals;
+  c->fin = mem_calloc((size_t)n + 1, sizeof *c->fin);
+  for (int v = 0; v < n; v++) {
+    const ir_value *x = V(c, v);
+    uint32_t part = c->plan->lay[v].partial;
+    if (x->kind != IR_OP || !part || shard_keeps_partial(c->plan, v) || lw_kept(c, x) || x->carry >= 0 || x->role == ROLE_GRAD ||
+        !plain_user(c, v) || !x->nusers)
+      continue;
+    sh_dim want[IR_MAXRANK], first[IR_MAXRANK];
+    int agree = 1, seen = 0;
+    for (int k = 0; k < x->nusers && agree; k++) {
+      int w = x->users[k];
+      if (!plain_user(c, w)) { agree = 0; break; }
+      sh_oplayout o;
+      shard_oplayout(c->plan, w, &o);
+      for (int j = 0; j < V(c, w)->nargs && agree; j++) {
+        if (V(c, w)->args[j] != v) continue;
+        shard_required(c->plan, &o, j, want, x->shape.rank);
+        if (!seen++) memcpy(first, want, sizeof(sh_dim) * (size_t)x->shape.rank);
+        else agree = layout_same(first, want, x->shape.rank);
+      }
+    }
+    if (!agree || !seen || layout_same(first, c->plan->lay[v].dim, x->shape.rank)) continue;
+    uint32_t splits = 0;
+    for (int i = 0; i < x->shape.rank; i++) for (int j = 0; j < first[i].n; j++) splits |= 1u << first[i].ax[j];
+    if (!(splits & part)) continue;
+    c->fin[v] = mem_alloc(sizeof(sh_dim) * IR_MAXRANK);
+    memcpy(c->fin[v], first, sizeof(sh_dim) * IR_MAXRANK);
+  }
+}
+
+/* Which pass a value belongs to: the forward (the loss depends on it) or
+** the rest. A value moved for one op is moved once for the others of its
+** pass that read it the same way; the backward moves it again (as
+** Megatron-LM gathers a sequence-split input again for the weight
+** gradient), so that nothing gathered lives from one pass to the next. */
+void lw_plan_passes(lctx *c) {
+  const ir_graph *g = c->g;
+  int n = g->nvals;
+  c->fwd = mem_calloc((size_t)n + 1, 1);
+  c->moved = mem_calloc((size_t)n + 1, sizeof *c->moved);
+  if (!g->nouts) return;
+  c->fwd[g->outputs[0]] = 1;
+  for (int v = n - 1; v >= 0; v--)
+    if (c->fwd[v]) for (int k = 0; k < V(c, v)->nargs; k++) c->fwd[V(c, v)->args[k]] = 1;
+}
+
+void lw_free_passes(lctx *c) {
+  for (int v = 0; c->moved && v < c->g->nvals; v++)
+    for (lw_moved *m = c->moved[v], *next; m; m = next) { next = m->next; free(m); }
+  for (int v = 0; c->fin && v < c->g->nvals; v++) free(c->fin[v]);
+  free(c->moved);
+  free(c->fin);
+  free(c->fwd);
 }
 
 /* Operand k of op v in the layout `want`. */
@@ -94,6 +166,9 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   int b = lw_buf(c, id);
   const sh_dim *have = lw_final_dims(c, id);
   if (layout_same(have, want, x->shape.rank)) return b;
+  int pass = c->fwd && c->cur >= 0 ? c->fwd[c->cur] : -1, shared = pass >= 0 && !sh_param_like(c->g, id);
+  for (lw_moved *m = shared ? c->moved[id] : NULL; m; m = m->next)
+    if (m->pass == pass && layout_same(m->want, want, x->shape.rank)) return m->buf;
   layout_step st[LAYOUT_MAXSTEPS];
   ir_shape hs;
   layout_local_shape(c->plan, &x->shape, have, &hs);
@@ -101,6 +176,14 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   int first = c->p->ninstrs;
   int r = lw_emit_steps(c, b, hs, st, n, -1, x->name, rtype(x->dtype));
   for (int k = first; k < c->p->ninstrs; k++) c->p->instrs[k].src = id;   /* reports name the value moved */
+  if (shared && n) {
+    lw_moved *m = mem_alloc(sizeof *m);
+    memcpy(m->want, want, sizeof(sh_dim) * (size_t)x->shape.rank);
+    m->pass = pass;
+    m->buf = r;
+    m->next = c->moved[id];
+    c->moved[id] = m;
+  }
   return r;
 }
 

@@ -4,6 +4,7 @@
 ** passed on unreduced.
 */
 #include "interp/shard/shard_int.h"
+#include "interp/shard/layout.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,55 +14,162 @@ static int64_t gcd(int64_t a, int64_t b) {
   return a;
 }
 
-void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
-  const ir_value *v = p->g->vals[u];
-  memset(o, 0, sizeof *o);
-  if (shard_rule_of(p, u, &o->r) < 0) return;
-  sh_rule *r = &o->r;
-  int res = r->nops - 1;
-  sh_dim from_ops[SH_MAXF], from_res[SH_MAXF];
-  int have_res[SH_MAXF] = {0};
-  int64_t room[SH_MAXF] = {0};    /* what each factor's pieces must divide: its dims' sizes' gcd */
-  memset(from_ops, 0, sizeof from_ops);
-  memset(from_res, 0, sizeof from_res);
-  for (int k = 0; k < r->nops; k++)
-    for (int i = 0; i < r->rank[k]; i++) {
-      int f = r->map[k][i];
-      if (f < 0) continue;
-      room[f] = gcd(room[f], p->g->vals[sh_operand_value(v, k)]->shape.d[i]);
-      sh_dim d = sh_seen_dim(p, v, sh_operand_value(v, k), i);     /* storage axes gathered */
-      if (k == res) { from_res[f] = d; have_res[f] = 1; }
-      else if (d.n > from_ops[f].n && sh_prefix_of(&from_ops[f], &d)) from_ops[f] = d;
-    }
-  /* Operands keep their splits (no communication for them): pass factors
-  ** first, then contracting ones; an axis goes to the first factor that
-  ** asks. Then the result's extra axes, which only slice the operands. */
-  /* operands passed on as partial sums: their axes are taken (a piece of a
-  ** partial sum is not the partial sum of a piece) */
-  uint32_t used = 0;
-  for (int k = 0; k < v->nargs; k++)
-    if (p->keep[v->args[k]]) used |= p->lay[v->args[k]].partial;
+/* What each factor of an op asks for: the longest split its operands
+** agree on (from_ops) and its result's split (from_res). */
+typedef struct asks {
+  sh_dim ops[SH_MAXF], res[SH_MAXF];
+  int have_res[SH_MAXF];
+  int64_t room[SH_MAXF];          /* what each factor's pieces must divide: its dims' sizes' gcd */
+  uint32_t used;                  /* axes taken by operands passed on as partial sums */
+} asks;
+
+/* Axes to factors. Operands keep their splits (no communication for
+** them): pass factors first, then contracting ones; an axis goes to the
+** first factor that asks, unless owner names another factor for it
+** (owner[a] < 0: any). Then the result's extra axes, which only slice
+** the operands. */
+static void assign(const sh_plan *p, const asks *q, const int *owner, sh_oplayout *o) {
+  const sh_rule *r = &o->r;
+  uint32_t used = q->used;
+  memset(o->fac, 0, sizeof o->fac);
+  o->contract = 0;
   for (int phase = 0; phase < 3; phase++)
     for (int f = 0; f < r->nf; f++) {
       if (r->kind[f] == F_WHOLE) continue;
       int pass = r->kind[f] == F_PASS;
       if ((phase == 1) == pass) continue;
       sh_dim *got = &o->fac[f];
-      const sh_dim *want = phase < 2 ? &from_ops[f] : &from_res[f];
-      if (phase == 2 && !(have_res[f] && got->n == from_ops[f].n && sh_prefix_of(&from_ops[f], &from_res[f]))) continue;
+      const sh_dim *want = phase < 2 ? &q->ops[f] : &q->res[f];
+      if (phase == 2 && !(q->have_res[f] && got->n == q->ops[f].n && sh_prefix_of(&q->ops[f], &q->res[f]))) continue;
       int64_t pieces = 1;
       for (int j = 0; j < got->n; j++) pieces *= p->mesh.size[got->ax[j]];
       for (int j = got->n; j < want->n; j++) {
-        if ((used >> want->ax[j]) & 1) break;
+        int a = want->ax[j];
+        if ((used >> a) & 1 || (owner && owner[a] >= 0 && owner[a] != f)) break;
         /* a reshape's group splits as its leading dims allow: [32] split
         ** in 8 is not [4, 8] split in 8 */
-        pieces *= p->mesh.size[want->ax[j]];
-        if (room[f] % pieces) break;
-        got->ax[got->n++] = want->ax[j];
-        used |= 1u << want->ax[j];
+        pieces *= p->mesh.size[a];
+        if (q->room[f] % pieces) break;
+        got->ax[got->n++] = (int8_t)a;
+        used |= 1u << a;
       }
       if (r->kind[f] == F_CONTRACT) o->contract |= sh_axes_of(got);
     }
+}
+
+/* Bytes one device moves taking a value of shape s (elements of elem
+** bytes) from layout from, a partial sum over partial, to layout to. */
+static double move_bytes(const sh_plan *p, const ir_shape *s, size_t elem, const sh_dim *from, uint32_t partial, const sh_dim *to) {
+  if (!partial && layout_same(from, to, s->rank)) return 0;
+  layout_step st[LAYOUT_MAXSTEPS];
+  int n = layout_steps(p, s->rank, from, partial, to, st);
+  ir_shape at;
+  layout_local_shape(p, s, from, &at);
+  double bytes = 0;
+  for (int i = 0; i < n; i++) {
+    bytes += (double)layout_step_bytes(p, &st[i], &at, elem);
+    ir_shape next;
+    layout_step_shape(p, &st[i], &at, &next);
+    at = next;
+  }
+  return bytes;
+}
+
+int sh_param_like(const ir_graph *g, int x) {
+  for (int hops = 0; hops < 8; hops++) {
+    const ir_value *v = g->vals[x];
+    if (v->kind == IR_PARAM) return 1;
+    if (v->kind != IR_OP || v->nargs != 1 || (v->op != IR_RESHAPE && v->op != IR_TRANSPOSE && v->op != IR_CONVERT)) return 0;
+    x = v->args[0];
+  }
+  return 0;
+}
+
+/* What computing op u as o costs in communication: the bytes of
+** parameters moved (a tactic's split of a weight is kept where it can
+** be: Megatron moves activations, not weights), then all bytes moved,
+** operands to o's layout and the result from it to its own. */
+static void op_cost(const sh_plan *p, int u, const sh_oplayout *o, double *params, double *all) {
+  const ir_value *v = p->g->vals[u];
+  sh_dim seen[IR_MAXRANK], want[IR_MAXRANK];
+  *params = *all = 0;
+  for (int k = 0; k <= v->nargs; k++) {
+    int x = sh_operand_value(v, k);
+    const ir_value *a = p->g->vals[x];
+    if (a->kind == IR_CONST) continue;
+    shard_required(p, o, k, want, a->shape.rank);
+    double b;
+    if (k < v->nargs) {
+      for (int i = 0; i < a->shape.rank; i++) seen[i] = sh_seen_dim(p, v, x, i);
+      b = move_bytes(p, &a->shape, ir_dtype_size(a->dtype), seen, 0, want);
+      if (b > 0 && sh_param_like(p->g, x)) *params += b;
+    } else {
+      b = move_bytes(p, &a->shape, ir_dtype_size(a->dtype), want, o->contract, p->lay[u].dim);
+    }
+    *all += b;
+  }
+}
+
+#define OPL_MAXTRIES 64   /* assignments of contested axes tried per op */
+
+void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
+  const ir_value *v = p->g->vals[u];
+  memset(o, 0, sizeof *o);
+  if (shard_rule_of(p, u, &o->r) < 0) return;
+  sh_rule *r = &o->r;
+  int res = r->nops - 1;
+  asks q;
+  memset(&q, 0, sizeof q);
+  for (int k = 0; k < r->nops; k++)
+    for (int i = 0; i < r->rank[k]; i++) {
+      int f = r->map[k][i];
+      if (f < 0) continue;
+      q.room[f] = gcd(q.room[f], p->g->vals[sh_operand_value(v, k)]->shape.d[i]);
+      sh_dim d = sh_seen_dim(p, v, sh_operand_value(v, k), i);     /* storage axes gathered */
+      if (k == res) { q.res[f] = d; q.have_res[f] = 1; }
+      else if (d.n > q.ops[f].n && sh_prefix_of(&q.ops[f], &d)) q.ops[f] = d;
+    }
+  /* operands passed on as partial sums: their axes are taken (a piece of a
+  ** partial sum is not the partial sum of a piece) */
+  for (int k = 0; k < v->nargs; k++)
+    if (p->keep[v->args[k]]) q.used |= p->lay[v->args[k]].partial;
+  assign(p, &q, NULL, o);
+  /* An axis two factors ask for (the operands disagree, or the result
+  ** wants it on another factor than the operands give it): try each
+  ** asker and keep the cheapest, first by parameter bytes moved, then by
+  ** all bytes; on a tie the first factor keeps it. */
+  int nc = 0, cax[SH_MAXAXES], cand[SH_MAXAXES][SH_MAXF], ncand[SH_MAXAXES];
+  int64_t tries = 1;
+  for (int a = 0; a < p->mesh.n; a++) {
+    if ((q.used >> a) & 1) continue;
+    int n = 0;
+    for (int f = 0; f < r->nf; f++) {
+      if (r->kind[f] == F_WHOLE) continue;
+      int asks_a = 0;
+      for (int j = 0; j < q.ops[f].n; j++) asks_a |= q.ops[f].ax[j] == a;
+      for (int j = 0; j < q.res[f].n && q.have_res[f]; j++) asks_a |= q.res[f].ax[j] == a;
+      if (asks_a) cand[nc][n++] = f;
+    }
+    if (n < 2) continue;
+    ncand[nc] = n;
+    cax[nc++] = a;
+    tries *= n;
+  }
+  if (!nc || tries > OPL_MAXTRIES) return;
+  double best_params, best_all;
+  op_cost(p, u, o, &best_params, &best_all);
+  if (best_all == 0) return;
+  sh_oplayout t = *o;
+  for (int64_t c = 0; c < tries; c++) {
+    int owner[SH_MAXAXES];
+    for (int a = 0; a < SH_MAXAXES; a++) owner[a] = -1;
+    int64_t rest = c;
+    for (int i = 0; i < nc; i++) { owner[cax[i]] = cand[i][rest % ncand[i]]; rest /= ncand[i]; }
+    assign(p, &q, owner, &t);
+    double pb, ab;
+    op_cost(p, u, &t, &pb, &ab);
+    if (pb < best_params || (pb == best_params && ab < best_all)) { *o = t; best_params = pb; best_all = ab; }
+  }
 }
 
 void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims, int rank) {

@@ -174,6 +174,11 @@ typedef struct sh_oplayout {
   uint32_t contract;              /* axes of the contracting factors: the result's partial sum */
 } sh_oplayout;
 
+/* A parameter, or one behind the reshapes, transposes and converts an
+** export writes before a dot: a tactic's split of it is kept where ops
+** disagree, and it is gathered at each use (ZeRO-3 keeps nothing gathered). */
+int sh_param_like(const ir_graph *g, int x);
+
 /* Decide the computation layout of op v: operands' splits first, the
 ** result's where they only add slicing, pass factors before contracting
 ** ones where an axis would be used twice. */

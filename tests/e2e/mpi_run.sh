@@ -65,6 +65,9 @@ check_mesh 4 gpt2_small_bp_mp.tac 'batch=2, model=2'
 check_mesh 2 ../tests/data/mp_vocab.tac 'model=2' 'sgd(lr = 0.1)'
 check_mesh 4 ../tests/data/mp_vocab4.tac 'model=4' "$train"
 check_mesh 4 ../tests/data/bp_mp_vocab.tac 'batch=2, model=2' "$train"
+# sequence parallelism beside Megatron, alone and with batch
+check_mesh 2 gpt2_small_mp_sp.tac 'model=2' "$train"
+check_mesh 4 ../tests/data/bp_mp_sp.tac 'batch=2, model=2' 'sgd(lr = 0.1)'
 
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)

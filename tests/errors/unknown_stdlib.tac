@@ -1,4 +1,4 @@
-# expect: 4:5: error: no stdlib tactic 'batchh' (the stdlib has batch, embedding, megatron, zero)
+# expect: 4:5: error: no stdlib tactic 'batchh'
 # stage: semantic
 mesh b = 2
 use "batchh" as bp (axis = b)

@@ -168,6 +168,13 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "../tests/data/split_logits_grad.tac", "adam(lr = 1e-3)", 4},
   {"../tests/data/shifted_logits.cir", "../tests/data/shifted_logits.tac", "sgd(lr = 0.1)", 2},   /* the max matters */
   {"gpt2_small.cir", "../tests/data/keep_logits.tac", "adam(lr = 1e-3)", 4},
+  /* sequence parallelism beside Megatron (activations gathered before the
+     column-parallel GEMMs, reduce-scattered after the row-parallel ones),
+     with batch, and with the vocabulary split 4 ways */
+  {"gpt2_small.cir", "gpt2_small_mp_sp.tac", "adam(lr = 1e-3)", 2},
+  {"gpt2_small.cir", "gpt2_small_mp_sp.tac", "sgd(lr = 0.1)", 2, 0, 1},
+  {"gpt2_small.cir", "../tests/data/bp_mp_sp.tac", "adam(lr = 1e-3, remat = full)", 4},
+  {"gpt2_small.cir", "../tests/data/mp_sp_vocab4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},

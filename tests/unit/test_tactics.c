@@ -497,6 +497,42 @@ Test(counts, megatron_and_embedding) {
   counts("../tests/data/bp_mp_vocab.tac", 30 + 1 + 4 * LAYERS + 2 + 2, 0, 0, 0);
 }
 
+/* Megatron's sequence parallelism (megatron then sequence on one axis):
+** each layer's forward is all-gather, column-parallel GEMMs, row-parallel
+** GEMM, reduce-scatter, twice (attention, MLP): Megatron-LM's 2 + 2 where
+** megatron alone all-reduces twice, the same bytes. The backward gathers
+** the residual's gradient before each row-parallel GEMM's input gradient
+** and, as Megatron-LM does, the input again for each weight gradient;
+** it reduce-scatters the gradients of q, k and v (carve's three GEMMs: two
+** reduce-scatters where Megatron's fused one has one). No weight moves:
+** every all-gather and reduce-scatter moves an activation or its gradient.
+** The norms' gains and biases are reduced, as in Megatron-LM. */
+Test(counts, sequence_parallel) {
+  char *text = hx_slurp("examples/gpt2_small_mp_sp.tac");
+  for (int fuse = 0; fuse < 2; fuse++) {
+    setup s;
+    cr_assert(load_opt(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)", fuse) == 0, "%s", diag_text(&s.d));
+    const rt_prog *p = &s.prog;
+    cr_expect_eq(s.counts[RT_ALL_GATHER], 6 * LAYERS, "fused %d: all_gather", fuse);
+    cr_expect_eq(s.counts[RT_REDUCE_SCATTER], 4 * LAYERS, "fused %d: reduce_scatter", fuse);
+    cr_expect_eq(s.counts[RT_ALL_TO_ALL], 0, "fused %d: all_to_all", fuse);
+    char fwd[64] = "";
+    int nf = 0;
+    for (int i = 0; i < p->ninstrs; i++) {
+      const rt_instr *x = &p->instrs[i];
+      if (!rt_is_collective((rt_op)x->op) || x->src < 0) continue;
+      const ir_value *v = s.g->vals[x->src];
+      if (x->op == RT_ALL_GATHER || x->op == RT_REDUCE_SCATTER) {
+        cr_expect(v->kind != IR_PARAM && v->role != ROLE_GRAD, "fused %d: %s moves %s", fuse, rt_coll_name(x), v->name);
+        if (nf < 4 * LAYERS) fwd[nf++] = x->op == RT_ALL_GATHER ? 'g' : 's';
+      }
+    }
+    cr_expect_str_eq(fwd, "gsgsgsgs", "fused %d: the forward's gathers (g) and reduce-scatters (s)", fuse);
+    unload(&s);
+  }
+  free(text);
+}
+
 /* The vocabulary-parallel loss in detail: no collective moves the logits or
 ** their gradient; one all-reduce (max) and one (sum) of [rows] values over
 ** model, both made for the loss and read again by its gradient (one
