@@ -100,30 +100,13 @@ void lw_plan_finals(lctx *c) {
   c->fin = mem_calloc((size_t)n + 1, sizeof *c->fin);
   for (int v = 0; v < n; v++) {
     const ir_value *x = V(c, v);
-    uint32_t part = c->plan->lay[v].partial;
-    if (x->kind != IR_OP || !part || shard_keeps_partial(c->plan, v) || lw_kept(c, x) || x->carry >= 0 || x->role == ROLE_GRAD ||
-        !plain_user(c, v) || !x->nusers)
-      continue;
-    sh_dim want[IR_MAXRANK], first[IR_MAXRANK];
-    int agree = 1, seen = 0;
-    for (int k = 0; k < x->nusers && agree; k++) {
-      int w = x->users[k];
-      if (!plain_user(c, w)) { agree = 0; break; }
-      sh_oplayout o;
-      shard_oplayout(c->plan, w, &o);
-      for (int j = 0; j < V(c, w)->nargs && agree; j++) {
-        if (V(c, w)->args[j] != v) continue;
-        shard_required(c->plan, &o, j, want, x->shape.rank);
-        if (!seen++) memcpy(first, want, sizeof(sh_dim) * (size_t)x->shape.rank);
-        else agree = layout_same(first, want, x->shape.rank);
-      }
-    }
-    if (!agree || !seen || layout_same(first, c->plan->lay[v].dim, x->shape.rank)) continue;
-    uint32_t splits = 0;
-    for (int i = 0; i < x->shape.rank; i++) for (int j = 0; j < first[i].n; j++) splits |= 1u << first[i].ax[j];
-    if (!(splits & part)) continue;
+    if (x->kind != IR_OP || lw_kept(c, x) || !plain_user(c, v)) continue;
+    int plain = 1;
+    for (int k = 0; k < x->nusers; k++) plain &= plain_user(c, x->users[k]);
+    sh_dim into[IR_MAXRANK];
+    if (!plain || !shard_reduced_into(c->plan, v, into)) continue;
     c->fin[v] = mem_alloc(sizeof(sh_dim) * IR_MAXRANK);
-    memcpy(c->fin[v], first, sizeof(sh_dim) * IR_MAXRANK);
+    memcpy(c->fin[v], into, sizeof(sh_dim) * IR_MAXRANK);
   }
 }
 

@@ -255,8 +255,14 @@ void report_explain(strbuf *b, const sh_plan *p, int id) {
     }
   if (shard_keeps_partial(p, id))
     sb_printf(b, "  a partial sum over %s, passed on to its users as it is (they are linear in it)\n", shard_axes_str(p, l->partial, &a));
-  else if (l->partial)
-    sb_printf(b, "  computed as a partial sum over %s and reduced where it is made\n", shard_axes_str(p, l->partial, &a));
+  else if (l->partial) {
+    sh_dim into[IR_MAXRANK];
+    if (shard_reduced_into(p, id, into))
+      sb_printf(b, "  computed as a partial sum over %s and reduce-scattered where it is made, into %s: the layout every reader wants\n",
+                shard_axes_str(p, l->partial, &a), shard_dims_str(p, into, v->shape.rank, &a));
+    else
+      sb_printf(b, "  computed as a partial sum over %s and reduced where it is made\n", shard_axes_str(p, l->partial, &a));
+  }
   int noted = 0;
   for (int i = 0; i < p->nnote; i++) noted += p->note[i].value == id;
   if (!any) sb_puts(b, noted ? "  not split on any axis\n" : "  not split on any axis: no tactic split it and no propagation reached it\n");
@@ -274,6 +280,7 @@ void report_explain(strbuf *b, const sh_plan *p, int id) {
     sb_printf(b, "  conflict: %s\n", k->message);
     if (k->lost_to >= 0) { sb_puts(b, "    it lost to:\n"); chain(b, p, k->lost_to); }
   }
+  report_moves(b, p, id);
   arena_free(&a);
 }
 

@@ -31,6 +31,9 @@ void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog);
 ** statement through the ops propagation went through, what kept it whole,
 ** its partial sum, its conflicts. */
 void report_explain(strbuf *b, const sh_plan *p, int v);
+/* For each op that reads v in another layout than its own: the collectives
+** that take it there and why the op computes so (moves.c; explain prints it). */
+void report_moves(strbuf *b, const sh_plan *p, int v);
 /* The largest categories of a simulated memory, largest first, at most
 ** four: "activations 1.6 TiB, optimizer 2.6 GiB, ..." (over-capacity messages). */
 void report_memory_largest(strbuf *b, const sim_memory *m, arena *a);

@@ -112,27 +112,33 @@ static void op_cost(const sh_plan *p, int u, const sh_oplayout *o, double *param
 
 #define OPL_MAXTRIES 64   /* assignments of contested axes tried per op */
 
-void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
+/* What each factor of op u asks for, under the rule o->r (set). */
+static void oplayout_asks(const sh_plan *p, int u, const sh_oplayout *o, asks *q) {
   const ir_value *v = p->g->vals[u];
-  memset(o, 0, sizeof *o);
-  if (shard_rule_of(p, u, &o->r) < 0) return;
-  sh_rule *r = &o->r;
+  const sh_rule *r = &o->r;
   int res = r->nops - 1;
-  asks q;
-  memset(&q, 0, sizeof q);
+  memset(q, 0, sizeof *q);
   for (int k = 0; k < r->nops; k++)
     for (int i = 0; i < r->rank[k]; i++) {
       int f = r->map[k][i];
       if (f < 0) continue;
-      q.room[f] = gcd(q.room[f], p->g->vals[sh_operand_value(v, k)]->shape.d[i]);
+      q->room[f] = gcd(q->room[f], p->g->vals[sh_operand_value(v, k)]->shape.d[i]);
       sh_dim d = sh_seen_dim(p, v, sh_operand_value(v, k), i);     /* storage axes gathered */
-      if (k == res) { q.res[f] = d; q.have_res[f] = 1; }
-      else if (d.n > q.ops[f].n && sh_prefix_of(&q.ops[f], &d)) q.ops[f] = d;
+      if (k == res) { q->res[f] = d; q->have_res[f] = 1; }
+      else if (d.n > q->ops[f].n && sh_prefix_of(&q->ops[f], &d)) q->ops[f] = d;
     }
   /* operands passed on as partial sums: their axes are taken (a piece of a
   ** partial sum is not the partial sum of a piece) */
   for (int k = 0; k < v->nargs; k++)
-    if (p->keep[v->args[k]]) q.used |= p->lay[v->args[k]].partial;
+    if (p->keep[v->args[k]]) q->used |= p->lay[v->args[k]].partial;
+}
+
+void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
+  memset(o, 0, sizeof *o);
+  if (shard_rule_of(p, u, &o->r) < 0) return;
+  sh_rule *r = &o->r;
+  asks q;
+  oplayout_asks(p, u, o, &q);
   assign(p, &q, NULL, o);
   /* An axis two factors ask for (the operands disagree, or the result
   ** wants it on another factor than the operands give it): try each
@@ -170,6 +176,65 @@ void shard_oplayout(const sh_plan *p, int u, sh_oplayout *o) {
     op_cost(p, u, &t, &pb, &ab);
     if (pb < best_params || (pb == best_params && ab < best_all)) { *o = t; best_params = pb; best_all = ab; }
   }
+}
+
+int shard_reduced_into(const sh_plan *p, int v, sh_dim *into) {
+  const ir_value *x = p->g->vals[v];
+  uint32_t part = p->lay[v].partial;
+  if (x->kind != IR_OP || !part || shard_keeps_partial(p, v) || x->is_output || x->carry >= 0 || x->role == ROLE_GRAD || !x->nusers)
+    return 0;
+  sh_dim want[IR_MAXRANK];
+  int seen = 0;
+  for (int k = 0; k < x->nusers; k++) {
+    const ir_value *u = p->g->vals[x->users[k]];
+    if (u->kind != IR_OP) return 0;
+    sh_oplayout o;
+    shard_oplayout(p, u->id, &o);
+    for (int j = 0; j < u->nargs; j++) {
+      if (u->args[j] != v) continue;
+      shard_required(p, &o, j, want, x->shape.rank);
+      if (!seen++) memcpy(into, want, sizeof(sh_dim) * (size_t)x->shape.rank);
+      else if (!layout_same(into, want, x->shape.rank)) return 0;
+    }
+  }
+  if (!seen || layout_same(into, p->lay[v].dim, x->shape.rank)) return 0;
+  uint32_t splits = 0;
+  for (int i = 0; i < x->shape.rank; i++) splits |= sh_axes_of(&into[i]);
+  for (int i = x->shape.rank; i < IR_MAXRANK; i++) into[i].n = 0;
+  return (splits & part) != 0;
+}
+
+int shard_axis_choice(const sh_plan *p, int u, int axis, int factor, sh_choice *c) {
+  memset(c, 0, sizeof *c);
+  c->factor = c->from_op = c->from_dim = -1;
+  const ir_value *v = p->g->vals[u];
+  sh_oplayout o;
+  shard_oplayout(p, u, &o);
+  for (int f = 0; f < o.r.nf && c->factor < 0; f++)
+    for (int j = 0; j < o.fac[f].n; j++) if (o.fac[f].ax[j] == axis) c->factor = f;
+  if (c->factor < 0) return -1;
+  for (int k = 0; k < v->nargs && c->from_op < 0; k++)
+    for (int i = 0; i < o.r.rank[k]; i++) {
+      if (o.r.map[k][i] != c->factor) continue;
+      sh_dim d = sh_seen_dim(p, v, v->args[k], i);
+      int has = 0;
+      for (int j = 0; j < d.n; j++) has |= d.ax[j] == axis;
+      if (has) { c->from_op = k; c->from_dim = i; break; }
+    }
+  op_cost(p, u, &o, &c->params, &c->all);
+  c->alt_factor = -1;
+  if (factor < 0 || factor == c->factor) return 0;
+  /* the same op with the axis on the other factor */
+  asks q;
+  sh_oplayout t = o;
+  oplayout_asks(p, u, &t, &q);
+  int owner[SH_MAXAXES];
+  for (int a = 0; a < SH_MAXAXES; a++) owner[a] = -1;
+  owner[axis] = factor;
+  assign(p, &q, owner, &t);
+  c->alt_factor = factor;
+  op_cost(p, u, &t, &c->alt_params, &c->alt_all);
+  return 0;
 }
 
 void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims, int rank) {

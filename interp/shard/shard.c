@@ -73,13 +73,14 @@ const char *shard_axes_str(const sh_plan *p, uint32_t mask, arena *a) {
   return r;
 }
 
-const char *shard_str(const sh_plan *p, int v, arena *a) {
-  const ir_value *x = p->g->vals[v];
+const char *shard_str(const sh_plan *p, int v, arena *a) { return shard_dims_str(p, p->lay[v].dim, p->g->vals[v]->shape.rank, a); }
+
+const char *shard_dims_str(const sh_plan *p, const sh_dim *dims, int rank, arena *a) {
   strbuf b;
   sb_init(&b);
   sb_putc(&b, '[');
-  for (int i = 0; i < x->shape.rank; i++) {
-    const sh_dim *d = &p->lay[v].dim[i];
+  for (int i = 0; i < rank; i++) {
+    const sh_dim *d = &dims[i];
     if (i) sb_puts(&b, ", ");
     if (!d->n) { sb_putc(&b, '-'); continue; }
     for (int j = 0; j < d->n; j++) sb_printf(&b, "%s%s", j ? "+" : "", p->mesh.name[d->ax[j]]);

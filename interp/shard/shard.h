@@ -110,6 +110,8 @@ int      shard_uses_axis(const sh_layout *l, int rank, int axis);   /* the dim u
 void     shard_local(const sh_plan *p, int v, ir_shape *out);
 /* "[[batch], [], [model]]" style text, "{}" style partials: for reports. */
 const char *shard_str(const sh_plan *p, int v, arena *a);
+/* "[batch, -, model+batch]": a layout of rank dims */
+const char *shard_dims_str(const sh_plan *p, const sh_dim *dims, int rank, arena *a);
 const char *shard_axes_str(const sh_plan *p, uint32_t mask, arena *a);
 
 /* The actions (a tactic statement, the REPL, Lua). Return 0 when applied,
@@ -183,6 +185,21 @@ int sh_param_like(const ir_graph *g, int x);
 ** result's where they only add slicing, pass factors before contracting
 ** ones where an axis would be used twice. */
 void shard_oplayout(const sh_plan *p, int v, sh_oplayout *o);
+/* A partial sum reduced where it is made, into the layout every reader
+** wants (into) when that splits an axis of the sum: a reduce-scatter, not
+** an all-reduce and a slice. 0 when the plan's own layout is kept. */
+int shard_reduced_into(const sh_plan *p, int v, sh_dim *into);
+/* Why op u computes with a mesh axis on the factor it does: the factor,
+** the operand and dim whose split brought it there (-1: none), the bytes
+** that layout moves (parameters, and all), and the same for the layout
+** where factor `factor` takes the axis instead (alt_factor -1: not asked). */
+typedef struct sh_choice {
+  int factor, from_op, from_dim;
+  double params, all;
+  int alt_factor;
+  double alt_params, alt_all;
+} sh_choice;
+int shard_axis_choice(const sh_plan *p, int u, int axis, int factor, sh_choice *c);
 /* The dims layout an operand (or the result, k = nargs) has while computing. */
 void shard_required(const sh_plan *p, const sh_oplayout *o, int k, sh_dim *dims, int rank);
 

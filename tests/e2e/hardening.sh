@@ -10,6 +10,7 @@ pass=0; fail=0
 # under --enable-sanitizers: what OpenMPI and OpenBLAS keep until exit is not ours
 # (tests/mpi/lsan.supp; MPI's components stay loaded so that their stacks can be named)
 export LSAN_OPTIONS="suppressions=$SRCDIR/tests/mpi/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+asan_fast=${ASAN_OPTIONS:-}   # what runs without MPI needs no slow unwinding (it makes every malloc ~20x dearer)
 export ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 mpirun() { command mpirun -x LSAN_OPTIONS -x ASAN_OPTIONS "$@"; }
@@ -278,10 +279,10 @@ printf 'return function(ctx)\n  while true do\n    pcall(ctx.cost, ctx)\n  end\n
 printf 'return function(ctx)\n  while true do\n    pcall(function() local t = {} for i = 1, 1e9 do t[i] = i end end)\n  end\nend\n' > p_mem.lua
 run 1 "a finaliser that never ends" "$CARVE" apply p.cir p_gc.tac
 has err "p_gc.lua:2:3: error: setmetatable: a metatable with __gc is refused" "a finaliser is refused where it is set"
-run 1 "ctx:cost() in a loop" "$CARVE" apply p.cir p_cost.tac
+ASAN_OPTIONS=$asan_fast run 1 "ctx:cost() in a loop" "$CARVE" apply p.cir p_cost.tac
 has err "p_cost.lua:3:" "the loop of ctx calls ends at its line"
 has err "error: the script ran too long (more than 250000000 instructions)" "ctx calls count against the instruction limit"
-run 1 "an allocation loop inside pcall" "$CARVE" apply p.cir p_mem.tac
+ASAN_OPTIONS=$asan_fast run 1 "an allocation loop inside pcall" "$CARVE" apply p.cir p_mem.tac
 has err "error: the script ran out of memory (a tactic script may use 256 MiB)" "pcall does not catch the memory limit"
 run 1 "a mesh of 2^31 devices" "$CARVE" lower p.cir "$ex/mlp_bp.tac" --mesh 'batch = 2147483648' --rank 3
 has err "--mesh:1:1: error: the mesh has more than 2^20 devices (1048576), the most carve plans for; make axis 'batch' smaller" "2^31 devices are refused, located"

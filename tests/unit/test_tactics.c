@@ -7,6 +7,7 @@
 ** reduce-scatters and all-gathers).
 */
 #include "harness.h"
+#include "interp/report/report.h"
 #include "interp/shard/layout.h"
 #include "interp/tactic/tactic.h"
 
@@ -530,6 +531,32 @@ Test(counts, sequence_parallel) {
     cr_expect_str_eq(fwd, "gsgsgsgs", "fused %d: the forward's gathers (g) and reduce-scatters (s)", fuse);
     unload(&s);
   }
+  free(text);
+}
+
+/* carve explain says why a value moves: the op that reads it otherwise, the
+** collective, and the factor that holds the axis (the weight's split, and
+** the bytes the other choice would move); a partial sum reduce-scattered
+** into the layout its readers want says so */
+Test(explain, why_a_value_moves) {
+  char *text = hx_slurp("examples/gpt2_small_mp_sp.tac");
+  setup s;
+  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  strbuf b;
+  sb_init(&b);
+  report_explain(&b, s.p, ir_lookup(s.g, "l0.a")->id);
+  const char *e = sb_str(&b);
+  cr_expect(strstr(e, "einsum 'l0.q' reads it as [-, -, -]: all_gather over {model} on dim 1 (32.0 KiB a device)"), "%s", e);
+  cr_expect(strstr(e, "'model' stays on dim 1 of 'l0.attn.wq' (a parameter"), "%s", e);
+  cr_expect(strstr(e, "keeping it here instead would move 32.0 KiB (16.0 KiB of parameters), against 32.0 KiB (0 B)"), "%s", e);
+  sb_free(&b);
+  sb_init(&b);
+  report_explain(&b, s.p, ir_lookup(s.g, "bwd.l0.q.da")->id);
+  e = sb_str(&b);
+  cr_expect(strstr(e, "reduce-scattered where it is made, into [-, model, -]"), "%s", e);
+  cr_expect(!strstr(e, "reads it as"), "stored as its readers read it: %s", e);
+  sb_free(&b);
+  unload(&s);
   free(text);
 }
 

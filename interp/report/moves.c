@@ -1,0 +1,98 @@
+/*
+** moves.c: where carve explain says why a value moves: for each op that
+** reads it in another layout than its own, the collectives that take it
+** there, and which factor of the op holds the axis it gives up (with the
+** bytes that choice moves against the other).
+*/
+#include "interp/report/report.h"
+#include "interp/shard/layout.h"
+#include "interp/shard/shard_int.h"
+#include "interp/ir/ops.h"
+
+#include <string.h>
+
+static const char *steps_str(arena *a, const sh_plan *p, const ir_value *x, const sh_dim *from, const sh_dim *to) {
+  layout_step st[LAYOUT_MAXSTEPS];
+  int n = layout_steps(p, x->shape.rank, from, 0, to, st);
+  ir_shape at;
+  layout_local_shape(p, &x->shape, from, &at);
+  strbuf b;
+  sb_init(&b);
+  for (int i = 0; i < n; i++) {
+    static const char *const kind[] = {[RT_ALL_GATHER] = "all_gather", [RT_ALL_TO_ALL] = "all_to_all", [RT_SHARD_SLICE] = "a local slice",
+                                       [RT_ALL_REDUCE] = "all_reduce", [RT_REDUCE_SCATTER] = "reduce_scatter"};
+    const char *k = (unsigned)st[i].op < sizeof kind / sizeof kind[0] && kind[st[i].op] ? kind[st[i].op] : "a move";
+    sb_printf(&b, "%s%s over %s on dim %d", i ? ", then " : "", k, shard_axes_str(p, st[i].axes, a), st[i].dim);
+    int64_t by = layout_step_bytes(p, &st[i], &at, ir_dtype_size(x->dtype));
+    if (by) sb_printf(&b, " (%s a device)", report_bytes(a, (double)by));
+    ir_shape next;
+    layout_step_shape(p, &st[i], &at, &next);
+    at = next;
+  }
+  const char *s = arena_strndup(a, sb_str(&b), b.n);
+  sb_free(&b);
+  return s;
+}
+
+/* why op u does not read operand k (value x) with axis ax on dim i */
+static void why_axis(strbuf *b, arena *a, const sh_plan *p, const ir_value *u, int k, int i, int ax) {
+  sh_oplayout o;
+  shard_oplayout(p, u->id, &o);
+  int mine = o.r.map[k][i];
+  sh_choice c;
+  if (shard_axis_choice(p, u->id, ax, mine, &c) < 0) {
+    sb_printf(b, "      %s '%s' computes with '%s' on none of its dims there", ir_opinfo_of(u->op)->name, u->name, p->mesh.name[ax]);
+    sb_puts(b, mine < 0 ? " (that dim of the operand is whole in it)\n" : " (the split does not divide, or a partial sum holds it)\n");
+    return;
+  }
+  if (c.from_op >= 0) {
+    const ir_value *w = p->g->vals[u->args[c.from_op]];
+    sb_printf(b, "      '%s' stays on dim %d of '%s'%s, which %s '%s' computes with", p->mesh.name[ax], c.from_dim, w->name,
+              sh_param_like(p->g, w->id) ? " (a parameter: carve keeps a tactic's split of a weight and moves activations)" : "",
+              ir_opinfo_of(u->op)->name, u->name);
+  } else {
+    sb_printf(b, "      %s '%s' computes with '%s' on the dim its result '%s' is split on", ir_opinfo_of(u->op)->name, u->name, p->mesh.name[ax], u->name);
+  }
+  if (c.alt_factor >= 0 && c.alt_params == c.params && c.alt_all == c.all)
+    sb_printf(b, ";\n      keeping it here instead moves as much (%s): on a tie the op's first dim keeps the axis", report_bytes(a, c.all));
+  else if (c.alt_factor >= 0)
+    sb_printf(b, ";\n      keeping it here instead would move %s (%s of parameters), against %s (%s)", report_bytes(a, c.alt_all),
+              report_bytes(a, c.alt_params), report_bytes(a, c.all), report_bytes(a, c.params));
+  sb_puts(b, "\n");
+}
+
+void report_moves(strbuf *b, const sh_plan *p, int id) {
+  const ir_value *x = p->g->vals[id];
+  arena a;
+  arena_init(&a);
+  sh_dim have[IR_MAXRANK], want[IR_MAXRANK];
+  for (int i = 0; i < x->shape.rank; i++) have[i] = p->lay[id].dim[i];
+  sh_dim into[IR_MAXRANK];
+  if (shard_reduced_into(p, id, into)) memcpy(have, into, sizeof(sh_dim) * (size_t)x->shape.rank);   /* where it is reduced to */
+  int header = 0;
+  for (int n = 0; n < x->nusers; n++) {
+    const ir_value *u = p->g->vals[x->users[n]];
+    if (u->kind != IR_OP) continue;
+    sh_oplayout o;
+    shard_oplayout(p, u->id, &o);
+    for (int k = 0; k < u->nargs; k++) {
+      if (u->args[k] != id) continue;
+      shard_required(p, &o, k, want, x->shape.rank);
+      if (layout_same(have, want, x->shape.rank)) continue;
+      if (!header++) sb_puts(b, "  moved where it is read (once per pass for the ops that read it alike; parameters at each use):\n");
+      sh_dim seen[IR_MAXRANK];
+      for (int i = 0; i < x->shape.rank; i++) seen[i] = sh_seen_dim(p, u, id, i);
+      int storage = !layout_same(have, seen, x->shape.rank);
+      sb_printf(b, "    %s '%s' reads it as %s: %s%s\n", ir_opinfo_of(u->op)->name, u->name, shard_dims_str(p, want, x->shape.rank, &a),
+                steps_str(&a, p, x, have, want), storage ? " (a storage split: only the optimizer's update reads the pieces)" : "");
+      if (storage) continue;
+      for (int i = 0; i < x->shape.rank; i++)
+        for (int j = 0; j < have[i].n; j++) {
+          int ax = have[i].ax[j], kept = 0;
+          for (int m = 0; m < want[i].n; m++) kept |= want[i].ax[m] == ax;
+          if (!kept) why_axis(b, &a, p, u, k, i, ax);
+        }
+    }
+  }
+  arena_free(&a);
+}
