@@ -29,11 +29,10 @@ void report_collectives(strbuf *b, const ir_graph *g, const rt_prog *prog);
 void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog);
 /* Why value v has its sharding: the chain of decisions from a tactic
 ** statement through the ops propagation went through, what kept it whole,
-** its partial sum, its conflicts. */
+** its partial sum, its conflicts; and for each op that reads it in another
+** layout, the collectives that take it there and why (explain.c). */
 void report_explain(strbuf *b, const sh_plan *p, int v);
-/* For each op that reads v in another layout than its own: the collectives
-** that take it there and why the op computes so (moves.c; explain prints it). */
-void report_moves(strbuf *b, const sh_plan *p, int v);
+
 /* The largest categories of a simulated memory, largest first, at most
 ** four: "activations 1.6 TiB, optimizer 2.6 GiB, ..." (over-capacity messages). */
 void report_memory_largest(strbuf *b, const sim_memory *m, arena *a);

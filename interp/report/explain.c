@@ -1,8 +1,10 @@
 /*
-** moves.c: where carve explain says why a value moves: for each op that
-** reads it in another layout than its own, the collectives that take it
-** there, and which factor of the op holds the axis it gives up (with the
-** bytes that choice moves against the other).
+** explain.c: carve explain: why a value is split as it is (the chain of
+** decisions from a tactic statement through the ops propagation went
+** through, what kept it whole, its partial sum, its conflicts), and why it
+** moves: for each op that reads it in another layout than its own, the
+** collectives that take it there, and which factor of the op holds the
+** axis it gives up (with the bytes that choice moves against the other).
 */
 #include "interp/report/report.h"
 #include "interp/shard/layout.h"
@@ -61,7 +63,7 @@ static void why_axis(strbuf *b, arena *a, const sh_plan *p, const ir_value *u, i
   sb_puts(b, "\n");
 }
 
-void report_moves(strbuf *b, const sh_plan *p, int id) {
+static void report_moves(strbuf *b, const sh_plan *p, int id) {
   const ir_value *x = p->g->vals[id];
   arena a;
   arena_init(&a);
@@ -94,5 +96,78 @@ void report_moves(strbuf *b, const sh_plan *p, int id) {
         }
     }
   }
+  arena_free(&a);
+}
+
+static void chain(strbuf *b, const sh_plan *p, int dec) {
+  const ir_graph *g = p->g;
+  arena a;
+  arena_init(&a);
+  for (int depth = 0; dec >= 0 && depth < 200; depth++) {
+    const sh_decision *d = &p->dec[dec];
+    const ir_value *v = g->vals[d->value];
+    if (d->src == SRC_TACTIC) {
+      if (d->replicate && d->dim < 0)
+        sb_printf(b, "    %s: tactic '%s' keeps '%s' whole on '%s'\n", diag_where(&a, d->at), d->tactic, v->name, p->mesh.name[d->axis]);
+      else if (d->replicate)
+        sb_printf(b, "    %s: tactic '%s' keeps dim %d of '%s' whole on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
+      else
+        sb_printf(b, "    %s: tactic '%s' split dim %d of '%s' on '%s'\n", diag_where(&a, d->at), d->tactic, d->dim, v->name, p->mesh.name[d->axis]);
+      break;
+    }
+    const ir_value *op = g->vals[d->op];
+    sb_printf(b, "    <- dim %d of '%s' follows %s '%s' from '%s'", d->dim, v->name, ir_opinfo_of(op->op)->name, op->name, g->vals[d->from]->name);
+    if (op->at.src) sb_printf(b, " (%s)", diag_where(&a, op->at));
+    sb_putc(b, '\n');
+    dec = d->from_decision;
+  }
+  arena_free(&a);
+}
+
+void report_explain(strbuf *b, const sh_plan *p, int id) {
+  const ir_value *v = p->g->vals[id];
+  const sh_layout *l = &p->lay[id];
+  arena a;
+  arena_init(&a);
+  ir_shape ls;
+  shard_local(p, id, &ls);
+  sb_printf(b, "%s: %s%s, split %s, local %s\n", v->name, ir_dtype_name(v->dtype), ir_shape_str(&a, &v->shape),
+            shard_str(p, id, &a), ir_shape_str(&a, &ls));
+  int any = 0;
+  for (int i = 0; i < v->shape.rank; i++)
+    for (int k = 0; k < l->dim[i].n; k++) {
+      int ax = l->dim[i].ax[k];
+      sb_printf(b, "  dim %d on '%s':\n", i, p->mesh.name[ax]);
+      chain(b, p, l->why[ax]);
+      any = 1;
+    }
+  if (shard_keeps_partial(p, id))
+    sb_printf(b, "  a partial sum over %s, passed on to its users as it is (they are linear in it)\n", shard_axes_str(p, l->partial, &a));
+  else if (l->partial) {
+    sh_dim into[IR_MAXRANK];
+    if (shard_reduced_into(p, id, into))
+      sb_printf(b, "  computed as a partial sum over %s and reduce-scattered where it is made, into %s: the layout every reader wants\n",
+                shard_axes_str(p, l->partial, &a), shard_dims_str(p, into, v->shape.rank, &a));
+    else
+      sb_printf(b, "  computed as a partial sum over %s and reduced where it is made\n", shard_axes_str(p, l->partial, &a));
+  }
+  int noted = 0;
+  for (int i = 0; i < p->nnote; i++) noted += p->note[i].value == id;
+  if (!any) sb_puts(b, noted ? "  not split on any axis\n" : "  not split on any axis: no tactic split it and no propagation reached it\n");
+  for (int i = 0; i < p->nnote; i++) {
+    const sh_note *n = &p->note[i];
+    if (n->value == id) sb_printf(b, "  %s: tactic '%s': %s\n", diag_where(&a, n->at), n->tactic, n->text);
+  }
+  for (int ax = 0; ax < p->mesh.n; ax++) {
+    int d = l->forbid_why[ax];
+    if (d >= 0) sb_printf(b, "  kept whole on '%s' by tactic '%s' at %s\n", p->mesh.name[ax], p->dec[d].tactic, diag_where(&a, p->dec[d].at));
+  }
+  for (int i = 0; i < p->ncon; i++) {
+    const sh_conflict *k = &p->con[i];
+    if (k->value != id) continue;
+    sb_printf(b, "  conflict: %s\n", k->message);
+    if (k->lost_to >= 0) { sb_puts(b, "    it lost to:\n"); chain(b, p, k->lost_to); }
+  }
+  report_moves(b, p, id);
   arena_free(&a);
 }
