@@ -40,7 +40,7 @@ SKIP_MPI="skipped: carve run under MPI with tactics is not available yet"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # OpenBLAS's idle workers spin for a while after each GEMM and hold the cores
 # that carve's own kernels want between GEMMs; 2^4 cycles makes them yield at
-# once (README: "Performance"). It is read when OpenBLAS loads, for both sides.
+# once (docs/execution.md, "Threads"). It is read when OpenBLAS loads, for both sides.
 export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
 MPIRUN="mpirun -n 2 --bind-to core"
 

@@ -63,6 +63,7 @@ int cli_bisect(const cli_opts *o) {
   }
   res.ref = o->files[1];
   cli_bisect_print(o, &res, &a);
+  if (res.first >= 0) rc = 1;          /* a value over the tolerance: the programs differ */
   bisect_free(&res);
 out:
   progfile_free(&a);

@@ -29,6 +29,7 @@ typedef struct cli_opts {
   int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
   const char *test_perturb; /* --test-perturb VALUE: tests only (rank 0's piece of VALUE made wrong after the run) */
   int allow_nonfinite;      /* run: go on past a NaN or Inf loss */
+  int verbose;              /* apply: every value, conflict and collective, not the summary */
 } cli_opts;
 
 int cli_check(const cli_opts *o);
@@ -69,6 +70,10 @@ int cli_lower_opts(const cli_opts *o, struct lower_opts *lo);
 ** file"). main() calls it before every command but run and calibrate,
 ** which call it on rank 0 and agree. */
 int cli_check_outputs(const cli_opts *o, char *err, size_t errlen);
+/* Are the files of a command that reads a model in their order? A tactic
+** file where the model goes (by its extension, .tac, or its first words)
+** is -1 with what to write instead in err: "the model comes first: ...". */
+int cli_check_order(const cli_opts *o, char *err, size_t errlen);
 /* Load the model (and tactic file) of a command; -1 after reporting. */
 int cli_load(session *s, const cli_opts *o);
 /* The id of the value named name (not a literal); -1 after saying there is none. */

@@ -5,12 +5,14 @@
 #include "cli/cli.h"
 #include "interp/drive/session.h"
 #include "interp/lower/lower.h"
+#include "util/datadir.h"
 #include "util/file.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void cli_report(const diag *d) { fputs(diag_text(d), stderr); }
@@ -35,6 +37,8 @@ static void progress(void *ud, const search_progress *pr, int done) {
 void cli_session_opts(const cli_opts *o, session_opts *so) {
   *so = (session_opts){o->files[0], o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, {o->mesh, o->strict, o->lenient, NULL}};
   so->tac.device = o->device;
+  so->tac.stdlib_dir = datadir_path(DATADIR_STDLIB);
+  so->tac.profile_dir = datadir_path(DATADIR_PROFILES);
   so->no_fuse = o->no_fuse;
   if (!o->quiet && isatty(2)) so->tac.progress = progress;
 }
@@ -54,6 +58,60 @@ int cli_lower_opts(const cli_opts *o, lower_opts *lo) {
   return -1;
 }
 
+/* What a file is to carve, by its extension or else its first words
+** (after comments and a version line): 1 a model (.cir, .mlir; model,
+** module, func.func), 2 a tactic file (.tac; mesh, use, tactic,
+** schedule), 0 not known. Only regular files are read. */
+static int file_kind(const char *path) {
+  size_t n = strlen(path);
+  static const struct { const char *ext; int kind; } exts[] = {{".cir", 1}, {".mlir", 1}, {".tac", 2}};
+  for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+    size_t e = strlen(exts[i].ext);
+    if (n > e && !strcmp(path + n - e, exts[i].ext)) return exts[i].kind;
+  }
+  struct stat st;
+  if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) return 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char buf[4096];
+  size_t got = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[got] = 0;
+  for (char *p = buf; *p;) {
+    p += strspn(p, " \t\r\n");
+    if (*p == '#' || (p[0] == '/' && p[1] == '/')) { p += strcspn(p, "\n"); continue; }
+    size_t w = strcspn(p, " \t\r\n{(");
+    if (w == 7 && !strncmp(p, "version", 7)) { p += w; p += strspn(p, " \t"); p += strspn(p, "0123456789"); continue; }
+    static const struct { const char *word; int kind; } words[] = {
+      {"model", 1}, {"module", 1}, {"func.func", 1}, {"mesh", 2}, {"use", 2}, {"tactic", 2}, {"schedule", 2},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+      if (w == strlen(words[i].word) && !strncmp(p, words[i].word, w)) return words[i].kind;
+    return 0;
+  }
+  return 0;
+}
+
+int cli_check_order(const cli_opts *o, char *err, size_t errlen) {
+  static const char *const readers[] = {"check", "run", "apply", "explain", "simulate", "repl", "auto", "export", "lower", "show", "diff"};
+  int reads = 0;
+  for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) reads |= !strcmp(o->cmd, readers[i]);
+  if (!reads || o->nfiles < 1 || file_kind(o->files[0]) != 2) return 0;
+  int nfiles = !strcmp(o->cmd, "show") || !strcmp(o->cmd, "explain") ? 2 : o->nfiles;   /* their third is a value's name */
+  int model = -1;
+  for (int i = 1; i < nfiles && i < o->nfiles; i++) if (model < 0 && file_kind(o->files[i]) == 1) model = i;
+  if (model < 0)
+    return diag_errbuf(err, errlen, "'%s' is a tactic file, and the model comes first: carve %s MODEL.cir %s%s", o->files[0], o->cmd,
+                       o->files[0], nfiles > 1 ? " ..." : "");
+  strbuf b;
+  sb_init(&b);
+  sb_printf(&b, "carve %s %s", o->cmd, o->files[model]);
+  for (int i = 0; i < o->nfiles; i++) if (i != model) sb_printf(&b, " %s", o->files[i]);
+  diag_errbuf(err, errlen, "'%s' is a tactic file and '%s' a model: the model comes first, as in %s", o->files[0], o->files[model], sb_str(&b));
+  sb_free(&b);
+  return -1;
+}
+
 int cli_load(session *s, const cli_opts *o) {
   session_init(s);
   session_opts so;
@@ -69,8 +127,14 @@ int cli_load(session *s, const cli_opts *o) {
 int cli_value(const session *s, const cli_opts *o, const char *name) {
   const ir_value *v = ir_lookup(s->g, name);
   if (v && v->kind != IR_CONST) return v->id;
-  fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s; 'carve apply' lists every value\n", name, s->g->name,
-          !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+  arena a;
+  arena_init(&a);
+  diag_suggest sg;
+  diag_suggest_init(&sg, name);
+  for (int i = 0; i < s->g->nvals; i++) if (s->g->vals[i]->kind != IR_CONST) diag_suggest_add(&sg, s->g->vals[i]->name);
+  fprintf(stderr, "carve: error: no value named '%s' in model '%s'%s%s ('carve apply --verbose' lists every value)\n", name, s->g->name,
+          !o->train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "", diag_suggest_text(&a, &sg));
+  arena_free(&a);
   return -1;
 }
 

@@ -7,6 +7,7 @@
 */
 #include "cli/cli.h"
 #include "interp/repl/repl.h"
+#include "util/datadir.h"
 
 #include <editline/readline.h>
 #include <stdlib.h>
@@ -39,6 +40,16 @@ static char **complete(const char *text, int start, int end) {
   completion.n = 0;
   repl_complete(completion.r, rl_line_buffer, end, add_word, NULL);
   rl_attempted_completion_over = 1;          /* no file names */
+  if (completion.n > 1 && strpbrk(text, "*?[")) {
+    /* a glob's matches share no prefix with it: the editor would put their
+    ** common prefix in its place (l*.mlp.w1 -> l). The first entry, what
+    ** replaces the word, is the glob itself; the rest are listed. */
+    char **m = mem_alloc(sizeof *m * (size_t)(completion.n + 2));
+    m[0] = strdup(text);
+    for (int i = 0; i < completion.n; i++) m[i + 1] = strdup(completion.words[i]);
+    m[completion.n + 1] = NULL;
+    return m;
+  }
   return completion.n ? rl_completion_matches(text, next_word) : NULL;
 }
 
@@ -53,7 +64,9 @@ static const char *history_path(void) {
 
 int cli_repl(const cli_opts *o) {
   repl_opts ro = {o->nfiles > 0 ? o->files[0] : NULL, o->model, o->train, o->nfiles > 1 ? o->files[1] : NULL, o->mesh, o->device, NULL,
-                  o->no_fuse, o->strict, o->lenient};
+                  o->no_fuse, o->strict, o->lenient, NULL};
+  ro.profile_dir = datadir_path(DATADIR_PROFILES);
+  ro.stdlib_dir = datadir_path(DATADIR_STDLIB);
   strbuf out;
   sb_init(&out);
   repl *r = repl_new(&ro, &out);

@@ -37,11 +37,11 @@ static double now(void) {
 
 /* --profile: this rank's time per step by kind of instruction; on stderr
 ** with --json so that stdout stays one JSON object. */
-static void print_profile(const drive *r, long steps, int nranks, int json_out, double setup) {
+static void print_profile(const drive *r, long steps, int nranks, int to_stderr, double setup) {
   drive_prof *rows;
   double all;
   int n = drive_profile(r, steps, &rows, &all);
-  FILE *f = json_out ? stderr : stdout;
+  FILE *f = to_stderr ? stderr : stdout;
   fprintf(f, "set-up%s before the first step: %.3f s (reading, partitioning, lowering, memory, initial values)\n",
           nranks > 1 ? " of rank 0" : "", setup);
   fprintf(f, "profile%s, per step (the first step left out when there are more): %.3f ms in instructions\n",
@@ -91,8 +91,13 @@ static void compared_text(strbuf *sb, const drive_compared *c, const drive *r) {
   if (!total) sb_puts(sb, "nothing");
 }
 
+/* Where the text report goes: stdout, but stderr when --print-outputs
+** keeps stdout for its JSON lines. */
+static FILE *report_file(const cli_opts *o) { return o->print_outputs && !o->json ? stderr : stdout; }
+
 static void print_results(const cli_opts *o, const drive *r, const double *losses, const double *agg, const drive_compared *cmp, double tol) {
   double check = cmp->worst;
+  FILE *out = report_file(o);
   if (o->json) {
     json j;
     json_init(&j);
@@ -120,23 +125,23 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
     puts(sb_str(&j.out));
     json_free(&j);
   } else {
-    printf("median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20),
+    fprintf(out, "median step %.4f s, peak memory %.1f MiB per device%s\n", agg[0], agg[1] / (1 << 20),
            r->w->size > 1 ? " (the largest over ranks)" : "");
     if (o->check) {
       strbuf what;
       sb_init(&what);
       compared_text(&what, cmp, r);
       if (cmp->copies_differ)
-        printf("max relative error against one device: inf: the devices' copies of '%s' differ (compared: %s)\n", cmp->worst_at, sb_str(&what));
+        fprintf(out, "max relative error against one device: inf: the devices' copies of '%s' differ (compared: %s)\n", cmp->worst_at, sb_str(&what));
       else
-        printf("max relative error against one device: %.3g%s%s%s (compared: %s; tolerance %.3g: %s)\n", check,
+        fprintf(out, "max relative error against one device: %.3g%s%s%s (compared: %s; tolerance %.3g: %s)\n", check,
                cmp->worst_at && check > 0 ? ", in '" : "", cmp->worst_at && check > 0 ? cmp->worst_at : "", cmp->worst_at && check > 0 ? "'" : "",
                sb_str(&what), tol, check <= tol ? "within" : "exceeded");
       sb_free(&what);
     }
-    if (o->save) printf("saved parameters%s to %s\n", r->g->train == TRAIN_ADAM || r->g->train == TRAIN_ADAMW ? " and Adam state" : r->g->train == TRAIN_STEP ? " and state" : "", o->save);
+    if (o->save) fprintf(out, "saved parameters%s to %s\n", r->g->train == TRAIN_ADAM || r->g->train == TRAIN_ADAMW ? " and Adam state" : r->g->train == TRAIN_STEP ? " and state" : "", o->save);
   }
-  fflush(stdout);
+  fflush(out);
 }
 
 /* --test-perturb VALUE (tests only): after the run, rank 0's first element
@@ -161,13 +166,17 @@ static int plant_error(drive *r, const char *name, char *err, size_t errlen) {
 }
 
 /* --bisect: the step the drive is ready for, every value compared with
-** the one-device program's; the report from rank 0. */
-static int run_bisect(const cli_opts *o, drive *r, const session *s, double tol, char *err, size_t errlen) {
+** the one-device program's; the report from rank 0, which sets *mismatch
+** when a value is over the tolerance. */
+static int run_bisect(const cli_opts *o, drive *r, const session *s, double tol, int *mismatch, char *err, size_t errlen) {
   progfile desc;
   progfile_describe(&desc, s->g, s->plan, &r->prog, &r->lr);
   bisect_result res;
   int rc = bisect_run(r, &desc, o->params, o->data, o->steps, tol, &res, err, errlen);
-  if (rc == 0 && r->w->rank == 0) cli_bisect_print(o, &res, &desc);
+  if (rc == 0 && r->w->rank == 0) {
+    cli_bisect_print(o, &res, &desc);
+    *mismatch = res.first >= 0;
+  }
   if (rc == 0) bisect_free(&res);
   progfile_free(&desc);
   return rc;
@@ -199,6 +208,10 @@ int cli_run(const cli_opts *o) {
   if (o->bisect) {                   /* the step compared: the last of --steps N, by default the first */
     ob = *o;
     if (ob.steps < 1) ob.steps = 1;
+    o = &ob;
+  } else if (o->steps < 0 && o->print_outputs && !o->train) {
+    ob = *o;                         /* the outputs of a program as it stands (a forward program, or */
+    ob.steps = 1;                    /* a step of its own): one run, as --bisect does */
     o = &ob;
   }
   if (o->steps < 0) {
@@ -324,16 +337,22 @@ int cli_run(const cli_opts *o) {
   double setup = now() - started;
   if (o->profile) rt_exec_profile(r.e);
   if (o->bisect) {
-    if (run_bisect(o, &r, &s, tol, err, sizeof err) < 0) {
+    int mismatch = 0;
+    if (run_bisect(o, &r, &s, tol, &mismatch, err, sizeof err) < 0) {
       if (distributed) rt_mpi_fail(err);
       snprintf(agreed, sizeof agreed, "%s", err);
       goto fail_agreed;
     }
-    rc = 0;
+    double found[1] = {mismatch};      /* a mismatch is exit 1 on every rank, as rank 0 found it */
+    world.max(world.impl, found, 1);
+    rc = found[0] > 0;
     goto done;
   }
 
   int scalar = s.g->vals[s.g->outputs[0]]->shape.rank == 0;
+  /* A loss being trained that turns NaN or infinite stops the run; a
+  ** forward program's outputs are what they are: a note, once. */
+  int trains = s.g->train != TRAIN_NONE, noted = 0;
   for (long st = 0; st < o->steps; st++) {
     double t0 = now();
     if (drive_step(&r, &losses[st], err, sizeof err) < 0) {
@@ -342,7 +361,12 @@ int cli_run(const cli_opts *o) {
       goto fail_agreed;
     }
     times[st] = now() - t0;
-    if (!o->allow_nonfinite) {
+    if (!trains && !isfinite(losses[st]) && !noted && world.rank == 0) {
+      fprintf(stderr, "carve: note: step %ld: the output holds NaN or infinite values (its sum is %g); a forward program "
+              "goes on%s\n", st + 1, losses[st], o->print_outputs ? " (--print-outputs writes them as \"nan\", \"inf\", \"-inf\")" : "");
+      noted = 1;
+    }
+    if (trains && !o->allow_nonfinite) {
       int bad = 0;
       double nonfinite[1] = {!isfinite(losses[st])};   /* (a tensor output's sum is on rank 0 only) */
       world.max(world.impl, nonfinite, 1);
@@ -353,8 +377,9 @@ int cli_run(const cli_opts *o) {
       if (world.agree(world.impl, bad, err, agreed, sizeof agreed) < 0) goto fail_agreed;
     }
     if (!o->json && world.rank == 0) {
-      printf("step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of the output", losses[st], times[st]);
-      fflush(stdout);
+      FILE *out = report_file(o);
+      fprintf(out, "step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of the output", losses[st], times[st]);
+      fflush(out);
     }
     if (o->profile && st == 0 && o->steps > 1) rt_exec_profile(r.e);   /* the first step warms up (page faults): leave it out */
   }
@@ -400,7 +425,7 @@ int cli_run(const cli_opts *o) {
     status = drive_checks(&r, err, sizeof err);
     if (world.agree(world.impl, status, err, agreed, sizeof agreed) < 0) goto fail_agreed;
   }
-  if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json, setup);
+  if (world.rank == 0 && o->profile && o->steps > 0) print_profile(&r, o->steps > 1 ? o->steps - 1 : 1, world.size, o->json || o->print_outputs, setup);
   if (world.rank == 0) print_results(o, &r, losses, agg, &cmp, tol);
   rc = 0;
   if (o->check && world.rank == 0 && !(check <= tol)) {    /* NaN fails too */

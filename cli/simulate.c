@@ -193,7 +193,8 @@ static int sweep(const cli_opts *o, session *s, const sim_profile *prof, arena *
   int total = 1;
   for (int i = 0; i < nax; i++) total *= ax[i].n;
   const sh_mesh *m = &s->plan->mesh;
-  int idx[SH_MAXAXES] = {0}, best = -1, tty = isatty(2);
+  int idx[SH_MAXAXES] = {0}, best = -1, tty = isatty(2), planned = 0, first_refused = -1;
+  const char *first_why = NULL;
   double best_t = INFINITY, t0 = now();
   session_opts so;
   cli_session_opts(o, &so);
@@ -232,6 +233,8 @@ static int sweep(const cli_opts *o, session *s, const sim_profile *prof, arena *
       why = arena_strndup(a, why, strcspn(why, "\n"));
     }
     int fits = rc == 0 && cc.r.mem.peak <= prof->memory;
+    planned += rc == 0;
+    if (rc < 0 && first_refused < 0) { first_refused = c; first_why = why; }
     if (fits && cc.r.total < best_t) { best_t = cc.r.total; best = c; }
     if (o->json) {
       json_obj(&j);
@@ -265,7 +268,12 @@ static int sweep(const cli_opts *o, session *s, const sim_profile *prof, arena *
     json_end_obj(&j);
     puts(sb_str(&j.out));
   } else if (best >= 0) printf("\nfastest that fits: %s (%s a step)\n", names[best], secs(a, best_t));
-  else printf("\nno mesh of the sweep fits in %s a device\n", report_bytes(a, prof->memory));
+  else if (!planned)                        /* not one mesh could be planned: not a matter of memory */
+    printf("\nno mesh of the sweep divides the model: each is refused above (%s: %s); sweep sizes that divide the dims "
+           "the tactics split on the swept axes\n", names[first_refused], first_why);
+  else
+    printf("\nno mesh of the sweep fits in %s a device (%d of the %d meshes divide the model; all need more memory)\n",
+           report_bytes(a, prof->memory), planned, total);
   json_free(&j);
   sb_free(&meshes);
   return 0;

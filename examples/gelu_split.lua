@@ -1,5 +1,5 @@
--- gelu_split.lua: the custom tactic built step by step in README.md ("Lua
--- tactics"). Every matmul weight whose output feeds a gelu (through a bias
+-- gelu_split.lua: the custom tactic built step by step in docs/lua.md ("A
+-- tactic in five steps"). Every matmul weight whose output feeds a gelu (through a bias
 -- add) is split by columns on args.axis; propagation splits its partner.
 -- A split is kept only when the simulator says the step gets faster.
 

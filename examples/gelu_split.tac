@@ -1,4 +1,4 @@
-# A custom Lua tactic (examples/gelu_split.lua, see README.md "Lua tactics")
+# A custom Lua tactic (examples/gelu_split.lua, see docs/lua.md "A tactic in five steps")
 # after batch parallelism.
 version 1
 mesh batch = 2, model = 2

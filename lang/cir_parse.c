@@ -88,6 +88,15 @@ void cir_syntax_error(cir_pctx *p, int code, const cir_tok *t, uint64_t expected
   char exp[512];
   expected_text(p, expected, exp, sizeof exp);
   syn_err e;
+  /* a bracket left open before the next statement: said where it opened */
+  const syn_open *in = p->syn.depth ? &p->syn.open[p->syn.depth - 1] : NULL;
+  const char *after = t->s && code != TK_STRING ? t->s + t->len : NULL;
+  while (after && (*after == ' ' || *after == '\t')) after++;
+  int statement = code == TK_MODEL || code == TK_INPUT || code == TK_PARAM || code == TK_RETURN || code == TK_REPEAT ||
+                  (code == TK_NAME && after && after[0] == '=');     /* y = ... */
+  if (syn_unclosed(&p->syn, &cir_syn, code, t->off, t->s, t->len, p->prevtok.off + p->prevtok.len, expected,
+                   statement, code == TK_MODEL && in && in->kind == CIR_OPEN_MODEL))
+    return;
   if (syn_unexpected(&p->syn, &cir_syn, code, t->off, t->s, t->len, expected, exp, &e)) return;
   const syn_open *o = e.o;
   if (code == TK_MODEL && o) {

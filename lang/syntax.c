@@ -143,6 +143,37 @@ int syn_unexpected(syn_ctx *s, const syn_lang *l, int code, uint32_t off, const 
   return 0;
 }
 
+int syn_unclosed(syn_ctx *s, const syn_lang *l, int code, uint32_t off, const char *text, uint32_t len,
+                 uint32_t prev_end, uint64_t expected, int statement, int outside) {
+  if (s->failed || s->depth == 0 || is_closer(l, code)) return 0;
+  const syn_open *o = &s->open[s->depth - 1];
+  if (o->off == off && syn_is_opener(l, code)) {     /* not the token itself */
+    if (s->depth < 2) return 0;
+    o = &s->open[s->depth - 2];
+  }
+  char closer = closer_of(o->ch);
+  if (!(expected & SYN_BIT(closer_code(l, o->ch))) || (code != 0 && !(o->ch == '{' ? outside : statement))) return 0;
+  if (prev_end > off || off > s->src->len || !memchr(s->src->text + prev_end, '\n', off - prev_end)) return 0;
+  char close[256];
+  l->close_text(o, close, sizeof close);
+  int line, col, pline;
+  diag_linecol(s->src, off, &line, &col);
+  diag_linecol(s->src, prev_end, &pline, &col);
+  if (code == 0) {
+    s->incomplete = 1;
+    syn_error(s, o->off, "unclosed '%c' opened here: expected '%c' %s before the end of the input", o->ch, closer, close);
+    diag_note(s->d, (loc){s->src, prev_end}, "the '%c' is missing here, or earlier", closer);
+    return 1;
+  }
+  int n = len > 40 ? 40 : (int)len;
+  char what[64];
+  snprintf(what, sizeof what, "'%.*s%s'", n, text, len > 40 ? "..." : "");
+  if (code == l->string) snprintf(what, sizeof what, "a string");
+  syn_error(s, o->off, "unclosed '%c' opened here: expected '%c' %s before %s on line %d", o->ch, closer, close, what, line);
+  diag_note(s->d, (loc){s->src, prev_end}, "the '%c' is missing here at the end of line %d, or earlier", closer, pline);
+  return 1;
+}
+
 /* ---- tokens ---- */
 
 const char *syn_show_byte(char buf[8], unsigned char c) {

@@ -110,6 +110,17 @@ typedef struct syn_err {
 int  syn_unexpected(syn_ctx *s, const syn_lang *l, int code, uint32_t off, const char *text,
                     uint32_t len, uint64_t expected, const char *exp, syn_err *e);
 
+/* A bracket never closed: the token code (len bytes at text, at off; 0:
+** the end of input) comes on a later line than the last token, which ended
+** at prev_end, and the innermost open bracket's closer is among the
+** expected tokens. Only where the caller says the token starts a new
+** statement (statement: for '(' and '[') or cannot be inside the block
+** (outside: for '{'), or at the end of input. Reports at the bracket,
+** "unclosed '(' opened here: expected ')' to close the call of 'f' before
+** 'y' on line 5", with a note where the closer was due; returns 1 if it did. */
+int  syn_unclosed(syn_ctx *s, const syn_lang *l, int code, uint32_t off, const char *text, uint32_t len,
+                  uint32_t prev_end, uint64_t expected, int statement, int outside);
+
 /* ---- tokens ---- */
 
 /* The byte for a message: itself when printable, else \xNN. */

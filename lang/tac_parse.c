@@ -135,6 +135,12 @@ void tac_syntax_error(tac_pctx *p, int code, const tac_tok *t, uint64_t expected
   char exp[768];
   expected_text(p, expected, exp, sizeof exp);
   syn_err e;
+  /* a bracket left open before the next statement: said where it opened */
+  const syn_open *in = p->syn.depth ? &p->syn.open[p->syn.depth - 1] : NULL;
+  int statement = is_decl_keyword(code) || code == TT_SHARD || code == TT_REPLICATE || code == TT_VERSION;
+  if (syn_unclosed(&p->syn, &tac_syn, code, t->off, t->s, t->len, p->prevtok.off + p->prevtok.len, expected,
+                   statement, is_decl_keyword(code) && in && in->kind == TAC_OPEN_TACTIC))
+    return;
   if (syn_unexpected(&p->syn, &tac_syn, code, t->off, t->s, t->len, expected, exp, &e)) return;
   const syn_open *o = e.o;
   const char *what = e.what;

@@ -15,7 +15,7 @@
 #include "runtime/prog.h"
 
 /* The most devices a mesh may have: tactic files, --mesh and program
-** files are refused above it (README "Hardening"), so that a device count,
+** files are refused above it (docs/commands.md "Limits and safeguards"), so that a device count,
 ** a device's number and its index in a group fit an int, and what is kept
 ** per device (carve show's map of blocks, a gather's pieces) stays small. */
 #define RT_MAX_DEVICES (1 << 20)

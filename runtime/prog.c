@@ -3,6 +3,7 @@
 ** listing that `carve lower` prints.
 */
 #include "runtime/prog.h"
+#include "util/strbuf.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -396,15 +397,20 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     fprintf(f, "   [%" PRId64 "x%" PRId64 "x%" PRId64 ", off %" PRId64 ", fill %g]",
             ins->outer, ins->m, ins->n, ins->off, ins->alpha);
     break;
-  case RT_ADAM:
-    if (ins->mode & RT_ADAM_DECOUPLED)
-      fprintf(f, "   [lr %g, betas %g %g, eps %g, p scaled by %.9g first]", ins->alpha, ins->hyper[0], ins->hyper[1], ins->hyper[2], ins->hyper[3]);
-    else
-      fprintf(f, "   [lr %g, betas %g %g, eps %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1], ins->hyper[2], ins->hyper[3]);
+  case RT_ADAM: {                /* the hyperparameters exactly, as --train gave them */
+    char n[5][NUM_LEN];
+    fprintf(f, "   [lr %s, betas %s %s, eps %s, %s %s%s]", num_float(n[0], ins->alpha), num_double(n[1], ins->hyper[0]),
+            num_double(n[2], ins->hyper[1]), num_double(n[3], ins->hyper[2]),
+            ins->mode & RT_ADAM_DECOUPLED ? "p scaled by" : "weight decay", num_double(n[4], ins->hyper[3]),
+            ins->mode & RT_ADAM_DECOUPLED ? " first" : "");
     break;
-  case RT_SGD:
-    fprintf(f, "   [lr %g, momentum %g, weight decay %g]", ins->alpha, ins->hyper[0], ins->hyper[1]);
+  }
+  case RT_SGD: {
+    char n[3][NUM_LEN];
+    fprintf(f, "   [lr %s, momentum %s, weight decay %s]", num_float(n[0], ins->alpha), num_double(n[1], ins->hyper[0]),
+            num_double(n[2], ins->hyper[1]));
     break;
+  }
   default:
     break;
   }
@@ -462,8 +468,8 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
       else if (ins->op == RT_REDUCE) nm = ins->fn == RT_RMAX ? "reduce_max" : ins->fn == RT_RMIN ? "reduce_min" : "reduce_sum";
       if (ins->op == RT_FILL) {
         int f32 = ins->out < 0 || ins->out >= p->nbufs || p->bufs[ins->out].dtype == RT_F32;
-        snprintf(tmp, sizeof tmp, "fill %.17g", f32 ? (double)ins->alpha : ins->value);
-        if (f32) snprintf(tmp, sizeof tmp, "fill %g", ins->alpha);
+        char n[NUM_LEN];
+        snprintf(tmp, sizeof tmp, "fill %s", f32 ? num_float(n, ins->alpha) : num_double(n, ins->value));
         nm = tmp;
       }
       fprintf(f, "b%d = %s", ins->out, nm);

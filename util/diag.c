@@ -174,3 +174,49 @@ diag_src *diag_src_piece(arena *a, const char *name, const char *text, size_t le
   }
   return s;
 }
+
+/* ---- did you mean ---- */
+
+int diag_distance(const char *a, const char *b, int max) {
+  size_t n = strlen(a), m = strlen(b);
+  if (max < 0) return 0;
+  if ((n > m ? n - m : m - n) > (size_t)max) return max + 1;
+  if (n > 256 || m > 256) return strcmp(a, b) ? max + 1 : 0;
+  int rows[3][257], *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+  for (size_t j = 0; j <= m; j++) prev[j] = (int)j;
+  int plow = 0;                                    /* the least of the row before (a swap reaches back two rows) */
+  for (size_t i = 1; i <= n; i++) {
+    cur[0] = (int)i;
+    int low = cur[0];
+    for (size_t j = 1; j <= m; j++) {
+      int cost = a[i - 1] != b[j - 1];
+      int d = prev[j] + 1;
+      if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
+      if (prev[j - 1] + cost < d) d = prev[j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < d) d = prev2[j - 2] + 1;
+      cur[j] = d;
+      if (d < low) low = d;
+    }
+    if (low > max && plow >= max) return max + 1;
+    plow = low;
+    int *t = prev2; prev2 = prev; prev = cur; cur = t;
+  }
+  return prev[m] > max ? max + 1 : prev[m];
+}
+
+void diag_suggest_init(diag_suggest *s, const char *word) {
+  s->word = word;
+  s->best = NULL;
+  int len = (int)strlen(word);
+  s->dist = (len / 3 > 1 ? len / 3 : 1) + 1;     /* what a candidate must beat */
+}
+
+void diag_suggest_add(diag_suggest *s, const char *candidate) {
+  if (!candidate || !strcmp(candidate, s->word)) return;
+  int d = diag_distance(s->word, candidate, s->dist - 1);
+  if (d < s->dist) { s->dist = d; s->best = candidate; }
+}
+
+const char *diag_suggest_text(arena *a, const diag_suggest *s) {
+  return s->best ? arena_printf(a, "; did you mean '%s'?", s->best) : "";
+}

@@ -55,6 +55,20 @@ const char *diag_where(arena *a, loc at);
 ** convention of functions that report through a caller's buffer. */
 int diag_errbuf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* "Did you mean": the restricted Damerau-Levenshtein distance between a
+** and b (an insertion, deletion, change or swap of two neighbours each
+** counts one), or max + 1 as soon as it is more than max. */
+int diag_distance(const char *a, const char *b, int max);
+/* The closest candidate to a misspelt word: start with diag_suggest_init,
+** offer each candidate to diag_suggest_add; best is the first of the
+** closest within max(1, strlen(word) / 3) edits, or NULL. The word itself
+** is never suggested. best points at the candidate as given. */
+typedef struct diag_suggest { const char *word; const char *best; int dist; } diag_suggest;
+void diag_suggest_init(diag_suggest *s, const char *word);
+void diag_suggest_add(diag_suggest *s, const char *candidate);
+/* "; did you mean 'fc1.weight'?" for the best candidate, "" when none. */
+const char *diag_suggest_text(arena *a, const diag_suggest *s);
+
 /* Read a whole file into the arena; on failure records a carve: error and returns NULL. */
 diag_src *diag_load_file(arena *a, diag *d, const char *path);
 /* The same for a file another file names (a tactic file's use, a script):

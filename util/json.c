@@ -52,17 +52,18 @@ void json_str(json *j, const char *s) { sep(j); quoted(j, s); }
 void json_num(json *j, double x) {
   sep(j);
   if (!isfinite(x)) { rawc(j, "null"); return; }
-  char buf[40];
-  snprintf(buf, sizeof buf, "%.9g", x);
-  rawc(j, buf);
+  char buf[NUM_LEN];
+  rawc(j, num_double(buf, x));
 }
 
 void json_real(json *j, double x, int digits) {
   if (x != x) { json_str(j, "nan"); return; }
   if (isinf(x)) { json_str(j, x > 0 ? "inf" : "-inf"); return; }
   sep(j);
-  char buf[48];
-  snprintf(buf, sizeof buf, "%.*g", digits, x);
+  char buf[NUM_LEN];
+  if (digits >= 17) num_double(buf, x);
+  else if (digits >= 9) num_float(buf, (float)x);
+  else snprintf(buf, sizeof buf, "%.*g", digits, x);
   rawc(j, buf);
 }
 

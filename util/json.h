@@ -23,9 +23,13 @@ void json_end_obj(json *j);
 void json_end_arr(json *j);
 void json_key(json *j, const char *k);
 void json_str(json *j, const char *s);
-void json_num(json *j, double x);    /* non-finite numbers are written as null */
-/* x with `digits` significant digits (9 round-trips an f32, 17 an f64);
-** NaN and infinities as the strings "nan", "inf", "-inf" */
+/* x in the shortest form that reads back as the same double (num_double:
+** byte counts exact); non-finite numbers are written as null */
+void json_num(json *j, double x);
+/* x as the shortest text that reads back as the same value of its type:
+** digits 17 an f64, 9 an f32 (num_float), fewer a narrower type (%.*g);
+** NaN and infinities as the strings "nan", "inf", "-inf" (JSON has no
+** number for them) */
 void json_real(json *j, double x, int digits);
 void json_int(json *j, int64_t x);
 void json_bool(json *j, int b);

@@ -4,6 +4,7 @@
 #include "util/strbuf.h"
 #include "util/mem.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,3 +50,33 @@ void sb_printf(strbuf *b, const char *fmt, ...) {
 }
 
 const char *sb_str(const strbuf *b) { return b->p ? b->p : ""; }
+
+static const char *nonfinite(char *buf, double x) {
+  snprintf(buf, NUM_LEN, "%s", x != x ? "nan" : x > 0 ? "inf" : "-inf");
+  return buf;
+}
+
+const char *num_double(char buf[NUM_LEN], double x) {
+  if (!isfinite(x)) return nonfinite(buf, x);
+  for (int digits = 15; digits < 17; digits++) {
+    snprintf(buf, NUM_LEN, "%.*g", digits, x);
+    if (strtod(buf, NULL) == x) return buf;
+  }
+  snprintf(buf, NUM_LEN, "%.17g", x);
+  return buf;
+}
+
+const char *num_float(char buf[NUM_LEN], float x) {
+  if (!isfinite(x)) return nonfinite(buf, x);
+  for (int digits = 6; digits < 9; digits++) {
+    snprintf(buf, NUM_LEN, "%.*g", digits, (double)x);
+    if (strtof(buf, NULL) == x) return buf;
+  }
+  snprintf(buf, NUM_LEN, "%.9g", (double)x);
+  return buf;
+}
+
+void sb_num(strbuf *b, double x) {
+  char buf[NUM_LEN];
+  sb_puts(b, num_double(buf, x));
+}

@@ -47,8 +47,8 @@ static void put_init(strbuf *b, const ir_init *in) {
   switch (in->kind) {
   case INIT_ZEROS: sb_puts(b, "\"zeros\""); break;
   case INIT_ONES: sb_puts(b, "\"ones\""); break;
-  case INIT_UNIFORM: sb_printf(b, "\"uniform(%.17g, %.17g)\"", in->a, in->b); break;
-  default: sb_printf(b, "\"normal(%.17g)\"", in->a); break;
+  case INIT_UNIFORM: { char x[NUM_LEN], y[NUM_LEN]; sb_printf(b, "\"uniform(%s, %s)\"", num_double(x, in->a), num_double(y, in->b)); break; }
+  default: { char x[NUM_LEN]; sb_printf(b, "\"normal(%s)\"", num_double(x, in->a)); break; }
   }
 }
 

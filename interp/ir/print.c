@@ -25,7 +25,7 @@ static void put_ints(strbuf *s, const int64_t *x, int n) {
 static void put_number(strbuf *s, double x) {
   if (x != x) sb_printf(s, signbit(x) ? "\"-nan\"" : "\"nan\"");
   else if (isinf(x)) sb_printf(s, x > 0 ? "\"inf\"" : "\"-inf\"");
-  else sb_printf(s, "%.17g", x);
+  else sb_num(s, x);              /* the shortest text that reads back as x */
 }
 
 static void put_values(strbuf *s, const ir_value *v) {
@@ -45,17 +45,17 @@ static void put_operand(strbuf *s, const ir_value *v) {
     sb_printf(s, "constant([");
     put_number(s, v->attr.scalar);
     sb_printf(s, "], shape = [], dtype = %s)", ir_dtype_name(v->dtype));
-  } else if (v->kind == IR_CONST && isfinite(v->attr.scalar)) sb_printf(s, "%.17g", v->attr.scalar);
+  } else if (v->kind == IR_CONST && isfinite(v->attr.scalar)) sb_num(s, v->attr.scalar);
   else if (v->kind == IR_CONST) sb_printf(s, "%s", v->attr.scalar != v->attr.scalar ? "div(0, 0)" : v->attr.scalar > 0 ? "div(1, 0)" : "div(-1, 0)");
   else sb_printf(s, "%s", v->name);
 }
 
 static void put_init(strbuf *s, const ir_init *in) {
   switch (in->kind) {
-  case INIT_NORMAL: sb_printf(s, " = normal(%.17g)", in->a); break;
+  case INIT_NORMAL: sb_puts(s, " = normal("); sb_num(s, in->a); sb_puts(s, ")"); break;
   case INIT_ZEROS: sb_printf(s, " = zeros"); break;
   case INIT_ONES: sb_printf(s, " = ones"); break;
-  case INIT_UNIFORM: sb_printf(s, " = uniform(%.17g, %.17g)", in->a, in->b); break;
+  case INIT_UNIFORM: sb_puts(s, " = uniform("); sb_num(s, in->a); sb_puts(s, ", "); sb_num(s, in->b); sb_puts(s, ")"); break;
   default: break;
   }
 }
@@ -90,7 +90,7 @@ static void put_op(strbuf *s, const ir_graph *g, const ir_value *v) {
       else if (!strcmp(name, "rows")) sb_printf(s, "%lld", (long long)a->rows);
       else sb_printf(s, "%lld", (long long)a->end);
       break;
-    case 'f': sb_printf(s, "%.17g", ir_attr_number(a, name)); break;
+    case 'f': sb_num(s, ir_attr_number(a, name)); break;
     case 'b': sb_printf(s, "%s", ir_attr_flag(a, name) ? "true" : "false"); break;
     case 't': sb_printf(s, "%s", ir_dtype_name(a->dtype)); break;
     case 'F': put_values(s, v); break;

@@ -91,9 +91,10 @@ static int same_operands(ctx *c, int k0, int kind, ir_dtype *out) {
   if (!have) *out = IR_F32;
   for (int k = k0; k < c->v->nargs && !isfloat(*out); k++) {
     ir_value *a = arg(c, k);
+    char num[NUM_LEN];
     if (a->kind == IR_CONST && a->dtype == IR_F32 && !ir_literal_fits(a->attr.scalar, *out))
-      FAIL("%s: the literal %.17g is not a value of %s (the type of the other operands); write one that is, or convert them",
-           c->op, a->attr.scalar, ir_dtype_name(*out));
+      FAIL("%s: the literal %s is not a value of %s (the type of the other operands); write one that is, or convert them",
+           c->op, num_double(num, a->attr.scalar), ir_dtype_name(*out));
   }
   const char *why = NULL;
   if (kind == T_FLOAT && !isfloat(*out)) why = "floating-point values";

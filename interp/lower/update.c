@@ -205,8 +205,8 @@ void lw_lower_update(lctx *c, const ir_value *v, int out, const sh_dim *comp) {
   int in0 = u->keep == 0 ? AB(c, 0) : comp ? lw_operand_in(c, u->param, comp, &s) : lw_buf(c, u->param), g = comp ? lw_operand_in(c, u->grad, comp, &s) : lw_buf(c, u->grad);   /* before the update: */
   int adam = u->kind == RT_ADAM, lr_t = adam ? lw_buf(c, u->lr_t) : -1, eps_t = adam ? lw_buf(c, u->eps_t) : -1;   /* they may emit */
   rt_instr *x = rt_prog_emit(c->p, (rt_op)u->kind, out);
-  int in[RT_MAXIN] = {in0, g, sb[0], sb[1], lr_t, eps_t};
-  for (int k = 0; k < RT_MAXIN; k++) x->in[k] = in[k];
+  int in[] = {in0, g, sb[0], sb[1], lr_t, eps_t};      /* the operands past these stay -1 (none) */
+  for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) x->in[k] = in[k];
   x->nin = adam ? 6 : 3;
   x->alpha = (float)u->lr;
   double hy[2][6] = {{u->mom, u->wd, 0, 0, 0, 0}, {u->b1, u->b2, u->eps, u->keep != 0 ? u->keep : u->wd, u->c1, u->c2}};

@@ -153,6 +153,8 @@ repl *repl_new(const repl_opts *o, strbuf *out) {
   r->topts.mesh = o->mesh;
   r->topts.strict = o->strict;
   r->topts.lenient = o->lenient;
+  r->topts.stdlib_dir = o->stdlib_dir;
+  r->topts.profile_dir = o->profile_dir;
   if (o->model_path) load_model(r, o->model_path, o->tactic_path, out);
   else sb_puts(out, "no model loaded: 'load MODEL.cir'\n");
   return r;
@@ -370,7 +372,7 @@ static int value_named(repl *r, const char *name, strbuf *out) {
   if (v && v->kind != IR_CONST) return v->id;
   const struct ir_fused *fu = r->loaded ? ir_fused_match(r->s.g, name) : NULL;
   if (fu) {
-    fail(r, out, "no value named '%s': it was fused into the attention op '%s' (README \"Fused attention\"); "
+    fail(r, out, "no value named '%s': it was fused into the attention op '%s' (docs/execution.md, \"Fused attention\"); "
          "name '%s', or start the REPL with --no-fuse", name, fu->into, fu->into);
     return -1;
   }

@@ -20,9 +20,10 @@ typedef struct repl_opts {
   const char *tactic_path;       /* applied first, when given */
   const char *mesh;              /* --mesh */
   const char *device;            /* the profile 'cost' uses (NULL: h100-sxm) */
-  const char *profile_dir;       /* where profiles live (NULL: the built-in default) */
+  const char *profile_dir;       /* the folders of the profiles, ':'-separated (NULL: sim_profile_dir()) */
   int no_fuse;                   /* --no-fuse: attention as the model wrote it */
   int strict, lenient;           /* --strict, --lenient: as apply takes them */
+  const char *stdlib_dir;        /* the folders `use "NAME"` searches, ':'-separated (NULL: the default) */
 } repl_opts;
 
 enum { REPL_DONE = 0, REPL_MORE = 1, REPL_QUIT = 2 };

@@ -4,6 +4,8 @@
 */
 #include "interp/sim/profile.h"
 #include "lang/prof.h"
+#include "util/datadir.h"
+#include "util/mem.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -209,6 +211,46 @@ const char *sim_profile_local_path(arena *a) {
   return arena_printf(a, "%s/.config/carve/local.profile", h && *h ? h : ".");
 }
 
+static int by_name(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+/* dir/what.profile in the first folder of the ':'-separated list that has
+** it; NULL after an error naming the folders and the profiles they hold. */
+static const char *find_profile(arena *a, diag *d, const char *what, loc at, const char *list) {
+  strbuf where;
+  sb_init(&where);
+  const char *x, *l = list;
+  size_t n;
+  while ((n = datadir_next(&l, &x))) {
+    const char *path = arena_printf(a, "%.*s/%s.profile", (int)n, x, what);
+    if (access(path, F_OK) == 0) { sb_free(&where); return path; }   /* no open: a FIFO would block it */
+    sb_printf(&where, "%s%.*s", where.n ? ", " : "", (int)n, x);
+  }
+  int cap = 16, k = 0;
+  char **names = mem_alloc(sizeof *names * (size_t)cap);
+  for (l = list; (n = datadir_next(&l, &x));) {
+    DIR *dp = opendir(arena_strndup(a, x, n));
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+      size_t m = strlen(e->d_name);
+      if (m <= 8 || strcmp(e->d_name + m - 8, ".profile")) continue;
+      if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
+      names[k++] = (char *)arena_strndup(a, e->d_name, m - 8);
+    }
+    if (dp) closedir(dp);
+  }
+  mem_sort(names, (size_t)k, sizeof *names, by_name);
+  strbuf b;
+  sb_init(&b);
+  for (int i = 0; i < k; i++)
+    if (!i || strcmp(names[i], names[i - 1])) sb_printf(&b, "%s%s", b.n ? ", " : "", names[i]);
+  diag_error(d, at, "no device profile '%s' (in %s: %s; or 'local' after 'carve calibrate', or a file's path; "
+             "CARVE_PATH can name more folders holding profiles/)", what, where.n ? sb_str(&where) : "no folder", b.n ? sb_str(&b) : "none");
+  sb_free(&b);
+  sb_free(&where);
+  free(names);
+  return NULL;
+}
+
 int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_profile *p) {
   return sim_profile_load_at(a, d, what, LOC_NONE, dir, p);
 }
@@ -220,23 +262,7 @@ int sim_profile_load_at(arena *a, diag *d, const char *what, loc at, const char 
   else if (!strcmp(what, "local")) {
     path = sim_profile_local_path(a);
     if (access(path, F_OK) != 0) return diag_error(d, at, "no profile of this machine at %s yet: run 'carve calibrate' first", path);
-  } else {
-    path = arena_printf(a, "%s/%s.profile", dir, what);
-    if (access(path, F_OK) != 0) {    /* no open: a FIFO would block it */
-      strbuf b;
-      sb_init(&b);
-      DIR *dp = opendir(dir);
-      struct dirent *e;
-      while (dp && (e = readdir(dp))) {
-        size_t k = strlen(e->d_name);
-        if (k > 8 && !strcmp(e->d_name + k - 8, ".profile")) sb_printf(&b, "%s%.*s", b.n ? ", " : "", (int)(k - 8), e->d_name);
-      }
-      if (dp) closedir(dp);
-      diag_error(d, at, "no device profile '%s' (in %s: %s; or 'local' after 'carve calibrate', or a file's path)", what, dir, b.n ? sb_str(&b) : "none");
-      sb_free(&b);
-      return -1;
-    }
-  }
+  } else if (!(path = find_profile(a, d, what, at, dir))) return -1;
   const diag_src *src = diag_load_file_at(a, d, path, at);
   return src ? sim_profile_parse(a, d, src, p) : -1;
 }
@@ -322,11 +348,4 @@ const sim_link *sim_link_named(const sim_profile *p, const char *name) {
   return NULL;
 }
 
-#ifndef CARVE_PROFILE_DIR
-#define CARVE_PROFILE_DIR "profiles"
-#endif
-
-const char *sim_profile_dir(void) {
-  const char *e = getenv("CARVE_PROFILES");
-  return e && *e ? e : CARVE_PROFILE_DIR;
-}
+const char *sim_profile_dir(void) { return datadir_path(DATADIR_PROFILES); }

@@ -66,8 +66,9 @@ const char *sim_dt_name(sim_dt t);
 /* Read src into p. -1 with a located error. */
 int sim_profile_parse(arena *a, diag *d, const diag_src *src, sim_profile *p);
 /* Find and read a profile: a path (with a '/' or ending in .profile), or a
-** name in dir ("h100-sxm": dir/h100-sxm.profile; "local": the one
-** `carve calibrate` wrote). -1 with an error naming the profiles there. */
+** name in dir, a ':'-separated list of folders searched in order
+** ("h100-sxm": DIR/h100-sxm.profile; "local": the one `carve calibrate`
+** wrote). -1 with an error naming the folders and the profiles there. */
 int sim_profile_load(arena *a, diag *d, const char *what, const char *dir, sim_profile *p);
 /* The same for a profile named in a file (auto's device = NAME): a profile
 ** that cannot be found or opened is an error at `at`, where it is named. */
@@ -75,7 +76,8 @@ int sim_profile_load_at(arena *a, diag *d, const char *what, loc at, const char 
 /* The text of p, as sim_profile_parse reads it back (comments for people
 ** first, from header). */
 void sim_profile_write(strbuf *b, const sim_profile *p, const char *header);
-/* Where the shipped profiles are: $CARVE_PROFILES, else the installed folder. */
+/* The folders of the shipped profiles, ':'-separated: util/datadir.h's
+** search ($CARVE_PROFILES, $CARVE_PATH, the installed or source folder). */
 const char *sim_profile_dir(void);
 /* Where `carve calibrate` writes by default and "local" is read from. */
 const char *sim_profile_local_path(arena *a);

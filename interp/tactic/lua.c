@@ -528,7 +528,7 @@ static int check_value(lua_State *L, lapi_state *S, int arg, const char *method)
     const ir_value *v = ir_lookup(g, lua_tostring(L, arg));
     const struct ir_fused *fu = v ? NULL : ir_fused_match(g, lua_tostring(L, arg));
     if (fu)
-      return lapi_raise(L, S, method, "ctx:%s: no value named '%s': it was fused into the attention op '%s' (README "
+      return lapi_raise(L, S, method, "ctx:%s: no value named '%s': it was fused into the attention op '%s' (docs/execution.md, "
                         "\"Fused attention\"); name '%s', or run with --no-fuse", method, fu->name, fu->into, fu->into);
     if (!v) return lapi_raise(L, S, method, "ctx:%s: no value named '%s'", method, lua_tostring(L, arg));
     return v->id;
@@ -949,7 +949,7 @@ static int ctx_cost(lua_State *L) {
     const char *dev = c->o->device ? c->o->device : LAPI_PROFILE;
     diag d;
     diag_init(&d);
-    if (sim_profile_load(c->mem, &d, dev, sim_profile_dir(), &S->prof) == 0) S->have_prof = 1;
+    if (sim_profile_load(c->mem, &d, dev, c->o->profile_dir ? c->o->profile_dir : sim_profile_dir(), &S->prof) == 0) S->have_prof = 1;
     else snprintf(err, sizeof err, "%s", diag_text(&d));
     diag_free(&d);
     if (!S->have_prof) {

@@ -3,8 +3,8 @@
 ** `use "name"` that finds name.lua) returns function(ctx, args); lapi_run
 ** runs it in a sandbox against the plan of a tactic_ctx. ctx reads the
 ** program and acts on the plan (shard, replicate, each followed by
-** propagation); args holds the tactic file's arguments. README.md "Lua
-** tactics" is the reference of the API.
+** propagation); args holds the tactic file's arguments. docs/lua.md "The
+** API" is the reference of the API.
 **
 ** The sandbox: base (without load, loadfile, dofile; collectgarbage only
 ** counts and collects; print writes to stderr), table, string (without

@@ -872,9 +872,9 @@ static const char *remat_hint(const ir_graph *g, const sim_memory *m) {
     gemms |= v->op == IR_MATMUL || v->op == IR_EINSUM;
   }
   if (gemms) return "";
-  return remat ? ", or recompute GEMMs too (--train '..., remat = full' or \"GLOB\" naming them: README \"Activation recomputation\")"
+  return remat ? ", or recompute GEMMs too (--train '..., remat = full' or \"GLOB\" naming them: docs/training.md, \"Activation recomputation\")"
                : ", or recompute activations in the backward pass (--train '..., remat = cheap', 'full' or "
-                 "\"GLOB\" naming GEMMs: README \"Activation recomputation\")";
+                 "\"GLOB\" naming GEMMs: docs/training.md, \"Activation recomputation\")";
 }
 
 int search_run(sh_plan *p, const search_opts *o, const char *name, arena *a, search_result *r, diag *d) {

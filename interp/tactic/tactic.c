@@ -11,6 +11,7 @@
 #include "interp/tactic/lua.h"
 #include "interp/shard/layout.h"
 #include "runtime/mesh.h"
+#include "util/datadir.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -19,10 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifndef CARVE_STDLIB_DIR
-#define CARVE_STDLIB_DIR "stdlib-tactics"
-#endif
 
 typedef struct binding { const char *key; const tac_value *val; const tac_file *file; } binding;   /* file: where the value is written */
 
@@ -123,18 +120,21 @@ static const char *beside(arena *a, const tac_file *f, const char *path) {
 
 static int file_exists(const char *p) { return access(p, F_OK) == 0; }   /* no open: a FIFO would block it */
 
-/* "batch, embedding, megatron, zero": the stdlib folder's tactics (.tac and .lua), sorted. */
-static const char *stdlib_list(arena *a, const char *dir) {
+/* "batch, embedding, megatron, zero": the tactics (.tac and .lua) of the
+** stdlib folders, sorted, each once; "" when there are none. */
+static const char *stdlib_list(arena *a, const char *const *dirs, int ndirs) {
   int cap = 16, k = 0;
   char **names = mem_alloc(sizeof *names * (size_t)cap);
-  DIR *dp = opendir(dir);
-  struct dirent *e;
-  while (dp && (e = readdir(dp))) {
-    if (!ends_with(e->d_name, ".tac") && !ends_with(e->d_name, ".lua")) continue;
-    if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
-    names[k++] = (char *)base_of(a, e->d_name);
+  for (int i = 0; i < ndirs; i++) {
+    DIR *dp = opendir(dirs[i]);
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+      if (!ends_with(e->d_name, ".tac") && !ends_with(e->d_name, ".lua")) continue;
+      if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
+      names[k++] = (char *)base_of(a, e->d_name);
+    }
+    if (dp) closedir(dp);
   }
-  if (dp) closedir(dp);
   mem_sort(names, (size_t)k, sizeof *names, by_name);
   strbuf b;
   sb_init(&b);
@@ -156,14 +156,42 @@ static int resolve_use(tactic_ctx *c, const tac_decl *u, resolved *r) {
     file = path[0] == '/' ? path : arena_printf(c->mem, "%s/%s", dir_of(c->mem, c->f->src->name), path);
     if (!file_exists(file)) return diag_error(c->d, at(c->f, u->path_off), "cannot open tactic file '%s'", file);
     if (is_lua) { r->script = file; return 0; }
-  } else {                                       /* the stdlib: name.tac, else name.lua */
-    const char *dir = c->o->stdlib_dir ? c->o->stdlib_dir : getenv("CARVE_STDLIB") ? getenv("CARVE_STDLIB") : CARVE_STDLIB_DIR;
-    char *real = realpath(dir, NULL);            /* messages show build/../stdlib-tactics plainly */
-    if (real) { dir = arena_strndup(c->mem, real, strlen(real)); free(real); }
-    const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path), *lua = arena_printf(c->mem, "%s/%s.lua", dir, path);
-    if (file_exists(cand)) file = cand;
-    else if (file_exists(lua)) { r->script = lua; return 0; }
-    else return diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s' (the stdlib has %s)", path, stdlib_list(c->mem, dir));
+  } else {          /* the stdlib: name.tac, else name.lua, in the first of its folders that has either */
+    const char *list = c->o->stdlib_dir ? c->o->stdlib_dir : datadir_path(DATADIR_STDLIB), *x;
+    const char *dirs[64];
+    int ndirs = 0;
+    size_t n;
+    while (ndirs < 64 && (n = datadir_next(&list, &x))) {
+      const char *dir = arena_strndup(c->mem, x, n);
+      char *real = realpath(dir, NULL);          /* messages show build/../stdlib-tactics plainly */
+      if (real) { dir = arena_strndup(c->mem, real, strlen(real)); free(real); }
+      dirs[ndirs++] = dir;
+      const char *cand = arena_printf(c->mem, "%s/%s.tac", dir, path), *lua = arena_printf(c->mem, "%s/%s.lua", dir, path);
+      if (file_exists(cand)) { file = cand; break; }
+      if (file_exists(lua)) { r->script = lua; return 0; }
+    }
+    if (!file) {
+      strbuf where;
+      sb_init(&where);
+      for (int i = 0; i < ndirs; i++) sb_printf(&where, "%s%s", i ? ", " : "", dirs[i]);
+      const char *has = stdlib_list(c->mem, dirs, ndirs);
+      diag_suggest sg;                           /* "megatorn": did you mean 'megatron'? */
+      diag_suggest_init(&sg, path);
+      for (const char *h = has; *h; h += strspn(h, ", ")) {
+        size_t w = strcspn(h, ",");
+        diag_suggest_add(&sg, arena_strndup(c->mem, h, w));
+        h += w;
+      }
+      if (*has)
+        diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s'%s (the stdlib has %s); looked for %s.tac and %s.lua in %s; "
+                   "CARVE_PATH can name more folders holding stdlib-tactics/", path, diag_suggest_text(c->mem, &sg), has, path, path,
+                   sb_str(&where));
+      else
+        diag_error(c->d, at(c->f, u->path_off), "no stdlib tactic '%s': no stdlib tactics in %s; set CARVE_PATH to a folder "
+                   "holding stdlib-tactics/ ('carve --version' shows where carve looks)", path, ndirs ? sb_str(&where) : "any folder");
+      sb_free(&where);
+      return -1;
+    }
   }
   diag_src *src = diag_load_file_at(c->mem, c->d, file, at(c->f, u->path_off));
   if (!src) return -1;
@@ -312,9 +340,13 @@ static int run_stmt(tactic_ctx *c, const tac_file *f, const tac_stmt *s, const b
     const struct ir_fused *fu = ir_fused_match(c->g, s->glob);
     if (fu)
       return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s': '%s' was fused into the attention op '%s' "
-                          "(README \"Fused attention\"); name '%s', or run with --no-fuse to keep the model as written%s",
+                          "(docs/execution.md, \"Fused attention\"); name '%s', or run with --no-fuse to keep the model as written%s",
                           what, s->glob, fu->name, fu->into, fu->into, c->o->lenient ? "" : " (--lenient makes this a warning)") < 0 ? -1 : 0;
-    return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s'%s", what, s->glob,
+    diag_suggest sg;                             /* a misspelt name: the closest of its kind */
+    diag_suggest_init(&sg, s->glob);
+    if (!strpbrk(s->glob, "*?["))
+      for (int v = 0; v < c->g->nvals; v++) if (selected(c->g->vals[v], s->sel)) diag_suggest_add(&sg, c->g->vals[v]->name);
+    return diag_warning(c->d, at(f, s->glob_off), "no %s matches '%s'%s%s", what, s->glob, diag_suggest_text(c->mem, &sg),
                         c->o->lenient ? "" : " (--lenient makes this a warning)") < 0 ? -1 : 0;
   }
   return 0;
@@ -347,7 +379,7 @@ static int run_auto(tactic_ctx *c, const resolved *r, const char *name) {
   tactic_found *x = arena_alloc(c->mem, sizeof *x);
   memset(x, 0, sizeof *x);
   sim_profile *prof = arena_alloc(c->mem, sizeof *prof);
-  if (search_opts_read(c->p, r->file, r->block, sim_profile_dir(), c->o->device, c->mem, prof, &x->opts, c->d) < 0) return -1;
+  if (search_opts_read(c->p, r->file, r->block, c->o->profile_dir ? c->o->profile_dir : sim_profile_dir(), c->o->device, c->mem, prof, &x->opts, c->d) < 0) return -1;
   if (c->o->ranks > 1 && x->opts.seconds > 0)
     return diag_error(c->d, at(r->file, r->block->off), "auto tactic '%s' has a time budget, and each of the %d ranks would search "
                       "on its own and may stop at a different plan: give budget in evaluations (budget = 2000), or run "

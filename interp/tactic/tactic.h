@@ -26,7 +26,8 @@ typedef struct tactic_opts {
   const char *mesh;        /* --mesh text overriding the file's mesh, or NULL */
   int strict;              /* conflicts from tactics are errors */
   int lenient;             /* a selector matching nothing is a warning */
-  const char *stdlib_dir;  /* where stdlib-tactics/ lives (NULL: the built-in default) */
+  const char *stdlib_dir;  /* the folders `use "NAME"` searches, ':'-separated (NULL: datadir_path's) */
+  const char *profile_dir; /* the folders device profiles are found in, ':'-separated (NULL: sim_profile_dir()) */
   const char *device;      /* --device: the profile auto tactics and ctx:cost() cost on (NULL: h100-sxm) */
   search_progress_fn progress;   /* auto tactics report here while they search (NULL: silent) */
   void *progress_ud;

@@ -67,7 +67,7 @@ out=$(printf 'collectives\n' | "$CARVE" repl "$ex/mlp_small.cir" /tmp/carve_len.
 # stdlib batch tactic skips a scalar input (it has no batch dim)
 printf 'model m {\n  input x : f32[4, 8]\n  input lr : f32[]\n  param w : f32[8, 8]\n  unused = tanh(x)\n  y = mul(mean(matmul(x, w)), lr)\n  return y\n}\n' > /tmp/carve_len.$$.cir
 printf 'version 1\nmesh b = 2\nuse "batch" as bp (axis = b)\ntactic t {\n  shard value "unused" dim 0 on b\n}\nschedule bp, t\n' > /tmp/carve_len.$$.tac
-out=$("$CARVE" apply /tmp/carve_len.$$.cir /tmp/carve_len.$$.tac 2>&1) && [[ "$out" == *"unused "*"[b, -]"* ]] && [[ "$out" == *"lr "*"[]"* ]] && ok ||
+out=$("$CARVE" apply /tmp/carve_len.$$.cir /tmp/carve_len.$$.tac --verbose 2>&1) && [[ "$out" == *"unused "*"[b, -]"* ]] && [[ "$out" == *"lr "*"[]"* ]] && ok ||
   bad "unread value and scalar input under batch: $out"
 rm -f /tmp/carve_cli_out.$$ /tmp/carve_cli_err.$$ /tmp/carve_print.$$.cir /tmp/carve_len.$$.tac /tmp/carve_len.$$.cir
 echo "cli: $pass passed, $fail failed"

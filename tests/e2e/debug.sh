@@ -89,7 +89,7 @@ lower -o "$tmp/one.prog"
 lower "$ex/gpt2_small_bp_mp.tac" --test-drop-collective 11 -o "$tmp/bad.prog"
 expect_rc 0 "bisect two good programs" "$CARVE" bisect "$tmp/bpmp.prog" "$tmp/one.prog"
 grep -q "^bisect: no value differs beyond 1e-4" "$tmp/out" && ok || bad "saved good programs: $(cat "$tmp/out")"
-expect_rc 0 "bisect a planted wrong collective" "$CARVE" bisect "$tmp/bad.prog" "$tmp/one.prog" --json
+expect_rc 1 "bisect a planted wrong collective (a mismatch: exit 1)" "$CARVE" bisect "$tmp/bad.prog" "$tmp/one.prog" --json
 python3 -c "
 import json, sys
 j = json.load(open(sys.argv[1])); m = j['mismatch']
@@ -113,7 +113,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 EOF
   "$CARVE" lower "$tmp/k$c.mlir" -o "$tmp/k$c.prog" --keep-values > /dev/null 2> "$tmp/err" || bad "lower k$c.mlir: $(cat "$tmp/err")"
 done
-expect_rc 0 "bisect programs with a constant each" "$CARVE" bisect "$tmp/k3.5.prog" "$tmp/k3.25.prog"
+expect_rc 1 "bisect programs with a constant each (they differ: exit 1)" "$CARVE" bisect "$tmp/k3.5.prog" "$tmp/k3.25.prog"
 grep -q "'c'" "$tmp/out" && ! grep -q "^bisect: no value differs" "$tmp/out" && ok || bad "constants in program files: $(cat "$tmp/out")"
 
 echo "debug: $pass passed, $fail failed"

@@ -43,7 +43,7 @@ printf 'mesh %s = 2\ntactic t {\n  shard input "%s" dim 0 on b%s\n}\nschedule t\
 for c in check apply lower simulate; do
   run 0 "long names: $c" "$CARVE" $c long.cir long.tac --train 'adam(lr = 1e-3)'
 done
-run 0 "long names: apply" "$CARVE" apply long.cir long.tac
+run 0 "long names: apply" "$CARVE" apply long.cir long.tac --verbose
 has out "[$A, -]" "apply prints the whole axis name"
 run 0 "long names: explain" "$CARVE" explain long.cir long.tac "h.$V"
 has out "on '$A'" "explain names the whole axis"

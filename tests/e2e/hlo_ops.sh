@@ -9,7 +9,7 @@
 set -u
 dir=$SRCDIR/tests/hlo/ops
 # Programs whose expected file (true to the spec) carve does not match yet;
-# each is printed as a known difference and listed in the README. A listed
+# each is printed as a known difference and listed in docs/stablehlo.md. A listed
 # program that matches fails the test, so that this list stays true.
 KNOWN_DIFF=""
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

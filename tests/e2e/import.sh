@@ -101,7 +101,7 @@ $MPIRUN -n 2 "$CARVE" run "$tmp/cnn.cir" "$SRCDIR/examples/mlp_bp.tac" --train '
 # sdy shardings -> tactic file; applying it splits what the annotations split
 "$CARVE" import "$llama" -o "$tmp/llama.cir" --tactics-out "$tmp/llama.tac" --quiet && ok || bad "import llama"
 grep -q 'mesh _axis_0 = 2' "$tmp/llama.tac" && [ "$(grep -c '^  shard param' "$tmp/llama.tac")" -eq 4 ] && ok || bad "llama.tac: $(cat "$tmp/llama.tac")"
-out=$("$CARVE" apply "$tmp/llama.cir" "$tmp/llama.tac" 2>&1)
+out=$("$CARVE" apply "$tmp/llama.cir" "$tmp/llama.tac" --verbose 2>&1)
 echo "$out" | grep -qE '^p0\.1 +param +\[2048, 2048\] +\[-, _axis_0\]' && ok || bad "apply llama.tac: $(echo "$out" | head -5)"
 
 # carve's megatron tactic, applied to the program without its annotations,
@@ -111,8 +111,8 @@ printf 'version 1\nmesh _axis_0 = 2\nuse "megatron" as mp (axis = _axis_0)\nsche
 params() {  # apply output -> "name sharding" of each param
   awk '$2 == "param" { print $1, $4 }' | sort
 }
-want=$("$CARVE" apply "$tmp/llama.cir" "$tmp/llama.tac" 2>&1 | params)
-got=$("$CARVE" apply "$tmp/llama.cir" "$tmp/mp.tac" 2>&1 | params)
+want=$("$CARVE" apply "$tmp/llama.cir" "$tmp/llama.tac" --verbose 2>&1 | params)
+got=$("$CARVE" apply "$tmp/llama.cir" "$tmp/mp.tac" --verbose 2>&1 | params)
 [ -n "$want" ] && [ "$got" = "$want" ] && ok || bad "megatron on llama: $got, annotations: $want"
 
 # forward runs: 1 rank, then 2 and 4 ranks under a split of the params

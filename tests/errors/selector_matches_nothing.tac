@@ -1,4 +1,4 @@
-# expect: 5:15: error: no param matches 'wq' (--lenient makes this a warning)
+# expect: 5:15: error: no param matches 'wq'; did you mean 'w'? (--lenient makes this a warning)
 # stage: semantic
 mesh model = 2
 tactic t {

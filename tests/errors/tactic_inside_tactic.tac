@@ -1,4 +1,4 @@
-# expect: 5:1: error: unexpected 'tactic' inside tactic 'a'; is its '}' missing?
+# expect: 3:10: error: unclosed '{' opened here: expected '}' to close tactic 'a' before 'tactic' on line 5
 # stage: syntax
 tactic a {
   replicate params on model

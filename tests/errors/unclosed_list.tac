@@ -1,4 +1,4 @@
-# expect: 5:1: error: unexpected end of input, expected ']' to close the list
+# expect: 4:46: error: unclosed '[' opened here: expected ']' to close the list before the end of the input
 # stage: syntax
 mesh model = 2, batch = 2
 tactic found = auto (axes = [[model, batch], [batch

@@ -1,4 +1,4 @@
-# expect: 7:1: error: unexpected end of input, expected '}' to close tactic 'emb'
+# expect: 4:26: error: unclosed '{' opened here: expected '}' to close tactic 'emb' before the end of the input
 # stage: syntax
 mesh model = 2
 tactic emb(axis = model) {

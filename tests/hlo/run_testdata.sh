@@ -11,7 +11,7 @@
 #                               the check dialect (check.expect_eq_const ...).
 # carve verifies the checks as stablehlo-translate --interpret does. Not
 # part of `make check`: the corpora are not in this tree (Apache-2.0,
-# github.com/openxla/stablehlo). The README gives the figures of the last run.
+# github.com/openxla/stablehlo). docs/results.md gives the figures of the last run.
 set -u
 src=${1:?usage: tests/hlo/run_testdata.sh STABLEHLO_CHECKOUT [CARVE]}
 carve=${2:-$(dirname "$0")/../../carve}

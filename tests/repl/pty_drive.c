@@ -73,6 +73,12 @@ int main(int argc, char **argv) {
   at = nseen;
   type("show l0.mlp.w\t\t");
   check(expect("l0.mlp.w1", at) && expect("l0.mlp.w2", at), "Tab lists the values a prefix names");
+  type("\x15");
+  at = nseen;
+  type("show l*.mlp.w1\t\t");                 /* a glob: its matches listed, the word kept (not cut to 'l') */
+  int listed = expect("l0.mlp.w1", at) && expect("l1.mlp.w1", at);
+  size_t after = listed ? (size_t)(strstr(seen + at, "l1.mlp.w1") - seen) : at;
+  check(listed && expect("show l*.mlp.w1", after), "Tab lists the values a glob matches and keeps the glob");
   type("\x15quit\r");                 /* ^U clears the line */
   int status = 0;
   for (int i = 0; i < 600 && waitpid(pid, &status, WNOHANG) == 0; i++) usleep(100000);

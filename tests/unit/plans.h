@@ -120,9 +120,10 @@ static inline void plan_text(const plan_case *c, const char *srcdir, strbuf *out
     const char *e = strchr(t, '\n');
     size_t n = e ? (size_t)(e - t) : strlen(t);
     if (memmem(t, n, ": error: ", 9) || memmem(t, n, ": warning: ", 11)) {
-      const char *u = t;
-      if (n > pre && !strncmp(u, srcdir, pre - 1) && u[pre - 1] == '/') { u += pre; n -= pre; }
-      sb_printf(out, "diag %.*s\n", (int)n, u);
+      const char *u = t;             /* the next line starts n on from t, prefix or not */
+      size_t k = n;
+      if (k > pre && !strncmp(u, srcdir, pre - 1) && u[pre - 1] == '/') { u += pre; k -= pre; }
+      sb_printf(out, "diag %.*s\n", (int)k, u);
     }
     t += n + (e != NULL);
   }

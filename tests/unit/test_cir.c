@@ -330,8 +330,14 @@ static err_case err_cases[] = {
   {"model m {\n  x = f(a))\n}\n", "2:11: error: unexpected ')', expected '}' to close model 'm'", "1:9: note: '{' opened here"},
   {"model m { x = f(a }", "1:19: error: unexpected '}', expected ')' to close the call of 'f'", "1:16: note: '(' opened here"},
   {"model m { x = [a, b) }", "1:20: error: unexpected ')', expected ']' to close the list", "1:15: note: '[' opened here"},
-  {"model mlp {\n  x = y\n", "3:1: error: unexpected end of input, expected '}' to close model 'mlp'", "1:11: note: '{' opened here"},
-  {"model m {\n repeat i in 0..2 {\n", "3:1: error: unexpected end of input, expected '}' to close repeat 'i'", "2:19: note: '{' opened here"},
+  {"model mlp {\n  x = y\n", "1:11: error: unclosed '{' opened here: expected '}' to close model 'mlp' before the end of the input",
+   "2:8: note: the '}' is missing here, or earlier"},
+  {"model m {\n  h = matmul(x, w\n  y = mean(h)\n}\n", "2:13: error: unclosed '(' opened here: expected ')' to close the call of 'matmul' before 'y' on line 3",
+   "2:18: note: the ')' is missing here at the end of line 2, or earlier"},
+  {"model m {\n  input x : f32[4, 8\n  param w : f32[8]\n}\n", "2:16: error: unclosed '[' opened here: expected ']' to close the shape before 'param' on line 3",
+   "2:21: note: the ']' is missing here at the end of line 2, or earlier"},
+  {"model m {\n repeat i in 0..2 {\n", "2:19: error: unclosed '{' opened here: expected '}' to close repeat 'i' before the end of the input",
+   "2:20: note: the '}' is missing here, or earlier"},
   {"model m { x = f(g(a, ", "1:22: error: unexpected end of input, expected an expression", "1:18: note: '(' opened here"},
   {"model m { input x : f32[2, 3", "1:29: error: unexpected end of input, expected ']' to close the shape", "1:24: note: '[' opened here"},
   {"model m { } }", "1:13: error: unexpected '}': there is no open '{' to close", ""},
@@ -374,7 +380,8 @@ static err_case err_cases[] = {
   {"model m { x = - y }", "1:17: error: unexpected 'y', expected a number", ""},
   {"model m { x = f(a{ i }) }", "1:18: error: unexpected '{', expected ',' or ')'", ""},   /* blank after '{': not a template */
   {"model m { x = f(a{i) }", "1:18: error: unexpected '{', expected ',' or ')'", ""},     /* no '}': not a template */
-  {"model a {\n  x = y\nmodel b { }", "3:1: error: unexpected 'model' inside model 'a'; is its '}' missing?", "1:9: note: '{' opened here"},
+  {"model a {\n  x = y\nmodel b { }", "1:9: error: unclosed '{' opened here: expected '}' to close model 'a' before 'model' on line 3",
+   "2:8: note: the '}' is missing here at the end of line 2, or earlier"},
   {"model m { return }", "1:18: error: unexpected '}', expected an expression", ""},
 };
 

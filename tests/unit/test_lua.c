@@ -914,7 +914,7 @@ Test(stdlib, megatron_splits_a_fused_weight_by_heads) {
   lt_free(&t);
 }
 
-/* README.md's tutorial tactic: kept on the MLP, rolled back on the small GPT */
+/* docs/lua.md's tactic in five steps: kept on the MLP, rolled back on the small GPT */
 static const char *tutorial(const char *model, const char *value, arena *keep) {
   char m[512], t[512];
   snprintf(m, sizeof m, "%s/examples/%s", SRCDIR, model);
