@@ -1101,6 +1101,34 @@ static int lapi_setmetatable(lua_State *L) {
   return 1;
 }
 
+/* string.find, match, gmatch and gsub run in C, where the count hook cannot
+** stop them, and a pattern with k quantifiers can take (length)^(k+1)
+** steps to fail ('.-.-b' over 10^5 characters: hours). Each call is
+** charged its worst case before it runs: (subject length + 1) raised to
+** the pattern's quantifiers (one more when the pattern is not anchored by
+** a leading '^'), times the pattern's length; a plain search is subject
+** times pattern. What the limit cannot afford stops the script at once. */
+#define LAPI_MATCH_STEPS 4            /* pattern-matching steps to one instruction */
+static int lapi_match(lua_State *L) {
+  size_t ls = 0, lp = 0;
+  luaL_checklstring(L, 1, &ls);
+  const char *pat = luaL_checklstring(L, 2, &lp);
+  int plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);   /* find's fourth argument */
+  int quant = 0;
+  for (size_t i = 0; i < lp && !plain; i++) {
+    if (pat[i] == '%') { i++; continue; }
+    quant += pat[i] == '*' || pat[i] == '+' || pat[i] == '-' || pat[i] == '?';
+  }
+  int power = plain ? 1 : quant + (lp && pat[0] == '^' ? 0 : 1);
+  double work = (double)lp + 1;
+  for (int i = 0; i < power && work < 1e18; i++) work *= (double)ls + 1;
+  charge(L, state_of(L), work / LAPI_MATCH_STEPS >= 1e18 ? (long long)1e18 : (long long)(work / LAPI_MATCH_STEPS));
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 static void open_sandbox(lua_State *L) {
   static const struct { const char *name; lua_CFunction open; } libs[] = {
     {LUA_GNAME, luaopen_base}, {LUA_TABLIBNAME, luaopen_table}, {LUA_STRLIBNAME, luaopen_string},
@@ -1125,6 +1153,13 @@ static void open_sandbox(lua_State *L) {
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
+  static const char *const matchers[] = {"find", "match", "gmatch", "gsub", NULL};
+  for (int i = 0; matchers[i]; i++) {           /* the same table strings index: s:find() too */
+    lua_getfield(L, -1, matchers[i]);
+    lua_pushboolean(L, i == 0);
+    lua_pushcclosure(L, lapi_match, 2);
+    lua_setfield(L, -2, matchers[i]);
+  }
   lua_pop(L, 1);
   /* the same numbers every run: a tactic that draws them plans alike */
   lua_getglobal(L, LUA_MATHLIBNAME);

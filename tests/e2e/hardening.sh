@@ -282,6 +282,16 @@ has err "p_gc.lua:2:3: error: setmetatable: a metatable with __gc is refused" "a
 ASAN_OPTIONS=$asan_fast run 1 "ctx:cost() in a loop" "$CARVE" apply p.cir p_cost.tac
 has err "p_cost.lua:3:" "the loop of ctx calls ends at its line"
 has err "error: the script ran too long (more than 250000000 instructions)" "ctx calls count against the instruction limit"
+# pattern matching runs in C, out of the count hook's reach: each call is
+# charged its worst case first (a backtracking pattern over 10^5 characters,
+# a plain search of a 1 MB pattern in 16 MB, each ran for hours)
+printf 'return function(ctx)\n  string.rep("a", 100000):find(".-.-b")\nend\n' > p_find.lua
+printf 'return function(ctx)\n  local s = string.rep("a", 1 << 24)\n  local p = string.rep("a", 1 << 20) .. "b"\n  s:find(p, 1, true)\nend\n' > p_plain.lua
+for s in find plain; do printf 'mesh model = 2\ntactic t = lua "p_%s.lua" ()\nschedule t\n' $s > p_$s.tac; done
+run 1 "a backtracking pattern" "$CARVE" apply p.cir p_find.tac
+has err "p_find.lua:2:3: error: the script ran too long (more than 250000000 instructions)" "a pattern's worst case counts against the limit"
+run 1 "a plain search of a long pattern" "$CARVE" apply p.cir p_plain.tac
+has err "p_plain.lua:4:3: error: the script ran too long" "a plain search's worst case counts against the limit"
 ASAN_OPTIONS=$asan_fast run 1 "an allocation loop inside pcall" "$CARVE" apply p.cir p_mem.tac
 has err "error: the script ran out of memory (a tactic script may use 256 MiB)" "pcall does not catch the memory limit"
 run 1 "a mesh of 2^31 devices" "$CARVE" lower p.cir "$ex/mlp_bp.tac" --mesh 'batch = 2147483648' --rank 3
