@@ -51,6 +51,11 @@ static inline void fuzz_failed_well(const diag *d, const char *const *names, int
   (void)names; (void)nnames;
   const char *t = diag_text(d);
   fuzz_check(d->nerrors >= 1 && t[0], "a failure without a message", d);
+  const char *w = strstr(t, ": warning: "), *e = strstr(t, "error: ");
+  if (w && e && w < e) {             /* warnings may come first (a param that does not reach the loss) */
+    while (e > t && e[-1] != '\n') e--;
+    t = e;                           /* the line of the first error */
+  }
   fuzz_check(fuzz_placed(t), "the first error names no place", d);
   const char *msg = strstr(t, "error: ") + 7;     /* the first line's message */
   fuzz_check(strncmp(msg, "internal error", 14) != 0, "an internal error", d);

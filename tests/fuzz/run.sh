@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make fuzz: build carve's library with clang under libFuzzer, ASan and
 # UBSan in its own folder (fuzz-build/), link every harness of tests/fuzz,
-# seed each from examples/ and tests/, and run each for FUZZ_SECONDS
+# seed each from examples/ and tests/ (tests/fuzz/seeds/ for lua, progfile
+# and diff), and run each for FUZZ_SECONDS
 # (default 60). A finding stops that harness and leaves its input in
 # fuzz-build/findings/; the figures (executions, coverage) go to
 # fuzz-build/fuzz-results.txt. Usage: run.sh SRCDIR [HARNESS...]
@@ -22,7 +23,7 @@ fi
 make -s -C "$out/lib" -j"$(nproc)" libcarve.a >/dev/null || exit 1
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -DSRCDIR=\"$src\" -I$src -I$out/lib $(pkg-config --cflags lua5.4)"
 libs="$out/lib/libcarve.a $(pkg-config --libs lua5.4) -lopenblas -lpthread -lm"
-all="cir tac safet options repl mlir pipeline profile"
+all="cir tac safet options repl mlir pipeline profile lua progfile diff"
 [ $# -gt 0 ] && all="$*"
 seed() {  # seed NAME: the starting corpus of a harness
   local d="$out/corpus/$1"
@@ -50,6 +51,9 @@ seed() {  # seed NAME: the starting corpus of a harness
               { cat "$src/examples/mlp.cir"; printf '\n%%%%\nversion 1\nmesh model = 4\n'
                 printf 'tactic t = auto (axes = [model], over = [params], budget = 30)\nschedule t\n%%%%\nsgd(lr = 0.1)\n'; } > "$d/auto_mlp"
               cp "$src/tests/data/chain.cir" "$d/chain" ;;
+    lua) cp "$src"/stdlib-tactics/*.lua "$src"/examples/*.lua "$src"/tests/data/fuzz/*.lua "$src"/tests/fuzz/seeds/lua/*.lua "$d/" 2>/dev/null ;;
+    progfile) cp "$src"/tests/fuzz/seeds/progfile/* "$d/" 2>/dev/null ;;   # carve lower -o of the examples (seeds/README)
+    diff) cp "$src"/tests/fuzz/seeds/diff/* "$d/" 2>/dev/null ;;
   esac
 }
 : > "$out/fuzz-results.txt"
@@ -60,11 +64,20 @@ for h in $all; do
   seed "$h"
   echo "make fuzz: $h for ${secs}s" >&2
   log="$out/fuzz_$h.log"
+  # lua: a run past 10 s is a finding (the sandbox's instruction limit did not
+  # hold), and what scripts print (to stderr) stays out of the log; progfile:
+  # the small GPT's program file is 177 KB
+  opts="-timeout=20 -max_len=65536"
+  case $h in
+    lua) opts="-timeout=10 -max_len=65536 -close_fd_mask=2" ;;
+    progfile) opts="-timeout=20 -max_len=262144" ;;
+  esac
   (cd "$out/findings" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=65536 -jobs="$jobs" -workers="$jobs" \
+     "$bin" -max_total_time="$secs" $opts -rss_limit_mb=4096 -jobs="$jobs" -workers="$jobs" \
      -print_final_stats=1 -artifact_prefix="$out/findings/$h-" "$out/corpus/$h" > "$log" 2>&1)
   rc=$?
-  execs=$(grep -h 'stat::number_of_executed_units' "$log" "$out"/findings/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+  # (the log holds each job's fuzz-N.log too: libFuzzer copies it there when the job ends)
+  execs=$(grep -h 'stat::number_of_executed_units' "$log" 2>/dev/null | awk '{s += $2} END {print s + 0}')
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
   printf '%-9s %12s executions in %ss, %s, rc %d\n' "$h" "$execs" "$secs" "${cov:-cov: ?}" "$rc" | tee -a "$out/fuzz-results.txt"
   [ $rc -ne 0 ] && { status=1; grep -m3 -E 'ERROR|SUMMARY|fuzz finding' "$log" >&2; }

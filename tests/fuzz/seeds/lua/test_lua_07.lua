@@ -1,0 +1,11 @@
+return function(ctx, args)
+  local f = ctx:factors(ctx:value('h.matmul').producer)
+  assert(table.concat(f.kind, ',') == 'pass,contract,pass', table.concat(f.kind, ','))
+  assert(f.operands[1][2] == f.operands[2][1], 'the contracted dims share a factor')
+  assert(f.kind[f.operands[1][2]] == 'contract')
+  assert(f.result[1] == f.operands[1][1] and f.result[2] == f.operands[2][2])
+  local g = ctx:factors(ctx:value('h.add').producer)
+  assert(#g.operands == 2 and g.operands[2][1] == g.result[2])
+  local ok, err = pcall(ctx.factors, ctx, ctx:value('w1'))
+  assert(not ok and err:find('must be an op'), err)
+end

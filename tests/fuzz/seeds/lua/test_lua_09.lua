@@ -1,0 +1,1 @@
+return function(ctx) assert(ctx.train == nil) end

@@ -1,0 +1,12 @@
+return function(ctx, args)
+  ctx:together(function()
+    assert(ctx:shard('w1', 1, 'model'))
+    assert(#(ctx:sharding('h'))[2] == 0, 'not yet propagated')
+    ctx:together(function() assert(ctx:shard('x', 0, 'batch')) end)
+    assert(#(ctx:sharding('h'))[1] == 0, 'nested: still held')
+  end)
+  assert((ctx:sharding('h'))[2][1] == 'model' and (ctx:sharding('h'))[1][1] == 'batch')
+  local ok = pcall(ctx.together, ctx, function() ctx:shard('y', 0, 'batch') error('stop') end)
+  assert(not ok and (ctx:sharding('d'))[1][1] == 'batch', 'propagated when it raises too')
+  assert(ctx:shard('y', 1, 'model') == true and (ctx:sharding('d'))[2][1] == 'model', 'no longer held')
+end

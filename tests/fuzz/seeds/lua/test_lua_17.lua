@@ -1,0 +1,15 @@
+return function(ctx, args)
+  local m0 = ctx:mark()
+  assert(ctx:shard('w1', 1, 'model'))
+  local m1 = ctx:mark()
+  assert(ctx:shard('x', 0, 'batch'))
+  ctx:rollback(m1)
+  assert(#(ctx:sharding('x'))[1] == 0 and (ctx:sharding('h'))[2][1] == 'model')
+  ctx:rollback(m0)
+  assert(#(ctx:sharding('h'))[2] == 0 and #(ctx:sharding('w2'))[1] == 0)
+  local ok, err = pcall(ctx.rollback, ctx, m1)
+  assert(not ok and err:find('discarded by a rollback to an earlier one'), err)
+  ctx:rollback(m0)
+  for i = 1, 20 do local m = ctx:mark() ctx:shard('w2', 0, 'model') ctx:rollback(m) end
+  assert(ctx:shard('w2', 1, 'batch'))
+end

@@ -1,0 +1,10 @@
+return function(ctx, args)
+  local c0 = ctx:cost()
+  assert(c0.time > 0 and c0.memory > 0 and c0.compute > 0 and c0.communication == 0)
+  assert(ctx:shard('x', 0, 'batch'))
+  local c1 = ctx:cost()
+  assert(c1.time < c0.time and c1.memory < c0.memory, ('%g %g / %g %g'):format(c0.time, c0.memory, c1.time, c1.memory))
+  assert(c1.communication > 0, 'the gradients are all-reduced')
+  local dims, partial = ctx:sharding('grad.w1')
+  assert(#partial == 1, 'a gradient is a partial sum over batch')
+end

@@ -1,0 +1,4 @@
+return function(ctx, args)
+  ctx:warn('careful')
+  ctx:error('bad axis ' .. args.axis, 'axis')
+end

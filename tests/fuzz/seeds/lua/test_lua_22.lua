@@ -1,0 +1,1 @@
+return function(ctx) ctx:warn('careful') error('not reached') end

@@ -1,0 +1,1 @@
+return function(ctx) pcall(ctx.error, ctx, 'caught') end

@@ -1,0 +1,1 @@
+return function(ctx) error('plain') end

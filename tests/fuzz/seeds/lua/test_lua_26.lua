@@ -1,0 +1,3 @@
+return function(ctx)
+  error('no place', 0)
+end

@@ -1,0 +1,1 @@
+return function(ctx) error(setmetatable({}, {__tostring = function() return 'shown' end})) end

@@ -1,0 +1,3 @@
+return function(ctx)
+  ctx:shard('w1', 5, 'model')
+end

@@ -1,0 +1,3 @@
+return function(ctx)
+  ctx:shard('w1', 0, 'nope')
+end

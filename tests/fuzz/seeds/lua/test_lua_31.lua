@@ -1,0 +1,3 @@
+return function(ctx)
+  ctx:shard({}, 0, 'model')
+end

@@ -1,0 +1,3 @@
+return function(ctx)
+  ctx.shard(nil, 'w1', 0, 'model')
+end

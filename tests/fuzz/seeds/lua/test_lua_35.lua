@@ -1,0 +1,3 @@
+return function(ctx)
+  ctx:replicate('w1', 'model', 2)
+end

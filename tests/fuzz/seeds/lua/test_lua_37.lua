@@ -1,0 +1,3 @@
+return function(ctx)
+  ctx:rollback({})
+end

@@ -1,0 +1,1 @@
+return function(ctx) collectgarbage('stop') end

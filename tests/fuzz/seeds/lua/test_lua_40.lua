@@ -1,0 +1,4 @@
+return function(ctx)
+  local t = nil
+  return t[1]
+end

@@ -1,0 +1,1 @@
+return function(ctx) while true do end end

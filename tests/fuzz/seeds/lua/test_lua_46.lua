@@ -1,0 +1,5 @@
+return function(ctx)
+  while true do
+    ctx:cost()
+  end
+end

@@ -1,0 +1,5 @@
+return function(ctx)
+  while true do
+    pcall(ctx.values, ctx)
+  end
+end

@@ -1,0 +1,3 @@
+return function(ctx)
+  pcall(ctx.cost, ctx)
+end

@@ -1,0 +1,4 @@
+return function(ctx)
+  local x = {}
+  setmetatable(x, {__gc = function() while true do end end})
+end

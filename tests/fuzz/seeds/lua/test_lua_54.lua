@@ -1,0 +1,3 @@
+return function(ctx)
+  local s = string.rep('x', 1 << 30)
+end
