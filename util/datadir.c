@@ -9,6 +9,7 @@
 #include "util/mem.h"
 #include "util/strbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -160,4 +161,37 @@ static void compute(void) {
 const char *datadir_path(datadir_kind k) {
   pthread_once(&once, compute);
   return lists[k == DATADIR_STDLIB ? 0 : 1];
+}
+
+static int by_name(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+const char *datadir_names(arena *a, const char *list, const char *const *exts) {
+  int cap = 16, k = 0;
+  char **names = mem_alloc(sizeof *names * (size_t)cap);
+  const char *x;
+  size_t n;
+  while ((n = datadir_next(&list, &x))) {
+    DIR *dp = opendir(arena_strndup(a, x, n));
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+      size_t m = strlen(e->d_name), el = 0;
+      for (int i = 0; exts[i] && !el; i++) {
+        size_t l = strlen(exts[i]);
+        if (m > l && !strcmp(e->d_name + m - l, exts[i])) el = l;
+      }
+      if (!el) continue;
+      if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
+      names[k++] = (char *)arena_strndup(a, e->d_name, m - el);
+    }
+    if (dp) closedir(dp);
+  }
+  mem_sort(names, (size_t)k, sizeof *names, by_name);
+  strbuf b;
+  sb_init(&b);
+  for (int i = 0; i < k; i++)
+    if (!i || strcmp(names[i], names[i - 1])) sb_printf(&b, "%s%s", b.n ? ", " : "", names[i]);
+  const char *r = arena_strndup(a, sb_str(&b), b.n);
+  sb_free(&b);
+  free(names);
+  return r;
 }

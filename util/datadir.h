@@ -25,6 +25,7 @@
 #define util_datadir_h
 
 #include <stddef.h>
+#include "util/arena.h"
 
 typedef enum datadir_kind { DATADIR_STDLIB, DATADIR_PROFILES } datadir_kind;
 
@@ -41,5 +42,11 @@ size_t datadir_next(const char **list, const char **dir);
 /* The subfolder of a CARVE_PATH entry that holds kind's files
 ** ("stdlib-tactics", "profiles"). */
 const char *datadir_sub(datadir_kind k);
+
+/* The files in the folders of a ':'-separated list whose names end in one
+** of exts (NULL-terminated), each ending dropped: sorted, each name once,
+** joined by ", " into a ("" when there are none). Messages list them:
+** "the stdlib has batch, embedding, ...". */
+const char *datadir_names(arena *a, const char *list, const char *const *exts);
 
 #endif

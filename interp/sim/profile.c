@@ -7,7 +7,6 @@
 #include "util/datadir.h"
 #include "util/mem.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,8 +210,6 @@ const char *sim_profile_local_path(arena *a) {
   return arena_printf(a, "%s/.config/carve/local.profile", h && *h ? h : ".");
 }
 
-static int by_name(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
-
 /* dir/what.profile in the first folder of the ':'-separated list that has
 ** it; NULL after an error naming the folders and the profiles they hold. */
 static const char *find_profile(arena *a, diag *d, const char *what, loc at, const char *list) {
@@ -225,29 +222,11 @@ static const char *find_profile(arena *a, diag *d, const char *what, loc at, con
     if (access(path, F_OK) == 0) { sb_free(&where); return path; }   /* no open: a FIFO would block it */
     sb_printf(&where, "%s%.*s", where.n ? ", " : "", (int)n, x);
   }
-  int cap = 16, k = 0;
-  char **names = mem_alloc(sizeof *names * (size_t)cap);
-  for (l = list; (n = datadir_next(&l, &x));) {
-    DIR *dp = opendir(arena_strndup(a, x, n));
-    struct dirent *e;
-    while (dp && (e = readdir(dp))) {
-      size_t m = strlen(e->d_name);
-      if (m <= 8 || strcmp(e->d_name + m - 8, ".profile")) continue;
-      if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
-      names[k++] = (char *)arena_strndup(a, e->d_name, m - 8);
-    }
-    if (dp) closedir(dp);
-  }
-  mem_sort(names, (size_t)k, sizeof *names, by_name);
-  strbuf b;
-  sb_init(&b);
-  for (int i = 0; i < k; i++)
-    if (!i || strcmp(names[i], names[i - 1])) sb_printf(&b, "%s%s", b.n ? ", " : "", names[i]);
+  static const char *const ext[] = {".profile", NULL};
+  const char *has = datadir_names(a, list, ext);
   diag_error(d, at, "no device profile '%s' (in %s: %s; or 'local' after 'carve calibrate', or a file's path; "
-             "CARVE_PATH can name more folders holding profiles/)", what, where.n ? sb_str(&where) : "no folder", b.n ? sb_str(&b) : "none");
-  sb_free(&b);
+             "CARVE_PATH can name more folders holding profiles/)", what, where.n ? sb_str(&where) : "no folder", *has ? has : "none");
   sb_free(&where);
-  free(names);
   return NULL;
 }
 

@@ -14,7 +14,6 @@
 #include "util/datadir.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +75,6 @@ static int file_mesh(const tac_file *f, sh_mesh *m, diag *d) {
 
 /* ---- tactic lookup ---- */
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 typedef struct resolved {
   const tac_file *file;          /* where the block lives */
   const tac_decl *block;         /* TAC_TACTIC, or the LUA/AUTO declaration; NULL for a script found by use */
@@ -123,26 +120,12 @@ static int file_exists(const char *p) { return access(p, F_OK) == 0; }   /* no o
 /* "batch, embedding, megatron, zero": the tactics (.tac and .lua) of the
 ** stdlib folders, sorted, each once; "" when there are none. */
 static const char *stdlib_list(arena *a, const char *const *dirs, int ndirs) {
-  int cap = 16, k = 0;
-  char **names = mem_alloc(sizeof *names * (size_t)cap);
-  for (int i = 0; i < ndirs; i++) {
-    DIR *dp = opendir(dirs[i]);
-    struct dirent *e;
-    while (dp && (e = readdir(dp))) {
-      if (!ends_with(e->d_name, ".tac") && !ends_with(e->d_name, ".lua")) continue;
-      if (k == cap) names = mem_realloc(names, sizeof *names * (size_t)(cap *= 2));
-      names[k++] = (char *)base_of(a, e->d_name);
-    }
-    if (dp) closedir(dp);
-  }
-  mem_sort(names, (size_t)k, sizeof *names, by_name);
-  strbuf b;
-  sb_init(&b);
-  for (int i = 0; i < k; i++)
-    if (!i || strcmp(names[i], names[i - 1])) sb_printf(&b, "%s%s", b.n ? ", " : "", names[i]);
-  const char *r = arena_strndup(a, sb_str(&b), b.n);
-  sb_free(&b);
-  free(names);
+  strbuf list;
+  sb_init(&list);
+  for (int i = 0; i < ndirs; i++) sb_printf(&list, "%s%s", i ? ":" : "", dirs[i]);
+  static const char *const ext[] = {".tac", ".lua", NULL};
+  const char *r = datadir_names(a, sb_str(&list), ext);
+  sb_free(&list);
   return r;
 }
 
