@@ -470,7 +470,7 @@ static int64_t values_of(const cir_stmt *s, int64_t limit) {
   case CIR_ASSIGN: return calls_in(s->value) + 1;
   case CIR_RETURN: return 0;
   case CIR_REPEAT: {
-    int64_t body = 0;
+    int64_t body = 1;          /* each pass counts, values or none: empty nested blocks are work too */
     for (int i = 0; i < s->nbody && body <= limit; i++) body += values_of(s->body[i], limit);
     int64_t times = s->hi > s->lo ? s->hi - s->lo : 0;
     if (times && body > limit / times) return limit + 1;
@@ -530,7 +530,7 @@ static int stmt(bctx *b, const cir_stmt *s) {
     if (!b->nenv) {             /* the outermost repeat: its product, before anything expands */
       int64_t n = values_of(s, MAX_VALUES);
       if (n > MAX_VALUES)
-        return diag_error(b->d, L(b, s->off), "these repeat blocks would make more than %d values (their ranges multiply); "
+        return diag_error(b->d, L(b, s->off), "these repeat blocks would make more than %d values or passes (their ranges multiply); "
                           "make the ranges smaller", MAX_VALUES);
     }
     b->env[b->nenv].var = s->name;
