@@ -56,10 +56,11 @@ static const command commands[] = {
    "well-formed, else 1 with located errors. --print writes the IR back as model text.",
    cli_check_help},
   {"run", cli_run, 1, 2, "train mesh model no-fuse strict lenient steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective test-perturb print-outputs bucket",
-   "carve run MODEL.cir [TACTICS.tac] --steps N [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
+   "carve run MODEL.cir [TACTICS.tac] [--steps N] [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
    "          [--print-outputs] [--bucket SIZE] [--model NAME] [--mesh ..] [--no-fuse] [--strict] [--lenient] [--quiet]",
-   "Execute the program N times (a training step with --train). Without --params,\n"
+   "Execute the program N times (a training step with --train, which needs --steps;\n"
+   "without --train one run unless --steps says otherwise). Without --params,\n"
    "parameters start from a deterministic init; without --data, inputs are fixed\n"
    "deterministic values (ids within the table sizes). --save writes the parameters and\n"
    "optimizer state after the last step as safetensors (atomically). With a tactic\n"
@@ -79,8 +80,7 @@ static const command commands[] = {
    "relative error ||a - b|| / ||b|| exceeds --tolerance (the same default); a mismatch\n"
    "is exit 1. --print-outputs prints each returned tensor whole after the run, one JSON\n"
    "object a line on stdout (the step lines go to stderr): {\"name\", \"shape\", \"dtype\",\n"
-   "\"values\"} (NaN and infinities as the strings \"nan\", \"inf\", \"-inf\"); without --train\n"
-   "it runs one step unless --steps says otherwise.\n"
+   "\"values\"} (NaN and infinities as the strings \"nan\", \"inf\", \"-inf\").\n"
    "Every command that reads a model fuses softmax(scale q k^T) v attention into one\n"
    "attention op (docs/execution.md, \"Fused attention\"); --no-fuse keeps the model as written.", NULL, 1},
   {"apply", cli_apply, 2, 2, "train mesh model no-fuse json strict lenient quiet bucket verbose",

@@ -209,13 +209,13 @@ int cli_run(const cli_opts *o) {
     ob = *o;
     if (ob.steps < 1) ob.steps = 1;
     o = &ob;
-  } else if (o->steps < 0 && o->print_outputs && !o->train) {
-    ob = *o;                         /* the outputs of a program as it stands (a forward program, or */
-    ob.steps = 1;                    /* a step of its own): one run, as --bisect does */
+  } else if (o->steps < 0 && !o->train) {
+    ob = *o;                         /* a program as it stands (a forward program, or a step of */
+    ob.steps = 1;                    /* its own): one run, as --bisect does */
     o = &ob;
   }
   if (o->steps < 0) {
-    fprintf(stderr, "carve: error: run needs --steps N (how many times to execute the program)\n");
+    fprintf(stderr, "carve: error: run --train needs --steps N (how many steps to train)\n");
     return 2;
   }
   double tol = cli_tolerance(o, 1);

@@ -25,7 +25,8 @@ expect_rc 2 "unknown command" "$CARVE" frobnicate
 expect_rc 2 "unknown option" "$CARVE" check "$ex/mlp.cir" --frob
 expect_rc 2 "option for another command" "$CARVE" check "$ex/mlp.cir" --steps 3
 expect_rc 2 "missing model" "$CARVE" check
-expect_rc 2 "run without steps" "$CARVE" run "$ex/mlp_small.cir"
+expect_rc 2 "run --train without steps" "$CARVE" run "$ex/mlp_small.cir" --train "sgd(lr = 0.1)"
+expect_rc 0 "run without --train: one step" "$CARVE" run "$ex/mlp_small.cir"
 expect_rc 2 "bad count" "$CARVE" run "$ex/mlp_small.cir" --steps many
 expect_rc 1 "missing file" "$CARVE" check /nonexistent/model.cir
 grep -q "carve: error: cannot open '/nonexistent/model.cir'" /tmp/carve_cli_err.$$ && ok || bad "missing file message"

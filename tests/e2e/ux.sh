@@ -41,7 +41,8 @@ run 0 "a step of its own with --print-outputs and no --steps" "$CARVE" run "$SRC
 json_lines "an imported step's --print-outputs"
 [ "$(wc -l < "$tmp/out")" -ge 2 ] && ok || bad "an imported step prints each output: $(cat "$tmp/out")"
 run 2 "--train still needs --steps" "$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --print-outputs
-run 2 "run without --steps or --print-outputs" "$CARVE" run "$tmp/fwd.cir"
+run 0 "run without --train or --steps: one step" "$CARVE" run "$tmp/fwd.cir"
+has out "step 1  sum of the output" "a forward program runs once"
 run 0 "--print-outputs with --steps 2" "$CARVE" run "$ex/mlp_small.cir" --train 'sgd(lr = 0.1)' --steps 2 --print-outputs
 json_lines "training --print-outputs"
 has err "step 2  loss" "training step lines go to stderr with --print-outputs"
