@@ -175,6 +175,7 @@ static pcase pcases[] = {
   {"gpt2_small.cir", "gpt2_small_mp_sp.tac", "sgd(lr = 0.1)", 2, 0, 1},
   {"gpt2_small.cir", "../tests/data/bp_mp_sp.tac", "adam(lr = 1e-3, remat = full)", 4},
   {"gpt2_small.cir", "../tests/data/mp_sp_vocab4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
+  {"../tests/data/gpt2_b8.cir", "gpt2_small_mp_sp.tac", "adam(lr = 1e-3)", 2},   /* weight gradients by all-to-all */
   /* a GShard mixture of experts, experts and groups split on one axis */
   {"../tests/data/moe_gshard.cir", "../tests/data/moe_ep.tac", "adam(lr = 1e-3)", 4},
   /* found by random models (tests/data/fuzz/README) */
