@@ -206,8 +206,9 @@ static void usage_all(FILE *f) {
         "                   step (sgd: momentum, weight_decay; adam, adamw: beta1, beta2, eps,\n"
         "                   weight_decay); add remat = cheap | full to recompute activations in the\n"
         "                   backward pass, or remat = \"l*.h.matmul\": cheap's, and the forward values\n"
-        "                   those globs name; precision = bf16 computes the passes in bf16 from f32\n"
-        "                   parameters, gradients and optimizer state\n"
+        "                   those globs name; precision = bf16 | f16 computes the passes in that type\n"
+        "                   from f32 parameters, gradients and optimizer state (f16 scales the loss:\n"
+        "                   loss_scale = 1024 by default, a power of two)\n"
         "  --model NAME     pick a model from a file with several\n"
         "  --mesh 'batch=4, model=2'   override the tactic file's mesh\n"
         "\n'carve COMMAND --help' says more about one command.\n", f);

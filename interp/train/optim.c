@@ -50,11 +50,33 @@ static int state_leaf(ir_graph *g, const char *name, const ir_shape *s, ir_dtype
 
 #define NM(...) arena_printf(&g->mem, __VA_ARGS__)
 
+/* Loss scaling: each parameter's gradient, computed from a backward that
+** started at scale, divided by it where it is made (grad.P now names the
+** quotient, grad.P.scaled what the backward made), in the gradient's type
+** (f32: the master weights'), exactly. */
+static int unscale(octx *c, double scale) {
+  ir_graph *g = c->g;
+  int n = g->nvals;
+  for (int i = 0; i < n; i++) {
+    ir_value *v = g->vals[i];
+    if (v->role != ROLE_GRAD) continue;
+    const char *name = v->name;
+    if (ir_rename(g, v, NM("%s.scaled", name)) < 0) return diag_error(c->d, v->at, "internal error: renaming '%s'", name);
+    v->role = ROLE_VALUE;
+    int q = emit2(c, name, IR_MUL, v->id, ir_const_typed(g, 1.0 / scale, v->dtype));
+    if (q < 0) return -1;
+    g->vals[q]->role = ROLE_GRAD;
+  }
+  return 0;
+}
+
 int train_build(ir_graph *g, const train_spec *t, diag *d) {
   if (t->precision != IR_F32 && train_precision(g, t->precision, d) < 0) return -1;
   int nfwd = g->nvals;
-  if (grad_build(g, d) < 0 || remat_build(g, nfwd, t, d) < 0) return -1;
+  double scale = t->loss_scale > 0 ? t->loss_scale : 1;
+  if (grad_build_seeded(g, scale, d) < 0 || remat_build(g, nfwd, t, d) < 0) return -1;
   octx c = {g, d, 0};
+  if (scale != 1 && unscale(&c, scale) < 0) return -1;
   int n0 = g->nvals;
   int loss = g->outputs[0];
   int nparams = 0;

@@ -17,14 +17,15 @@ typedef struct optim_info {
 } optim_info;
 
 static const optim_info optims[] = {
-  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay, remat, precision", "sgd(lr = 0.01, momentum = 0.9)"},
-  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay, remat, precision", "adam(lr = 1e-3)"},
-  {"adamw", TRAIN_ADAMW, "lr, beta1, beta2, eps, weight_decay, remat, precision", "adamw(lr = 3e-4, weight_decay = 0.1)"},
+  {"sgd", TRAIN_SGD, "lr, momentum, weight_decay, remat, precision, loss_scale", "sgd(lr = 0.01, momentum = 0.9)"},
+  {"adam", TRAIN_ADAM, "lr, beta1, beta2, eps, weight_decay, remat, precision, loss_scale", "adam(lr = 1e-3)"},
+  {"adamw", TRAIN_ADAMW, "lr, beta1, beta2, eps, weight_decay, remat, precision, loss_scale", "adamw(lr = 3e-4, weight_decay = 0.1)"},
 };
 
 static double *slot(train_spec *t, const char *key) {
   if (!strcmp(key, "lr")) return &t->lr;
   if (!strcmp(key, "weight_decay")) return &t->weight_decay;
+  if (!strcmp(key, "loss_scale")) return &t->loss_scale;
   if (t->kind == TRAIN_SGD && !strcmp(key, "momentum")) return &t->momentum;
   int adam = t->kind == TRAIN_ADAM || t->kind == TRAIN_ADAMW;
   if (adam && !strcmp(key, "beta1")) return &t->beta1;
@@ -37,6 +38,10 @@ static double *slot(train_spec *t, const char *key) {
 static const char *out_of_range(const char *key, double x) {
   if (!strcmp(key, "lr") || !strcmp(key, "eps")) return x > 0 ? NULL : "must be positive";
   if (!strcmp(key, "weight_decay")) return x >= 0 ? NULL : "must not be negative";
+  if (!strcmp(key, "loss_scale")) {             /* a power of two, so that dividing by it is exact */
+    int e;
+    return x >= 1 && x <= 16777216 && frexp(x, &e) == 0.5 ? NULL : "must be a power of two from 1 to 2^24 (dividing by it is then exact)";
+  }
   return x >= 0 && x < 1 ? NULL : "must be in [0, 1)";   /* momentum, betas */
 }
 
@@ -83,10 +88,11 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
     }
     if (!strcmp(x->key, "precision")) {
       int ok = (x->val.kind == TAC_VNAME || x->val.kind == TAC_VSTR) && ir_dtype_parse(x->val.text, &t->precision) == 0 &&
-               (t->precision == IR_F32 || t->precision == IR_BF16);
+               (t->precision == IR_F32 || t->precision == IR_BF16 || t->precision == IR_F16);
       if (!ok)
-        return diag_error(d, (loc){src, x->val.off}, "precision is f32 or bf16 (bf16: the forward computes in bf16, the "
-                          "parameters, gradients and optimizer state stay f32), as in %s(lr = 1e-3, precision = bf16)", o->name);
+        return diag_error(d, (loc){src, x->val.off}, "precision is f32, bf16 or f16 (the forward computes in bf16 or f16, the "
+                          "parameters, gradients and optimizer state stay f32; f16 scales the loss, loss_scale = 1024 by "
+                          "default), as in %s(lr = 1e-3, precision = bf16)", o->name);
       continue;
     }
     double *s = slot(t, x->key);
@@ -97,5 +103,10 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
     if (bad) return diag_error(d, (loc){src, x->val.off}, "%s %s", x->key, bad);
     *s = x->val.num;
   }
+  if (!t->loss_scale) t->loss_scale = t->precision == IR_F16 ? 1024 : 1;
+  for (int i = 0; i < c->nargs; i++)       /* the backward's first gradient is the scale, an f16 number there */
+    if (!strcmp(c->args[i].key, "loss_scale") && t->precision == IR_F16 && t->loss_scale > 32768)
+      return diag_error(d, (loc){src, c->args[i].val.off}, "loss_scale is at most 32768 (2^15) with precision = f16: the "
+                        "loss's own gradient is the scale, and f16 ends at 65504");
   return 0;
 }

@@ -28,8 +28,12 @@ typedef struct train_spec {
   double weight_decay;             /* sgd, adam: L2 added to the gradient, as torch.optim does;
                                       adamw: p scaled by 1 - lr weight_decay before the step */
   train_remat remat;               /* remat = none | cheap | full | "GLOB, GLOB" */
-  ir_dtype precision;              /* the forward's compute type: f32 (as the model says), or bf16 with
-                                      f32 parameters, gradients and state (precision.c) */
+  ir_dtype precision;              /* the forward's compute type: f32 (as the model says), or bf16 or f16
+                                      with f32 parameters, gradients and state (precision.c) */
+  double loss_scale;               /* the backward starts from this instead of 1, and each parameter's
+                                      gradient is divided by it (a power of two: exact): f16's
+                                      gradients stay above its smallest numbers. 0 as parsed: 1024
+                                      for f16, else 1 */
   const char *remat_names;         /* REMAT_NAMED: the globs, as written */
   loc remat_at;                    /* where they were written, for errors */
 } train_spec;
@@ -46,6 +50,8 @@ int train_precision(ir_graph *g, ir_dtype t, diag *d);
 /* Append grad.P for every parameter P the loss depends on (the model must
 ** return one f32 scalar). Returns 0 or -1. */
 int grad_build(ir_graph *g, diag *d);
+/* The same, the backward started from seed instead of 1 (loss scaling). */
+int grad_build_seeded(ir_graph *g, double seed, diag *d);
 
 /* Recompute in the backward pass (values from nfwd on) the forward values
 ** it reads that t->remat allows, from values kept anyway, instead of
