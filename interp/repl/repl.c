@@ -376,7 +376,15 @@ static int value_named(repl *r, const char *name, strbuf *out) {
          "name '%s', or start the REPL with --no-fuse", name, fu->into, fu->into);
     return -1;
   }
-  fail(r, out, "no value named '%s'%s", name, r->loaded && !r->o.train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+  diag_suggest sg;                   /* "l0.mpl.w1": did you mean 'l0.mlp.w1'? */
+  diag_suggest_init(&sg, name);
+  for (int i = 0; r->loaded && i < r->s.g->nvals; i++)
+    if (r->s.g->vals[i]->kind != IR_CONST) diag_suggest_add(&sg, r->s.g->vals[i]->name);
+  arena a;
+  arena_init(&a);
+  fail(r, out, "no value named '%s'%s%s", name, diag_suggest_text(&a, &sg),
+       r->loaded && !r->o.train && !strncmp(name, "grad.", 5) ? " (gradients exist with --train)" : "");
+  arena_free(&a);
   return -1;
 }
 
