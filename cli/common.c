@@ -53,7 +53,7 @@ int cli_lower_opts(const cli_opts *o, lower_opts *lo) {
   errno = 0;
   long long n = t[0] >= '0' && t[0] <= '9' ? strtoll(t, &end, 10) : -1;
   for (size_t u = 0; n >= 0 && errno == 0 && u < sizeof units / sizeof *units; u++)
-    if (!strcmp(end, units[u].unit) && n <= INT64_MAX / units[u].bytes) { lo->bucket_bytes = n * units[u].bytes; return 0; }
+    if (!strcmp(end, units[u].unit) && n <= INT64_MAX / units[u].bytes) { lo->bucket_bytes = n ? n * units[u].bytes : -1; return 0; }
   fprintf(stderr, "carve: error: --bucket '%s': give a size in bytes, KiB, MiB or GiB, as in --bucket 25MiB (0: each gradient alone)\n", t);
   return -1;
 }

@@ -13,6 +13,11 @@
 ** dim (the pieces are then contiguous): each gradient's P pieces go to
 ** the P rows of a bucket viewed [P, C], so that the bucket's scatter
 ** leaves each device its piece of every gradient, side by side.
+**
+** Without a bucket size, the tiny reductions alone (biases, norm gains: a
+** few KiB, where a collective's latency is all it costs) are joined, as
+** Megatron-LM and DDP join every gradient; the others are reduced where
+** they are made.
 */
 #include "interp/lower/lower_int.h"
 #include "runtime/mesh.h"
@@ -82,7 +87,7 @@ static void reduce_bucket(rt_prog *p, const rt_instr *old, const int *at, const 
 
 /* Which reductions join which bucket: join[i] for instruction i (-1:
 ** none), the buckets in bk; returns their count. */
-static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int *join, int64_t *off, bucket *bk) {
+static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int64_t most, int *join, int64_t *off, bucket *bk) {
   int n = p->ninstrs, nb = 0, open = -1, readat = n;
   int *next = mem_alloc(sizeof(int) * (size_t)(p->nbufs ? p->nbufs : 1));   /* buffer -> its next reader */
   int *after = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));    /* instruction -> the first later reader of its result */
@@ -97,6 +102,7 @@ static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int 
     if (open >= 0 && i >= readat) open = -1;      /* a sum it holds is read here: reduced before */
     if (!bucketable(g, p, x)) continue;
     int64_t in = p->bufs[x->in[0]].nelem * (int64_t)rt_dtype_size(p->bufs[x->in[0]].dtype);
+    if (most > 0 && in > most) continue;          /* not tiny: reduced alone, the bucket stays open */
     if (open >= 0) {
       const rt_instr *l = &p->instrs[bk[open].lead];
       if (l->op != x->op || l->group != x->group || p->bufs[l->out].dtype != p->bufs[x->out].dtype ||
@@ -119,12 +125,12 @@ static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int 
   return nb;
 }
 
-int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes) {
+int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most) {
   int n = p->ninstrs, made = 0;
   int *join = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));
   int64_t *off = mem_alloc(sizeof(int64_t) * (size_t)(n ? n : 1));   /* where a member's piece sits in its bucket */
   bucket *bk = mem_alloc(sizeof *bk * (size_t)(n ? n : 1));
-  int nb = plan_buckets(g, p, bytes, join, off, bk);
+  int nb = plan_buckets(g, p, bytes, most, join, off, bk);
   for (int b = 0; b < nb; b++) {                  /* buffers for the buckets of two or more */
     if (bk[b].n < 2) continue;
     const rt_instr *x = &p->instrs[bk[b].lead];

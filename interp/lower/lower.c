@@ -962,7 +962,8 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_bias_grads(p);
-    if (plan && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes);
+    if (plan && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes, 0);
+    else if (plan && c.opt.bucket_bytes == 0 && !c.opt.keep_values) lw_bucket(g, p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
     if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");

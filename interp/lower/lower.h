@@ -19,6 +19,9 @@ typedef struct lower_result {
   int nvals;
 } lower_result;
 
+#define LOWER_TINY_BYTES  ((int64_t)4 << 10)
+#define LOWER_TINY_BUCKET ((int64_t)1 << 20)
+
 typedef struct lower_opts {
   /* Every value of an op gets a buffer of its own, kept after the run as an
   ** output: no folds into neighbours, no in-place updates. Bisection reads
@@ -32,7 +35,10 @@ typedef struct lower_opts {
   int no_fused_optim;
   /* Gradients' all-reduces (and reduce-scatters of first-dim splits) over
   ** the same devices joined into buckets of up to this many bytes, in the
-  ** order the backward pass produces them (bucket.c); 0: each alone. */
+  ** order the backward pass produces them (bucket.c). 0: only the tiny
+  ** ones (at most LOWER_TINY_BYTES each: biases, norm gains) are joined,
+  ** into buckets of at most LOWER_TINY_BUCKET (none under keep_values);
+  ** -1: each alone. */
   int64_t bucket_bytes;
   /* Keep the transposes around attention and GEMMs as lowered (fold.c
   ** takes them into the kernels otherwise; tests compare the two). */

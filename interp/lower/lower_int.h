@@ -102,7 +102,7 @@ static inline int64_t lw_prod(const int64_t *d, int a, int b) {
 
 /* bucket.c: join gradient reductions into buckets (after the program is
 ** finished); the number of buckets made */
-int  lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes);
+int  lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most);   /* most > 0: only reductions of at most that many bytes */
 
 /* fold.c: transposes taken into attention and GEMMs (after the program is
 ** finished); the number of instructions dropped */

@@ -93,8 +93,14 @@ static double reshard(const estimator *e, const ir_value *x, const sh_dim *from,
     if (st[i].op == RT_SHARD_SLICE) sec += e->o.prof->launch + (in + out) / e->o.prof->bandwidth;
     else {
       double full = st[i].op == RT_ALL_GATHER || st[i].op == RT_ALL_REDUCE ? out : in;
-      double c = sim_coll_seconds(&e->o, st[i].op, st[i].axes, layout_group_devices(p, st[i].axes), full);
-      sec += e->o.prof->launch + (isnan(c) ? 0 : c);
+      int64_t devs = layout_group_devices(p, st[i].axes);
+      double c = sim_coll_seconds(&e->o, st[i].op, st[i].axes, devs, full);
+      if (isnan(c)) c = 0;
+      /* a tiny gradient's reduction joins the others' (lower.h): its bytes, not its latency */
+      if (x->role == ROLE_GRAD && in <= (double)LOWER_TINY_BYTES && (st[i].op == RT_ALL_REDUCE || st[i].op == RT_REDUCE_SCATTER))
+        sec += c - sim_coll_seconds(&e->o, st[i].op, st[i].axes, devs, 0);
+      else
+        sec += e->o.prof->launch + c;
     }
     s = t;
   }

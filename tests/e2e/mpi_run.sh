@@ -36,7 +36,7 @@ train='adam(lr = 1e-3, remat = full)' check 4 gpt2_small_bp_mp.tac
 train='adam(lr = 1e-3, remat = cheap)' check 4 gpt2_small_bp_mp_z2.tac
 train='adam(lr = 1e-3, remat = "l*.h.matmul, l*.q")' check 4 gpt2_small_bp_mp_z3.tac
 # the bucketed program reduces in fewer collectives, and says which gradients each holds
-n0=$("$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["collectives"]))')
+n0=$("$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --json --bucket 0 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["collectives"]))')
 out=$("$CARVE" apply "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" --train "$train" --json --bucket 25MiB | python3 -c '
 import json, sys
 c = json.load(sys.stdin)["collectives"]

@@ -130,7 +130,9 @@ static inline void plan_text(const plan_case *c, const char *srcdir, strbuf *out
   if (rc == 0 && s.plan) {
     rt_prog prog;
     lower_result lr;
-    if (lower_program(s.g, s.plan, &prog, &lr, &s.diag) == 0) {
+    lower_opts lo = {0};
+    lo.bucket_bytes = -1;             /* each reduction alone, as the plans were recorded */
+    if (lower_program_opts(s.g, s.plan, &lo, &prog, &lr, &s.diag) == 0) {
       int counts[RT_NOPS] = {0};
       for (int i = 0; i < prog.ninstrs; i++) counts[prog.instrs[i].op]++;
       sb_printf(out, "collectives all_reduce %d all_gather %d reduce_scatter %d all_to_all %d\n", counts[RT_ALL_REDUCE],

@@ -96,7 +96,9 @@ static const char *kth_all_reduce(const session *s, int k) {
   lower_result lr;
   diag d;
   diag_init(&d);
-  cr_assert(lower_program(s->g, s->plan, &p, &lr, &d) == 0);
+  lower_opts lo = {0};
+  lo.bucket_bytes = -1;             /* as bisect lowers (keeping values): no reduction joined */
+  cr_assert(lower_program_opts(s->g, s->plan, &lo, &p, &lr, &d) == 0);
   diag_free(&d);
   const char *name = NULL;
   for (int i = 0, n = 0; i < p.ninstrs && !name; i++)

@@ -213,11 +213,11 @@ Test(ir, train_errors) {
 Test(ir, train_option_errors_have_a_caret) {
   typedef struct { const char *train, *expect; } te;
   te cases[] = {
-    {"adam(lr = 1e-3, beta9 = 2)", "--train:1:17: error: adam has no argument beta9 (lr, beta1, beta2, eps, weight_decay, remat, precision)\n"
+    {"adam(lr = 1e-3, beta9 = 2)", "--train:1:17: error: adam has no argument beta9 (lr, beta1, beta2, eps, weight_decay, remat, precision, loss_scale)\n"
                                    "  adam(lr = 1e-3, beta9 = 2)\n                  ^\n"},
     {"adagrad(lr = 1)", "--train:1:1: error: unknown optimizer 'adagrad'; use sgd(lr = 0.01, momentum = 0.9), adam(lr = 1e-3) or adamw(lr = 3e-4, weight_decay = 0.1)\n"},
     {"adam(lr = 1, beta1 = 1.5)", "--train:1:22: error: beta1 must be in [0, 1)\n  adam(lr = 1, beta1 = 1.5)\n                       ^\n"},
-    {"sgd(rate = 1)", "--train:1:5: error: sgd has no argument rate (lr, momentum, weight_decay, remat, precision)\n"},
+    {"sgd(rate = 1)", "--train:1:5: error: sgd has no argument rate (lr, momentum, weight_decay, remat, precision, loss_scale)\n"},
     {"sgd(lr = -1)", "--train:1:10: error: lr must be positive\n"},
     {"sgd(lr = \"a\")", "--train:1:10: error: lr takes a number, as in sgd(lr = 0.01, momentum = 0.9)\n"},
     {"adam(lr = 1e-3, lr = 2)", "--train:1:17: error: argument 'lr' is given twice\n"},

@@ -52,7 +52,9 @@ static int load_opt(setup *s, const char *model_text, const char *model_path, co
   tactic_opts o = {0};
   s->p = tactic_apply(s->g, tf, &o, &s->mem, &s->d);
   if (!s->p) return -1;
-  if (lower_program(s->g, s->p, &s->prog, &s->lr, &s->d) < 0) return -1;
+  lower_opts lo = {0};
+  lo.bucket_bytes = -1;             /* each reduction alone: the counts Megatron-LM's and the papers' tables give */
+  if (lower_program_opts(s->g, s->p, &lo, &s->prog, &s->lr, &s->d) < 0) return -1;
   for (int i = 0; i < s->prog.ninstrs; i++) s->counts[s->prog.instrs[i].op]++;
   return 0;
 }
@@ -682,6 +684,39 @@ Test(counts, bucketed) {
   bucketed("gpt2_small_bp_mp_z2.tac", 4 * LAYERS + 1, 1);    /* the gradients scattered in one */
   bucketed("gpt2_small_bp_mp_z3.tac", 4 * LAYERS + 1, 1);
   bucketed("gpt2_small.tac", 4 * LAYERS + 5, 1);           /* + the loss's max and sum of exponentials */
+}
+
+/* Without --bucket the tiny gradient reductions (at most 4 KiB: biases,
+** norm gains and biases) share one bucket, the others stay alone: under
+** batch parallelism each alone is P + 1 all-reduces, joined it is that
+** less the tiny ones plus their bucket; the bucket's members are exactly
+** the tiny gradients */
+Test(counts, tiny_reductions_joined_by_default) {
+  char *text = hx_slurp("examples/gpt2_small_bp.tac");
+  setup s;
+  cr_assert(load(&s, NULL, "gpt2_small.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  int P = nparams(s.g), tiny = 0;
+  for (int i = 0; i < s.g->nvals; i++)
+    tiny += s.g->vals[i]->role == ROLE_GRAD && ir_nelem(&s.g->vals[i]->shape) * 4 <= LOWER_TINY_BYTES;
+  cr_assert(tiny > 1 && tiny < P, "%d tiny gradients of %d", tiny, P);
+  rt_prog p;
+  lower_result lr;
+  lower_opts o = {0};
+  cr_assert(lower_program_opts(s.g, s.p, &o, &p, &lr, &s.d) == 0, "%s", diag_text(&s.d));
+  int ar = 0, buckets = 0, copies_in = 0;
+  for (int i = 0; i < p.ninstrs; i++) {
+    const rt_instr *x = &p.instrs[i];
+    ar += x->op == RT_ALL_REDUCE;
+    if (x->op == RT_ALL_REDUCE && x->src < 0) buckets++;
+    if (x->op == RT_BLOCK_COPY && x->src >= 0 && p.bufs[x->out].name && !strncmp(p.bufs[x->out].name, "bucket", 6)) copies_in++;
+  }
+  cr_expect_eq(buckets, 1);
+  cr_expect_eq(copies_in, tiny, "every tiny gradient, and only those, copied into the bucket");
+  cr_expect_eq(ar, P + 1 - tiny + 1, "%d all-reduces with %d tiny gradients of %d", ar, tiny, P);
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  unload(&s);
+  free(text);
 }
 
 /* --mesh is read by the tactic grammar's mesh rule: located errors with a
