@@ -265,6 +265,7 @@ static int sweep(const cli_opts *o, session *s, const sim_profile *prof, arena *
   if (o->json) {
     json_end_arr(&j);
     json_key(&j, "fastest"); if (best >= 0) json_str(&j, names[best]); else json_null(&j);
+    json_key(&j, "planned"); json_int(&j, planned);     /* meshes that divide the model: 0 says none does */
     json_end_obj(&j);
     puts(sb_str(&j.out));
   } else if (best >= 0) printf("\nfastest that fits: %s (%s a step)\n", names[best], secs(a, best_t));

@@ -176,6 +176,12 @@ run 0 "a sweep no mesh of which divides the model" "$CARVE" simulate "$ex/mlp_sm
 has out "no mesh of the sweep divides the model: each is refused above (batch=3: cannot split dim 0 of 'x' (size 16) into 3 pieces on 'batch'" \
   "the sweep says no mesh divides the model"
 hasnt out "fits in" "not a matter of memory"
+run 0 "the same sweep in JSON" "$CARVE" simulate "$ex/mlp_small.cir" "$ex/mlp_bp.tac" --sweep 'batch=[3, 5]' --json
+python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['planned'] == 0 and j['fastest'] is None and all('error' in m for m in j['meshes']), j
+" "$tmp/out" && ok || bad "sweep --json: planned 0 when no mesh divides: $(head -c 300 "$tmp/out")"
 
 # ---- 11. numbers: integers exact, floats in their shortest round trip ----
 run 0 "check --print" "$CARVE" check "$tmp/fwd.cir" --print
