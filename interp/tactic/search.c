@@ -103,7 +103,12 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
         if (!is_word(it)) return diag_error(d, at(f, it->off), "values takes names or globs of values, as in values = [\"l*.h\"]");
         int hit = 0;
         for (int u = 0; u < p->g->nvals && !hit; u++) hit = p->g->vals[u]->kind != IR_CONST && !fnmatch(it->text, p->g->vals[u]->name, 0);
-        if (!hit) return diag_error(d, at(f, it->off), "no value matches '%s'", it->text);
+        if (!hit) {                   /* a misspelt name: the closest value's */
+          diag_suggest sg;
+          diag_suggest_init(&sg, it->text);
+          for (int u = 0; u < p->g->nvals; u++) if (p->g->vals[u]->kind != IR_CONST) diag_suggest_add(&sg, p->g->vals[u]->name);
+          return diag_error(d, at(f, it->off), "no value matches '%s'%s", it->text, diag_suggest_text(a, &sg));
+        }
         o->globs[o->nglobs++] = it->text;
       }
     } else if (!strcmp(g->key, "device")) {

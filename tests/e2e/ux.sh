@@ -121,6 +121,9 @@ run 1 "a misspelt stdlib tactic" "$CARVE" apply "$tmp/net.cir" "$tmp/stdlib.tac"
 has err "stdlib.tac:3:5: error: no stdlib tactic 'megatorn'; did you mean 'megatron'?" "a stdlib tactic misspelt"
 run 1 "a misspelt value for explain" "$CARVE" explain "$ex/mlp_small.cir" "$ex/mlp_mp.tac" w3
 has err "no value named 'w3' in model 'mlp_small'; did you mean 'w1'?" "a value misspelt"
+printf 'version 1\nmesh m = 2\ntactic t = auto (axes = [m], values = ["l0.mpl.w1"], budget = 5)\nschedule t\n' > "$tmp/av.tac"
+run 1 "a misspelt value in auto's values" "$CARVE" auto "$ex/gpt2_small.cir" "$tmp/av.tac" -o "$tmp/av_out.tac"
+has err "av.tac:3:40: error: no value matches 'l0.mpl.w1'; did you mean 'l0.mlp.w1'?" "auto's values misspelt"
 printf 'show l0.mpl.w1\n' | "$CARVE" repl "$ex/gpt2_small.cir" "$ex/gpt2_small_mp.tac" >"$tmp/out" 2>&1
 has out "no value named 'l0.mpl.w1'; did you mean 'l0.mlp.w1'?" "a value misspelt in the REPL"
 
