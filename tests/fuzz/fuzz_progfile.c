@@ -7,8 +7,8 @@
 ** in-process mesh (64 devices at most), the memory it needs, and on one
 ** device drive_adopt and drive_start (every leaf bound from its init),
 ** then the executor's own check of every buffer and instruction
-** (check_prog, on its first run). The kernels are stubs that stop the run
-** at its first instruction: the checks are fuzzed, not the arithmetic.
+** (check_prog, on its first run). Its kernels end the run at the first
+** instruction by design: the checks are fuzzed, not the arithmetic.
 ** Where the checks pass, the report's account of each value
 ** (bisect_made_by) is written too, and a program of one device that needs
 ** at most 1 MiB then runs once with the real kernels: what the checks let
