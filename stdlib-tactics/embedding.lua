@@ -8,21 +8,8 @@
 -- error (Megatron pads GPT-2's 50257 to 50304; carve leaves that to the
 -- model).
 
-local function check_axis(ctx, args, name)
-  local axis = args.axis
-  if axis == nil then
-    ctx:error(('%s needs an axis: use "%s" as %s (axis = ...)'):format(name, name, ctx.tactic))
-  end
-  if type(axis) ~= "string" then ctx:error("axis must be an axis name", "axis") end
-  local sizes, names = ctx:mesh()
-  if not sizes[axis] then
-    ctx:error(("unknown axis '%s'; the mesh has %s"):format(axis, table.concat(names, ", ")), "axis")
-  end
-  return axis, sizes[axis]
-end
-
 return function(ctx, args)
-  local axis, size = check_axis(ctx, args, "embedding")
+  local axis, size = ctx:axis(args)
   local sizes = ctx:mesh()
   local n = 0
   ctx:together(function()

@@ -16,19 +16,6 @@
 -- plan as the earlier tactics left it, and propagation runs once at the
 -- end, as a tactic file's block does.
 
-local function check_axis(ctx, args, name)
-  local axis = args.axis
-  if axis == nil then
-    ctx:error(('%s needs an axis: use "%s" as %s (axis = ...)'):format(name, name, ctx.tactic))
-  end
-  if type(axis) ~= "string" then ctx:error("axis must be an axis name", "axis") end
-  local sizes, names = ctx:mesh()
-  if not sizes[axis] then
-    ctx:error(("unknown axis '%s'; the mesh has %s"):format(axis, table.concat(names, ", ")), "axis")
-  end
-  return axis, sizes[axis]
-end
-
 -- pieces dim d (0-based) of v is cut into now
 local function pieces(ctx, v, d)
   local sizes = ctx:mesh()
@@ -137,7 +124,7 @@ local function reaches_row_partner(ctx, fwd, x, dim, depth, partner)
 end
 
 return function(ctx, args)
-  local axis, size = check_axis(ctx, args, "megatron")
+  local axis, size = ctx:axis(args)
   local fwd = forward_set(ctx)
   local done, partner = {}, {}      -- partner: row-parallel weights, split by propagation
   local n, undivided, undivided_dim = 0, nil, 0

@@ -8,19 +8,6 @@
 -- not split it either. The actions are taken together (ctx:together), in
 -- program order, and propagate once at the end.
 
-local function check_axis(ctx, args, name)
-  local axis = args.axis
-  if axis == nil then
-    ctx:error(('%s needs an axis: use "%s" as %s (axis = ...)'):format(name, name, ctx.tactic))
-  end
-  if type(axis) ~= "string" then ctx:error("axis must be an axis name", "axis") end
-  local sizes, names = ctx:mesh()
-  if not sizes[axis] then
-    ctx:error(("unknown axis '%s'; the mesh has %s"):format(axis, table.concat(names, ", ")), "axis")
-  end
-  return axis, sizes[axis]
-end
-
 local function contains(list, x)
   for _, y in ipairs(list) do
     if y == x then return true end
@@ -48,7 +35,7 @@ end
 local level = {state = 1, grad = 2, param = 3}
 
 return function(ctx, args)
-  local axis, size = check_axis(ctx, args, "zero")
+  local axis, size = ctx:axis(args)
   local stage = args.stage
   if stage ~= nil and math.type(stage) ~= "integer" then ctx:error("stage must be 1, 2 or 3", "stage") end
   if stage == nil then

@@ -30,20 +30,24 @@ static void touch(const sh_plan *p, wl *w, int v) {
   for (int k = 0; k < x->nusers; k++) push(w, x->users[k]);
 }
 
-/* Axes op u sums over, as its operands are split now. */
+/* Axes op u sums over, as its operands are split now. A contracted dim
+** that a replicate keeps whole on an axis (the experts' dim of a combine
+** mask) says the sum is not split there: the lowering chooses by cost. */
 static uint32_t contract_axes(const sh_plan *p, int u) {
   const ir_value *v = p->g->vals[u];
   sh_rule r;
   if (v->kind != IR_OP || shard_rule_of(p, u, &r) < 0) return 0;
-  uint32_t m = 0;
+  uint32_t m[SH_MAXF] = {0}, kept[SH_MAXF] = {0}, all = 0;
   for (int k = 0; k < v->nargs; k++)
     for (int i = 0; i < r.rank[k]; i++) {
       int f = r.map[k][i];
       if (f < 0 || r.kind[f] != F_CONTRACT) continue;
-      const sh_dim *d = &p->lay[v->args[k]].dim[i];
-      for (int j = 0; j < d->n; j++) m |= 1u << d->ax[j];
+      const sh_layout *l = &p->lay[v->args[k]];
+      for (int j = 0; j < l->dim[i].n; j++) m[f] |= 1u << l->dim[i].ax[j];
+      kept[f] |= l->forbid[i];
     }
-  return m;
+  for (int f = 0; f < r.nf; f++) all |= m[f] & ~kept[f];
+  return all;
 }
 
 /* a propagation a replicate stopped: noted on x once */

@@ -1009,6 +1009,43 @@ static int ctx_error(lua_State *L) {
   return lua_error(L);
 }
 
+/* ctx:axis(args): the tactic's `axis` argument checked against the mesh;
+** returns its name and size. A missing one is an error at the use line
+** that says what to write; a wrong one, at the argument. */
+static int ctx_axis(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const sh_mesh *m = &S->c->p->mesh;
+  lua_getfield(L, 2, "axis");
+  int type = lua_type(L, -1);
+  if (type == LUA_TSTRING) {
+    const char *a = lua_tostring(L, -1);
+    for (int i = 0; i < m->n; i++)
+      if (!strcmp(m->name[i], a)) {
+        lua_pushinteger(L, (lua_Integer)m->size[i]);
+        return 2;
+      }
+  }
+  if (type == LUA_TNIL) {
+    const char *base = strrchr(S->t->path, '/');
+    base = base ? base + 1 : S->t->path;
+    size_t n = strlen(base);
+    if (n > 4 && !strcmp(base + n - 4, ".lua")) n -= 4;
+    diag_error(S->c->d, arg_loc(S->t, NULL), "%.*s needs an axis: use \"%.*s\" as %s (axis = ...)", (int)n, base, (int)n, base, S->t->name);
+  } else if (type != LUA_TSTRING) {
+    diag_error(S->c->d, arg_loc(S->t, "axis"), "axis must be an axis name");
+  } else {
+    strbuf b;
+    sb_init(&b);
+    for (int i = 0; i < m->n; i++) sb_printf(&b, "%s%s", i ? ", " : "", m->name[i]);
+    diag_error(S->c->d, arg_loc(S->t, "axis"), "unknown axis '%s'; the mesh has %s", lua_tostring(L, -1), sb_str(&b));
+    sb_free(&b);
+  }
+  S->reported = 1;
+  lua_pushlightuserdata(L, (void *)&lapi_reported);
+  return lua_error(L);
+}
+
 /* ctx:warn(msg [, arg]): a warning there (an error, and the end, unless --lenient) */
 static int ctx_warn(lua_State *L) {
   lapi_state *S = check_ctx(L);
@@ -1039,7 +1076,7 @@ static int ctx_tostring(lua_State *L) {
 
 static const luaL_Reg ctx_methods[] = {
   {"values", ctx_values}, {"value", ctx_value}, {"outputs", ctx_outputs},
-  {"sharding", ctx_sharding}, {"factors", ctx_factors}, {"mesh", ctx_mesh},
+  {"sharding", ctx_sharding}, {"factors", ctx_factors}, {"mesh", ctx_mesh}, {"axis", ctx_axis},
   {"shard", ctx_shard}, {"replicate", ctx_replicate},
   {"together", ctx_together}, {"mark", ctx_mark}, {"rollback", ctx_rollback}, {"cost", ctx_cost},
   {"error", ctx_error}, {"warn", ctx_warn}, {"note", ctx_note},

@@ -68,6 +68,18 @@ check_mesh 4 ../tests/data/bp_mp_vocab.tac 'batch=2, model=2' "$train"
 # sequence parallelism beside Megatron, alone and with batch
 check_mesh 2 gpt2_small_mp_sp.tac 'model=2' "$train"
 check_mesh 4 ../tests/data/bp_mp_sp.tac 'batch=2, model=2' 'sgd(lr = 0.1)'
+# expert parallelism (the stdlib's experts, then batch): a GShard layer, one
+# without groups, one with its router in the program; 2 and 4 ranks
+for m in moe_gshard moe_switch moe_router; do
+  for n in 2 4; do
+    out=$($MPIRUN -n $n "$CARVE" run "$SRCDIR/tests/data/$m.cir" "$SRCDIR/tests/data/moe_experts.tac" --mesh "e=$n" \
+          --train 'adam(lr = 1e-2)' --steps 2 --check --json 2>"$tmp/err") || { bad "$m on $n ranks: $(head -3 "$tmp/err")"; continue; }
+    python3 -c "
+import json, sys
+j = json.loads(sys.argv[1]); print('experts on $m, $n ranks: max_rel_error %.3g' % j['max_rel_error'])
+sys.exit(0 if j['max_rel_error'] <= 1e-5 and j['ranks'] == $n else 1)" "$out" && ok || bad "experts on $m, $n ranks: $out"
+  done
+done
 
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)

@@ -209,6 +209,18 @@ run 0 "lower with adam" "$CARVE" lower "$ex/mlp_small.cir" --train 'adam(lr = 0.
 grep -q "= adam .*# w2 <- w2, grad.w2, adam.m.w2, adam.v.w2, adam.lr_t, adam.eps_t$" "$tmp/out" && ok ||
   bad "the Adam update's operands: $(grep '= adam' "$tmp/out" | head -2)"
 
+# ---- 12b. experts: scheduled after the tokens' split, or on a model without experts ----
+printf 'version 1\nmesh e = 2\nuse "batch" as bp (axis = e)\nuse "experts" as ep (axis = e)\nschedule bp, ep\n' > "$tmp/late.tac"
+run 1 "experts after batch" "$CARVE" apply "$SRCDIR/tests/data/moe_gshard.cir" "$tmp/late.tac"
+has err "late.tac:4:1: error: experts: " "experts after batch: located at its use"
+has err "schedule experts before the tactic that splits the tokens on 'e'" "experts after batch: says what to do"
+printf 'version 1\nmesh e = 2\nuse "experts" as ep (axis = e)\nschedule ep\n' > "$tmp/noexp.tac"
+run 1 "experts on an MLP" "$CARVE" apply "$ex/mlp.cir" "$tmp/noexp.tac"
+has err "experts: no expert weight found" "experts on a model without experts"
+printf 'version 1\nmesh e = 8\nuse "experts" as ep (axis = e)\nschedule ep\n' > "$tmp/eight.tac"
+run 1 "4 experts on 8 devices" "$CARVE" apply "$SRCDIR/tests/data/moe_gshard.cir" "$tmp/eight.tac"
+has err "experts: the 4 experts of 'w1' (dim 0) do not split into 8 pieces on 'e'" "experts that do not divide"
+
 # ---- 13. README's "Try it": every mpirun line has the variables that let it run as root ----
 awk '/^## Try it/ {on = 1} on && /^```/ {n++; if (n == 2) exit} on && n == 1' "$SRCDIR/README.md" > "$tmp/try"
 if [ -s "$tmp/try" ]; then

@@ -178,6 +178,13 @@ static pcase pcases[] = {
   {"../tests/data/gpt2_b8.cir", "gpt2_small_mp_sp.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},   /* weight gradients by all-to-all */
   /* a GShard mixture of experts, experts and groups split on one axis */
   {"../tests/data/moe_gshard.cir", "../tests/data/moe_ep.tac", "adam(lr = 1e-3)", 4},
+  /* the same, and one without groups, and one with its router in the
+     program, under the stdlib's experts: dispatch and combine moved by
+     all_to_all (groups) or reduce-scatter and all-gather (none) */
+  {"../tests/data/moe_gshard.cir", "../tests/data/moe_experts.tac", "adam(lr = 1e-3)", 4},
+  {"../tests/data/moe_switch.cir", "../tests/data/moe_experts.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
+  {"../tests/data/moe_router.cir", "../tests/data/moe_experts.tac", "adam(lr = 1e-2)", 4},
+  {"../tests/data/moe_router.cir", "../tests/data/moe_experts_mp.tac", "adam(lr = 1e-2)", 4},
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},

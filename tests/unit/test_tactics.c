@@ -536,6 +536,45 @@ Test(counts, sequence_parallel) {
   free(text);
 }
 
+/* Expert parallelism (the stdlib's experts, then batch on the same axis):
+** GShard's collectives. With a group dim the tokens are moved to the
+** experts by one all_to_all (the dispatch, xin) and back by one (the
+** combine, eo); the backward moves the experts' output gradient to the
+** experts once (bwd.out.db) and eo to the tokens once more for the
+** combine's gradient (moved once a pass). Without groups the dispatch is
+** a contraction over the tokens, reduce-scattered onto the experts, and
+** the combine reads the experts' output gathered. The router's
+** scatter-add of routing weights is one all-reduce. No weight moves, and
+** the expert weights' gradients need no reduction (each device has its
+** experts' tokens). */
+static void moe_counts(const char *model, const char *moved, int ar) {
+  char *text = hx_slurp("tests/data/moe_experts.tac");
+  char path[128];
+  snprintf(path, sizeof path, "../tests/data/%s", model);
+  setup s;
+  cr_assert(load(&s, NULL, path, text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  char got[256] = "";
+  size_t n = 0;
+  for (int i = 0; i < s.prog.ninstrs; i++) {
+    const rt_instr *x = &s.prog.instrs[i];
+    if (!rt_is_collective((rt_op)x->op) || x->src < 0 || x->op == RT_ALL_REDUCE) continue;
+    n += (size_t)snprintf(got + n, sizeof got - n, "%s%s %s", n ? ", " : "", rt_coll_name(x), s.g->vals[x->src]->name);
+    cr_assert(n < sizeof got);
+  }
+  cr_expect_str_eq(got, moved, "%s: the collectives that move tokens", model);
+  cr_expect_eq(s.counts[RT_ALL_REDUCE], ar, "%s: all_reduce", model);
+  unload(&s);
+  free(text);
+}
+
+Test(counts, expert_parallel) {
+  /* the loss, the router's weight gradient */
+  moe_counts("moe_gshard.cir", "all_to_all xin, all_to_all eo, all_to_all eo, all_to_all bwd.out.db", 2);
+  moe_counts("moe_switch.cir", "reduce_scatter xin, all_gather eo, all_gather eo, reduce_scatter bwd.out.db", 2);
+  /* + the scatter-add of the routing weights */
+  moe_counts("moe_router.cir", "all_to_all xin, all_to_all eo, all_to_all eo, all_to_all bwd.out.db", 3);
+}
+
 /* carve explain says why a value moves: the op that reads it otherwise, the
 ** collective, and the factor that holds the axis (the weight's split, and
 ** the bytes the other choice would move); a partial sum reduce-scattered
