@@ -306,24 +306,23 @@ static int keepable(const sh_plan *p, int u, uint32_t part) {
 ** right for good. When only uncertain cases are left, the first of them
 ** does, and the rounds go on. Rights only shrink, so this ends.
 */
-void shard_partials(sh_plan *p) {
+typedef struct judge {
+  uint32_t *low;      /* a value's own contraction */
+  uint32_t *seen;     /* what its users see now */
+  uint32_t *low0;     /* ... with no operand passed on */
+  char *allowed;      /* may still pass its sum on */
+} judge;
+
+/* The rounds, from the rights in j->allowed to the largest consistent choice. */
+static void settle(sh_plan *p, judge *j) {
   const ir_graph *g = p->g;
   int n = g->nvals;
-  uint32_t *low = mem_calloc((size_t)n + 1, sizeof(uint32_t));    /* a value's own contraction */
-  uint32_t *seen = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* what its users see now */
-  uint32_t *low0 = mem_calloc((size_t)n + 1, sizeof(uint32_t));   /* ... with no operand passed on */
-  char *allowed = mem_calloc((size_t)n + 1, 1);
-  shard_unpartial(p);             /* a plan judged before is judged afresh: its old choices must not steer shard_oplayout */
-  for (int u = 0; u < n; u++) {
-    if (g->vals[u]->kind != IR_OP) continue;
-    sh_oplayout o;
-    shard_oplayout(p, u, &o);
-    low[u] = low0[u] = o.contract;
-    allowed[u] = 1;
-  }
+  uint32_t *low = j->low, *seen = j->seen, *low0 = j->low0;
+  char *allowed = j->allowed;
   for (int round = 0; round < 100000; round++) {
     for (int u = 0; u < n; u++) {
       const ir_value *v = g->vals[u];
+      if (v->kind != IR_OP) continue;
       /* an operand passed on takes its axes from the op's factors
       ** (shard_oplayout), so the op's own contraction follows what its
       ** operands carry now: the heads of an input gradient left to a
@@ -349,10 +348,10 @@ void shard_partials(sh_plan *p) {
       int verdict = 1;
       for (int k = 0; k < v->nusers && verdict > -1; k++) {
         const ir_value *w = g->vals[v->users[k]];
-        for (int j = 0; j < w->nargs; j++) {
-          if (w->args[j] != u) continue;
-          int a = accepts(p, w->id, j, seen, low);
-          if (a < verdict) verdict = a;
+        for (int a = 0; a < w->nargs; a++) {
+          if (w->args[a] != u) continue;
+          int ok = accepts(p, w->id, a, seen, low);
+          if (ok < verdict) verdict = ok;
         }
       }
       if (verdict < 0) { allowed[u] = 0; dropped = 1; }
@@ -362,10 +361,123 @@ void shard_partials(sh_plan *p) {
     if (first_unsure < 0) break;
     allowed[first_unsure] = 0;
   }
+}
+
+/* Bytes a device reduces for value u (its local piece), when it is reduced. */
+static double reduce_bytes(const sh_plan *p, int u) {
+  const ir_value *v = p->g->vals[u];
+  ir_shape at;
+  layout_local_shape(p, &v->shape, p->lay[u].dim, &at);
+  double n = (double)ir_dtype_size(v->dtype);
+  for (int i = 0; i < at.rank; i++) n *= (double)at.d[i];
+  return n;
+}
+
+/* What the plan's reductions cost: bytes, then how many. */
+typedef struct rcost { double bytes; int count; } rcost;
+
+static rcost reductions(const sh_plan *p) {
+  rcost c = {0, 0};
+  for (int u = 0; u < p->g->nvals; u++)
+    if (p->g->vals[u]->kind == IR_OP && p->lay[u].partial && !p->keep[u]) { c.bytes += reduce_bytes(p, u); c.count++; }
+  return c;
+}
+
+/* The bytes reduced further on, where the partial sum u passes on (kept
+** values, through their users) is reduced, and in how many places; stamp
+** marks what was seen, stack has room for every value. */
+static double reduced_after(const sh_plan *p, int u, int *stamp, int mark, int *stack, int *count) {
+  double b = 0;
+  int top = 0;
+  stack[top++] = u;
+  while (top) {
+    const ir_value *v = p->g->vals[stack[--top]];
+    for (int k = 0; k < v->nusers; k++) {
+      int w = v->users[k];
+      if (stamp[w] == mark || !(p->lay[w].partial & p->lay[u].partial)) continue;
+      stamp[w] = mark;
+      if (p->keep[w]) stack[top++] = w;
+      else { b += reduce_bytes(p, w); (*count)++; }
+    }
+  }
+  return b;
+}
+
+/*
+** Reduce where it is cheapest. The largest choice passes a partial sum on
+** as far as it goes, which is not always best: where it forks into chains
+** that are each reduced further on (an RMS norm's backward as JAX writes
+** it: the output gradient, a partial sum, feeds two elementwise chains,
+** each reduced where it meets the residual's gradient), or where it is
+** broadcast and reduced bigger, reducing it once, before, moves less. Each
+** kept partial sum whose sum is reduced further on in more bytes than its
+** own (or as many, in two or more places) is tried reduced where it is
+** made, the latest first; the choice stays when the plan's reductions then
+** move fewer bytes (or as many, in fewer collectives).
+*/
+static void reduce_at_forks(sh_plan *p, judge *j) {
+  const ir_graph *g = p->g;
+  int n = g->nvals;
+  int *stamp = mem_calloc((size_t)n + 1, sizeof(int)), *stack = mem_alloc(sizeof(int) * ((size_t)n + 1));
+  uint32_t *part = mem_alloc(sizeof(uint32_t) * ((size_t)n + 1)), *low = mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  uint32_t *seen = mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
+  char *keep = mem_alloc((size_t)n + 1);
+  rcost now = reductions(p);
+  /* the last first: partial sums merge on the way down (the input
+  ** gradients of two GEMMs added), so the latest place before the
+  ** costly reductions holds every piece */
+  for (int u = n - 1; u >= 0; u--) {
+    if (!p->keep[u] || !p->lay[u].partial) continue;
+    int count = 0;
+    double after = reduced_after(p, u, stamp, u + 1, stack, &count), mine = reduce_bytes(p, u);
+    if (after < mine || (after == mine && count < 2)) continue;
+    for (int x = 0; x < n; x++) { part[x] = p->lay[x].partial; low[x] = j->low[x]; seen[x] = j->seen[x]; }
+    memcpy(keep, p->keep, (size_t)n);
+    j->allowed[u] = 0;
+    settle(p, j);
+    rcost t = reductions(p);
+    if (t.bytes < now.bytes || (t.bytes == now.bytes && t.count < now.count)) { now = t; continue; }
+    j->allowed[u] = 1;
+    for (int x = 0; x < n; x++) { p->lay[x].partial = part[x]; j->low[x] = low[x]; j->seen[x] = seen[x]; }
+    memcpy(p->keep, keep, (size_t)n);
+  }
+  free(stamp);
+  free(stack);
+  free(part);
   free(low);
-  free(low0);
   free(seen);
-  free(allowed);
+  free(keep);
+}
+
+/*
+** Which partial sums are passed on (partial + partial, a linear op) and which
+** are reduced where they are made. Every op starts allowed to pass its sum
+** on. Each round recomputes, in definition order, what each value carries
+** and whether it can be passed on; then the values some user cannot take,
+** for any outcome of the others, lose the right for good. When only
+** uncertain cases are left, the first of them does, and the rounds go on.
+** Rights only shrink, so this ends, at the largest consistent choice; then
+** forks whose chains are each reduced are reduced once instead.
+*/
+void shard_partials(sh_plan *p) {
+  const ir_graph *g = p->g;
+  int n = g->nvals;
+  judge j = {mem_calloc((size_t)n + 1, sizeof(uint32_t)), mem_calloc((size_t)n + 1, sizeof(uint32_t)),
+             mem_calloc((size_t)n + 1, sizeof(uint32_t)), mem_calloc((size_t)n + 1, 1)};
+  shard_unpartial(p);             /* a plan judged before is judged afresh: its old choices must not steer shard_oplayout */
+  for (int u = 0; u < n; u++) {
+    if (g->vals[u]->kind != IR_OP) continue;
+    sh_oplayout o;
+    shard_oplayout(p, u, &o);
+    j.low[u] = j.low0[u] = o.contract;
+    j.allowed[u] = 1;
+  }
+  settle(p, &j);
+  reduce_at_forks(p, &j);
+  free(j.low);
+  free(j.low0);
+  free(j.seen);
+  free(j.allowed);
 }
 
 int shard_keeps_partial(const sh_plan *p, int v) { return p->keep[v] && p->lay[v].partial; }

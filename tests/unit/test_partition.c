@@ -185,6 +185,10 @@ static pcase pcases[] = {
   {"../tests/data/moe_switch.cir", "../tests/data/moe_experts.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
   {"../tests/data/moe_router.cir", "../tests/data/moe_experts.tac", "adam(lr = 1e-2)", 4},
   {"../tests/data/moe_router.cir", "../tests/data/moe_experts_mp.tac", "adam(lr = 1e-2)", 4},
+  /* partial sums reduced where it is cheapest: where they fork (an RMS
+     norm's backward as JAX spells it), before a broadcast */
+  {"../tests/data/rmsnorm_jax.cir", "../tests/data/mp2.tac", "adam(lr = 1e-2)", 2},
+  {"../tests/data/bcast_partial.cir", "../tests/data/bcast_partial.tac", "sgd(lr = 0.1)", 2},
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},

@@ -575,6 +575,37 @@ Test(counts, expert_parallel) {
   moe_counts("moe_router.cir", "all_to_all xin, all_to_all eo, all_to_all eo, all_to_all bwd.out.db", 3);
 }
 
+/* The all-reduces of a program in order, by the values they reduce. */
+static void reduced_values(const char *model, const char *tac, const char *train, const char *want) {
+  char *text = hx_slurp(tac);
+  setup s;
+  cr_assert(load(&s, NULL, model, text, train) == 0, "%s", diag_text(&s.d));
+  char got[256] = "";
+  size_t n = 0;
+  for (int i = 0; i < s.prog.ninstrs; i++) {
+    const rt_instr *x = &s.prog.instrs[i];
+    if (x->op != RT_ALL_REDUCE || x->src < 0) continue;
+    n += (size_t)snprintf(got + n, sizeof got - n, "%s%s", n ? ", " : "", s.g->vals[x->src]->name);
+    cr_assert(n < sizeof got);
+  }
+  cr_expect_str_eq(got, want, "%s under %s", model, tac);
+  unload(&s);
+  free(text);
+}
+
+/* A partial sum is reduced where it is cheapest, not as far on as it can
+** be passed. An RMS norm spelled as JAX writes it, differentiated as
+** written under Megatron: the output gradient (a partial sum of the two
+** GEMMs' input gradients) feeds two elementwise chains that each meet the
+** residual's gradient; it is reduced once where they fork, Megatron's one
+** all-reduce a block each way (not one for each chain and one for the
+** gains' gradients). A partial sum broadcast is reduced before the
+** broadcast. */
+Test(counts, reduced_where_cheapest) {
+  reduced_values("../tests/data/rmsnorm_jax.cir", "tests/data/mp2.tac", "sgd(lr = 0.1)", "x2.matmul.3, x3.matmul.3, grad.h2, grad.h");
+  reduced_values("../tests/data/bcast_partial.cir", "tests/data/bcast_partial.tac", NULL, "s");
+}
+
 /* carve explain says why a value moves: the op that reads it otherwise, the
 ** collective, and the factor that holds the axis (the weight's split, and
 ** the bytes the other choice would move); a partial sum reduce-scattered
