@@ -14,8 +14,9 @@
 ** the P rows of a bucket viewed [P, C], so that the bucket's scatter
 ** leaves each device its piece of every gradient, side by side.
 **
-** Without a bucket size, the tiny reductions alone (biases, norm gains: a
-** few KiB, where a collective's latency is all it costs) are joined, as
+** Without a bucket size, the tiny reductions alone (biases, norm gains,
+** and the small sums of activations a step issues back to back: a few
+** KiB, where a collective's latency is all it costs) are joined, as
 ** Megatron-LM and DDP join every gradient; the others are reduced where
 ** they are made.
 */
@@ -27,9 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A gradient's reduction that can join a bucket. */
-static int bucketable(const ir_graph *g, const rt_prog *p, const rt_instr *x) {
-  if (x->src < 0 || g->vals[x->src]->role != ROLE_GRAD || x->group < 0 || x->fn != RT_RSUM) return 0;   /* sums only */
+/* A reduction that can join a bucket: a gradient's; with `tiny`, any
+** value's sum but the program's outputs (a router's sums, a norm's
+** statistics; the loss is reduced where it is made). */
+static int bucketable(const ir_graph *g, const rt_prog *p, const rt_instr *x, int tiny) {
+  if (x->src < 0 || x->group < 0 || x->fn != RT_RSUM) return 0;   /* sums only */
+  const ir_value *v = g->vals[x->src];
+  if (v->role != ROLE_GRAD && (!tiny || v->is_output)) return 0;
   if (x->op == RT_ALL_REDUCE) return 1;
   return x->op == RT_REDUCE_SCATTER && x->outer == 1 && x->in[0] != x->out &&
          p->bufs[x->in[0]].nelem == p->bufs[x->out].nelem * rt_mesh_group_size(p, x->group);
@@ -100,7 +105,7 @@ static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int6
     const rt_instr *x = &p->instrs[i];
     join[i] = -1;
     if (open >= 0 && i >= readat) open = -1;      /* a sum it holds is read here: reduced before */
-    if (!bucketable(g, p, x)) continue;
+    if (!bucketable(g, p, x, most > 0)) continue;
     int64_t in = p->bufs[x->in[0]].nelem * (int64_t)rt_dtype_size(p->bufs[x->in[0]].dtype);
     if (most > 0 && in > most) continue;          /* not tiny: reduced alone, the bucket stays open */
     if (open >= 0) {

@@ -78,19 +78,25 @@ static int fills(const rt_instr *x, const rt_instr *y) {
   return x->src < 0 && y->op == RT_BLOCK_COPY && y->out == x->in[0] && y->src >= 0;
 }
 
-/* What a collective reduces or moves: its value, or a bucket's gradients
-** (how many, the first and the last). */
+/* What a collective reduces or moves: its value, or a bucket's values
+** (how many; up to four by name, else the first and the last). */
 static void collective_name(strbuf *b, const ir_graph *g, const rt_prog *prog, const rt_instr *x) {
   if (x->src >= 0) { sb_puts(b, g->vals[x->src]->name); return; }
-  const char *first = NULL, *last = NULL;
-  int n = 0;
+  const char *names[4], *last = NULL;
+  int n = 0, grads = 1;
   for (int i = 0; i < prog->ninstrs; i++)
     if (fills(x, &prog->instrs[i])) {
-      last = g->vals[prog->instrs[i].src]->name;
-      if (!n++) first = last;
+      const ir_value *v = g->vals[prog->instrs[i].src];
+      last = v->name;
+      grads &= v->role == ROLE_GRAD;
+      if (n < 4) names[n] = last;
+      n++;
     }
   sb_puts(b, prog->bufs[x->in[0]].name);
-  if (n) sb_printf(b, " (%d grads: %s .. %s)", n, first, last);
+  if (!n) return;
+  sb_printf(b, " (%d %s: ", n, grads ? "grads" : "values");
+  if (n > 4) sb_printf(b, "%s .. %s)", names[0], last);
+  else for (int i = 0; i < n; i++) sb_printf(b, "%s%s", names[i], i + 1 < n ? ", " : ")");
 }
 
 void report_collectives(strbuf *b, const ir_graph *g, const rt_prog *prog) {

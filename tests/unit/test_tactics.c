@@ -789,6 +789,35 @@ Test(counts, tiny_reductions_joined_by_default) {
   free(text);
 }
 
+/* ... and so are tiny sums of activations a step reduces back to back: a
+** router's scatter-add of routing weights and the loss's mean (the loss,
+** a program output, is reduced where it is made) */
+Test(counts, tiny_activation_sums_joined) {
+  char *text = hx_slurp("tests/data/moe_experts.tac");
+  setup s;
+  cr_assert(load(&s, NULL, "../tests/data/moe_router.cir", text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  rt_prog p;
+  lower_result lr;
+  lower_opts o = {0};
+  cr_assert(lower_program_opts(s.g, s.p, &o, &p, &lr, &s.d) == 0, "%s", diag_text(&s.d));
+  char in[128] = "";
+  size_t n = 0;
+  int ar = 0;
+  for (int i = 0; i < p.ninstrs; i++) {
+    const rt_instr *x = &p.instrs[i];
+    ar += x->op == RT_ALL_REDUCE;
+    if (x->op == RT_BLOCK_COPY && x->src >= 0 && p.bufs[x->out].name && !strncmp(p.bufs[x->out].name, "bucket", 6))
+      n += (size_t)snprintf(in + n, sizeof in - n, "%s%s", n ? ", " : "", s.g->vals[x->src]->name);
+    cr_assert(n < sizeof in);
+  }
+  cr_expect_str_eq(in, "importance, loss.mean");
+  cr_expect_eq(ar, 2, "the bucket and the router's gradient");
+  lower_result_free(&lr);
+  rt_prog_free(&p);
+  unload(&s);
+  free(text);
+}
+
 /* --mesh is read by the tactic grammar's mesh rule: located errors with a
 ** caret, and the axes it names replace the file's. */
 Test(tactics, mesh_option) {
