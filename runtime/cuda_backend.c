@@ -497,9 +497,9 @@ static int k_scatter_rows(void *ctx, const rt_instr *ins, void *out, void *const
 ** yet: refused, never computed as if the classes were whole. */
 static int k_no_split_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   (void)ctx; (void)out; (void)in;
-  return diag_errbuf(err, errlen, "%s: the cross-entropy over classes split between devices (the logits' class dim "
-                     "split) has no CUDA kernel yet; run with --device-kind cpu, or keep the logits whole on that axis "
-                     "(replicate value \"logits\" on AXIS)", rt_op_name((rt_op)ins->op));
+  return diag_errbuf(err, errlen, "%s: the cross-entropy, softmax or log_softmax over classes split between devices (the "
+                     "logits' class dim split) has no CUDA kernel yet; run with --device-kind cpu, or keep the logits whole "
+                     "on that axis (replicate value \"logits\" on AXIS)", rt_op_name((rt_op)ins->op));
 }
 
 static int k_xent(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {

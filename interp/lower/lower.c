@@ -260,6 +260,71 @@ static int to_rows(lctx *c, const rowframe *f, int buf, const ir_shape *s, const
   return f->ident ? buf : lw_transpose(c, buf, s->d, s->rank, f->perm, -1, name, c->dt);
 }
 
+static int dim_group(lctx *c, int dim);
+static void row_stats(lctx *c, const char *name, int x, int64_t rows, int64_t n, int group, int m, int s);
+static int stats_tmp(lctx *c, const char *name, const char *what, int64_t rows);
+
+/* e = a (rows x n) fn b (rows x n, or a column when bcol), into a new
+** temp, or into out (>= 0) */
+static int rows_ew(lctx *c, const char *name, rt_ewfn fn, int a, int b, int bcol, int64_t rows, int64_t n, int out) {
+  ir_shape full = {.rank = 2, .d = {rows, n}}, col = {.rank = 2, .d = {rows, 1}};
+  const ir_shape *sh[2] = {&full, bcol ? &col : &full};
+  int ins[2] = {a, b};
+  if (out < 0) out = lw_tmp(c, name, c->dt, 2, full.d);
+  ew(c, out, &full, fn, ins, sh, b >= 0 ? 2 : 1);
+  return out;
+}
+
+/* each row's sum of x (rows x n), summed over group */
+static int row_sum(lctx *c, const char *name, int x, int64_t rows, int64_t n, int group) {
+  int local = stats_tmp(c, name, "rowsum.local", rows), sum = stats_tmp(c, name, "rowsum", rows);
+  rt_instr *in = rt_prog_emit(c->p, RT_REDUCE, local);
+  in->fn = RT_RSUM; in->nin = 1; in->in[0] = x;
+  in->outer = rows; in->n = n; in->inner = 1; in->alpha = 1; in->value = 1;
+  lw_all_reduce(c, local, sum, group, RT_RSUM);
+  return sum;
+}
+
+/* softmax, log_softmax and their gradients with the dim split over group
+** (rows x n local, dst the same): from each row's statistics over all the
+** pieces, as the vocabulary-parallel cross-entropy takes them, and never
+** gathered. softmax: exp(x - max) / sum; log_softmax: x - max - log(sum),
+** the max all-reduced by max, the sum of exp(x - max) by sum; their
+** gradients: y * (dy - sum(y dy)) and dy - exp(y) * sum(dy), the row sums
+** all-reduced. */
+static void lower_rowwise_split(lctx *c, const ir_value *v, const rowframe *f, int x, int dy, int group, int dst) {
+  int64_t R = f->outer, n = f->n;
+  const char *nm = v->name;
+  switch (v->op) {
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: {
+    int m = stats_tmp(c, nm, "max", R), s = stats_tmp(c, nm, "sumexp", R);
+    row_stats(c, nm, x, R, n, group, m, s);
+    if (v->op == IR_SOFTMAX) {
+      int e = rows_ew(c, nm, RT_EXP, rows_ew(c, nm, RT_SUB, x, m, 1, R, n, -1), -1, 0, R, n, -1);
+      rows_ew(c, nm, RT_DIV, e, s, 1, R, n, dst);
+    } else {
+      int ls = stats_tmp(c, nm, "logsumexp", R);
+      ir_shape col = {.rank = 1, .d = {R}};
+      const ir_shape *sh[1] = {&col};
+      ew(c, ls, &col, RT_LOG, &s, sh, 1);
+      rows_ew(c, nm, RT_SUB, rows_ew(c, nm, RT_SUB, x, m, 1, R, n, -1), ls, 1, R, n, dst);
+    }
+    return;
+  }
+  case IR_SOFTMAX_GRAD: {
+    int d = row_sum(c, nm, rows_ew(c, nm, RT_MUL, x, dy, 0, R, n, -1), R, n, group);
+    rows_ew(c, nm, RT_MUL, x, rows_ew(c, nm, RT_SUB, dy, d, 1, R, n, -1), 0, R, n, dst);
+    return;
+  }
+  default: {     /* IR_LOG_SOFTMAX_GRAD */
+    int d = row_sum(c, nm, dy, R, n, group);
+    int t = rows_ew(c, nm, RT_MUL, rows_ew(c, nm, RT_EXP, x, -1, 0, R, n, -1), d, 1, R, n, -1);
+    rows_ew(c, nm, RT_SUB, dy, t, 0, R, n, dst);
+    return;
+  }
+  }
+}
+
 static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   const ir_shape *xs = AS(c, 0);
   rowframe f;
@@ -267,6 +332,13 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   int dst = f.ident ? out : lw_tmp(c, v->name, c->dt, f.r, f.ts);
   rt_op op;
   int ins[3] = {-1, -1, -1};
+  int group = v->op == IR_NORMALIZE || v->op == IR_LAYERNORM || v->op == IR_RMSNORM || v->op == IR_LAYERNORM_GRAD ? -1 : dim_group(c, v->attr.dim);
+  if (group >= 0) {
+    int grad = v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD;
+    lower_rowwise_split(c, v, &f, to_rows(c, &f, AB(c, 0), xs, v->name), grad ? to_rows(c, &f, AB(c, 1), xs, v->name) : -1, group, dst);
+    if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, c->dt);
+    return;
+  }
   switch (v->op) {
   case IR_SOFTMAX: op = RT_SOFTMAX; ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name); break;
   case IR_LOG_SOFTMAX: op = RT_LOG_SOFTMAX; ins[0] = to_rows(c, &f, AB(c, 0), xs, v->name); break;
@@ -401,11 +473,11 @@ static rt_index *index_map(lctx *c, const ir_value *v, const ir_shape *xs, const
 ** loss's other partial sums) and its piece of the gradient from its own
 ** classes. The logits are never gathered. */
 
-/* The group the classes are split over as the op reads its logits, or -1
-** (whole, or over axes of one device). */
-static int class_group(lctx *c, int rank) {
+/* The group dim `dim` of the op's first operand is split over as the op
+** reads it (c->xdims), or -1 (whole, or over axes of one device). */
+static int dim_group(lctx *c, int dim) {
   if (!c->plan) return -1;
-  const sh_dim *d = &c->xdims[rank - 1];
+  const sh_dim *d = &c->xdims[dim];
   int64_t P = 1;
   for (int i = 0; i < d->n; i++) P *= c->plan->mesh.size[d->ax[i]];
   return P > 1 ? lw_dim_group(c, d) : -1;
@@ -462,7 +534,7 @@ static void lower_xent(lctx *c, const ir_value *v, int out) {
   const ir_value *glg = V(c, v->args[0]);
   int64_t n = lg->d[lg->rank - 1], rows = ir_nelem(lg) / (n ? n : 1), N = glg->shape.d[lg->rank - 1];
   int64_t grows = ir_nelem(&glg->shape) / (N ? N : 1);   /* the mean is over every position */
-  int group = class_group(c, lg->rank), m = -1, s = -1;
+  int group = dim_group(c, lg->rank - 1), m = -1, s = -1;
   if (group >= 0) xent_stats(c, v, AB(c, 0), rows, n, group, &m, &s);
   rt_instr *in = rt_prog_emit(c->p, v->op == IR_CROSS_ENTROPY ? RT_XENT : RT_XENT_GRAD, out);
   in->nin = (uint8_t)v->nargs;
@@ -737,7 +809,9 @@ static void lower_value(lctx *c, const ir_value *v) {
   shard_required(c->plan, &o, v->nargs, comp, v->shape.rank);
   if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
-  if (v->op == IR_CROSS_ENTROPY || v->op == IR_CROSS_ENTROPY_GRAD) shard_required(c->plan, &o, 0, c->xdims, V(c, v->args[0])->shape.rank);
+  if (v->op == IR_CROSS_ENTROPY || v->op == IR_CROSS_ENTROPY_GRAD || v->op == IR_SOFTMAX || v->op == IR_LOG_SOFTMAX ||
+      v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD)
+    shard_required(c->plan, &o, 0, c->xdims, V(c, v->args[0])->shape.rank);
   layout_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;
   if (shard_keeps_partial(c->plan, v->id)) { c->partial[v->id] = partial; partial = 0; }   /* its users take the partial sum */

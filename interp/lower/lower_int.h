@@ -35,6 +35,7 @@ typedef struct lw_xstats {
 typedef struct lw_moved {
   sh_dim want[IR_MAXRANK];
   int pass, buf;
+  int later;            /* the other pass may read it too (see lw_operand_in) */
   struct lw_moved *next;
 } lw_moved;
 
@@ -54,7 +55,7 @@ typedef struct lctx {
   int *aid;             /* the operands' value ids */
   int *args;            /* scratch: the values the op reads */
   sh_dim rows[2];       /* the split of the table's rows as the op reads them (embedding) and writes them (its gradient) */
-  sh_dim xdims[IR_MAXRANK];   /* the logits' layout as cross-entropy (or its gradient) reads them */
+  sh_dim xdims[IR_MAXRANK];   /* the first operand's layout as cross-entropy, softmax, log_softmax (or a gradient) reads it */
   lw_xstats *xst;       /* the statistics of the cross-entropies over split classes lowered so far */
   int nxst;
   rt_dtype dt;          /* the dtype of the value being lowered: its temporaries' */

@@ -114,7 +114,12 @@ void lw_plan_finals(lctx *c) {
 ** the rest. A value moved for one op is moved once for the others of its
 ** pass that read it the same way; the backward moves it again (as
 ** Megatron-LM gathers a sequence-split input again for the weight
-** gradient), so that nothing gathered lives from one pass to the next. */
+** gradient), so that nothing gathered lives from one pass to the next.
+** The backward reuses the forward's move where that costs no memory: the
+** moved piece is no bigger than the value's own, and every reader in the
+** backward reads it moved so (an expert's output, moved back to the tokens
+** by an all-to-all, read so again by the gates' gradient: the moved copy
+** lives in place of the value, as GShard's does). */
 void lw_plan_passes(lctx *c) {
   const ir_graph *g = c->g;
   int n = g->nvals;
@@ -135,6 +140,37 @@ void lw_free_passes(lctx *c) {
   free(c->fwd);
 }
 
+/* A value's piece in layout want holds no more elements than in have. */
+static int no_bigger(const sh_plan *p, const ir_shape *s, const sh_dim *have, const sh_dim *want) {
+  ir_shape a, b;
+  layout_local_shape(p, s, have, &a);
+  layout_local_shape(p, s, want, &b);
+  return ir_nelem(&b) <= ir_nelem(&a);
+}
+
+/* Every reader of value id outside the forward reads it in layout want,
+** and it is no output (read whole at the end). */
+static int read_later_as(lctx *c, int id, const sh_dim *want) {
+  const ir_value *x = V(c, id);
+  if (x->is_output || x->carry >= 0) return 0;
+  for (int k = 0; k < x->nusers; k++) {
+    int u = x->users[k];
+    if (c->fwd[u]) continue;
+    const ir_value *y = V(c, u);
+    if (y->kind != IR_OP) return 0;
+    sh_oplayout o;
+    shard_oplayout(c->plan, u, &o);
+    if (o.r.nops == 0) return 0;
+    for (int j = 0; j < y->nargs; j++) {
+      if (y->args[j] != id) continue;
+      sh_dim d[IR_MAXRANK];
+      shard_required(c->plan, &o, j, d, x->shape.rank);
+      if (!layout_same(d, want, x->shape.rank)) return 0;
+    }
+  }
+  return 1;
+}
+
 /* Operand k of op v in the layout `want`. */
 int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   if (c->src[id] != id) {             /* a scalar broadcast read in place: its source, as it is */
@@ -151,7 +187,7 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   if (layout_same(have, want, x->shape.rank)) return b;
   int pass = c->fwd && c->cur >= 0 ? c->fwd[c->cur] : -1, shared = pass >= 0 && !sh_param_like(c->g, id);
   for (lw_moved *m = shared ? c->moved[id] : NULL; m; m = m->next)
-    if (m->pass == pass && layout_same(m->want, want, x->shape.rank)) return m->buf;
+    if ((m->pass == pass || m->later) && layout_same(m->want, want, x->shape.rank)) return m->buf;
   layout_step st[LAYOUT_MAXSTEPS];
   ir_shape hs;
   layout_local_shape(c->plan, &x->shape, have, &hs);
@@ -163,6 +199,7 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
     lw_moved *m = mem_alloc(sizeof *m);
     memcpy(m->want, want, sizeof(sh_dim) * (size_t)x->shape.rank);
     m->pass = pass;
+    m->later = pass == 1 && no_bigger(c->plan, &x->shape, have, want) && read_later_as(c, id, want);
     m->buf = r;
     m->next = c->moved[id];
     c->moved[id] = m;

@@ -193,10 +193,11 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
   case IR_MAX: case IR_MIN: case IR_MAX_GRAD: reduction(r, g, v, F_WHOLE); return 0;
   case IR_IOTA: case IR_CONSTANT:    /* made whole on every device; a split of it is a local slice */
     same_dims(r, g, v, ~0u, 0); return 0;
-  case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_NORMALIZE:
-    same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
-  case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD:
-    same_dims(r, g, v, 1u << v->attr.dim, 3); return 0;
+  /* softmax and log_softmax pass their dim too: split, each device takes
+     its rows' statistics over all the pieces (lower.c) */
+  case IR_SOFTMAX: case IR_LOG_SOFTMAX: same_dims(r, g, v, 0, 1); return 0;
+  case IR_NORMALIZE: same_dims(r, g, v, 1u << v->attr.dim, 1); return 0;
+  case IR_SOFTMAX_GRAD: case IR_LOG_SOFTMAX_GRAD: same_dims(r, g, v, 0, 3); return 0;
   case IR_LAYERNORM: case IR_RMSNORM: case IR_LAYERNORM_GRAD: {
     same_dims(r, g, v, 1u << v->attr.dim, v->op == IR_LAYERNORM_GRAD ? 5 : 1);
     int8_t f = r->map[RES][v->attr.dim];

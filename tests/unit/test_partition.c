@@ -189,6 +189,9 @@ static pcase pcases[] = {
      norm's backward as JAX spells it), before a broadcast */
   {"../tests/data/rmsnorm_jax.cir", "../tests/data/mp2.tac", "adam(lr = 1e-2)", 2},
   {"../tests/data/bcast_partial.cir", "../tests/data/bcast_partial.tac", "sgd(lr = 0.1)", 2},
+  /* softmax and log_softmax over classes split by vocabulary */
+  {"../tests/data/softmax_vocab.cir", "../tests/data/softmax_vocab.tac", "adam(lr = 1e-2)", 2},
+  {"../tests/data/softmax_vocab.cir", "../tests/data/softmax_vocab4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},

@@ -90,7 +90,8 @@ static rcase rcases[] = {
   {"input a : f32[2, 3, 4]\n input w : f32[4, 5, 6]\n y = einsum(\"bsd,dhk->bhsk\", a, w)", "y", "PPC|CPP|PPPP"},
   {"input a : f32[4, 8]\n input b : f32[8]\n y = add(a, b)", "y", "PP|P|PP"},
   {"input a : f32[4, 8]\n input b : f32[4, 1]\n y = mul(a, b)", "y", "PP|P.|PP"},
-  {"input a : f32[4, 8]\n y = softmax(a)", "y", "PW|PW"},
+  {"input a : f32[4, 8]\n y = softmax(a)", "y", "PP|PP"},             /* split: the rows' statistics all-reduced */
+  {"input a : f32[4, 8]\n y = max(a, dims = [1])", "y", "PW|P"},
   {"input a : f32[4, 8]\n input g : f32[8]\n input b : f32[8]\n y = layernorm(a, g, b)", "y", "PW|W|W|PW"},
   {"input a : f32[4, 8, 3]\n y = sum(a, dims = [1])", "y", "PCP|PP"},
   {"input a : f32[4, 8, 3]\n y = max(a, dims = [1])", "y", "PWP|PP"},
@@ -177,8 +178,10 @@ Test(propagation, contraction_splits_the_partner_and_leaves_a_partial_sum) {
 
 Test(propagation, whole_dims_stop_it) {
   setup s;
-  cr_assert(load(&s, CHAIN, NULL, "mesh m = 2\ntactic t { shard value \"h\" dim 1 on m }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
-  cr_assert_str_eq(layout(&s, "y"), "[-, -]", "softmax needs its dim whole");
+  const char *m = "model m {\n input x : f32[8, 4]\n param w : f32[4, 6]\n h = tanh(matmul(x, w))\n"
+                  " y = max(h, dims = [1], keepdims = true)\n s = sum(y, dims = [1])\n return s\n}\n";
+  cr_assert(load(&s, m, NULL, "mesh m = 2\ntactic t { shard value \"h\" dim 1 on m }\nschedule t\n", NULL) == 0, "%s", diag_text(&s.d));
+  cr_assert_str_eq(layout(&s, "y"), "[-, -]", "max needs its dim whole");
   cr_assert_str_eq(layout(&s, "w"), "[-, m]", "backward it goes on");
   unload(&s);
 }
@@ -540,10 +543,12 @@ Test(counts, sequence_parallel) {
 ** GShard's collectives. With a group dim the tokens are moved to the
 ** experts by one all_to_all (the dispatch, xin) and back by one (the
 ** combine, eo); the backward moves the experts' output gradient to the
-** experts once (bwd.out.db) and eo to the tokens once more for the
-** combine's gradient (moved once a pass). Without groups the dispatch is
-** a contraction over the tokens, reduce-scattered onto the experts, and
-** the combine reads the experts' output gathered. The router's
+** experts once (bwd.out.db) and reads the forward's moved eo for the
+** gates' gradient (it costs no memory: the moved copy lives in place of
+** eo), GShard's three. Without groups the dispatch is a contraction over
+** the tokens, reduce-scattered onto the experts, and the combine reads the
+** experts' output gathered, in the backward gathered again (as Megatron
+** gathers again rather than keep a gathered copy). The router's
 ** scatter-add of routing weights is one all-reduce. No weight moves, and
 ** the expert weights' gradients need no reduction (each device has its
 ** experts' tokens). */
@@ -569,10 +574,10 @@ static void moe_counts(const char *model, const char *moved, int ar) {
 
 Test(counts, expert_parallel) {
   /* the loss, the router's weight gradient */
-  moe_counts("moe_gshard.cir", "all_to_all xin, all_to_all eo, all_to_all eo, all_to_all bwd.out.db", 2);
+  moe_counts("moe_gshard.cir", "all_to_all xin, all_to_all eo, all_to_all bwd.out.db", 2);
   moe_counts("moe_switch.cir", "reduce_scatter xin, all_gather eo, all_gather eo, reduce_scatter bwd.out.db", 2);
   /* + the scatter-add of the routing weights */
-  moe_counts("moe_router.cir", "all_to_all xin, all_to_all eo, all_to_all eo, all_to_all bwd.out.db", 3);
+  moe_counts("moe_router.cir", "all_to_all xin, all_to_all eo, all_to_all bwd.out.db", 3);
 }
 
 /* The all-reduces of a program in order, by the values they reduce. */
@@ -604,6 +609,24 @@ static void reduced_values(const char *model, const char *tac, const char *train
 Test(counts, reduced_where_cheapest) {
   reduced_values("../tests/data/rmsnorm_jax.cir", "tests/data/mp2.tac", "sgd(lr = 0.1)", "x2.matmul.3, x3.matmul.3, grad.h2, grad.h");
   reduced_values("../tests/data/bcast_partial.cir", "tests/data/bcast_partial.tac", NULL, "s");
+}
+
+/* softmax and log_softmax over classes split by vocabulary (written as
+** JAX programs write the loss, differentiated as written): each a max and a
+** sum of exp(x - max) of [rows] values, each gradient one sum of [rows];
+** nothing gathers the logits */
+Test(counts, softmax_over_split_classes) {
+  reduced_values("../tests/data/softmax_vocab.cir", "tests/data/softmax_vocab.tac", "sgd(lr = 0.1)",
+                 "h.embedding, lp, lp, p, p, loss, bwd.p.x, bwd.lp.x, bwd.h.tanh");
+  char *text = hx_slurp("tests/data/softmax_vocab.tac");
+  setup s;
+  cr_assert(load(&s, NULL, "../tests/data/softmax_vocab.cir", text, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+  int max = 0;
+  for (int i = 0; i < s.prog.ninstrs; i++) max += s.prog.instrs[i].op == RT_ALL_REDUCE && s.prog.instrs[i].fn == RT_RMAX;
+  cr_expect_eq(max, 2, "one max a softmax");
+  cr_expect_eq(s.counts[RT_ALL_GATHER] + s.counts[RT_ALL_TO_ALL], 0, "the logits never move");
+  unload(&s);
+  free(text);
 }
 
 /* carve explain says why a value moves: the op that reads it otherwise, the
