@@ -150,6 +150,10 @@ void report_explain(strbuf *b, const sh_plan *p, int id) {
                 shard_axes_str(p, l->partial, &a), shard_dims_str(p, into, v->shape.rank, &a));
     else
       sb_printf(b, "  computed as a partial sum over %s and reduced where it is made\n", shard_axes_str(p, l->partial, &a));
+    if (p->early[id] > 0)
+      sb_printf(b, "  reduced here, not passed on: its readers would carry the sum to reductions of %s further on (it forks, "
+                   "or is broadcast), against %s here\n", report_bytes(&a, p->early[id]),
+                report_bytes(&a, (double)ir_nelem(&ls) * (double)ir_dtype_size(v->dtype)));
   }
   int noted = 0;
   for (int i = 0; i < p->nnote; i++) noted += p->note[i].value == id;

@@ -436,7 +436,7 @@ static void reduce_at_forks(sh_plan *p, judge *j) {
     j->allowed[u] = 0;
     settle(p, j);
     rcost t = reductions(p);
-    if (t.bytes < now.bytes || (t.bytes == now.bytes && t.count < now.count)) { now = t; continue; }
+    if (t.bytes < now.bytes || (t.bytes == now.bytes && t.count < now.count)) { now = t; p->early[u] = (float)after; continue; }
     j->allowed[u] = 1;
     for (int x = 0; x < n; x++) { p->lay[x].partial = part[x]; j->low[x] = low[x]; j->seen[x] = seen[x]; }
     memcpy(p->keep, keep, (size_t)n);
@@ -483,6 +483,6 @@ void shard_partials(sh_plan *p) {
 int shard_keeps_partial(const sh_plan *p, int v) { return p->keep[v] && p->lay[v].partial; }
 
 void shard_unpartial(sh_plan *p) {
-  for (int v = 0; v < p->g->nvals; v++) { p->lay[v].partial = 0; p->keep[v] = 0; }
+  for (int v = 0; v < p->g->nvals; v++) { p->lay[v].partial = 0; p->keep[v] = 0; p->early[v] = 0; }
 }
 

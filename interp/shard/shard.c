@@ -23,6 +23,7 @@ sh_plan *shard_new(const ir_graph *g, const sh_mesh *m) {
   for (int v = 0; v < g->nvals; v++)
     for (int a = 0; a < SH_MAXAXES; a++) { p->lay[v].why[a] = -1; p->lay[v].forbid_why[a] = -1; }
   p->keep = arena_alloc(&p->mem, (size_t)g->nvals + 1);
+  p->early = arena_alloc(&p->mem, sizeof(float) * ((size_t)g->nvals + 1));
   p->logged = mem_calloc((size_t)g->nvals + 1, sizeof *p->logged);
   p->rules = mem_calloc((size_t)g->nvals + 1, sizeof *p->rules);
   p->con_last = mem_alloc(sizeof *p->con_last * ((size_t)g->nvals + 1));

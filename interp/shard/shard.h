@@ -88,6 +88,8 @@ typedef struct sh_plan {
   loc at;                         /* its current statement */
   int storage;                    /* the splits tactics make now are storage splits */
   char *keep;                     /* per value: its partial sum is passed on as it is */
+  float *early;                   /* per value reduced where it is made though it could be passed on: the
+                                     bytes its sum would cost reduced further on (0: not such a value) */
   /* undo log: a value's layout before its first change since the last mark */
   sh_undo *log; int nlog, logcap;
   uint32_t epoch, *logged;        /* logged[v] == epoch: already saved since the mark */

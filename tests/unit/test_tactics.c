@@ -609,6 +609,18 @@ static void reduced_values(const char *model, const char *tac, const char *train
 Test(counts, reduced_where_cheapest) {
   reduced_values("../tests/data/rmsnorm_jax.cir", "tests/data/mp2.tac", "sgd(lr = 0.1)", "x2.matmul.3, x3.matmul.3, grad.h2, grad.h");
   reduced_values("../tests/data/bcast_partial.cir", "tests/data/bcast_partial.tac", NULL, "s");
+  /* and carve explain says why */
+  char *text = hx_slurp("tests/data/bcast_partial.tac");
+  setup s;
+  cr_assert(load(&s, NULL, "../tests/data/bcast_partial.cir", text, NULL) == 0, "%s", diag_text(&s.d));
+  strbuf b;
+  sb_init(&b);
+  report_explain(&b, s.p, ir_lookup(s.g, "s")->id);
+  cr_expect(strstr(sb_str(&b), "reduced here, not passed on: its readers would carry the sum to reductions of 2.0 KiB further on "
+                               "(it forks, or is broadcast), against 32 B here"), "%s", sb_str(&b));
+  sb_free(&b);
+  unload(&s);
+  free(text);
 }
 
 /* softmax and log_softmax over classes split by vocabulary (written as
