@@ -584,9 +584,9 @@ static int finish_adjoint(gctx *c, int v) {
   return emit(c, final, IR_RESHAPE, &acc, 1, &a);
 }
 
-int grad_build(ir_graph *g, diag *d) { return grad_build_seeded(g, 1.0, d); }
+int grad_build(ir_graph *g, diag *d) { return grad_build_seeded(g, 1.0, -1, d); }
 
-int grad_build_seeded(ir_graph *g, double seed, diag *d) {
+int grad_build_seeded(ir_graph *g, double seed, int seed_value, diag *d) {
   if (g->nouts != 1) {
     ir_value *o = g->vals[g->outputs[0]];
     return diag_error(d, o->at, "--train needs a model that returns one scalar loss; '%s' returns %d values", g->name, g->nouts);
@@ -630,7 +630,7 @@ int grad_build_seeded(ir_graph *g, double seed, diag *d) {
       rc = -1;
   if (rc == 0) {
     c.expect[loss->id] = 1;
-    give(&c, loss->id, ir_const_typed(g, seed, loss->dtype));
+    give(&c, loss->id, seed_value >= 0 ? seed_value : ir_const_typed(g, seed, loss->dtype));
     for (int i = n - 1; i >= 0 && !c.failed; i--) {
       if (!c.ncontrib[i]) continue;
       if (c.ncontrib[i] != c.expect[i]) { diag_error(d, g->vals[i]->at, "internal error: gradient count of '%s'", g->vals[i]->name); c.failed = 1; break; }

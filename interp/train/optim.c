@@ -53,8 +53,9 @@ static int state_leaf(ir_graph *g, const char *name, const ir_shape *s, ir_dtype
 /* Loss scaling: each parameter's gradient, computed from a backward that
 ** started at scale, divided by it where it is made (grad.P now names the
 ** quotient, grad.P.scaled what the backward made), in the gradient's type
-** (f32: the master weights'), exactly. */
-static int unscale(octx *c, double scale) {
+** (f32: the master weights'), exactly; a dynamic scale's inverse is the
+** value inv (f32), else -1. */
+static int unscale(octx *c, double scale, int inv) {
   ir_graph *g = c->g;
   int n = g->nvals;
   for (int i = 0; i < n; i++) {
@@ -63,20 +64,101 @@ static int unscale(octx *c, double scale) {
     const char *name = v->name;
     if (ir_rename(g, v, NM("%s.scaled", name)) < 0) return diag_error(c->d, v->at, "internal error: renaming '%s'", name);
     v->role = ROLE_VALUE;
-    int q = emit2(c, name, IR_MUL, v->id, ir_const_typed(g, 1.0 / scale, v->dtype));
+    int by = ir_const_typed(g, 1.0 / scale, v->dtype);
+    if (inv >= 0) {
+      ir_attrs at = {0};
+      at.dtype = v->dtype;
+      by = v->dtype == IR_F32 ? inv : typed(c, NM("scaler.inverse.%s", ir_dtype_name(v->dtype)), inv, &at);
+    }
+    int q = emit2(c, name, IR_MUL, v->id, by);
     if (q < 0) return -1;
     g->vals[q]->role = ROLE_GRAD;
   }
   return 0;
 }
 
+/* A dynamic loss scale (torch's GradScaler): the step's updates are kept
+** only where every gradient is finite (their sum times zero is not NaN);
+** else every parameter and state keeps its value and the scale halves.
+** After LOSS_SCALE_GROWTH good steps in a row it doubles. The scale is
+** state: scaler.scale (relative to where it starts, a power of two) and
+** scaler.good, the good steps since it last changed. */
+static int dynamic_scale(octx *c, int n0, const int *params, int nparams, int rel, int good) {
+  ir_graph *g = c->g;
+  int chk = -1;
+  for (int k = 0; k < nparams && !c->failed; k++) {
+    const ir_value *p = g->vals[params[k]];
+    int gr = ir_lookup(g, NM("grad.%s", p->name))->id;
+    int z = emit2(c, NM("scaler.%s.zero", p->name), IR_MUL, gr, ir_const_typed(g, 0.0, g->vals[gr]->dtype));
+    ir_attrs at = {0};
+    at.ndims = g->vals[gr]->shape.rank;
+    for (int i = 0; i < at.ndims; i++) at.dims[i] = i;
+    int s = c->failed ? -1 : ir_emit(g, c->d, NM("scaler.%s.check", p->name), IR_SUM, &z, 1, &at);
+    if (s < 0) { c->failed = 1; break; }
+    if (g->vals[s]->dtype != IR_F32) {
+      ir_attrs cv = {0};
+      cv.dtype = IR_F32;
+      s = typed(c, NM("scaler.%s.check.f32", p->name), s, &cv);
+    }
+    chk = chk < 0 ? s : emit2(c, NM("scaler.check.%d", k), IR_ADD, chk, s);
+  }
+  if (c->failed || chk < 0) return -1;
+  ir_attrs eq = {0};
+  eq.spec = ir_intern(g, "eq");
+  int ok = ir_emit(g, c->d, "scaler.finite", IR_COMPARE, (int[]){chk, chk}, 2, &eq);
+  if (ok < 0) return -1;
+  int n = g->nvals, *kept = mem_alloc(sizeof(int) * (size_t)(n - n0 + 1)), nk = 0;
+  for (int i = n0; i < n; i++) if (g->vals[i]->carry >= 0) kept[nk++] = i;
+  for (int k = 0; k < nk && !c->failed; k++) {
+    ir_value *v = g->vals[kept[k]];
+    const char *name = v->name;
+    int from = v->carry;
+    if (ir_rename(g, v, NM("%s.taken", name)) < 0) { c->failed = 1; break; }
+    v->carry = -1;
+    int sel = emit(c, name, IR_SELECT, (int[]){ok, v->id, from}, 3);
+    if (sel >= 0) g->vals[sel]->carry = from;
+  }
+  free(kept);
+  ir_attrs ge = {0};
+  ge.spec = ir_intern(g, "ge");
+  int g1 = emit2(c, "scaler.good.next", IR_ADD, good, ir_const(g, 1));
+  int grow = c->failed ? -1 : ir_emit(g, c->d, "scaler.grow", IR_COMPARE, (int[]){g1, ir_const(g, LOSS_SCALE_GROWTH)}, 2, &ge);
+  if (grow < 0) return -1;
+  int up = emit(c, "scaler.scale.up", IR_SELECT, (int[]){grow, emit2(c, "scaler.scale.double", IR_MUL, rel, ir_const(g, 2)), rel}, 3);
+  int nr = emit(c, "new.scaler.scale", IR_SELECT, (int[]){ok, up, emit2(c, "scaler.scale.half", IR_MUL, rel, ir_const(g, 0.5))}, 3);
+  int gk = emit(c, "scaler.good.kept", IR_SELECT, (int[]){grow, ir_const(g, 0), g1}, 3);
+  int ng = emit(c, "new.scaler.good", IR_SELECT, (int[]){ok, gk, ir_const(g, 0)}, 3);
+  if (c->failed) return -1;
+  g->vals[nr]->carry = rel;
+  g->vals[ng]->carry = good;
+  return 0;
+}
+
 int train_build(ir_graph *g, const train_spec *t, diag *d) {
   if (t->precision != IR_F32 && train_precision(g, t->precision, d) < 0) return -1;
-  int nfwd = g->nvals;
   double scale = t->loss_scale > 0 ? t->loss_scale : 1;
-  if (grad_build_seeded(g, scale, d) < 0 || remat_build(g, nfwd, t, d) < 0) return -1;
   octx c = {g, d, 0};
-  if (scale != 1 && unscale(&c, scale) < 0) return -1;
+  ir_shape scalar = {0};
+  int rel = -1, good = -1, seed = -1, inv = -1;
+  if (t->dynamic) {         /* the scale the backward starts from: scaler.scale (from 1) times where it starts */
+    rel = state_leaf(g, "scaler.scale", &scalar, IR_F32);
+    good = state_leaf(g, "scaler.good", &scalar, IR_F32);
+    if (rel < 0 || good < 0) return -1;
+    g->vals[rel]->init = (ir_init){INIT_ONES, 0, 0};
+    int sv = emit2(&c, "scaler.value", IR_MUL, rel, ir_const(g, scale));
+    inv = emit2(&c, "scaler.inverse", IR_DIV, ir_const(g, 1), sv);
+    seed = sv;
+    const ir_value *loss = g->nouts ? g->vals[g->outputs[0]] : NULL;
+    if (loss && loss->dtype != IR_F32) {
+      ir_attrs at = {0};
+      at.dtype = loss->dtype;
+      seed = typed(&c, NM("scaler.value.%s", ir_dtype_name(loss->dtype)), sv, &at);
+    }
+    if (c.failed) return -1;
+  }
+  int nfwd = g->nvals;
+  if (grad_build_seeded(g, scale, seed, d) < 0 || remat_build(g, nfwd, t, d) < 0) return -1;
+  if ((scale != 1 || t->dynamic) && unscale(&c, scale, inv) < 0) return -1;
   int n0 = g->nvals;
   int loss = g->outputs[0];
   int nparams = 0;
@@ -89,7 +171,6 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
   g->vals[loss]->is_output = 0;
   ir_add_output(g, loss);
   int step = -1, lr_t = -1, eps_t = -1;
-  ir_shape scalar = {0};
   int lr = ir_const(g, t->lr);
   /* Adam's step scalars are computed in f64 when a parameter is f64 (as
      torch computes them in Python floats), else in f32 */
@@ -167,6 +248,7 @@ int train_build(ir_graph *g, const train_spec *t, diag *d) {
     if (c.failed) break;
     g->vals[nw]->carry = p->id;
   }
+  if (!c.failed && t->dynamic && dynamic_scale(&c, n0, params, nparams, rel, good) < 0) c.failed = 1;
   if (!c.failed) {
     for (int i = n0; i < g->nvals; i++) g->vals[i]->update = 1;
     for (int k = 0; k < nparams; k++) ir_add_output(g, ir_lookup(g, NM("new.%s", g->vals[params[k]]->name))->id);

@@ -95,6 +95,13 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
                           "default), as in %s(lr = 1e-3, precision = bf16)", o->name);
       continue;
     }
+    if (!strcmp(x->key, "loss_scale") && (x->val.kind == TAC_VNAME || x->val.kind == TAC_VSTR)) {
+      if (strcmp(x->val.text, "dynamic"))
+        return diag_error(d, (loc){src, x->val.off}, "loss_scale is a power of two or dynamic, as in %s(lr = 1e-3, precision = f16, "
+                          "loss_scale = dynamic)", o->name);
+      t->dynamic = 1;
+      continue;
+    }
     double *s = slot(t, x->key);
     if (!s) return diag_error(d, (loc){src, x->off}, "%s has no argument %s (%s)", o->name, x->key, o->args);
     if (x->val.kind != TAC_VINT && x->val.kind != TAC_VNUM)
@@ -103,6 +110,9 @@ int train_parse(arena *a, const char *text, train_spec *t, diag *d) {
     if (bad) return diag_error(d, (loc){src, x->val.off}, "%s %s", x->key, bad);
     *s = x->val.num;
   }
+  /* a dynamic scale starts as high as the backward's first gradient allows
+     (torch's GradScaler starts at 2^16; f16 ends at 65504) */
+  if (t->dynamic) t->loss_scale = t->precision == IR_F16 ? 32768 : 65536;
   if (!t->loss_scale) t->loss_scale = t->precision == IR_F16 ? 1024 : 1;
   for (int i = 0; i < c->nargs; i++)       /* the backward's first gradient is the scale, an f16 number there */
     if (!strcmp(c->args[i].key, "loss_scale") && t->precision == IR_F16 && t->loss_scale > 32768)

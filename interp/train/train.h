@@ -20,6 +20,8 @@ typedef enum train_kind { TRAIN_NONE, TRAIN_SGD, TRAIN_ADAM, TRAIN_STEP, TRAIN_A
 ** match one of the globs in train_spec.remat_names, GEMMs included. */
 typedef enum train_remat { REMAT_NONE, REMAT_CHEAP, REMAT_FULL, REMAT_NAMED } train_remat;
 
+#define LOSS_SCALE_GROWTH 2000    /* good steps before a dynamic loss scale doubles (torch's growth_interval) */
+
 typedef struct train_spec {
   train_kind kind;
   double lr;
@@ -34,6 +36,9 @@ typedef struct train_spec {
                                       gradient is divided by it (a power of two: exact): f16's
                                       gradients stay above its smallest numbers. 0 as parsed: 1024
                                       for f16, else 1 */
+  int dynamic;                     /* loss_scale = dynamic: loss_scale is where the scale starts; halved
+                                      and the step skipped when a gradient is not finite, doubled after
+                                      LOSS_SCALE_GROWTH good steps (torch's GradScaler) */
   const char *remat_names;         /* REMAT_NAMED: the globs, as written */
   loc remat_at;                    /* where they were written, for errors */
 } train_spec;
@@ -51,7 +56,7 @@ int train_precision(ir_graph *g, ir_dtype t, diag *d);
 ** return one f32 scalar). Returns 0 or -1. */
 int grad_build(ir_graph *g, diag *d);
 /* The same, the backward started from seed instead of 1 (loss scaling). */
-int grad_build_seeded(ir_graph *g, double seed, diag *d);
+int grad_build_seeded(ir_graph *g, double seed, int seed_value, diag *d);   /* seed_value >= 0: that value's */
 
 /* Recompute in the backward pass (values from nfwd on) the forward values
 ** it reads that t->remat allows, from values kept anyway, instead of

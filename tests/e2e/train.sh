@@ -98,9 +98,29 @@ PY
 out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" --train 'adam(lr = 1e-3, precision = f16)' \
   --steps 3 --check --json 2>"$tmp/err") && python3 -c "import json, sys; j = json.loads(sys.argv[1]); sys.exit(0 if j['max_rel_error'] <= j['tolerance'] == 5e-2 else 1)" "$out" &&
   pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: f16 on 4 ranks: $out $(head -2 "$tmp/err")"; }
+# loss_scale = dynamic (torch's GradScaler): on a model whose f16 gradients
+# overflow above a scale of 2^6, a static 2^15 ends the run (a non-finite
+# loss); the dynamic scale starts there, skips nine steps (the parameters
+# kept: the loss does not move) while it halves to 2^6, then trains as f32
+# does from the start (within 3%); split on 4 ranks, with ZeRO-2's
+# scattered gradients, it equals one device
+bg() { "$CARVE" run "$SRCDIR/tests/data/big_grads.cir" --train "sgd(lr = 0.00001$1)" --steps "$2" --json 2>"$tmp/err" | tail -1; }
+"$CARVE" run "$SRCDIR/tests/data/big_grads.cir" --train "sgd(lr = 0.00001, precision = f16, loss_scale = 32768)" --steps 3 >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "the loss is nan" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a static scale that overflows: $(head -2 "$tmp/err")"; }
+f32=$(bg "" 8) && dyn=$(bg ", precision = f16, loss_scale = dynamic" 16) &&
+  python3 - "$f32" "$dyn" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a dynamic loss scale: $f32 / $dyn $(head -2 "$tmp/err")"; }
+import json, sys
+f32, dyn = (json.loads(a)["losses"] for a in sys.argv[1:])
+assert dyn[:9] == [dyn[0]] * 9 and dyn[9] < dyn[8], dyn           # nine steps skipped, then it trains
+assert all(abs(a - b) <= 0.03 * b for a, b in zip(dyn[8:], f32)), (dyn, f32)
+PY
+out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp_z2.tac" --train 'adam(lr = 1e-3, precision = f16, loss_scale = dynamic)' \
+  --steps 3 --check --json 2>"$tmp/err") && python3 -c "import json, sys; j = json.loads(sys.argv[1]); sys.exit(0 if j['max_rel_error'] <= j['tolerance'] == 5e-2 else 1)" "$out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: f16 with a dynamic scale on 4 ranks: $out $(head -2 "$tmp/err")"; }
 for bad in "precision = f16, loss_scale = 1000:1:47: error: loss_scale must be a power of two" \
            "precision = f16, loss_scale = 65536:1:47: error: loss_scale is at most 32768 (2^15) with precision = f16" \
-           "precision = f64:1:29: error: precision is f32, bf16 or f16"; do
+           "precision = f64:1:29: error: precision is f32, bf16 or f16" \
+           "loss_scale = dynamik:1:30: error: loss_scale is a power of two or dynamic"; do
   arg=${bad%%:*}; want=${bad#*:}
   err=$("$CARVE" run "$ex/mlp_small.cir" --train "adam(lr = 1e-3, $arg)" --steps 1 2>&1 >/dev/null); rc=$?
   [ $rc -eq 1 ] && [[ "$err" == "--train:$want"* ]] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: $arg: rc $rc $err"; }
