@@ -410,7 +410,8 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
         return diag_errbuf(why, n, "out is also in%d; an update writes p's buffer (in0) or one of its own", k);
     return want(p, ins, -1, e, 1, F, 0, why, n) || want(p, ins, 0, e, 1, F, 0, why, n) || want(p, ins, 1, e, 1, F, 0, why, n) ||
            want(p, ins, 2, e, 1, F, !adam, why, n) || (adam && (want(p, ins, 3, e, 1, F, 0, why, n) ||
-           want(p, ins, 4, 1, 1, F, 0, why, n) || want(p, ins, 5, 1, 1, F, 0, why, n)));
+           want(p, ins, 4, 1, 1, F, 0, why, n) || want(p, ins, 5, 1, 1, F, 0, why, n))) ||
+           want(p, ins, 6, 1, 1, RT_I1, 1, why, n);      /* a dynamic loss scale's "finite": 0 skips the update */
   }
   case RT_ATTENTION: case RT_ATTENTION_GRAD: {
     int64_t e = O * ins->m * ins->k, grad = ins->op == RT_ATTENTION_GRAD;

@@ -1321,7 +1321,17 @@ static int opt_operands(optjob *j, const float *p, i64 n) {
   return 0;
 }
 
+/* in6, when given, is a dynamic loss scale's verdict: 0 (a gradient not
+** finite) skips the step, p (copied to out), its gradient and state as
+** they were */
+static int skipped(const rt_instr *ins, void *out, void *const *in) {
+  if (!in[6] || *(const uint8_t *)in[6]) return 0;
+  if (out != in[0]) memmove(out, in[0], sizeof(float) * (size_t)ins->nelem);
+  return 1;
+}
+
 static int k_adam(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (skipped(ins, out, in)) return 0;
   optjob j = {ins, out, in[2], in[3], in[1], *(const float *)in[4], *(const float *)in[5], 0};
   j.shared = opt_operands(&j, in[0], ins->nelem);
   adam_all(&j, ins->nelem);
@@ -1329,6 +1339,7 @@ static int k_adam(void *ctx, const rt_instr *ins, void *out, void *const *in, ch
 }
 
 static int k_sgd(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (skipped(ins, out, in)) return 0;
   optjob j = {ins, out, in[2], NULL, in[1], 1, 1, 0};
   j.shared = opt_operands(&j, in[0], ins->nelem);
   sgd_all(&j, ins->nelem);

@@ -20,6 +20,7 @@ typedef struct lw_update {
   double lr, b1, b2, eps, wd, mom;
   double c1, c2;            /* Adam: the gradient's coefficients, 1 - b1 and 1 - b2 as the program has them */
   double keep;              /* AdamW: p is scaled by keep (1 - lr wd) before the step; 0: not */
+  int ok;                   /* a dynamic loss scale's "every gradient finite" (i1 scalar): 0 leaves all as it was; -1: none */
 } lw_update;
 
 /* a vocabulary-parallel cross-entropy's statistics (lower.c): each row's

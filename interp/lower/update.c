@@ -14,7 +14,7 @@
 /* what one match collects: the update's values and constants */
 typedef struct umatch {
   lw_update u;
-  int inner[16];    /* the values folded into the update (never computed alone) */
+  int inner[24];    /* the values folded into the update (never computed alone) */
   int ninner;
 } umatch;
 
@@ -56,10 +56,31 @@ static int same_f32(double a, double b) { return (float)a == (float)b || fabs(a 
 
 static int is_scalar(lctx *c, int id) { return ir_nelem(&V(c, id)->shape) == 1 && V(c, id)->dtype == IR_F32; }
 
-/* a state leaf of p's shape, replaced by `next` after the step */
-static int state_of(lctx *c, int leaf, int next, int p) {
+/* Under a dynamic loss scale each new value is select(ok, taken, old)
+** (optim.c): the update's value taken where every gradient is finite.
+** The select whose taken value is x and which carries old into the next
+** step, or -1. */
+static int kept_select(lctx *c, int x, int old, int ok) {
+  const ir_value *v = V(c, x);
+  for (int k = 0; k < v->nusers; k++) {
+    const ir_value *u = V(c, v->users[k]);
+    if (u->kind == IR_OP && u->op == IR_SELECT && u->args[0] == ok && u->args[1] == x && u->args[2] == old && u->carry == old)
+      return u->id;
+  }
+  return -1;
+}
+
+/* a state leaf of p's shape, replaced by `next` after the step (under a
+** dynamic loss scale, by the select of next: *next becomes it, folded
+** into the update as next is) */
+static int state_of(lctx *c, int leaf, int *next, int p, umatch *m) {
   const ir_value *s = V(c, leaf);
-  return s->kind == IR_STATE && s->dtype == IR_F32 && ir_shape_eq(&s->shape, &V(c, p)->shape) && V(c, next)->carry == leaf;
+  if (s->kind != IR_STATE || s->dtype != IR_F32 || !ir_shape_eq(&s->shape, &V(c, p)->shape)) return 0;
+  if (m->u.ok < 0) return V(c, *next)->carry == leaf;
+  int sel = kept_select(c, *next, leaf, m->u.ok);
+  if (sel < 0 || add_inner(m, sel) < 0) return 0;
+  *next = sel;
+  return 1;
 }
 
 /* gr = g, or g + p * wd (weight decay): sets the gradient and wd */
@@ -105,8 +126,8 @@ static int match_adam(lctx *c, int head, umatch *m) {
   m->u.param = p;
   m->u.newm = mn;
   m->u.newv = V(c, sq)->args[0];
-  if (!state_of(c, m->u.m, mn, p) || !state_of(c, m->u.v, m->u.newv, p)) return 0;
   int in[] = {st, nu, de, sq, m1, m2, v1, v2, g2, mn, m->u.newv};
+  if (!state_of(c, m->u.m, &m->u.newm, p, m) || !state_of(c, m->u.v, &m->u.newv, p, m)) return 0;
   for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) add_inner(m, in[i]);
   if (kept >= 0) {                      /* AdamW: no decay in the gradient too (one kernel does one) */
     add_inner(m, kept);
@@ -128,11 +149,18 @@ static int match_sgd(lctx *c, int head, umatch *m) {
   m->u.mom = 0;
   add_inner(m, sc);
   gr = upd;
-  if (V(c, upd)->carry >= 0) {          /* a momentum buffer */
-    if (!pair(c, upd, IR_ADD, &mm, &gr) || (m->u.m = with_lit(c, mm, IR_MUL, &m->u.mom)) < 0 || !state_of(c, m->u.m, upd, p)) return 0;
-    m->u.newm = upd;
+  int buf = -1;
+  if (pair(c, upd, IR_ADD, &mm, &gr) && (buf = with_lit(c, mm, IR_MUL, &m->u.mom)) >= 0 &&
+      (V(c, upd)->carry == buf || (m->u.ok >= 0 && kept_select(c, upd, buf, m->u.ok) >= 0))) {   /* a momentum buffer */
+    int next = upd;
+    m->u.m = buf;
+    if (!state_of(c, m->u.m, &next, p, m)) return 0;
+    m->u.newm = next;
     add_inner(m, upd);
     add_inner(m, mm);
+  } else {
+    gr = upd;
+    m->u.mom = 0;
   }
   decayed(c, gr, m);
   return 1;
@@ -180,10 +208,16 @@ void lw_plan_updates(lctx *c) {
   for (int i = 0; i < g->nvals; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind != IR_OP || v->carry < 0 || g->vals[v->carry]->kind != IR_PARAM) continue;
-    umatch m = {0}, none = {0};
+    /* under a dynamic loss scale the update is what the select takes */
+    int ok = -1, taken = i;
+    if (v->op == IR_SELECT && v->args[2] == v->carry && V(c, v->args[0])->dtype == IR_I1 && ir_nelem(&V(c, v->args[0])->shape) == 1 &&
+        V(c, v->args[0])->shape.rank == 0)
+      ok = v->args[0], taken = v->args[1];
+    umatch m = {.u.ok = ok}, none = {.u.ok = ok};
     /* either update, whoever wrote it (--train, or an imported step) */
-    int found = match_adam(c, i, &m);
-    if (!found) { m = none; found = match_sgd(c, i, &m); }
+    int found = match_adam(c, taken, &m);
+    if (!found) { m = none; found = match_sgd(c, taken, &m); }
+    if (found && taken != i && (V(c, taken)->carry >= 0 || add_inner(&m, taken) < 0)) found = 0;
     if (!found || !fusable(c, i, &m)) continue;
     c->ups[c->nups] = m.u;
     c->fuse[i] = c->nups++;
@@ -201,13 +235,15 @@ void lw_lower_update(lctx *c, const ir_value *v, int out, const sh_dim *comp) {
     sb[k] = comp ? lw_operand_in(c, st[k], comp, &s) : lw_buf(c, st[k]);
     if (sb[k] != c->buf[st[k]]) { c->failed = 1; return; }
   }
-  /* p: operand 0, or for AdamW what operand 0 scales */
-  int in0 = u->keep == 0 ? AB(c, 0) : comp ? lw_operand_in(c, u->param, comp, &s) : lw_buf(c, u->param), g = comp ? lw_operand_in(c, u->grad, comp, &s) : lw_buf(c, u->grad);   /* before the update: */
+  /* p: operand 0, or for AdamW what operand 0 scales, or under a dynamic
+     loss scale (the head a select) the parameter */
+  int in0 = u->keep == 0 && u->ok < 0 ? AB(c, 0) : comp ? lw_operand_in(c, u->param, comp, &s) : lw_buf(c, u->param), g = comp ? lw_operand_in(c, u->grad, comp, &s) : lw_buf(c, u->grad);   /* before the update: */
   int adam = u->kind == RT_ADAM, lr_t = adam ? lw_buf(c, u->lr_t) : -1, eps_t = adam ? lw_buf(c, u->eps_t) : -1;   /* they may emit */
+  int ok = u->ok >= 0 ? lw_buf(c, u->ok) : -1;
   rt_instr *x = rt_prog_emit(c->p, (rt_op)u->kind, out);
-  int in[] = {in0, g, sb[0], sb[1], lr_t, eps_t};      /* the operands past these stay -1 (none) */
+  int in[] = {in0, g, sb[0], sb[1], lr_t, eps_t, ok};  /* the operands past these stay -1 (none) */
   for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) x->in[k] = in[k];
-  x->nin = adam ? 6 : 3;
+  x->nin = ok >= 0 ? 7 : adam ? 6 : 3;
   x->alpha = (float)u->lr;
   double hy[2][6] = {{u->mom, u->wd, 0, 0, 0, 0}, {u->b1, u->b2, u->eps, u->keep != 0 ? u->keep : u->wd, u->c1, u->c2}};
   for (int k = 0; k < 6; k++) x->hyper[k] = hy[adam][k];

@@ -114,6 +114,17 @@ f32, dyn = (json.loads(a)["losses"] for a in sys.argv[1:])
 assert dyn[:9] == [dyn[0]] * 9 and dyn[9] < dyn[8], dyn           # nine steps skipped, then it trains
 assert all(abs(a - b) <= 0.03 * b for a, b in zip(dyn[8:], f32)), (dyn, f32)
 PY
+# ... each update still one instruction, which leaves everything as it was
+# on a skipped step (nine above), also with momentum
+n=$("$CARVE" lower "$ex/gpt2_small.cir" --train 'adam(lr = 1e-3, loss_scale = dynamic)' | grep -c "= adam ")
+[ "$n" -eq 30 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: fused Adam updates under a dynamic scale: $n of 30"; }
+f32=$(bg ", momentum = 0.9" 4) && dyn=$(bg ", momentum = 0.9, precision = f16, loss_scale = dynamic" 13) &&
+  python3 - "$f32" "$dyn" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a dynamic loss scale with momentum: $f32 / $dyn"; }
+import json, sys
+f32, dyn = (json.loads(a)["losses"] for a in sys.argv[1:])
+assert dyn[:9] == [dyn[0]] * 9, dyn
+assert all(abs(a - b) <= 0.03 * b for a, b in zip(dyn[8:], f32)), (dyn, f32)
+PY
 out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp_z2.tac" --train 'adam(lr = 1e-3, precision = f16, loss_scale = dynamic)' \
   --steps 3 --check --json 2>"$tmp/err") && python3 -c "import json, sys; j = json.loads(sys.argv[1]); sys.exit(0 if j['max_rel_error'] <= j['tolerance'] == 5e-2 else 1)" "$out" &&
   pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: f16 with a dynamic scale on 4 ranks: $out $(head -2 "$tmp/err")"; }
