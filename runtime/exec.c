@@ -424,6 +424,7 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     return want(p, ins, -1, grad ? 3 * e : e, 1, F, 0, why, n);
   }
   case RT_CAUSAL_MASK:
+    if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, O * ins->m * N, 1, F, 0, why, n) || want(p, ins, -1, O * ins->m * N, 1, F, 0, why, n);
   case RT_BLOCK_COPY: {
     int64_t m = ins->m > 0 ? ins->m : N;
@@ -655,6 +656,19 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
       fixed.off += (int64_t)q * fixed.n;
+    }
+    if (ins->op == RT_CAUSAL_MASK && ins->group >= 0) {
+      /* the rows (the queries) split over the group: this device's first
+         row is row q m of the whole, and the mask keeps what it keeps there */
+      int q = 0, P = group_size(e, ins->group);
+      if ((int64_t)P * ins->m != ins->n2) {
+        snprintf(why, sizeof why, "a causal mask of %" PRId64 " rows in pieces of %" PRId64 " does not split over the %d devices "
+                 "of its group", ins->n2, ins->m, P);
+        return ins_err(p, i, err, errlen, why);
+      }
+      if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+      if (ins != &fixed) { fixed = *ins; ins = &fixed; }
+      fixed.off += (int64_t)q * fixed.m;
     }
     if (ins->op == RT_SHARD_SLICE) {
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }

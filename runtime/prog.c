@@ -474,8 +474,8 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
       }
       fprintf(f, "b%d = %s", ins->out, nm);
       put_ins(f, ins);
-      if (ins->op == RT_SHARD_SLICE || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->group >= 0) ||
-          rt_xent_split(ins)) {
+      if (ins->op == RT_SHARD_SLICE || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS || ins->op == RT_CAUSAL_MASK) &&
+          ins->group >= 0) || rt_xent_split(ins)) {
         fputs(" over ", f);
         put_group(f, p, ins->group);
       }

@@ -585,6 +585,8 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->nin = 1; in->in[0] = AB(c, 0);
     in->outer = lw_prod(xs->d, 0, r - 2); in->m = xs->d[r - 2]; in->n = xs->d[r - 1];
     in->off = 0;
+    in->group = dim_group(c, r - 2);          /* the rows split (context parallelism): the executor offsets off */
+    in->n2 = V(c, v->args[0])->shape.d[r - 2];
     in->alpha = v->op == IR_CAUSAL_MASK ? -INFINITY : 0.0f;
     return;
   }
@@ -810,7 +812,7 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
   if (v->op == IR_CROSS_ENTROPY || v->op == IR_CROSS_ENTROPY_GRAD || v->op == IR_SOFTMAX || v->op == IR_LOG_SOFTMAX ||
-      v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD)
+      v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD || v->op == IR_CAUSAL_MASK || v->op == IR_CAUSAL_MASK_GRAD)
     shard_required(c->plan, &o, 0, c->xdims, V(c, v->args[0])->shape.rank);
   layout_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;

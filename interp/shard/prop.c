@@ -32,22 +32,27 @@ static void touch(const sh_plan *p, wl *w, int v) {
 
 /* Axes op u sums over, as its operands are split now. A contracted dim
 ** that a replicate keeps whole on an axis (the experts' dim of a combine
-** mask) says the sum is not split there: the lowering chooses by cost. */
+** mask) says the sum is not split there, and so does an axis an operand
+** also splits a passing dim on (a context-parallel p's queries beside v's
+** keys): the lowering chooses by cost which keeps it. */
 static uint32_t contract_axes(const sh_plan *p, int u) {
   const ir_value *v = p->g->vals[u];
   sh_rule r;
   if (v->kind != IR_OP || shard_rule_of(p, u, &r) < 0) return 0;
-  uint32_t m[SH_MAXF] = {0}, kept[SH_MAXF] = {0}, all = 0;
+  uint32_t m[SH_MAXF] = {0}, kept[SH_MAXF] = {0}, all = 0, passing = 0;
   for (int k = 0; k < v->nargs; k++)
     for (int i = 0; i < r.rank[k]; i++) {
       int f = r.map[k][i];
-      if (f < 0 || r.kind[f] != F_CONTRACT) continue;
+      if (f < 0 || r.kind[f] == F_WHOLE) continue;
       const sh_layout *l = &p->lay[v->args[k]];
-      for (int j = 0; j < l->dim[i].n; j++) m[f] |= 1u << l->dim[i].ax[j];
+      uint32_t axes = 0;
+      for (int j = 0; j < l->dim[i].n; j++) axes |= 1u << l->dim[i].ax[j];
+      if (r.kind[f] == F_PASS) { passing |= axes; continue; }
+      m[f] |= axes;
       kept[f] |= l->forbid[i];
     }
   for (int f = 0; f < r.nf; f++) all |= m[f] & ~kept[f];
-  return all;
+  return all & ~passing;
 }
 
 /* a propagation a replicate stopped: noted on x once */

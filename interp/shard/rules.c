@@ -205,8 +205,11 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
     if (v->op == IR_LAYERNORM) r->map[2][0] = f;     /* beta */
     return 0;
   }
+  /* the rows (queries) pass: split, each device masks its rows as the
+     whole would (the lowering gives it its first row); the columns (keys)
+     stay whole */
   case IR_CAUSAL_MASK: case IR_CAUSAL_MASK_GRAD:
-    same_dims(r, g, v, 3u << (R - 2), 1); return 0;
+    same_dims(r, g, v, 1u << (R - 1), 1); return 0;
   case IR_CONCAT: {
     same_dims(r, g, v, 1u << v->attr.dim, 0);
     for (int k = 0; k < v->nargs; k++)

@@ -99,6 +99,25 @@ for n in 2 4; do
     python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||
     bad "softmax over split classes, $n ranks: $out $(head -3 "$tmp/err")"
 done
+# context parallelism (attention as written) on a GPT with a context of 256:
+# equal to one device on 2 and 4 ranks, each rank's peak memory smaller
+# with each doubling; and batch x Megatron x context on 8 ranks
+peak1=$("$CARVE" run "$SRCDIR/tests/data/gpt_s256.cir" --no-fuse --train 'adam(lr = 1e-3)' --steps 2 --json 2>"$tmp/err" |
+        python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["peak_memory"])')
+prev=$peak1
+for n in 2 4; do
+  out=$($MPIRUN -n $n "$CARVE" run "$SRCDIR/tests/data/gpt_s256.cir" "$SRCDIR/tests/data/cp$n.tac" --no-fuse \
+        --train 'adam(lr = 1e-3)' --steps 2 --check --json 2>"$tmp/err") || { bad "context on $n ranks: $(head -3 "$tmp/err")"; continue; }
+  python3 -c "
+import json, sys
+j = json.loads(sys.argv[1]); print('context on $n ranks, context 256: max_rel_error %.3g, peak %.2f MiB/rank (one device %.2f)' % (j['max_rel_error'], j['peak_memory'] / 2**20, $peak1 / 2**20))
+sys.exit(0 if j['max_rel_error'] <= 1e-5 and j['peak_memory'] < $prev * 0.75 else 1)" "$out" && ok || bad "context on $n ranks: $out"
+  prev=$(python3 -c "import json, sys; print(json.loads(sys.argv[1])['peak_memory'])" "$out")
+done
+out=$($MPIRUN -n 8 "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/bp_mp_cp.tac" --no-fuse --train 'adam(lr = 1e-3)' \
+      --steps 2 --check --json 2>"$tmp/err") &&
+  python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||
+  bad "batch x megatron x context on 8 ranks: $out $(head -3 "$tmp/err")"
 
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)

@@ -192,6 +192,11 @@ static pcase pcases[] = {
   /* softmax and log_softmax over classes split by vocabulary */
   {"../tests/data/softmax_vocab.cir", "../tests/data/softmax_vocab.tac", "adam(lr = 1e-2)", 2},
   {"../tests/data/softmax_vocab.cir", "../tests/data/softmax_vocab4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
+  /* context parallelism (attention as written), alone, and with batch and
+     Megatron on 8 devices */
+  {"gpt2_small.cir", "../tests/data/cp2.tac", "adam(lr = 1e-3)", 2},
+  {"gpt2_small.cir", "../tests/data/cp4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
+  {"gpt2_small.cir", "../tests/data/bp_mp_cp.tac", "adam(lr = 1e-3)", 8},
   /* found by random models (tests/data/fuzz/README) */
   {"../tests/data/fuzz/literal_piece.cir", "../tests/data/fuzz/literal_piece.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/fuzz/scalar_broadcast.cir", "../tests/data/fuzz/scalar_broadcast.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},

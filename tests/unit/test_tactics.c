@@ -101,7 +101,7 @@ static rcase rcases[] = {
   {"input t : f32[10, 4]\n input i : i32[2, 3]\n y = embedding(t, i)", "y", "CP|PP|PPP"},
   {"input z : f32[2, 3, 10]\n input l : i32[2, 3]\n y = cross_entropy(z, l)", "y", "CCC|CC|"},   /* the classes too: vocabulary-parallel */
   {"input z : f32[2, 3, 10]\n input l : i32[2, 3]\n input d : f32[]\n y = cross_entropy_grad(z, l, d)", "y", "PPP|PP||PPP"},
-  {"input a : f32[2, 4, 4]\n y = causal_mask(a)", "y", "PWW|PWW"},
+  {"input a : f32[2, 4, 4]\n y = causal_mask(a)", "y", "PPW|PPW"},   /* the rows (queries) may split: context parallelism */
   {"input a : f32[4, 8]\n input b : f32[4, 2]\n y = concat([a, b], 1)", "y", "PW|PW|PW"},
   {"input a : f32[4, 8]\n y = slice(a, 1, 2, 5)", "y", "PW|PW"},
 };
@@ -552,13 +552,13 @@ Test(counts, sequence_parallel) {
 ** scatter-add of routing weights is one all-reduce. No weight moves, and
 ** the expert weights' gradients need no reduction (each device has its
 ** experts' tokens). */
-static void moe_counts(const char *model, const char *moved, int ar) {
-  char *text = hx_slurp("tests/data/moe_experts.tac");
-  char path[128];
-  snprintf(path, sizeof path, "../tests/data/%s", model);
+/* The collectives of model under tac that move values (not the
+** all-reduces), in order; returns how many all-reduces there are. */
+static int moved_values(const char *model, const char *tac, const char *moved) {
+  char *text = hx_slurp(tac);
   setup s;
-  cr_assert(load(&s, NULL, path, text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
-  char got[256] = "";
+  cr_assert(load(&s, NULL, model, text, "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  char got[1024] = "";
   size_t n = 0;
   for (int i = 0; i < s.prog.ninstrs; i++) {
     const rt_instr *x = &s.prog.instrs[i];
@@ -566,10 +566,17 @@ static void moe_counts(const char *model, const char *moved, int ar) {
     n += (size_t)snprintf(got + n, sizeof got - n, "%s%s %s", n ? ", " : "", rt_coll_name(x), s.g->vals[x->src]->name);
     cr_assert(n < sizeof got);
   }
-  cr_expect_str_eq(got, moved, "%s: the collectives that move tokens", model);
-  cr_expect_eq(s.counts[RT_ALL_REDUCE], ar, "%s: all_reduce", model);
+  cr_expect_str_eq(got, moved, "%s under %s: the collectives that move values", model, tac);
+  int ar = s.counts[RT_ALL_REDUCE];
   unload(&s);
   free(text);
+  return ar;
+}
+
+static void moe_counts(const char *model, const char *moved, int ar) {
+  char path[128];
+  snprintf(path, sizeof path, "../tests/data/%s", model);
+  cr_expect_eq(moved_values(path, "tests/data/moe_experts.tac", moved), ar, "%s: all_reduce", model);
 }
 
 Test(counts, expert_parallel) {
@@ -578,6 +585,23 @@ Test(counts, expert_parallel) {
   moe_counts("moe_switch.cir", "reduce_scatter xin, all_gather eo, all_gather eo, reduce_scatter bwd.out.db", 2);
   /* + the scatter-add of the routing weights */
   moe_counts("moe_router.cir", "all_to_all xin, all_to_all eo, all_to_all bwd.out.db", 3);
+}
+
+/* Context parallelism (the stdlib's context on an axis of its own, the
+** attention as written): each device keeps its queries, and the forward
+** gathers each layer's keys and values (as Transformer Engine's
+** all_gather context parallelism); the causal mask, the scores and the
+** softmax stay split. The backward gathers k and v again, reduce-scatters
+** their gradients onto the sequence, and gathers the layer's normed input
+** once for the key and value weights' gradients. Nothing moves the
+** scores. The all-reduces are the gradients' (but the position table's,
+** split by position as the sequence is) and the loss's. */
+Test(counts, context_parallel) {
+  int ar = moved_values("gpt2_small.cir", "tests/data/cp2.tac",
+                        "all_gather l0.k, all_gather l0.v, all_gather l1.k, all_gather l1.v, "
+                        "all_gather l1.v, all_gather l1.k, reduce_scatter bwd.l1.v.da, all_gather l1.a, reduce_scatter bwd.l1.k.da, "
+                        "all_gather l0.v, all_gather l0.k, reduce_scatter bwd.l0.v.da, all_gather l0.a, reduce_scatter bwd.l0.k.da");
+  cr_expect_eq(ar, 4 + 13 * LAYERS - 1 + 1, "one a gradient but wpe's, and the loss");
 }
 
 /* The all-reduces of a program in order, by the values they reduce. */
