@@ -9,6 +9,7 @@
 #include "interp/drive/bisect.h"
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
+#include "interp/train/train.h"
 #include "runtime/comm_mpi.h"
 #include "runtime/comm_nccl.h"
 #include "runtime/cuda.h"
@@ -353,6 +354,13 @@ int cli_run(const cli_opts *o) {
   /* A loss being trained that turns NaN or infinite stops the run; a
   ** forward program's outputs are what they are: a note, once. */
   int trains = s.g->train != TRAIN_NONE, noted = 0;
+  /* a dynamic loss scale (optim.c): scaler.scale, relative to where it
+  ** starts (scaler.value's literal); a change after a step is said */
+  const ir_value *scaler = ir_lookup(s.g, "scaler.scale"), *sv = ir_lookup(s.g, "scaler.value");
+  double scale_was = 1, scale_at = 1;
+  if (scaler && sv && sv->nargs == 2 && s.g->vals[sv->args[1]]->kind == IR_CONST) scale_at = s.g->vals[sv->args[1]]->attr.scalar;
+  else scaler = NULL;
+  if (scaler && drive_scalar(&r, scaler->id, &scale_was, err, sizeof err) < 0) scaler = NULL;
   for (long st = 0; st < o->steps; st++) {
     double t0 = now();
     if (drive_step(&r, &losses[st], err, sizeof err) < 0) {
@@ -380,6 +388,16 @@ int cli_run(const cli_opts *o) {
       FILE *out = report_file(o);
       fprintf(out, "step %ld  %s %.6f  (%.3f s)\n", st + 1, scalar ? "loss" : "sum of the output", losses[st], times[st]);
       fflush(out);
+    }
+    double scale_now = scale_was;
+    if (scaler && drive_scalar(&r, scaler->id, &scale_now, err, sizeof err) == 0 && scale_now != scale_was) {
+      if (world.rank == 0 && scale_now < scale_was)
+        fprintf(stderr, "carve: note: step %ld: a gradient was not finite: the step was skipped and the loss scale halved to %g\n",
+                st + 1, scale_now * scale_at);
+      else if (world.rank == 0)
+        fprintf(stderr, "carve: note: step %ld: %d good steps: the loss scale doubled to %g\n", st + 1, LOSS_SCALE_GROWTH,
+                scale_now * scale_at);
+      scale_was = scale_now;
     }
     if (o->profile && st == 0 && o->steps > 1) rt_exec_profile(r.e);   /* the first step warms up (page faults): leave it out */
   }

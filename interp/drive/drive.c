@@ -187,6 +187,16 @@ int drive_replay(drive *r, long steps, const char *params, const char *data, cha
   return 0;
 }
 
+int drive_scalar(drive *r, int id, double *v, char *err, size_t errlen) {
+  int b = r->lr.buf_of[id];
+  if (b < 0 || r->prog.bufs[b].nelem != 1 || r->prog.bufs[b].dtype != RT_F32)
+    return diag_errbuf(err, errlen, "internal error: value %d is no f32 scalar", id);
+  float x = 0;
+  int rc = rt_exec_get(r->e, b, &x, sizeof x, err, errlen);
+  *v = x;
+  return rc;
+}
+
 int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
   *full = NULL;
   int b = r->lr.buf_of[id];

@@ -65,6 +65,9 @@ int  drive_step(drive *r, double *loss, char *err, size_t errlen);
 ** NULL elsewhere. A value the program keeps as a partial sum is summed
 ** over its partial axes. Collective. */
 int  drive_gather(drive *r, int id, void **full, char *err, size_t errlen);
+/* Value id, an f32 scalar every device holds whole (a dynamic loss scale),
+** as this device has it now. Not collective. */
+int  drive_scalar(drive *r, int id, double *v, char *err, size_t errlen);
 /* The program's k-th output, whole, as one JSON object on device 0 (into
 ** *line, malloc'd; NULL elsewhere): {"name", "shape", "dtype", "values"}
 ** with the values flat in row-major order, each float with the digits that

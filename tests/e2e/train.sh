@@ -99,11 +99,11 @@ out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" 
   --steps 3 --check --json 2>"$tmp/err") && python3 -c "import json, sys; j = json.loads(sys.argv[1]); sys.exit(0 if j['max_rel_error'] <= j['tolerance'] == 5e-2 else 1)" "$out" &&
   pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: f16 on 4 ranks: $out $(head -2 "$tmp/err")"; }
 # loss_scale = dynamic (torch's GradScaler): on a model whose f16 gradients
-# overflow above a scale of 2^6, a static 2^15 ends the run (a non-finite
-# loss); the dynamic scale starts there, skips nine steps (the parameters
-# kept: the loss does not move) while it halves to 2^6, then trains as f32
-# does from the start (within 3%); split on 4 ranks, with ZeRO-2's
-# scattered gradients, it equals one device
+# overflow at a scale of 2^8 and above, a static 2^15 ends the run (a
+# non-finite loss); the dynamic scale starts there, skips eight steps (the
+# parameters kept: the first nine losses are equal), saying so, while it
+# halves to 2^7, then trains as f32 does from the start (within 3%); split
+# on 4 ranks, with ZeRO-2's scattered gradients, it equals one device
 bg() { "$CARVE" run "$SRCDIR/tests/data/big_grads.cir" --train "sgd(lr = 0.00001$1)" --steps "$2" --json 2>"$tmp/err" | tail -1; }
 "$CARVE" run "$SRCDIR/tests/data/big_grads.cir" --train "sgd(lr = 0.00001, precision = f16, loss_scale = 32768)" --steps 3 >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "the loss is nan" "$tmp/err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a static scale that overflows: $(head -2 "$tmp/err")"; }
@@ -111,11 +111,19 @@ f32=$(bg "" 8) && dyn=$(bg ", precision = f16, loss_scale = dynamic" 16) &&
   python3 - "$f32" "$dyn" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a dynamic loss scale: $f32 / $dyn $(head -2 "$tmp/err")"; }
 import json, sys
 f32, dyn = (json.loads(a)["losses"] for a in sys.argv[1:])
-assert dyn[:9] == [dyn[0]] * 9 and dyn[9] < dyn[8], dyn           # nine steps skipped, then it trains
+assert dyn[:9] == [dyn[0]] * 9 and dyn[9] < dyn[8], dyn           # eight steps skipped, then it trains
 assert all(abs(a - b) <= 0.03 * b for a, b in zip(dyn[8:], f32)), (dyn, f32)
 PY
+"$CARVE" run "$SRCDIR/tests/data/big_grads.cir" --train "sgd(lr = 0.00001, precision = f16, loss_scale = dynamic)" --steps 10 >/dev/null 2>"$tmp/err"
+[ "$(grep -c 'the step was skipped and the loss scale halved' "$tmp/err")" -eq 8 ] &&
+  grep -q "^carve: note: step 8: a gradient was not finite: the step was skipped and the loss scale halved to 128$" "$tmp/err" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: the skipped steps said: $(head -3 "$tmp/err")"; }
+# 2000 good steps double it (f32 starts at 2^16)
+err=$("$CARVE" run "$ex/mlp_small.cir" --train "adam(lr = 1e-4, loss_scale = dynamic)" --steps 2001 --json 2>&1 >/dev/null)
+[ "$err" = "carve: note: step 2000: 2000 good steps: the loss scale doubled to 131072" ] && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL: the scale doubled: $err"; }
 # ... each update still one instruction, which leaves everything as it was
-# on a skipped step (nine above), also with momentum
+# on a skipped step (eight above), also with momentum
 n=$("$CARVE" lower "$ex/gpt2_small.cir" --train 'adam(lr = 1e-3, loss_scale = dynamic)' | grep -c "= adam ")
 [ "$n" -eq 30 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: fused Adam updates under a dynamic scale: $n of 30"; }
 f32=$(bg ", momentum = 0.9" 4) && dyn=$(bg ", momentum = 0.9, precision = f16, loss_scale = dynamic" 13) &&
