@@ -306,60 +306,156 @@ static int keepable(const sh_plan *p, int u, uint32_t part) {
 ** right for good. When only uncertain cases are left, the first of them
 ** does, and the rounds go on. Rights only shrink, so this ends.
 */
+/* A min-heap of value ids, each at most once (in[] says which are in). */
+typedef struct idheap { int *h, n; char *in; } idheap;
+
+static void heap_push(idheap *q, int v) {
+  if (q->in[v]) return;
+  q->in[v] = 1;
+  int i = q->n++;
+  while (i > 0 && q->h[(i - 1) / 2] > v) { q->h[i] = q->h[(i - 1) / 2]; i = (i - 1) / 2; }
+  q->h[i] = v;
+}
+
+static int heap_pop(idheap *q) {
+  int top = q->h[0], last = q->h[--q->n], i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= q->n) break;
+    if (c + 1 < q->n && q->h[c + 1] < q->h[c]) c++;
+    if (q->h[c] >= last) break;
+    q->h[i] = q->h[c];
+    i = c;
+  }
+  if (q->n) q->h[i] = last;
+  q->in[top] = 0;
+  return top;
+}
+
 typedef struct judge {
   uint32_t *low;      /* a value's own contraction */
   uint32_t *seen;     /* what its users see now */
   uint32_t *low0;     /* ... with no operand passed on */
   char *allowed;      /* may still pass its sum on */
+  signed char *verdict;         /* every user linear in it: 1, 0 (not now, but it might be), -1 (never) */
+  idheap dirty;       /* to judge again, in definition order */
+  idheap stale;       /* verdicts to work out again */
+  idheap unsure;      /* kept values whose verdict was 0 (checked again when taken) */
+  /* a trial (reduce_at_forks): each value's state before its first change, to go back */
+  struct jold { int u; uint32_t low, part, seen; char keep, allowed; signed char verdict; } *trail;
+  int ntrail, captrail, trial, *mark;
 } judge;
 
-/* The rounds, from the rights in j->allowed to the largest consistent choice. */
-static void settle(sh_plan *p, judge *j) {
+/* Before value u's state changes in a trial: remember it, once a trial. */
+static void remember(sh_plan *p, judge *j, int u) {
+  if (!j->trial || j->mark[u] == j->trial) return;
+  j->mark[u] = j->trial;
+  if (j->ntrail == j->captrail) {
+    j->captrail = j->captrail ? 2 * j->captrail : 64;
+    j->trail = mem_realloc(j->trail, sizeof *j->trail * (size_t)j->captrail);
+  }
+  j->trail[j->ntrail++] = (struct jold){u, j->low[u], p->lay[u].partial, j->seen[u], p->keep[u], j->allowed[u], j->verdict[u]};
+}
+
+static idheap heap_new(int n) {
+  return (idheap){mem_alloc(sizeof(int) * ((size_t)n + 1)), 0, mem_calloc((size_t)n + 1, 1)};
+}
+
+static void heap_free(idheap *q) {
+  free(q->h);
+  free(q->in);
+}
+
+/* Value u's partial sum and whether it is passed on, from its operands as
+** they stand; 1 when anything its users read of it changed. */
+static int judge_value(sh_plan *p, judge *j, int u) {
+  const ir_value *v = p->g->vals[u];
+  /* an operand passed on takes its axes from the op's factors
+  ** (shard_oplayout), so the op's own contraction follows what its
+  ** operands carry now: the heads of an input gradient left to a
+  ** contraction when a partial k takes the model axis */
+  int carries = 0;
+  for (int k = 0; k < v->nargs; k++) carries |= p->keep[v->args[k]] && p->lay[v->args[k]].partial;
+  uint32_t low = j->low0[u];
+  if (carries) {
+    sh_oplayout o;
+    shard_oplayout(p, u, &o);
+    low = o.contract;
+  }
+  uint32_t part = low;
+  for (int k = 0; k < v->nargs; k++) part |= j->seen[v->args[k]];
+  char keep = (char)(j->allowed[u] && keepable(p, u, part));
+  uint32_t seen = keep ? part : 0;
+  int changed = low != j->low[u] || part != p->lay[u].partial || keep != p->keep[u] || seen != j->seen[u];
+  if (changed) remember(p, j, u);
+  j->low[u] = low;
+  p->lay[u].partial = part;
+  p->keep[u] = keep;
+  j->seen[u] = seen;
+  return changed;
+}
+
+/* Whether every user of u is linear in it: 1, 0 (not now, but it might
+** be), -1 (for no outcome). */
+static int verdict_of(sh_plan *p, const judge *j, int u) {
   const ir_graph *g = p->g;
-  int n = g->nvals;
-  uint32_t *low = j->low, *seen = j->seen, *low0 = j->low0;
-  char *allowed = j->allowed;
+  const ir_value *v = g->vals[u];
+  int verdict = 1;
+  for (int k = 0; k < v->nusers && verdict > -1; k++) {
+    const ir_value *w = g->vals[v->users[k]];
+    for (int a = 0; a < w->nargs; a++) {
+      if (w->args[a] != u) continue;
+      int ok = accepts(p, w->id, a, j->seen, j->low);
+      if (ok < verdict) verdict = ok;
+    }
+  }
+  return verdict;
+}
+
+/*
+** The rounds, from the rights in j->allowed to the largest consistent
+** choice, from the values in j->dirty (every op, the first time). Each
+** round judges again only what can have changed: a value whose right or
+** operands changed (then its users, in definition order), and the
+** verdicts that read them (every operand of an op that reads a changed
+** value); the first unsure value comes from a heap. A long program whose
+** rights fall one a round (an imported backward's chains of partial sums)
+** costs what changes, not rounds times the program.
+*/
+static void settle(sh_plan *p, judge *j, int first) {
+  const ir_graph *g = p->g;
   for (int round = 0; round < 100000; round++) {
-    for (int u = 0; u < n; u++) {
+    while (j->dirty.n) {
+      int u = heap_pop(&j->dirty);
       const ir_value *v = g->vals[u];
       if (v->kind != IR_OP) continue;
-      /* an operand passed on takes its axes from the op's factors
-      ** (shard_oplayout), so the op's own contraction follows what its
-      ** operands carry now: the heads of an input gradient left to a
-      ** contraction when a partial k takes the model axis */
-      int carries = 0;
-      for (int k = 0; k < v->nargs; k++) carries |= p->keep[v->args[k]] && p->lay[v->args[k]].partial;
-      low[u] = low0[u];
-      if (carries) {
-        sh_oplayout o;
-        shard_oplayout(p, u, &o);
-        low[u] = o.contract;
-      }
-      uint32_t part = low[u];
-      for (int k = 0; k < v->nargs; k++) part |= seen[v->args[k]];
-      p->lay[u].partial = part;
-      p->keep[u] = (char)(allowed[u] && keepable(p, u, part));
-      seen[u] = p->keep[u] ? part : 0;
-    }
-    int dropped = 0, first_unsure = -1;
-    for (int u = 0; u < n; u++) {
-      if (!p->keep[u]) continue;
-      const ir_value *v = g->vals[u];
-      int verdict = 1;
-      for (int k = 0; k < v->nusers && verdict > -1; k++) {
+      heap_push(&j->stale, u);
+      if (!judge_value(p, j, u) && !(first && round == 0)) continue;
+      for (int k = 0; k < v->nusers; k++) {
         const ir_value *w = g->vals[v->users[k]];
-        for (int a = 0; a < w->nargs; a++) {
-          if (w->args[a] != u) continue;
-          int ok = accepts(p, w->id, a, seen, low);
-          if (ok < verdict) verdict = ok;
-        }
+        heap_push(&j->dirty, w->id);
+        for (int a = 0; a < w->nargs; a++) heap_push(&j->stale, w->args[a]);
       }
-      if (verdict < 0) { allowed[u] = 0; dropped = 1; }
-      else if (verdict == 0 && first_unsure < 0) first_unsure = u;
+    }
+    int dropped = 0;
+    while (j->stale.n) {
+      int u = heap_pop(&j->stale);
+      signed char vd = (signed char)(p->keep[u] ? verdict_of(p, j, u) : 1);
+      if (vd != j->verdict[u]) { remember(p, j, u); j->verdict[u] = vd; }
+      if (!p->keep[u]) continue;
+      if (vd < 0) { remember(p, j, u); j->allowed[u] = 0; heap_push(&j->dirty, u); dropped = 1; }
+      else if (j->verdict[u] == 0) heap_push(&j->unsure, u);
     }
     if (dropped) continue;
-    if (first_unsure < 0) break;
-    allowed[first_unsure] = 0;
+    int unsure = -1;
+    while (j->unsure.n && unsure < 0) {
+      int u = heap_pop(&j->unsure);
+      if (p->keep[u] && j->allowed[u] && j->verdict[u] == 0) unsure = u;
+    }
+    if (unsure < 0) break;
+    remember(p, j, unsure);
+    j->allowed[unsure] = 0;
+    heap_push(&j->dirty, unsure);
   }
 }
 
@@ -419,9 +515,7 @@ static void reduce_at_forks(sh_plan *p, judge *j) {
   const ir_graph *g = p->g;
   int n = g->nvals;
   int *stamp = mem_calloc((size_t)n + 1, sizeof(int)), *stack = mem_alloc(sizeof(int) * ((size_t)n + 1));
-  uint32_t *part = mem_alloc(sizeof(uint32_t) * ((size_t)n + 1)), *low = mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  uint32_t *seen = mem_alloc(sizeof(uint32_t) * ((size_t)n + 1));
-  char *keep = mem_alloc((size_t)n + 1);
+  j->mark = mem_calloc((size_t)n + 1, sizeof(int));
   rcost now = reductions(p);
   /* the last first: partial sums merge on the way down (the input
   ** gradients of two GEMMs added), so the latest place before the
@@ -431,22 +525,38 @@ static void reduce_at_forks(sh_plan *p, judge *j) {
     int count = 0;
     double after = reduced_after(p, u, stamp, u + 1, stack, &count), mine = reduce_bytes(p, u);
     if (after < mine || (after == mine && count < 2)) continue;
-    for (int x = 0; x < n; x++) { part[x] = p->lay[x].partial; low[x] = j->low[x]; seen[x] = j->seen[x]; }
-    memcpy(keep, p->keep, (size_t)n);
+    j->trial = u + 1;
+    j->ntrail = 0;
+    remember(p, j, u);
     j->allowed[u] = 0;
-    settle(p, j);
-    rcost t = reductions(p);
-    if (t.bytes < now.bytes || (t.bytes == now.bytes && t.count < now.count)) { now = t; p->early[u] = (float)after; continue; }
-    j->allowed[u] = 1;
-    for (int x = 0; x < n; x++) { p->lay[x].partial = part[x]; j->low[x] = low[x]; j->seen[x] = seen[x]; }
-    memcpy(p->keep, keep, (size_t)n);
+    heap_push(&j->dirty, u);
+    settle(p, j, 0);
+    /* what the trial changed, in the reductions' bytes and count */
+    rcost t = now;
+    for (int k = 0; k < j->ntrail; k++) {
+      const struct jold *o = &j->trail[k];
+      int was = o->part && !o->keep, is = p->lay[o->u].partial && !p->keep[o->u];
+      if (g->vals[o->u]->kind != IR_OP || was == is) continue;
+      double b = reduce_bytes(p, o->u);
+      t.bytes += is ? b : -b;
+      t.count += is - was;
+    }
+    j->trial = 0;
+    if (t.bytes < now.bytes - 0.5 || (t.bytes <= now.bytes + 0.5 && t.count < now.count)) { now = t; p->early[u] = (float)after; continue; }
+    for (int k = j->ntrail - 1; k >= 0; k--) {   /* back as it was */
+      const struct jold *o = &j->trail[k];
+      j->low[o->u] = o->low;
+      p->lay[o->u].partial = o->part;
+      j->seen[o->u] = o->seen;
+      p->keep[o->u] = o->keep;
+      j->allowed[o->u] = o->allowed;
+      j->verdict[o->u] = o->verdict;
+    }
   }
   free(stamp);
   free(stack);
-  free(part);
-  free(low);
-  free(seen);
-  free(keep);
+  free(j->mark);
+  free(j->trail);
 }
 
 /*
@@ -463,7 +573,8 @@ void shard_partials(sh_plan *p) {
   const ir_graph *g = p->g;
   int n = g->nvals;
   judge j = {mem_calloc((size_t)n + 1, sizeof(uint32_t)), mem_calloc((size_t)n + 1, sizeof(uint32_t)),
-             mem_calloc((size_t)n + 1, sizeof(uint32_t)), mem_calloc((size_t)n + 1, 1)};
+             mem_calloc((size_t)n + 1, sizeof(uint32_t)), mem_calloc((size_t)n + 1, 1), mem_calloc((size_t)n + 1, 1),
+             heap_new(n), heap_new(n), heap_new(n), NULL, 0, 0, 0, NULL};
   shard_unpartial(p);             /* a plan judged before is judged afresh: its old choices must not steer shard_oplayout */
   for (int u = 0; u < n; u++) {
     if (g->vals[u]->kind != IR_OP) continue;
@@ -471,13 +582,18 @@ void shard_partials(sh_plan *p) {
     shard_oplayout(p, u, &o);
     j.low[u] = j.low0[u] = o.contract;
     j.allowed[u] = 1;
+    heap_push(&j.dirty, u);
   }
-  settle(p, &j);
+  settle(p, &j, 1);
   reduce_at_forks(p, &j);
   free(j.low);
   free(j.low0);
   free(j.seen);
   free(j.allowed);
+  free(j.verdict);
+  heap_free(&j.dirty);
+  heap_free(&j.stale);
+  heap_free(&j.unsure);
 }
 
 int shard_keeps_partial(const sh_plan *p, int v) { return p->keep[v] && p->lay[v].partial; }
