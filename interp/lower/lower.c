@@ -263,6 +263,7 @@ static int to_rows(lctx *c, const rowframe *f, int buf, const ir_shape *s, const
 static int dim_group(lctx *c, int dim);
 static void row_stats(lctx *c, const char *name, int x, int64_t rows, int64_t n, int group, int m, int s);
 static int stats_tmp(lctx *c, const char *name, const char *what, int64_t rows);
+static void xent_stats(lctx *c, const ir_value *v, int logit, int64_t rows, int64_t n, int group, int *m, int *s);
 
 /* e = a (rows x n) fn b (rows x n, or a column when bcol), into a new
 ** temp, or into out (>= 0) */
@@ -297,8 +298,14 @@ static void lower_rowwise_split(lctx *c, const ir_value *v, const rowframe *f, i
   const char *nm = v->name;
   switch (v->op) {
   case IR_SOFTMAX: case IR_LOG_SOFTMAX: {
-    int m = stats_tmp(c, nm, "max", R), s = stats_tmp(c, nm, "sumexp", R);
-    row_stats(c, nm, x, R, n, group, m, s);
+    int m, s;
+    if (f->ident && v->attr.dim == f->r - 1) {    /* over the last dim: shared with a cross-entropy of the same logits */
+      xent_stats(c, v, x, R, n, group, &m, &s);
+    } else {
+      m = stats_tmp(c, nm, "max", R);
+      s = stats_tmp(c, nm, "sumexp", R);
+      row_stats(c, nm, x, R, n, group, m, s);
+    }
     if (v->op == IR_SOFTMAX) {
       int e = rows_ew(c, nm, RT_EXP, rows_ew(c, nm, RT_SUB, x, m, 1, R, n, -1), -1, 0, R, n, -1);
       rows_ew(c, nm, RT_DIV, e, s, 1, R, n, dst);
