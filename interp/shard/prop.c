@@ -58,7 +58,7 @@ static uint32_t contract_axes(const sh_plan *p, int u) {
 /* a propagation a replicate stopped: noted on x once */
 static void note_stop(sh_plan *p, int x, int i, int axis, const ir_value *v, int rep) {
   const char *text = arena_printf(&p->mem, "dim %d stays whole on '%s' (the replicate by tactic '%s'), where %s '%s' would split it; "
-                                  "it is gathered there", i, p->mesh.name[axis], p->dec[rep].tactic, ir_opinfo_of(v->op)->name, v->name);
+                                  "the op computes as moves the fewest bytes there", i, p->mesh.name[axis], p->dec[rep].tactic, ir_opinfo_of(v->op)->name, v->name);
   for (int k = 0; k < p->nnote; k++) if (p->note[k].value == x && !strcmp(p->note[k].text, text)) return;
   shard_note(p, x, text);
 }
