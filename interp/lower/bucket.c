@@ -95,10 +95,14 @@ static void reduce_bucket(rt_prog *p, const rt_instr *old, const int *at, const 
 static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int64_t most, int *join, int64_t *off, bucket *bk) {
   int n = p->ninstrs, nb = 0, open = -1, readat = n;
   int *next = mem_alloc(sizeof(int) * (size_t)(p->nbufs ? p->nbufs : 1));   /* buffer -> its next reader */
-  int *after = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));    /* instruction -> the first later reader of its result */
+  int *after = mem_alloc(sizeof(int) * (size_t)(n ? n : 1));    /* instruction -> the first later access to its result */
   for (int b = 0; b < p->nbufs; b++) next[b] = n;
   for (int i = n - 1; i >= 0; i--) {
-    after[i] = p->instrs[i].out >= 0 ? next[p->instrs[i].out] : n;
+    int o = p->instrs[i].out;
+    after[i] = o >= 0 ? next[o] : n;
+    /* a later write counts as a read: a GEMM that the add folding made
+       accumulate into the buffer (beta 1) reads it without naming it */
+    if (o >= 0) next[o] = i;
     for (int k = 0; k < RT_MAXIN; k++) if (p->instrs[i].in[k] >= 0) next[p->instrs[i].in[k]] = i;
   }
   for (int i = 0; i < n; i++) {
