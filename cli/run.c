@@ -354,12 +354,10 @@ int cli_run(const cli_opts *o) {
   /* A loss being trained that turns NaN or infinite stops the run; a
   ** forward program's outputs are what they are: a note, once. */
   int trains = s.g->train != TRAIN_NONE, noted = 0;
-  /* a dynamic loss scale (optim.c): scaler.scale, relative to where it
-  ** starts (scaler.value's literal); a change after a step is said */
-  const ir_value *scaler = ir_lookup(s.g, "scaler.scale"), *sv = ir_lookup(s.g, "scaler.value");
-  double scale_was = 1, scale_at = 1;
-  if (scaler && sv && sv->nargs == 2 && s.g->vals[sv->args[1]]->kind == IR_CONST) scale_at = s.g->vals[sv->args[1]]->attr.scalar;
-  else scaler = NULL;
+  /* a dynamic loss scale (optim.c): the state scaler.scale, relative to
+  ** where it starts (loss_scale); a change after a step is said */
+  const ir_value *scaler = s.train.dynamic ? ir_lookup(s.g, "scaler.scale") : NULL;
+  double scale_was = 1, scale_at = s.train.loss_scale;
   if (scaler && drive_scalar(&r, scaler->id, &scale_was, err, sizeof err) < 0) scaler = NULL;
   for (long st = 0; st < o->steps; st++) {
     double t0 = now();

@@ -18,7 +18,7 @@
 -- --no-fuse).
 
 return function(ctx, args)
-  local axis, size = ctx:axis(args)
+  local axis = ctx:axis(args)
   for _, v in ipairs(ctx:values()) do
     local op = v.producer
     if op and op.kind == "attention" then
@@ -28,14 +28,6 @@ return function(ctx, args)
     end
   end
   ctx:together(function()
-    for _, x in ipairs(ctx:values("input")) do
-      if #x.shape < 2 then
-        ctx:error(("context: input '%s' has no second dim (the sequence) to split"):format(x.name))
-      end
-      if x.shape[2] % size ~= 0 then
-        ctx:error(("context: the sequence of '%s' (%d) does not split into %d pieces on '%s'"):format(x.name, x.shape[2], size, axis))
-      end
-      ctx:shard(x, 1, axis)
-    end
+    for _, x in ipairs(ctx:values("input")) do ctx:shard(x, 1, axis) end     -- the sequence
   end)
 end

@@ -59,15 +59,15 @@ local function expert_dim(ctx, op, k)
   return nil
 end
 
--- An op is inside the experts' part when the factor of the expert dim
+-- An op is inside the experts' part when the factor f of the expert dim
 -- passes through it and every operand with a shape, and its result, have
--- that factor. Returns inside (bool), and the factor.
+-- that factor.
 local function inside(fr, op, f)
-  if not f or fr.kind[f] ~= "pass" or not dim_of(fr.result, f) then return false, f end
+  if not f or fr.kind[f] ~= "pass" or not dim_of(fr.result, f) then return false end
   for k, o in ipairs(op.operands) do
-    if #o.shape > 0 and o.kind ~= "constant" and not dim_of(fr.operands[k], f) then return false, f end
+    if #o.shape > 0 and o.kind ~= "constant" and not dim_of(fr.operands[k], f) then return false end
   end
-  return true, f
+  return true
 end
 
 return function(ctx, args)
@@ -111,7 +111,8 @@ return function(ctx, args)
     for _, op in ipairs(ops) do
       local fr = ctx:factors(op)
       if fr then
-        local ok, f = inside(fr, op, factor_of(fr, op, v, d))
+        local f = factor_of(fr, op, v, d)
+        local ok = inside(fr, op, f)
         local vals = {{op.results[1], fr.result}}
         for k, o in ipairs(op.operands) do vals[#vals + 1] = {o, fr.operands[k]} end
         for _, pair in ipairs(vals) do
@@ -145,7 +146,6 @@ return function(ctx, args)
     end
   end
 
-  local n = 0
   ctx:together(function()
     for _, w in ipairs(border_order) do
       if region[w] == nil then
@@ -164,7 +164,6 @@ return function(ctx, args)
                     :format(v.shape[region[v] + 1], v.name, region[v], pieces, axis))
         end
         ctx:shard(v, region[v], axis)
-        n = n + 1
       end
     end
   end)

@@ -339,9 +339,11 @@ static void lower_rowwise(lctx *c, const ir_value *v, int out) {
   int dst = f.ident ? out : lw_tmp(c, v->name, c->dt, f.r, f.ts);
   rt_op op;
   int ins[3] = {-1, -1, -1};
-  int group = v->op == IR_NORMALIZE || v->op == IR_LAYERNORM || v->op == IR_RMSNORM || v->op == IR_LAYERNORM_GRAD ? -1 : dim_group(c, v->attr.dim);
+  /* softmax and log_softmax may read their dim split (c->xdims says how);
+     the norms keep it whole */
+  int grad = v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD;
+  int group = grad || v->op == IR_SOFTMAX || v->op == IR_LOG_SOFTMAX ? dim_group(c, v->attr.dim) : -1;
   if (group >= 0) {
-    int grad = v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD;
     lower_rowwise_split(c, v, &f, to_rows(c, &f, AB(c, 0), xs, v->name), grad ? to_rows(c, &f, AB(c, 1), xs, v->name) : -1, group, dst);
     if (!f.ident) lw_transpose(c, dst, f.ts, f.r, f.inv, out, v->name, c->dt);
     return;

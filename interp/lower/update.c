@@ -148,10 +148,11 @@ static int match_sgd(lctx *c, int head, umatch *m) {
   m->u.m = m->u.newm = -1;
   m->u.mom = 0;
   add_inner(m, sc);
-  gr = upd;
+  /* a momentum buffer: upd = buf mu + gr, carried into buf (under a
+     dynamic loss scale, through its select) */
   int buf = -1;
   if (pair(c, upd, IR_ADD, &mm, &gr) && (buf = with_lit(c, mm, IR_MUL, &m->u.mom)) >= 0 &&
-      (V(c, upd)->carry == buf || (m->u.ok >= 0 && kept_select(c, upd, buf, m->u.ok) >= 0))) {   /* a momentum buffer */
+      (V(c, upd)->carry == buf || (m->u.ok >= 0 && kept_select(c, upd, buf, m->u.ok) >= 0))) {
     int next = upd;
     m->u.m = buf;
     if (!state_of(c, m->u.m, &next, p, m)) return 0;
@@ -159,6 +160,7 @@ static int match_sgd(lctx *c, int head, umatch *m) {
     add_inner(m, upd);
     add_inner(m, mm);
   } else {
+    if (V(c, upd)->carry >= 0) return 0;    /* carried, but not as a momentum buffer */
     gr = upd;
     m->u.mom = 0;
   }

@@ -297,15 +297,6 @@ static int keepable(const sh_plan *p, int u, uint32_t part) {
   return 1;
 }
 
-/*
-** Which partial sums are passed on (partial + partial, a linear op) and which
-** are reduced where they are made: the largest consistent choice. Every op
-** starts allowed to pass its sum on. Each round recomputes, in definition
-** order, what each value carries and whether it can be passed on; then the
-** values some user cannot take, for any outcome of the others, lose the
-** right for good. When only uncertain cases are left, the first of them
-** does, and the rounds go on. Rights only shrink, so this ends.
-*/
 /* A min-heap of value ids, each at most once (in[] says which are in). */
 typedef struct idheap { int *h, n; char *in; } idheap;
 
@@ -562,12 +553,13 @@ static void reduce_at_forks(sh_plan *p, judge *j) {
 /*
 ** Which partial sums are passed on (partial + partial, a linear op) and which
 ** are reduced where they are made. Every op starts allowed to pass its sum
-** on. Each round recomputes, in definition order, what each value carries
-** and whether it can be passed on; then the values some user cannot take,
-** for any outcome of the others, lose the right for good. When only
-** uncertain cases are left, the first of them does, and the rounds go on.
-** Rights only shrink, so this ends, at the largest consistent choice; then
-** forks whose chains are each reduced are reduced once instead.
+** on. Each round works out again, in definition order, what the values a
+** change reaches carry and whether they can be passed on (settle); then the
+** values some user cannot take, for any outcome of the others, lose the
+** right for good. When only uncertain cases are left, the first of them
+** does, and the rounds go on. Rights only shrink, so this ends, at the
+** largest consistent choice; then partial sums are reduced earlier where
+** that moves fewer bytes (reduce_at_forks).
 */
 void shard_partials(sh_plan *p) {
   const ir_graph *g = p->g;

@@ -816,6 +816,11 @@ Test(counts, bucketed) {
   bucketed("gpt2_small.tac", 4 * LAYERS + 5, 1);           /* + the loss's max and sum of exponentials */
 }
 
+/* Is x one of the copies of a value into a bucket (bucket.c)? */
+static int copies_into_bucket(const rt_prog *p, const rt_instr *x) {
+  return x->op == RT_BLOCK_COPY && x->src >= 0 && p->bufs[x->out].name && !strncmp(p->bufs[x->out].name, "bucket", 6);
+}
+
 /* Without --bucket the tiny gradient reductions (at most 4 KiB: biases,
 ** norm gains and biases) share one bucket, the others stay alone: under
 ** batch parallelism each alone is P + 1 all-reduces, joined it is that
@@ -838,7 +843,7 @@ Test(counts, tiny_reductions_joined_by_default) {
     const rt_instr *x = &p.instrs[i];
     ar += x->op == RT_ALL_REDUCE;
     if (x->op == RT_ALL_REDUCE && x->src < 0) buckets++;
-    if (x->op == RT_BLOCK_COPY && x->src >= 0 && p.bufs[x->out].name && !strncmp(p.bufs[x->out].name, "bucket", 6)) copies_in++;
+    if (copies_into_bucket(&p, x)) copies_in++;
   }
   cr_expect_eq(buckets, 1);
   cr_expect_eq(copies_in, tiny, "every tiny gradient, and only those, copied into the bucket");
@@ -866,7 +871,7 @@ Test(counts, tiny_activation_sums_joined) {
   for (int i = 0; i < p.ninstrs; i++) {
     const rt_instr *x = &p.instrs[i];
     ar += x->op == RT_ALL_REDUCE;
-    if (x->op == RT_BLOCK_COPY && x->src >= 0 && p.bufs[x->out].name && !strncmp(p.bufs[x->out].name, "bucket", 6))
+    if (copies_into_bucket(&p, x))
       n += (size_t)snprintf(in + n, sizeof in - n, "%s%s", n ? ", " : "", s.g->vals[x->src]->name);
     cr_assert(n < sizeof in);
   }
