@@ -29,8 +29,18 @@ typedef struct devcomm { rt_comm c; rt_local *l; int device; } devcomm;
 
 typedef struct devworld { rt_world w; rt_local *l; } devworld;
 
+/* a pipeline stage's send, waiting for its receive */
+typedef struct letter {
+  int group, color, from, to;
+  int64_t tag;
+  void *data;
+  size_t bytes;
+  struct letter *next;
+} letter;
+
 struct rt_local {
   const rt_prog *p;
+  letter *mail;           /* sends not yet received, oldest first */
   int ndev;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -137,9 +147,48 @@ static void compute(const rt_instr *ins, int P, const void *const *in, void *con
   }
 }
 
+/* A pipeline stage's transfer: a send leaves a copy and goes on; a receive
+   waits for the copy from the member at index n2 under the same tag. */
+static int l_p2p(devcomm *d, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen) {
+  rt_local *l = d->l;
+  const rt_prog *p = l->p;
+  int b = ins->op == RT_SEND ? ins->in[0] : ins->out;
+  int P = rt_mesh_group_size(p, ins->group), me = rt_mesh_index(p, d->device, ins->group);
+  if (b < 0 || b >= p->nbufs || ins->n2 < 0 || ins->n2 >= P || ins->n2 == me)
+    return diag_errbuf(err, errlen, "%s: no peer %lld in a group of %d", rt_op_name((rt_op)ins->op), (long long)ins->n2, P);
+  size_t bytes = (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
+  int color = rt_mesh_color(p, d->device, ins->group);
+  pthread_mutex_lock(&l->mu);
+  if (ins->op == RT_SEND) {
+    letter *t = mem_calloc(1, sizeof *t), **end = &l->mail;
+    *t = (letter){ins->group, color, me, (int)ins->n2, ins->off, mem_alloc(bytes + 1), bytes, NULL};
+    memcpy(t->data, in, bytes);
+    while (*end) end = &(*end)->next;
+    *end = t;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+  }
+  for (;;) {
+    for (letter **at = &l->mail; *at; at = &(*at)->next) {
+      letter *t = *at;
+      if (t->group != ins->group || t->color != color || t->from != ins->n2 || t->to != me || t->tag != ins->off) continue;
+      *at = t->next;
+      pthread_mutex_unlock(&l->mu);
+      int rc = t->bytes == bytes ? 0 : diag_errbuf(err, errlen, "recv: %zu bytes sent, %zu expected", t->bytes, bytes);
+      if (!rc) memcpy(out, t->data, bytes);
+      free(t->data);
+      free(t);
+      return rc;
+    }
+    pthread_cond_wait(&l->cv, &l->mu);
+  }
+}
+
 static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen) {
   devcomm *d = impl;
   rt_local *l = d->l;
+  if (ins->op == RT_SEND || ins->op == RT_RECV) return l_p2p(d, ins, out, in, err, errlen);
   if (ins->fn != RT_RSUM && (ins->op != RT_ALL_REDUCE || (ins->fn != RT_RMAX && ins->fn != RT_RMIN)))
     return diag_errbuf(err, errlen, "%s: no reduction %d", rt_op_name((rt_op)ins->op), ins->fn);
   int P = rt_mesh_group_size(l->p, ins->group), me = rt_mesh_index(l->p, d->device, ins->group);
@@ -277,6 +326,7 @@ rt_local *rt_local_new(const rt_prog *p) {
 
 void rt_local_free(rt_local *l) {
   if (!l) return;
+  while (l->mail) { letter *t = l->mail; l->mail = t->next; free(t->data); free(t); }
   pthread_mutex_destroy(&l->mu);
   pthread_cond_destroy(&l->cv);
   free(l->slots);

@@ -85,8 +85,15 @@ struct rt_mpi {
   mpi_group *groups;
   char *scratch;                  /* packing and ring buffers, grown on demand */
   size_t scratch_bytes;
+  /* sends in flight (pipeline stages): each from a copy of its own, so that
+     a stage goes on at once and its buffer may be reused */
+  MPI_Request *sent;
+  void **sent_copy;
+  int nsent, sentcap;
 };
 
+
+static int sends_done(rt_mpi *m, int all, char *err, size_t errlen);
 
 static void mpi_errstr(int rc, char *s, size_t n) {
   char buf[MPI_MAX_ERROR_STRING];
@@ -263,6 +270,10 @@ void rt_mpi_free(rt_mpi *m) {
     if (up && g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
     free(g->peer);
   }
+  if (up) { char ignored[64]; sends_done(m, 1, ignored, sizeof ignored); }
+  for (int i = 0; i < m->nsent; i++) free(m->sent_copy[i]);
+  free(m->sent);
+  free(m->sent_copy);
   if (up && m->world != MPI_COMM_NULL) MPI_Comm_free(&m->world);
   free(m->groups);
   free(m->scratch);
@@ -732,12 +743,73 @@ static int all_to_all(coll *c, const rt_instr *ins, char *out, const char *in, s
 
 /* ---- the rt_comm entry ---- */
 
+/* Free the copies of the sends that have arrived (all: wait for every one). */
+static int sends_done(rt_mpi *m, int all, char *err, size_t errlen) {
+  int k = 0;
+  for (int i = 0; i < m->nsent; i++) {
+    int done = 0, rc = all ? MPI_Wait(&m->sent[i], MPI_STATUS_IGNORE) : MPI_Test(&m->sent[i], &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      char s[MPI_MAX_ERROR_STRING];
+      mpi_errstr(rc, s, sizeof s);
+      return diag_errbuf(err, errlen, "send to another stage: %s", s);
+    }
+    if (all || done) { free(m->sent_copy[i]); continue; }
+    m->sent[k] = m->sent[i];
+    m->sent_copy[k++] = m->sent_copy[i];
+  }
+  m->nsent = k;
+  return 0;
+}
+
+/* A pipeline stage's point-to-point transfer over g (the stage axis): the
+   peer is the member at index n2, the tag the transfer's. Sends do not wait
+   (a stage's schedule runs ahead of its neighbour's); receives do. */
+static int point_to_point(rt_mpi *m, mpi_group *g, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen) {
+  const rt_prog *p = m->p;
+  int b = ins->op == RT_SEND ? ins->in[0] : ins->out;
+  if (b < 0 || b >= p->nbufs || (ins->op == RT_SEND ? !in : !out))
+    return diag_errbuf(err, errlen, "%s over %s: no buffer", rt_op_name((rt_op)ins->op), g->name);
+  if (ins->n2 < 0 || ins->n2 >= g->size || ins->n2 == g->index || g->comm == MPI_COMM_NULL)
+    return diag_errbuf(err, errlen, "%s over %s: no peer %" PRId64 " in a group of %d", rt_op_name((rt_op)ins->op), g->name,
+                       ins->n2, g->size);
+  size_t bytes = (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
+  if (bytes > INT_MAX) return diag_errbuf(err, errlen, "%s over %s: %zu bytes in one message", rt_op_name((rt_op)ins->op), g->name, bytes);
+  int tag = (int)(ins->off % 32000), rc;
+  if (sends_done(m, 0, err, errlen)) return -1;
+  if (ins->op == RT_RECV) {
+    rc = MPI_Recv(out, (int)bytes, MPI_BYTE, (int)ins->n2, tag, g->comm, MPI_STATUS_IGNORE);
+  } else {
+    if (m->nsent == m->sentcap) {
+      int cap = m->sentcap ? 2 * m->sentcap : 16;
+      MPI_Request *r = realloc(m->sent, sizeof *r * (size_t)cap);
+      if (r) m->sent = r;
+      void **c = realloc(m->sent_copy, sizeof *c * (size_t)cap);
+      if (c) m->sent_copy = c;
+      if (!r || !c) return diag_errbuf(err, errlen, "out of memory for a send");
+      m->sentcap = cap;
+    }
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) return diag_errbuf(err, errlen, "out of memory for a send of %zu bytes", bytes);
+    memcpy(copy, in, bytes);
+    rc = MPI_Isend(copy, (int)bytes, MPI_BYTE, (int)ins->n2, tag, g->comm, &m->sent[m->nsent]);
+    if (rc == MPI_SUCCESS) m->sent_copy[m->nsent++] = copy;
+    else free(copy);
+  }
+  if (rc != MPI_SUCCESS) {
+    char s[MPI_MAX_ERROR_STRING];
+    mpi_errstr(rc, s, sizeof s);
+    return diag_errbuf(err, errlen, "%s over %s: %s", rt_op_name((rt_op)ins->op), g->name, s);
+  }
+  return 0;
+}
+
 static int mpi_run(void *impl, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen) {
   rt_mpi *m = impl;
   const rt_prog *p = m->p;
   const char *what = ins->op < RT_NOPS ? rt_op_name((rt_op)ins->op) : "?";
   if (ins->group < 0 || ins->group >= m->ngroups) return diag_errbuf(err, errlen, "%s: no group %d", what, ins->group);
   mpi_group *g = &m->groups[ins->group];
+  if (ins->op == RT_SEND || ins->op == RT_RECV) return point_to_point(m, g, ins, out, in, err, errlen);
   if (ins->out < 0 || ins->out >= p->nbufs || ins->in[0] < 0 || ins->in[0] >= p->nbufs || !out || !in)
     return diag_errbuf(err, errlen, "%s over %s: needs one input and one output buffer", what, g->name);
   const rt_buf *bi = &p->bufs[ins->in[0]], *bo = &p->bufs[ins->out];

@@ -444,6 +444,8 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
   default:    /* collectives: the communicator checks what it sends */
     if (ins->group < 0 || ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     if (ins->out < 0 || ins->out >= p->nbufs) return diag_errbuf(why, n, "out names no buffer");
+    if (ins->op == RT_RECV) return 0;                 /* reads nothing here */
+    if (ins->op == RT_SEND && ins->in[0] != ins->out) return diag_errbuf(why, n, "a send writes nothing (out is in0)");
     return want(p, ins, 0, 0, 0, p->bufs[ins->out].dtype, 0, why, n);
   }
 }
@@ -474,6 +476,10 @@ static int check_prog(const rt_prog *p, const rt_backend *be, char *err, size_t 
         snprintf(why, sizeof why, "in%d names no buffer (b%d)", k, ins->in[k]);
         return ins_err(p, i, err, errlen, why);
       }
+    if ((ins->op == RT_SEND || ins->op == RT_RECV) && be->device_memory) {
+      snprintf(why, sizeof why, "pipeline stages run on the cpu backend only for now; run with --device-kind cpu");
+      return ins_err(p, i, err, errlen, why);
+    }
     if (check_instr(p, ins, why, sizeof why)) return ins_err(p, i, err, errlen, why);
   }
   for (int b = 0; b < p->nbufs; b++) {

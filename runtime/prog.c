@@ -17,7 +17,7 @@ static const char *const op_names[] = {
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj", "xent_sumexp",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
   "adam", "sgd", "attention", "attention_grad", "gather", "scatter",
-  "all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+  "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
 
@@ -47,6 +47,7 @@ int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem) {
 }
 
 int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x) {
+  if (x->op == RT_RECV) return p->bufs[x->out].nelem * (int64_t)rt_dtype_size(p->bufs[x->out].dtype);
   return rt_coll_bytes_of(p->bufs[x->in[0]].nelem, p->bufs[x->out].nelem, rt_dtype_size(p->bufs[x->out].dtype));
 }
 
@@ -99,7 +100,29 @@ int rt_instr_writes(const rt_instr *x, int b) {
 }
 
 int rt_is_collective(rt_op op) {
-  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
+  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL || op == RT_SEND ||
+         op == RT_RECV;
+}
+
+int rt_prog_stage(const rt_prog *p, int device) {
+  if (p->stage_axis < 0 || p->stage_axis >= p->mesh_rank) return 0;
+  int64_t below = 1;
+  for (int i = p->stage_axis + 1; i < p->mesh_rank; i++) below *= p->mesh[i];
+  return (int)((device / below) % p->mesh[p->stage_axis]);
+}
+
+int rt_stage_holds(const rt_prog *p, int stage, int b) {
+  return b >= 0 && b < p->nbufs && (!p->bufs[b].stages || (stage < 64 && (p->bufs[b].stages >> stage & 1)));
+}
+
+int rt_stage_runs(const rt_instr *x, int stage) { return !x->stages || (stage < 64 && (x->stages >> stage & 1)); }
+
+void rt_prog_keep_stage(rt_prog *p, int stage) {
+  int n = 0;
+  for (int i = 0; i < p->ninstrs; i++)
+    if (rt_stage_runs(&p->instrs[i], stage)) p->instrs[n++] = p->instrs[i];
+  p->ninstrs = n;
+  rt_prog_finish(p);
 }
 
 const char *rt_op_name(rt_op op) {
@@ -142,6 +165,7 @@ int rt_ew_dense(const rt_instr *x, int k) {
 void rt_prog_init(rt_prog *p) {
   memset(p, 0, sizeof *p);
   arena_init(&p->mem);
+  p->stage_axis = -1;
 }
 
 void rt_prog_free(rt_prog *p) {
@@ -258,9 +282,6 @@ static size_t buf_bytes(const rt_prog *p, int b) {
   return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
 }
 
-static int is_collective(int op) {
-  return op == RT_ALL_REDUCE || op == RT_ALL_GATHER || op == RT_REDUCE_SCATTER || op == RT_ALL_TO_ALL;
-}
 
 static void put_ins(FILE *f, const rt_instr *ins) {
   for (int k = 0; k < RT_MAXIN; k++) {
@@ -453,7 +474,18 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
   for (int i = 0; i < p->ninstrs; i++) {
     const rt_instr *ins = &p->instrs[i];
     fprintf(f, "%4d  ", i);
-    if (is_collective(ins->op)) {
+    if (ins->stages) {
+      fputs("[stage", f);
+      for (int s = 0; s < 64; s++) if (ins->stages >> s & 1) fprintf(f, " %d", s);
+      fputs("]  ", f);
+    }
+    if (ins->op == RT_SEND || ins->op == RT_RECV) {
+      fprintf(f, ins->op == RT_SEND ? "send b%d to stage %" PRId64 : "b%d = recv from stage %" PRId64,
+              ins->op == RT_SEND ? ins->in[0] : ins->out, ins->n2);
+      fprintf(f, " (tag %" PRId64 ", ", ins->off);
+      put_bytes(f, (double)buf_bytes(p, ins->op == RT_SEND ? ins->in[0] : ins->out));
+      fputc(')', f);
+    } else if (rt_is_collective((rt_op)ins->op)) {
       size_t by = buf_bytes(p, ins->out), bi = buf_bytes(p, ins->in[0]);
       fprintf(f, "%s b%d <- b%d over ", rt_coll_name(ins), ins->out, ins->in[0]);
       put_group(f, p, ins->group);

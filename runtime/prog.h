@@ -121,6 +121,10 @@ typedef enum rt_op {
   RT_ALL_TO_ALL,    /* in0 of shape[rank]: dim split_dim is cut into P pieces, piece q goes
                        to device q, and the pieces received are joined along concat_dim
                        (in device order); moves a split from concat_dim to split_dim */
+  RT_SEND,          /* pipeline stages, point to point over group (the stage axis): in0 goes to
+                       the device of the group at index n2 (out is in0: nothing is written);
+                       off is the transfer's tag */
+  RT_RECV,          /* out is what the device of the group at index n2 sent under tag off */
   RT_NOPS
 } rt_op;
 
@@ -222,6 +226,8 @@ typedef struct rt_instr {
   uint8_t odt;                /* out's dtype, and each input's: set by rt_prog_finish */
   uint8_t idt[RT_MAXIN];
   int64_t nelem;              /* elements of out (RT_FILL, RT_COPY...); rt_prog_finish sets it */
+  uint64_t stages;            /* a pipelined program: the stages that run it (bit s: the devices
+                                 whose coordinate on the stage axis is s); 0: every device */
 } rt_instr;
 
 typedef enum rt_bufkind {
@@ -243,6 +249,7 @@ typedef struct rt_buf {
      for each dim the number of pieces and which mesh-axis group picks the piece */
   int64_t global_shape[RT_MAXRANK];
   int32_t dim_group[RT_MAXRANK];  /* -1: whole along that dim */
+  uint64_t stages;            /* a pipelined program: the stages that hold it (0: every device) */
 } rt_buf;
 
 typedef struct rt_group {       /* a set of mesh axes a collective runs over */
@@ -259,6 +266,7 @@ typedef struct rt_prog {
   int mesh_rank;              /* number of mesh axes (0: one device) */
   int64_t mesh[RT_MAXRANK];
   const char *axis_names[RT_MAXRANK];
+  int stage_axis;             /* a pipelined program: the mesh axis of its stages (-1: none) */
 } rt_prog;
 
 size_t rt_dtype_size(rt_dtype t);
@@ -310,6 +318,13 @@ int  rt_prog_group(rt_prog *p, int naxes, const int *axes);
 void rt_prog_finish(rt_prog *p);
 /* An instruction's odt and idt from its buffers (rt_prog_finish does it for all). */
 void rt_instr_dtypes(const rt_prog *p, rt_instr *ins);
+/* A pipelined program: the stage of device (its coordinate on the stage
+** axis; 0 without stages), and whether the stage holds buffer b or runs x. */
+int  rt_prog_stage(const rt_prog *p, int device);
+int  rt_stage_holds(const rt_prog *p, int stage, int b);
+int  rt_stage_runs(const rt_instr *x, int stage);
+/* Keep only the instructions stage runs, in order (a device's own program). */
+void rt_prog_keep_stage(rt_prog *p, int stage);
 /* Human-readable listing (carve lower), one instruction a line. */
 char *rt_prog_dump(const rt_prog *p, arena *a);
 

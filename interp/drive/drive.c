@@ -96,7 +96,7 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
   for (int i = 0; i < r->lr.nvals; i++) {
     drive_leaf lf, *v = &lf;
     int b = r->lr.buf_of[i];
-    if (b < 0 || !leaf_of(r, i, &lf)) continue;
+    if (b < 0 || !leaf_of(r, i, &lf) || !rt_stage_holds(&r->prog, rt_prog_stage(&r->prog, r->w->rank), b)) continue;
     const rt_buf *rb = &r->prog.bufs[b];
     size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
     /* written in place where the backend's memory is the host's; else through a copy */
@@ -173,6 +173,8 @@ int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_wo
   r->be = be;
   r->comm = comm;
   r->w = w;
+  /* a pipeline stage runs its own instructions (an adopted program is borrowed: as it is) */
+  if (r->prog.stage_axis >= 0 && r->lowered) rt_prog_keep_stage(&r->prog, rt_prog_stage(&r->prog, w->rank));
   r->e = rt_exec_new(&r->prog, be, comm);
   rt_exec_watch(r->e, r->watch);
   if (!be->device_memory && drive_memory_short(&r->prog, (double)rt_exec_need(r->e), err, errlen)) return -1;   /* before allocating */
@@ -204,8 +206,9 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
   size_t es = rt_dtype_size(rb->dtype), bytes = (size_t)rb->nelem * es;
   int64_t total = 1;
   for (int i = 0; i < rb->rank; i++) total *= rb->global_shape[i];
-  char *mine = mem_alloc(bytes + 1), *all = NULL, *out = NULL;
-  int rc = rt_exec_get(r->e, b, mine, bytes, err, errlen);
+  char *mine = mem_calloc(bytes + 1, 1), *all = NULL, *out = NULL;
+  /* a pipeline stage holds its own values: the devices of other stages send zeros, unread */
+  int rc = rt_stage_holds(&r->prog, rt_prog_stage(&r->prog, r->w->rank), b) ? rt_exec_get(r->e, b, mine, bytes, err, errlen) : 0;
   int n = r->w->size;
   if (r->w->rank == 0) { all = mem_alloc(bytes * (size_t)n + 1); out = mem_alloc((size_t)total * es + 1); }
   /* every device takes part even when its own read failed: no one waits forever */
@@ -224,11 +227,13 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
     ** that differs is a wrong result too (drive.differs names the first) */
     char *have = sum ? NULL : mem_calloc((size_t)total + 1, 1);
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
+    int first = 0;          /* a pipeline's: the first stage that holds it stands in for the others */
+    while (r->prog.stage_axis >= 0 && first < 63 && !rt_stage_holds(&r->prog, first, b)) first++;
     for (int q = 0; q < n; q++) {
       int stands_in = 1;
       for (int a = 0; a < r->prog.mesh_rank && partial; a++)
-        if (!((split | partial) >> a & 1) && rt_mesh_coord(&r->prog, q, a) != 0) stands_in = 0;
-      if (!stands_in) continue;
+        if (!((split | partial) >> a & 1) && rt_mesh_coord(&r->prog, q, a) != (a == r->prog.stage_axis ? first : 0)) stands_in = 0;
+      if (!stands_in || !rt_stage_holds(&r->prog, rt_prog_stage(&r->prog, q), b)) continue;
       rt_mesh_block(&r->prog, q, b, off);
       const char *src = all + (size_t)q * bytes;
       for (int64_t k = 0; k < rb->nelem; k++) {

@@ -108,6 +108,7 @@ ir_value *ir_add(ir_graph *g, const char *name, ir_kind kind, ir_opkind op,
   if (attr) v->attr = *attr;
   v->at = at;
   v->carry = -1;
+  v->origin = -1;
   g->vals[g->nvals++] = v;
   index_put(g, nm, v->id);
   return v;
@@ -208,6 +209,7 @@ static void renumber(ir_graph *g, const int *order, int n) {
     v->id = i;
     for (int k = 0; k < v->nargs; k++) v->args[k] = to[v->args[k]];
     if (v->carry >= 0) v->carry = to[v->carry];
+    if (v->origin >= 0) v->origin = to[v->origin];
   }
   for (int i = 0; i < g->nouts; i++) g->outputs[i] = to[g->outputs[i]];
   free(to);

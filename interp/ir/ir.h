@@ -177,6 +177,9 @@ typedef struct ir_value {
   loc at;               /* where the source wrote it (LOC_NONE for generated values) */
   int carry;            /* a step's output: the id of the leaf it replaces next step, else -1 */
   int is_output;
+  int origin;           /* autodiff: the value whose gradient rule made this one (the
+                           backward pass of a pipeline stage runs where its forward
+                           value does), else -1 */
   int update;           /* an optimizer's update of the state (train/optim.c): where storage
                            splits (ZeRO's) propagate */
   int nusers;           /* filled by ir_link */

@@ -1047,9 +1047,16 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_bias_grads(p);
-    if (plan && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes, 0);
-    else if (plan && c.opt.bucket_bytes == 0 && !c.opt.keep_values) lw_bucket(g, p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
+    /* (a pipeline's stages reduce their own gradients: no bucket across them) */
+    int pipelined = plan && plan->pipe.axis >= 0;
+    if (plan && !pipelined && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes, 0);
+    else if (plan && !pipelined && c.opt.bucket_bytes == 0 && !c.opt.keep_values) lw_bucket(g, p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
     if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);
+    if (plan && plan->pipe.axis >= 0) {
+      if (c.opt.keep_values) c.failed = diag_error(d, plan->pipe.at, "a pipelined program does not keep every value (bisect it without the "
+                                                   "pipeline tactic)") < 0;
+      else if (lw_pipeline(g, plan, p, c.buf, c.partial, d) < 0) c.failed = 1;
+    }
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");
   }

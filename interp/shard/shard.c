@@ -19,6 +19,7 @@ sh_plan *shard_new(const ir_graph *g, const sh_mesh *m) {
   p->g = g;
   p->mesh = *m;
   for (int i = 0; i < m->n; i++) p->mesh.name[i] = arena_intern_cstr(&p->mem, m->name[i]);
+  p->pipe.axis = p->pipe.micro = -1;
   p->lay = arena_alloc(&p->mem, sizeof(sh_layout) * (size_t)(g->nvals ? g->nvals : 1));
   for (int v = 0; v < g->nvals; v++)
     for (int a = 0; a < SH_MAXAXES; a++) { p->lay[v].why[a] = -1; p->lay[v].forbid_why[a] = -1; }
@@ -146,7 +147,13 @@ static sh_layout *edit(sh_plan *p, int v) {
 
 sh_mark shard_mark(sh_plan *p) {
   p->epoch++;
-  return (sh_mark){p->ndec, p->ncon, p->nlog, p->nnote};
+  return (sh_mark){p->ndec, p->ncon, p->nlog, p->nnote, p->mesh.n, p->mesh.virt, p->pipe};
+}
+
+int64_t shard_devices(const sh_plan *p) {
+  int64_t n = 1;
+  for (int i = 0; i < p->mesh.n; i++) if (!(p->mesh.virt >> i & 1)) n *= p->mesh.size[i];
+  return n;
 }
 
 void shard_rollback(sh_plan *p, sh_mark m) {
@@ -156,6 +163,7 @@ void shard_rollback(sh_plan *p, sh_mark m) {
   }
   if (m.ndec < p->ndec) p->ndec = m.ndec;
   if (m.nnote < p->nnote) p->nnote = m.nnote;
+  if (m.nmesh) { p->mesh.n = m.nmesh; p->mesh.virt = m.virt; p->pipe = m.pipe; }   /* (a zeroed mark: nothing to restore) */
   while (p->ncon > m.ncon) {     /* conflicts come off in the order they went on */
     const sh_conflict *k = &p->con[--p->ncon];
     p->con_last[k->value] = k->next;

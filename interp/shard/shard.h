@@ -22,7 +22,25 @@ typedef struct sh_mesh {
   const char *name[SH_MAXAXES];   /* interned in the plan's arena */
   int64_t size[SH_MAXAXES];
   loc at;                         /* where the mesh was declared */
+  uint32_t virt;                  /* virtual axes: their pieces run one after another on each
+                                     device (a pipeline's microbatches), no device of their own */
 } sh_mesh;
+
+/* A pipeline (the stdlib's pipeline tactic, ctx:pipeline): the program's
+** values placed on stages along a mesh axis, the batch split into
+** microbatches along a virtual axis that each device runs in turn, in the
+** order of a schedule; gradients are summed over the microbatches and the
+** optimizer updates once per step. */
+enum { SH_GPIPE, SH_1F1B };
+typedef struct sh_pipe {
+  int axis;                       /* the stage axis (-1: no pipeline) */
+  int micro;                      /* the microbatch axis (in mesh.virt) */
+  int order;                      /* SH_GPIPE or SH_1F1B */
+  int ncuts;                      /* values that end stages 0 .. ncuts - 1 (0: found from the program) */
+  int *cuts;                      /* in the plan's arena */
+  const char *tactic;
+  loc at;
+} sh_pipe;
 
 typedef struct sh_dim {
   int n;
@@ -94,6 +112,7 @@ typedef struct sh_plan {
   sh_undo *log; int nlog, logcap;
   uint32_t epoch, *logged;        /* logged[v] == epoch: already saved since the mark */
   struct sh_rule **rules;         /* per op: its rule once worked out (rules.c), in mem */
+  sh_pipe pipe;
 } sh_plan;
 
 /* A point to come back to: the REPL's undo, the search's try-and-take-back.
@@ -101,12 +120,14 @@ typedef struct sh_plan {
 ** first change after the mark, so a mark costs nothing and a rollback
 ** costs what changed since. Partial sums are derived: after a rollback,
 ** call shard_partials again where they are wanted. */
-typedef struct sh_mark { int ndec, ncon, nlog, nnote; } sh_mark;
+typedef struct sh_mark { int ndec, ncon, nlog, nnote; int nmesh; uint32_t virt; sh_pipe pipe; } sh_mark;
 
 sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
 void     shard_free(sh_plan *p);
 
 int      shard_axis(const sh_plan *p, const char *name);            /* -1 if unknown */
+/* The devices of the mesh (its virtual axes have none of their own). */
+int64_t  shard_devices(const sh_plan *p);
 int      shard_uses_axis(const sh_layout *l, int rank, int axis);   /* the dim using it, or -1 */
 /* Local shape of value v on one device. */
 void     shard_local(const sh_plan *p, int v, ir_shape *out);
@@ -138,6 +159,12 @@ void shard_partials(sh_plan *p);
 void shard_unpartial(sh_plan *p);
 
 int  shard_record(sh_plan *p, sh_decision d);
+
+/* A pipelined plan (pipe.axis >= 0): mask[v] the stages that compute value
+** v (bit s: stage s), fwd[v] 1 for the forward pass (the loss depends on
+** it), cuts[0 .. stages-2] the values that end each stage (stages.c).
+** -1 with a located error when the program cannot be cut. */
+int  shard_stages(const sh_plan *p, uint64_t *mask, char *fwd, int *cuts, diag *d);
 /* A note on value v from the tactic being applied, at its statement (p->at). */
 void shard_note(sh_plan *p, int v, const char *text);
 void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, int lost_to, const char *fmt, ...)

@@ -997,16 +997,25 @@ static loc arg_loc(const lapi_tactic *t, const char *key) {
   return t->decl;
 }
 
+/* An error at argument key (printf-style), and the script stops. */
+static int ctx_fail(lua_State *L, lapi_state *S, const char *key, const char *fmt, ...) {
+  char msg[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_error(S->c->d, arg_loc(S->t, key), "%s", msg);
+  S->reported = 1;
+  lua_pushlightuserdata(L, (void *)&lapi_reported);
+  return lua_error(L);
+}
+
 /* ctx:error(msg [, arg]): a carve error at the tactic's declaration (or
 ** the argument's value); the script stops */
 static int ctx_error(lua_State *L) {
   lapi_state *S = check_ctx(L);
   const char *msg = luaL_checkstring(L, 2);
-  const char *key = luaL_optstring(L, 3, NULL);
-  diag_error(S->c->d, arg_loc(S->t, key), "%s", msg);
-  S->reported = 1;
-  lua_pushlightuserdata(L, (void *)&lapi_reported);
-  return lua_error(L);
+  return ctx_fail(L, S, luaL_optstring(L, 3, NULL), "%s", msg);
 }
 
 /* ctx:axis(args): the tactic's `axis` argument checked against the mesh;
@@ -1046,6 +1055,83 @@ static int ctx_axis(lua_State *L) {
   return lua_error(L);
 }
 
+/* ctx:pipeline(args): the program placed on stages along args.axis, the
+** batch run in args.microbatches microbatches in turn on each device, in
+** the order args.order ("1f1b", the default, or "gpipe"); the stages end
+** at the values args.at names (one fewer than the stages), else where the
+** program is cut by the fewest values into parts of equal work. Returns
+** the name of the microbatch axis: a virtual axis of the mesh, its pieces
+** run one after another, over which the tactic splits the batch (nil for
+** one microbatch). */
+static int ctx_pipeline(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  sh_plan *p = S->c->p;
+  const ir_graph *g = p->g;
+  lua_getfield(L, 2, "axis");
+  const char *an = lua_tostring(L, -1);
+  int axis = an ? shard_axis(p, an) : -1;
+  if (axis < 0) return ctx_fail(L, S, "axis", "pipeline: the stage axis '%s' is not an axis of the mesh", an ? an : "?");
+  if (p->pipe.axis >= 0) return ctx_fail(L, S, NULL, "pipeline: the program is pipelined already (over '%s'); one pipeline a plan",
+                                         p->mesh.name[p->pipe.axis]);
+  if (p->mesh.size[axis] > 64) return ctx_fail(L, S, "axis", "pipeline: '%s' has %lld stages; at most 64", an, (long long)p->mesh.size[axis]);
+  for (int v = 0; v < g->nvals; v++)
+    if (shard_uses_axis(&p->lay[v], g->vals[v]->shape.rank, axis) >= 0)
+      return ctx_fail(L, S, "axis", "pipeline: the stage axis splits '%s' already; give the stages an axis of their own",
+                      g->vals[v]->name);
+  lua_getfield(L, 2, "microbatches");
+  int isnum = 0;
+  lua_Integer m = lua_tointegerx(L, -1, &isnum);
+  if (lua_isnil(L, -1)) m = p->mesh.size[axis], isnum = 1;
+  if (!isnum || m < 1 || m > 4096)
+    return ctx_fail(L, S, "microbatches", "pipeline: microbatches must be a whole number from 1 to 4096");
+  lua_getfield(L, 2, "order");
+  const char *order = lua_isnil(L, -1) ? "1f1b" : lua_tostring(L, -1);
+  int ord = order && !strcmp(order, "1f1b") ? SH_1F1B : order && !strcmp(order, "gpipe") ? SH_GPIPE : -1;
+  if (ord < 0) {
+    if (order && !strcmp(order, "interleaved"))
+      return ctx_fail(L, S, "order", "pipeline: order \"%s\" (virtual stages) is not supported yet; use \"1f1b\" or \"gpipe\"", order);
+    return ctx_fail(L, S, "order", "pipeline: unknown order '%s'; use \"1f1b\" or \"gpipe\"", order ? order : "?");
+  }
+  if (p->mesh.n >= SH_MAXAXES)
+    return ctx_fail(L, S, NULL, "pipeline: the mesh has %d axes already, and the microbatches need one more", SH_MAXAXES);
+  int ncuts = 0, *cuts = NULL;
+  lua_getfield(L, 2, "at");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_istable(L, -1)) return ctx_fail(L, S, "at", "pipeline: at must be a list of value names");
+    ncuts = (int)luaL_len(L, -1);
+    if (ncuts != p->mesh.size[axis] - 1)
+      return ctx_fail(L, S, "at", "pipeline: at names the values that end each stage but the last: %lld of them",
+                      (long long)p->mesh.size[axis] - 1);
+    cuts = arena_alloc(&p->mem, sizeof *cuts * (size_t)(ncuts + 1));
+    for (int i = 0; i < ncuts; i++) {
+      lua_geti(L, -1, i + 1);
+      const char *nm = lua_tostring(L, -1);
+      const ir_value *v = nm ? ir_lookup(g, nm) : NULL;
+      if (!v || v->kind != IR_OP) return ctx_fail(L, S, "at", "pipeline: at: '%s' is not a value of the program's ops", nm ? nm : "?");
+      if (i && v->id <= cuts[i - 1])
+        return ctx_fail(L, S, "at", "pipeline: at: '%s' comes before the value that ends the stage before it; name them in program order", nm);
+      cuts[i] = v->id;
+      lua_pop(L, 1);
+    }
+  }
+  if (m == 1) {                     /* one microbatch: the stages alone, no axis to split the batch over */
+    p->pipe = (sh_pipe){axis, -1, ord, ncuts, cuts, S->t->name, S->t->decl};
+    lua_pushnil(L);
+    return 1;
+  }
+  char name[32];
+  snprintf(name, sizeof name, "micro");
+  for (int k = 2; shard_axis(p, name) >= 0; k++) snprintf(name, sizeof name, "micro%d", k);
+  int micro = p->mesh.n++;
+  p->mesh.name[micro] = arena_intern_cstr(&p->mem, name);
+  p->mesh.size[micro] = m;
+  p->mesh.virt |= 1u << micro;
+  p->pipe = (sh_pipe){axis, micro, ord, ncuts, cuts, S->t->name, S->t->decl};
+  lua_pushstring(L, name);
+  return 1;
+}
+
 /* ctx:warn(msg [, arg]): a warning there (an error, and the end, unless --lenient) */
 static int ctx_warn(lua_State *L) {
   lapi_state *S = check_ctx(L);
@@ -1079,7 +1165,7 @@ static const luaL_Reg ctx_methods[] = {
   {"sharding", ctx_sharding}, {"factors", ctx_factors}, {"mesh", ctx_mesh}, {"axis", ctx_axis},
   {"shard", ctx_shard}, {"replicate", ctx_replicate},
   {"together", ctx_together}, {"mark", ctx_mark}, {"rollback", ctx_rollback}, {"cost", ctx_cost},
-  {"error", ctx_error}, {"warn", ctx_warn}, {"note", ctx_note},
+  {"error", ctx_error}, {"warn", ctx_warn}, {"note", ctx_note}, {"pipeline", ctx_pipeline},
   {NULL, NULL}
 };
 

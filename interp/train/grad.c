@@ -28,6 +28,7 @@ typedef struct gctx {
   int **contrib;      /* the contributions received so far */
   int *ncontrib;
   int *adj;           /* the adjoint of v, once summed (-1: none) */
+  int cur;            /* the value whose rule or adjoint is being made (ir_value.origin) */
   int failed;
 } gctx;
 
@@ -38,6 +39,7 @@ static int emit(gctx *c, const char *name, ir_opkind op, const int *args, int na
   if (c->failed) return -1;
   int v = ir_emit(c->g, c->d, name, op, args, nargs, at);
   if (v < 0) c->failed = 1;
+  else c->g->vals[v]->origin = c->cur;
   return v;
 }
 
@@ -600,6 +602,7 @@ int grad_build_seeded(ir_graph *g, double seed, int seed_value, diag *d) {
     return diag_error(d, loss->at, "--train needs a scalar f32 or f64 loss; '%s' is %s%s (reduce it with mean or sum)",
                       loss->name, ir_dtype_name(loss->dtype), ir_shape_str(&g->mem, &loss->shape));
   gctx c = {g, d, g->nvals};
+  c.cur = -1;
   int n = c.n;
   c.needs = mem_calloc((size_t)n, 1);
   c.live = mem_calloc((size_t)n, 1);
@@ -636,6 +639,7 @@ int grad_build_seeded(ir_graph *g, double seed, int seed_value, diag *d) {
       if (c.ncontrib[i] != c.expect[i]) { diag_error(d, g->vals[i]->at, "internal error: gradient count of '%s'", g->vals[i]->name); c.failed = 1; break; }
       ir_value *v = g->vals[i];
       int adj;
+      c.cur = i;
       if (v->kind == IR_PARAM) {
         adj = finish_adjoint(&c, i);
         if (adj >= 0) g->vals[adj]->role = ROLE_GRAD;

@@ -1,0 +1,574 @@
+/*
+** pipeline.c: a pipelined plan's program, made from its SPMD program.
+**
+** The plan splits the batch over a virtual axis, the microbatches: the
+** lowering makes one device's program as if each microbatch had a device
+** of its own, and here the program becomes what one device of each stage
+** runs. Every instruction that reads a microbatch's piece (the forward
+** and backward passes) is repeated for each microbatch on buffers of its
+** own; a sum over the microbatch axis (a gradient's, the loss's) becomes
+** an accumulation into one buffer, reduced over the other axes of its
+** collective once, after the last microbatch; what reads no piece runs
+** once, before (weights' transposes) or after (the optimizer's updates).
+** Each stage keeps the instructions of the values it computes
+** (shard_stages), in the order of the schedule (GPipe: every forward, then
+** every backward; 1F1B: stage s runs stages - s - 1 forwards ahead, then
+** one forward and one backward in turn), and a buffer one stage makes and
+** another reads travels by a send placed after its last write and a
+** receive before its first read. The program lists stage 0's
+** instructions, then stage 1's, each marked with its stage; a device runs
+** its stage's (rt_prog_keep_stage).
+*/
+#include "interp/lower/lower_int.h"
+#include "util/mem.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a stage's instructions, each with its place in the order of one device
+   running the whole batch (pre, then each microbatch's forward and
+   backward, then post): which write of a buffer a reader needs */
+typedef struct ilist { rt_instr *a; int64_t *key; int n, cap; } ilist;
+
+typedef struct pctx {
+  const ir_graph *g;
+  const sh_plan *plan;
+  rt_prog *p;
+  diag *d;
+  int P, M, micro, failed;
+  uint64_t *vmask;      /* IR value -> its stages */
+  char *fwd;            /* IR value -> in the forward pass */
+  int n0, nb0;          /* instructions and buffers of the SPMD program */
+  rt_instr *ins;        /* its instructions (a copy) */
+  uint64_t *imask;      /* instruction -> its stages */
+  char *vary;           /* instruction -> reads a microbatch's piece (repeated for each) */
+  char *acc;            /* instruction -> a sum over the microbatches */
+  char *post;           /* instruction -> reads such a sum (runs after the last microbatch) */
+  char *bwd;            /* varying instruction -> in the backward pass */
+  char *vbuf;           /* buffer -> one per microbatch */
+  char *accout;         /* buffer -> a sum over the microbatches writes it */
+  int **copy;           /* varying buffer -> its buffer for each microbatch */
+  int *rest;            /* group -> the group without the microbatch axis (-1: none left) */
+  int *sum;             /* accumulating instruction -> the buffer it accumulates into */
+  ilist *list;          /* per stage */
+} pctx;
+
+static rt_instr *push(ilist *l, const rt_instr *x, int64_t key) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 64;
+    l->a = mem_realloc(l->a, sizeof *l->a * (size_t)l->cap);
+    l->key = mem_realloc(l->key, sizeof *l->key * (size_t)l->cap);
+  }
+  l->a[l->n] = *x;
+  l->key[l->n] = key;
+  return &l->a[l->n++];
+}
+
+/* the order keys: instruction i before the microbatches, in microbatch j's
+   forward (back 0) or backward pass, after them */
+static int64_t key_pre(const pctx *c, int i) { (void)c; return 2 * (int64_t)i; }
+static int64_t key_micro(const pctx *c, int i, int j, int back) { return 2 * ((int64_t)(c->n0 + 1) * (1 + 2 * j + back) + i); }
+static int64_t key_post(const pctx *c, int i) { return 2 * ((int64_t)(c->n0 + 1) * (1 + 2 * (int64_t)c->M) + i); }
+
+static int fail(pctx *c, int i, const char *what) {
+  if (c->failed) return -1;
+  c->failed = 1;
+  int src = i >= 0 ? c->ins[i].src : -1;
+  const ir_value *v = src >= 0 ? c->g->vals[src] : NULL;
+  if (v) return diag_error(c->d, v->at.src ? v->at : c->plan->pipe.at, "pipeline: '%s' %s", v->name, what);
+  return diag_error(c->d, c->plan->pipe.at, "pipeline: %s", what);
+}
+
+static int group_has(const rt_prog *p, int g, int axis) {
+  if (g < 0 || g >= p->ngroups || axis < 0) return 0;
+  for (int k = 0; k < p->groups[g].naxes; k++) if (p->groups[g].axes[k] == axis) return 1;
+  return 0;
+}
+
+/* ---- what repeats for each microbatch ---- */
+
+/* One pass in program order with each buffer's state: the same in every
+   microbatch (0), one per microbatch (1), or their sum (2). A buffer that
+   is ever one per microbatch has every write of it repeated too (a bucket
+   zeroed before the pieces go in), hence the passes until nothing moves. */
+static void classify(pctx *c) {
+  rt_prog *p = c->p;
+  char *ever = mem_calloc((size_t)c->nb0 + 1, 1), *state = mem_alloc((size_t)c->nb0 + 1);
+  for (int b = 0; b < c->nb0; b++) {
+    const rt_buf *x = &p->bufs[b];
+    for (int d = 0; d < x->rank; d++)
+      if (group_has(p, x->dim_group[d], c->micro) && x->kind == RT_BUF_INPUT) ever[b] = 1;
+  }
+  for (int i = 0; i < c->n0 && !c->failed; i++) {
+    const rt_instr *x = &c->ins[i];
+    if (!group_has(p, x->group, c->micro)) continue;
+    if (x->op == RT_ALL_REDUCE) { c->acc[i] = 1; c->accout[x->out] = 1; }
+    else if (x->op != RT_SHARD_SLICE)
+      fail(c, i, "would move values between microbatches (a collective over the microbatch axis other than a sum); "
+                 "split the batch over that axis only through the pipeline tactic");
+  }
+  for (int changed = 1, round = 0; changed && round < 8 && !c->failed; round++) {
+    changed = 0;
+    for (int b = 0; b < c->nb0; b++) state[b] = p->bufs[b].kind == RT_BUF_INPUT && ever[b];
+    for (int i = 0; i < c->n0 && !c->failed; i++) {
+      const rt_instr *x = &c->ins[i];
+      if (c->acc[i]) {
+        if (state[x->in[0]] != 1) { fail(c, i, "is summed over the microbatches but is the same in each"); break; }
+        state[x->out] = 2;
+        continue;
+      }
+      int v = ever[x->out] || (x->op == RT_SHARD_SLICE && group_has(p, x->group, c->micro)), after = 0;
+      for (int k = 0; k < RT_MAXIN; k++) {
+        if (x->in[k] < 0) continue;
+        v |= state[x->in[k]] == 1;
+        after |= state[x->in[k]] == 2;
+      }
+      if (v && after) { fail(c, i, "needs a sum over every microbatch before a microbatch's own work (a statistic of the whole "
+                                   "batch, as batch norm takes): microbatches cannot run one after another through it"); break; }
+      c->vary[i] = (char)v;
+      c->post[i] = (char)after;
+      char st = v ? 1 : after ? 2 : 0;
+      state[x->out] = st;
+      for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k)) state[x->in[k]] = st;
+      if (v && !ever[x->out]) ever[x->out] = changed = 1;
+      for (int k = 0; k < RT_MAXIN; k++) if (v && rt_instr_writes_in(x, k) && !ever[x->in[k]]) ever[x->in[k]] = changed = 1;
+    }
+  }
+  memcpy(c->vbuf, ever, (size_t)c->nb0);
+  free(ever);
+  free(state);
+  for (int b = 0; b < c->nb0 && !c->failed && c->M > 1; b++)
+    if (c->vbuf[b] && p->bufs[b].kind == RT_BUF_OUTPUT) {
+      int w = -1;
+      for (int i = 0; i < c->n0; i++) if (rt_instr_writes(&c->ins[i], b)) w = i;
+      fail(c, w, "is returned for each microbatch; a pipelined step returns the loss and the new parameters only");
+    }
+  /* the backward pass: what a backward value made, and what reads its
+     work (a loss the gradient's pass computes on the way, folded into it) */
+  char *late = mem_calloc((size_t)c->nb0 + 1, 1);
+  for (int i = 0; i < c->n0; i++) {
+    const rt_instr *x = &c->ins[i];
+    int s = x->src;
+    c->bwd[i] = s >= 0 ? !c->fwd[s] : 1;
+    for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && late[x->in[k]] && !rt_instr_writes_in(x, k)) c->bwd[i] = 1;
+    if (!c->vary[i] && !c->acc[i]) continue;
+    late[x->out] = c->bwd[i];
+    for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k)) late[x->in[k]] = c->bwd[i];
+  }
+  free(late);
+}
+
+/* Each varying buffer's copies; a varying input grows to hold every
+   microbatch's rows (the microbatch axis the last of its dim's group). */
+static void make_copies(pctx *c) {
+  rt_prog *p = c->p;
+  c->copy = mem_calloc((size_t)c->nb0 + 1, sizeof *c->copy);
+  for (int b = 0; b < c->nb0 && !c->failed; b++) {
+    if (!c->vbuf[b]) continue;
+    int *cp = c->copy[b] = mem_alloc(sizeof(int) * (size_t)c->M);
+    int input = p->bufs[b].kind == RT_BUF_INPUT;
+    for (int j = 0; j < c->M; j++) {
+      if (j == 0 && !input && !c->accout[b]) { cp[j] = b; continue; }
+      rt_buf x = p->bufs[b];
+      char name[256];
+      snprintf(name, sizeof name, "%s@%d", x.name, j);
+      cp[j] = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
+      rt_buf *y = &p->bufs[cp[j]];
+      memcpy(y->global_shape, x.global_shape, sizeof y->global_shape);
+      memcpy(y->dim_group, x.dim_group, sizeof y->dim_group);
+    }
+    if (!input) continue;
+    rt_buf *x = &p->bufs[b];
+    for (int d = 0; d < x->rank; d++) {
+      int g = x->dim_group[d];
+      if (!group_has(p, g, c->micro)) continue;
+      if (p->groups[g].axes[p->groups[g].naxes - 1] != c->micro) {
+        diag_error(c->d, c->plan->pipe.at, "pipeline: input '%s' is split over the microbatches before the other axes of its dim %d; "
+                   "schedule the pipeline after the tactics that split the batch", x->name, d);
+        c->failed = 1;
+        break;
+      }
+      x->shape[d] *= c->M;
+      x->nelem *= c->M;
+      x->dim_group[d] = c->rest[g];
+    }
+  }
+}
+
+/* ---- one stage's list ---- */
+
+static int mapped(pctx *c, int b, int j) { return b >= 0 && b < c->nb0 && c->copy[b] ? c->copy[b][j] : b; }
+
+/* Microbatch j's rows of varying input b, made before their first reader. */
+static void slice_input(pctx *c, ilist *l, char *made, int b, int j, int64_t key) {
+  rt_prog *p = c->p;
+  int out = c->copy[b][j];
+  if (made[out]) return;
+  made[out] = 1;
+  const rt_buf *x = &p->bufs[b];
+  int d = 0;
+  while (d < x->rank && x->shape[d] == p->bufs[out].shape[d]) d++;
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < d; k++) outer *= x->shape[k];
+  for (int k = d + 1; k < x->rank; k++) inner *= x->shape[k];
+  int64_t n = d < x->rank ? p->bufs[out].shape[d] : 1;
+  rt_instr y;
+  memset(&y, 0, sizeof y);
+  for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
+  y.op = RT_BLOCK_COPY;
+  y.out = out;
+  y.nin = 1;
+  y.in[0] = b;
+  y.group = -1;
+  y.src = -1;
+  y.outer = outer;
+  y.m = n * c->M;
+  y.k = n * j;
+  y.n = n;
+  y.n2 = n;
+  y.inner = inner;
+  push(l, &y, key - 1);
+}
+
+/* Instruction i for microbatch j on list l. */
+static void emit_micro(pctx *c, ilist *l, char *made, int i, int j) {
+  const rt_instr *x = &c->ins[i];
+  rt_instr y = *x;
+  int64_t key = key_micro(c, i, j, c->bwd[i]);
+  for (int k = 0; k < RT_MAXIN; k++) {
+    int b = x->in[k];
+    if (b >= 0 && c->vbuf[b] && c->p->bufs[b].kind == RT_BUF_INPUT) slice_input(c, l, made, b, j, key);
+    y.in[k] = mapped(c, b, j);
+  }
+  y.out = mapped(c, x->out, j);
+  if (c->acc[i]) {                    /* the sum: the first copies, the rest add (or keep the larger) */
+    int t = c->sum[i];
+    memset(&y, 0, sizeof y);
+    for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
+    y.group = -1;
+    y.src = x->src;
+    y.out = t;
+    y.in[0] = mapped(c, x->in[0], j);
+    y.nin = 1;
+    y.op = RT_COPY;
+    if (j > 0) {
+      y.op = RT_EW;
+      y.fn = (uint8_t)(x->fn == RT_RMAX ? RT_MAX : x->fn == RT_RMIN ? RT_MIN : RT_ADD);
+      y.nin = 2;
+      y.in[1] = y.in[0];
+      y.in[0] = t;
+      y.rank = 1;
+      y.shape[0] = c->p->bufs[t].nelem;
+      y.stride[0][0] = y.stride[1][0] = 1;
+    }
+  } else if (x->op == RT_SHARD_SLICE && group_has(c->p, x->group, c->micro)) {
+    const rt_group *g = &c->p->groups[x->group];
+    if (g->naxes != 1) { fail(c, i, "is cut into microbatches together with another axis; not supported yet"); return; }
+    int64_t piece = x->n / c->M;
+    y.op = RT_BLOCK_COPY;
+    y.group = -1;
+    y.m = x->n;
+    y.k = piece * j;
+    y.n = piece;
+    y.n2 = piece;
+    y.off = 0;
+  }
+  push(l, &y, key);
+}
+
+static void build_stage(pctx *c, int s) {
+  ilist *l = &c->list[s];
+  char *made = mem_calloc((size_t)c->p->nbufs + 1, 1);
+  uint64_t bit = (uint64_t)1 << s;
+  for (int i = 0; i < c->n0; i++)
+    if (!c->vary[i] && !c->acc[i] && !c->post[i] && (c->imask[i] & bit)) push(l, &c->ins[i], key_pre(c, i));
+  /* the schedule: (backward?, microbatch) slots */
+  int M = c->M, warm = c->plan->pipe.order == SH_GPIPE ? M : c->P - s - 1;
+  if (warm > M) warm = M;
+  int nslot = 0, *slot = mem_alloc(sizeof(int) * (size_t)(2 * M));
+  for (int j = 0; j < warm; j++) slot[nslot++] = j;
+  for (int j = warm; j < M; j++) { slot[nslot++] = j; slot[nslot++] = M + (j - warm); }
+  for (int j = M - warm; j < M; j++) slot[nslot++] = M + j;
+  for (int k = 0; k < nslot; k++) {
+    int back = slot[k] >= M, j = slot[k] % M;
+    for (int i = 0; i < c->n0; i++)
+      if ((c->vary[i] || c->acc[i]) && c->bwd[i] == back && (c->imask[i] & bit)) emit_micro(c, l, made, i, j);
+  }
+  free(slot);
+  for (int i = 0; i < c->n0; i++) {
+    if (!(c->imask[i] & bit)) continue;
+    if (c->acc[i] && c->sum[i] != c->ins[i].out) {   /* the microbatches' sum reduced over the other axes */
+      rt_instr y = c->ins[i];
+      y.in[0] = c->sum[i];
+      y.group = c->rest[c->ins[i].group];
+      push(l, &y, key_post(c, i));
+    } else if (c->post[i]) {
+      push(l, &c->ins[i], key_post(c, i));
+    }
+  }
+  free(made);
+}
+
+/* ---- transfers between stages ---- */
+
+typedef struct xfer { int b, from, to, at_from, at_to; int64_t tag; } xfer;
+
+static rt_instr p2p(rt_op op, int b, int group, int peer, int64_t tag) {
+  rt_instr y;
+  memset(&y, 0, sizeof y);
+  for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
+  y.op = (uint8_t)op;
+  y.out = b;
+  if (op == RT_SEND) { y.in[0] = b; y.nin = 1; }
+  y.group = group;
+  y.src = -1;
+  y.n2 = peer;
+  y.off = tag;
+  return y;
+}
+
+/* Does x read b: an operand, or what it adds to or keeps of its own result? */
+static int reads(const rt_instr *x, int b) {
+  for (int k = 0; k < RT_MAXIN; k++) {
+    if (x->in[k] != b) continue;
+    if (!rt_instr_writes_in(x, k)) return 1;
+    if (x->op == RT_ADAM || x->op == RT_SGD || (x->op == RT_XENT_PROJ && k == 5 && x->mode == 1)) return 1;
+  }
+  if (x->out != b) return 0;
+  return ((x->op == RT_GEMM || x->op == RT_SCATTER_ROWS) && x->beta != 0.0f) || (x->op == RT_BLOCK_COPY && x->n < x->n2);
+}
+
+/* The buffers x writes: its out (not a send's) and what it writes in place. */
+static int written(const rt_instr *x, int *w) {
+  int n = 0;
+  if (x->out >= 0 && x->op != RT_SEND) w[n++] = x->out;
+  for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k)) w[n++] = x->in[k];
+  return n;
+}
+
+/* a write of a buffer somewhere: which stage, where in its list, its key */
+typedef struct wrec { int b, s, e; int64_t key; } wrec;
+
+static int by_buf_key(const void *a, const void *b) {
+  const wrec *x = a, *y = b;
+  if (x->b != y->b) return x->b < y->b ? -1 : 1;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->s - y->s;
+}
+
+static int by_receiver(const void *a, const void *b) {
+  const xfer *x = a, *y = b;
+  if (x->to != y->to) return x->to - y->to;
+  if (x->at_to != y->at_to) return x->at_to - y->at_to;
+  return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+static int by_sender(const void *a, const void *b) {
+  const xfer *x = a, *y = b;
+  if (x->from != y->from) return x->from - y->from;
+  if (x->at_from != y->at_from) return x->at_from - y->at_from;
+  return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+/* Each read of a buffer on a stage needs the write before it in the order
+   of one device (its key): when the stage's own copy is another write, the
+   one it needs comes from a stage that made it, sent after it was made. */
+static void connect(pctx *c, int loss) {
+  rt_prog *p = c->p;
+  int nb = p->nbufs, P = c->P;
+  int axis = c->plan->pipe.axis, group = rt_prog_group(p, 1, &axis);
+  wrec *w = NULL;
+  int nw = 0, cap = 0, wb[RT_MAXIN + 1];
+  for (int s = 0; s < P; s++)
+    for (int e = 0; e < c->list[s].n; e++) {
+      int n = written(&c->list[s].a[e], wb);
+      for (int k = 0; k < n; k++) {
+        if (nw == cap) { cap = cap ? 2 * cap : 256; w = mem_realloc(w, sizeof *w * (size_t)cap); }
+        w[nw++] = (wrec){wb[k], s, e, c->list[s].key[e]};
+      }
+    }
+  if (nw) qsort(w, (size_t)nw, sizeof *w, by_buf_key);
+  int *first = mem_alloc(sizeof(int) * (size_t)(nb + 1));   /* buffer -> its first record in w */
+  for (int b = 0, k = 0; b <= nb; b++) { while (k < nw && w[k].b < b) k++; first[b] = k; }
+  xfer *xs = NULL;
+  int nx = 0, xcap = 0;
+  int64_t tag = 0, *held = mem_alloc(sizeof *held * (size_t)(nb + 1));
+  const int64_t BOUND = -1, NONE = -2;
+  for (int s = 0; s < P && !c->failed; s++) {
+    for (int b = 0; b < nb; b++) held[b] = p->bufs[b].kind == RT_BUF_INPUT ? BOUND : NONE;
+    int n = c->list[s].n;
+    for (int e = 0; e <= n && !c->failed; e++) {
+      const rt_instr *x = e < n ? &c->list[s].a[e] : NULL;
+      int64_t key = e < n ? c->list[s].key[e] : INT64_MAX;
+      int need[RT_MAXIN + 1], nn = 0;
+      if (x) {
+        for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && reads(x, x->in[k])) need[nn++] = x->in[k];
+        if (x->out >= 0 && x->op != RT_SEND && reads(x, x->out)) need[nn++] = x->out;
+      } else if (loss >= 0) {
+        need[nn++] = loss;                /* every stage reports the loss */
+      }
+      for (int q = 0; q < nn; q++) {
+        int b = need[q], lo = first[b], hi = first[b + 1], at = -1;
+        for (int k = lo; k < hi && w[k].key < key; k++) at = k;   /* the last write before */
+        int64_t want = at >= 0 ? w[at].key : BOUND;
+        if (held[b] == want) continue;
+        if (at < 0) {
+          char what[300];
+          snprintf(what, sizeof what, "internal error: stage %d reads buffer '%s' before any stage makes it", s, p->bufs[b].name);
+          fail(c, -1, what);
+          break;
+        }
+        int from = at;                    /* a stage that made it (the first, for a write many stages made alike) */
+        while (from > lo && w[from - 1].key == want) from--;
+        if (xcap == nx) { xcap = xcap ? 2 * xcap : 32; xs = mem_realloc(xs, sizeof *xs * (size_t)xcap); }
+        xs[nx++] = (xfer){b, w[from].s, s, w[from].e, e, tag++};
+        held[b] = want;
+      }
+      if (x) {
+        int m = written(x, wb);
+        for (int k = 0; k < m; k++) held[wb[k]] = key;
+      }
+    }
+  }
+  /* the lists again, each transfer in place: a send after the write, a receive before the read */
+  xfer *rx = mem_alloc(sizeof *rx * (size_t)(nx + 1)), *tx = mem_alloc(sizeof *tx * (size_t)(nx + 1));
+  if (nx) {
+    memcpy(rx, xs, sizeof *xs * (size_t)nx);
+    memcpy(tx, xs, sizeof *xs * (size_t)nx);
+    qsort(rx, (size_t)nx, sizeof *rx, by_receiver);
+    qsort(tx, (size_t)nx, sizeof *tx, by_sender);
+  }
+  int r = 0, t = 0;
+  for (int s = 0; s < P && !c->failed; s++) {
+    ilist out = {0};
+    const ilist *l = &c->list[s];
+    for (int e = 0; e <= l->n; e++) {
+      for (; r < nx && rx[r].to == s && rx[r].at_to == e; r++) {
+        rt_instr y = p2p(RT_RECV, rx[r].b, group, rx[r].from, rx[r].tag);
+        push(&out, &y, 0);
+      }
+      if (e == l->n) break;
+      push(&out, &l->a[e], l->key[e]);
+      for (; t < nx && tx[t].from == s && tx[t].at_from == e; t++) {
+        rt_instr y = p2p(RT_SEND, tx[t].b, group, tx[t].to, tx[t].tag);
+        push(&out, &y, 0);
+      }
+    }
+    free(c->list[s].a);
+    free(c->list[s].key);
+    c->list[s] = out;
+  }
+  free(rx);
+  free(tx);
+  free(xs);
+  free(held);
+  free(first);
+  free(w);
+}
+
+/* ---- the program ---- */
+
+/* The program without the microbatch axis: it is the mesh's last (the
+   pipeline tactic added it), and leaves every group. */
+static void drop_micro_axis(pctx *c, uint32_t *partial, int nvals) {
+  rt_prog *p = c->p;
+  for (int g = 0; g < p->ngroups; g++) {
+    rt_group *gr = &p->groups[g];
+    int k = 0;
+    for (int a = 0; a < gr->naxes; a++) if (gr->axes[a] != c->micro) gr->axes[k++] = gr->axes[a];
+    gr->naxes = k;
+  }
+  p->mesh_rank = c->micro;
+  for (int v = 0; v < nvals; v++) partial[v] &= ~(1u << c->micro);
+  for (int b = 0; b < p->nbufs; b++)
+    for (int d = 0; d < p->bufs[b].rank; d++) {
+      int g = p->bufs[b].dim_group[d];
+      if (g >= 0 && p->groups[g].naxes == 0) p->bufs[b].dim_group[d] = -1;
+    }
+}
+
+int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *buf_of, uint32_t *partial, diag *d) {
+  pctx c = {g, plan, p, d};
+  c.P = (int)plan->mesh.size[plan->pipe.axis];
+  c.M = plan->pipe.micro >= 0 ? (int)plan->mesh.size[plan->pipe.micro] : 1;
+  c.micro = plan->pipe.micro;
+  if (c.micro >= 0 && (c.micro != plan->mesh.n - 1 || c.micro != p->mesh_rank - 1))
+    return diag_error(d, plan->pipe.at, "internal error: the microbatch axis is not the mesh's last");
+  int nv = g->nvals;
+  c.vmask = mem_alloc(sizeof *c.vmask * (size_t)(nv + 1));
+  c.fwd = mem_alloc((size_t)nv + 1);
+  int *cuts = mem_alloc(sizeof(int) * (size_t)(c.P + 1));
+  if (shard_stages(plan, c.vmask, c.fwd, cuts, d) < 0) c.failed = 1;
+  free(cuts);
+  c.n0 = p->ninstrs;
+  c.nb0 = p->nbufs;
+  c.ins = mem_alloc(sizeof *c.ins * (size_t)(c.n0 + 1));
+  memcpy(c.ins, p->instrs, sizeof *c.ins * (size_t)c.n0);
+  c.imask = mem_alloc(sizeof *c.imask * (size_t)(c.n0 + 1));
+  c.vary = mem_calloc((size_t)c.n0 + 1, 1);
+  c.acc = mem_calloc((size_t)c.n0 + 1, 1);
+  c.post = mem_calloc((size_t)c.n0 + 1, 1);
+  c.bwd = mem_calloc((size_t)c.n0 + 1, 1);
+  c.vbuf = mem_calloc((size_t)c.nb0 + 1, 1);
+  c.accout = mem_calloc((size_t)c.nb0 + 1, 1);
+  c.sum = mem_alloc(sizeof(int) * (size_t)(c.n0 + 1));
+  int ng = p->ngroups;
+  c.rest = mem_alloc(sizeof(int) * (size_t)(ng + 1));
+  for (int gi = 0; gi < ng; gi++) {
+    int axes[RT_MAXRANK], k = 0;
+    for (int a = 0; a < p->groups[gi].naxes; a++) if (p->groups[gi].axes[a] != c.micro) axes[k++] = p->groups[gi].axes[a];
+    c.rest[gi] = k ? rt_prog_group(p, k, axes) : -1;
+  }
+  uint64_t all = c.P >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << c.P) - 1;
+  uint64_t *wmask = mem_calloc((size_t)c.nb0 + 1, sizeof *wmask);   /* buffer -> the stages of its last writer so far */
+  for (int i = 0; i < c.n0; i++) {
+    const rt_instr *x = &c.ins[i];
+    uint64_t m = x->src >= 0 ? c.vmask[x->src] : (x->in[0] >= 0 && wmask[x->in[0]] ? wmask[x->in[0]] : all);
+    c.imask[i] = m;
+    if (x->out >= 0) wmask[x->out] = m;
+  }
+  free(wmask);
+  if (!c.failed) classify(&c);
+  if (!c.failed) make_copies(&c);
+  for (int i = 0; i < c.n0 && !c.failed; i++) {
+    c.sum[i] = c.ins[i].out;
+    if (!c.acc[i] || c.rest[c.ins[i].group] < 0) continue;
+    rt_buf x = p->bufs[c.ins[i].out];
+    char name[256];
+    snprintf(name, sizeof name, "%s.micro_sum", x.name);
+    c.sum[i] = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
+  }
+  int loss = g->nouts ? buf_of[g->outputs[0]] : -1;
+  c.list = mem_calloc((size_t)c.P, sizeof *c.list);
+  for (int s = 0; s < c.P && !c.failed; s++) build_stage(&c, s);
+  if (!c.failed) connect(&c, loss);
+  if (!c.failed) {
+    p->ninstrs = 0;
+    for (int b = 0; b < p->nbufs; b++) p->bufs[b].stages = 0;
+    for (int s = 0; s < c.P; s++)
+      for (int e = 0; e < c.list[s].n; e++) {
+        rt_instr *y = rt_prog_emit(p, RT_FILL, -1);
+        *y = c.list[s].a[e];
+        y->stages = (uint64_t)1 << s;
+        if (y->out >= 0) p->bufs[y->out].stages |= y->stages;
+        for (int k = 0; k < RT_MAXIN; k++) if (y->in[k] >= 0) p->bufs[y->in[k]].stages |= y->stages;
+      }
+    for (int b = 0; b < p->nbufs; b++) {
+      rt_buf *x = &p->bufs[b];
+      if (x->carry_from >= 0) x->stages = p->bufs[x->carry_from].stages |= x->stages;
+      if (!x->stages) x->stages = (uint64_t)1 << (c.P - 1);   /* read by no one: with the loss */
+    }
+    p->stage_axis = plan->pipe.axis;
+    if (c.micro >= 0) drop_micro_axis(&c, partial, nv);
+    rt_prog_finish(p);
+  }
+  for (int s = 0; s < c.P; s++) { free(c.list[s].a); free(c.list[s].key); }
+  free(c.list);
+  for (int b = 0; c.copy && b < c.nb0; b++) free(c.copy[b]);
+  free(c.copy);
+  free(c.vmask); free(c.fwd); free(c.ins); free(c.imask); free(c.vary); free(c.acc); free(c.post); free(c.bwd);
+  free(c.vbuf); free(c.accout); free(c.sum); free(c.rest);
+  return c.failed ? -1 : 0;
+}

@@ -1,0 +1,137 @@
+/*
+** stages.c: where a pipelined plan computes each value.
+**
+** The forward pass is cut into as many stages as the stage axis has
+** devices: at the values the tactic names, or else where the fewest
+** values cross from one part to the next (the residual stream between
+** blocks) into parts of about equal work. A forward value that depends on
+** an input runs on its stage; a backward value runs where the forward
+** value whose gradient rule made it runs (ir_value.origin), but for a sum
+** of gradients that all come from another stage, taken there. Everything
+** else (weights' transposes, constants, the optimizer's updates, the
+** gradient of a weight two stages read) runs on every stage that reads it,
+** so that each stage holds its own copy and no weight travels. The result
+** is a mask of stages per value.
+*/
+#include "interp/shard/shard.h"
+#include "util/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A rough count of a forward value's work: its elements, times what a
+   contraction sums over. */
+static double work_of(const ir_graph *g, const ir_value *v) {
+  double w = (double)ir_nelem(&v->shape);
+  if (v->op == IR_MATMUL || v->op == IR_EINSUM) {
+    char l[3][IR_MAXRANK + 1];
+    ir_contraction_labels(g, v, l);
+    const ir_value *a = g->vals[v->args[0]];
+    for (int i = 0; l[0][i]; i++)
+      if (!strchr(l[2], l[0][i]) && i < a->shape.rank) w *= (double)a->shape.d[i];
+  }
+  return w > 1 ? w : 1;
+}
+
+/* The values that end stages 0 .. n-2, where the fewest values cross into
+   the next part, about equal work apart. -1 with an error when the program
+   has fewer such places than it needs. */
+static int find_cuts(const sh_plan *p, const char *staged, int n, int *cuts, diag *d) {
+  const ir_graph *g = p->g;
+  int nv = g->nvals;
+  int *last = mem_alloc(sizeof(int) * (size_t)(nv + 1)), *cross = mem_calloc((size_t)nv + 2, sizeof(int));
+  double *cum = mem_calloc((size_t)nv + 1, sizeof(double));
+  for (int v = 0; v < nv; v++) {
+    last[v] = -1;
+    if (!staged[v]) continue;
+    const ir_value *x = g->vals[v];
+    for (int k = 0; k < x->nusers; k++) if (staged[x->users[k]] && x->users[k] > last[v]) last[v] = x->users[k];
+    if (last[v] > v) { cross[v]++; cross[last[v]]--; }   /* crosses every cut after v and before its last reader */
+  }
+  double total = 0;
+  int run = 0, best = -1, laststaged = -1;
+  for (int v = 0; v < nv; v++) {
+    run += cross[v];
+    cross[v] = run;                       /* values crossing a cut right after v */
+    if (staged[v]) { total += work_of(g, g->vals[v]); laststaged = v; }
+    cum[v] = total;
+  }
+  for (int v = 0; v < laststaged; v++) if (staged[v] && (best < 0 || cross[v] < best)) best = cross[v];
+  int got = 0, prev = -1;
+  for (int k = 1; k < n; k++) {
+    double want = total * k / n;
+    int pick = -1;
+    for (int v = prev + 1; v < laststaged; v++) {
+      if (!staged[v] || cross[v] != best) continue;
+      if (pick < 0 || (cum[v] - want) * (cum[v] - want) < (cum[pick] - want) * (cum[pick] - want)) pick = v;
+    }
+    if (pick < 0) break;
+    cuts[got++] = prev = pick;
+  }
+  free(last);
+  free(cross);
+  free(cum);
+  if (got == n - 1) return 0;
+  return diag_error(d, p->pipe.at, "pipeline: the program has %d places where %d value%s cross%s from one part to the next, "
+                    "and %d stages need %d; name the values that end each stage (at = [...])", got, best, best == 1 ? "" : "s",
+                    best == 1 ? "es" : "", n, n - 1);
+}
+
+int shard_stages(const sh_plan *p, uint64_t *mask, char *fwd, int *cuts_out, diag *d) {
+  const ir_graph *g = p->g;
+  int nv = g->nvals, P = (int)p->mesh.size[p->pipe.axis];
+  char *input = mem_calloc((size_t)nv + 1, 1), *staged = mem_calloc((size_t)nv + 1, 1);
+  memset(fwd, 0, (size_t)nv);
+  if (g->nouts) fwd[g->outputs[0]] = 1;
+  for (int v = nv - 1; v >= 0; v--)
+    if (fwd[v]) for (int k = 0; k < g->vals[v]->nargs; k++) fwd[g->vals[v]->args[k]] = 1;
+  for (int v = 0; v < nv; v++) {
+    const ir_value *x = g->vals[v];
+    input[v] = x->kind == IR_INPUT;
+    for (int k = 0; k < x->nargs && !input[v]; k++) input[v] = input[x->args[k]];
+    staged[v] = x->kind == IR_OP && fwd[v] && input[v];
+  }
+  int *cuts = cuts_out, rc = 0;
+  if (p->pipe.ncuts) memcpy(cuts, p->pipe.cuts, sizeof(int) * (size_t)p->pipe.ncuts);
+  else if (P > 1) rc = find_cuts(p, staged, P, cuts, d);
+  for (int k = 0; k < P - 1 && !rc; k++)
+    if (!staged[cuts[k]])
+      rc = diag_error(d, p->pipe.at, "pipeline: '%s' cannot end a stage: it is not a value of the forward pass that the inputs reach",
+                      g->vals[cuts[k]]->name);
+  memset(mask, 0, sizeof *mask * (size_t)nv);
+  for (int v = 0, s = 0; v < nv && !rc; v++) {
+    if (!staged[v]) continue;
+    while (s < P - 1 && cuts[s] < v) s++;
+    mask[v] = (uint64_t)1 << s;
+  }
+  for (int v = 0; v < nv && !rc; v++) {     /* the backward pass where its forward value runs */
+    const ir_value *x = g->vals[v];
+    int o = x->origin;
+    if (fwd[v] || o < 0 || !staged[o]) continue;
+    mask[v] = mask[o];
+    staged[v] = 1;
+    /* but a sum of gradients that all come from one other stage (the
+       residual stream's, read by the next stage's block twice) is taken
+       there, so that one value travels back rather than each part */
+    if (x->op == IR_ADD && x->nargs == 2) {
+      const ir_value *a = g->vals[x->args[0]], *b = g->vals[x->args[1]];
+      if (!fwd[a->id] && !fwd[b->id] && staged[a->id] && staged[b->id] && mask[a->id] == mask[b->id]) mask[v] = mask[a->id];
+    }
+  }
+  /* the rest where it is read, its readers first; a new value carried into
+     a leaf where the leaf is read (its update beside each copy) */
+  for (int round = 0; round < 3 && !rc; round++) {
+    for (int v = nv - 1; v >= 0; v--) {
+      const ir_value *x = g->vals[v];
+      if (staged[v]) continue;
+      uint64_t m = 0;
+      for (int k = 0; k < x->nusers; k++) m |= mask[x->users[k]];
+      if (x->carry >= 0) m |= mask[x->carry];
+      mask[v] = m;
+    }
+  }
+  for (int v = 0; v < nv; v++) if (!mask[v]) mask[v] = (uint64_t)1 << (P - 1);   /* read by no one: with the loss */
+  free(input);
+  free(staged);
+  return rc;
+}

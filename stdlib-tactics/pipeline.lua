@@ -1,0 +1,29 @@
+-- pipeline.lua: pipeline parallelism on an axis of its own.
+--
+--   use "pipeline" as pp (axis = stage, microbatches = 8, order = "1f1b")
+--
+-- The program is cut into as many stages as the axis has devices: where
+-- the fewest values cross from one part to the next (the residual stream
+-- between blocks) into parts of about equal work, or at the values that
+-- `at = ["h3", "h6"]` names (each ends a stage). Each device computes its
+-- stage's forward and backward pass and holds its stage's weights; the
+-- activations travel to the next stage and their gradients back, by
+-- point-to-point sends. The batch is split into microbatches that each
+-- device runs one after another, in the order of the schedule: "1f1b"
+-- (the default: stage s runs stages - s - 1 forwards ahead, then one
+-- forward and one backward in turn, holding at most that many
+-- microbatches' activations) or "gpipe" (every forward, then every
+-- backward). Gradients are summed over the microbatches and the optimizer
+-- updates once per step, as one device on the whole batch does.
+-- microbatches defaults to the number of stages.
+--
+-- Schedule it after the tactics that split the batch over other axes.
+
+return function(ctx, args)
+  ctx:axis(args)
+  local micro = ctx:pipeline(args)
+  if not micro then return end                                            -- one microbatch
+  ctx:together(function()
+    for _, x in ipairs(ctx:values("input")) do ctx:shard(x, 0, micro) end   -- the batch
+  end)
+end
