@@ -45,11 +45,13 @@ static void print_memory(strbuf *b, const sim_memory *m, const sim_profile *prof
 
 static void print_time(strbuf *b, const sim_result *r, const rt_prog *p, int overlap, arena *a) {
   sb_printf(b, "step time %s: compute %s, communication %s%s\n", secs(a, r->total), secs(a, r->compute), secs(a, r->communication),
-            overlap ? " (overlapped where independent)" : " (in program order)");
-  sb_puts(b, "by kind of instruction:\n");
+            overlap ? " (overlapped where independent)" : r->stages ? " (the busiest stage's)" : " (in program order)");
+  sb_puts(b, r->stages ? "by kind of instruction (every stage's):\n" : "by kind of instruction:\n");
+  double all = 0;
+  for (int k = 0; k < r->nkinds; k++) all += r->kinds[k].seconds;
   for (int k = 0; k < r->nkinds; k++)
-    sb_printf(b, "  %-18s %12s  %5.1f%%  (%d)\n", r->kinds[k].name, secs(a, r->kinds[k].seconds),
-              100 * r->kinds[k].seconds / (r->compute + r->communication), r->kinds[k].count);
+    sb_printf(b, "  %-18s %12s  %5.1f%%  (%d)\n", r->kinds[k].name, secs(a, r->kinds[k].seconds), 100 * r->kinds[k].seconds / all,
+              r->kinds[k].count);
   int any = 0;
   for (int q = 0; q < SIM_NCOLL; q++) any |= r->coll_count[q] > 0;
   if (any) {
@@ -66,6 +68,20 @@ static void print_time(strbuf *b, const sim_result *r, const rt_prog *p, int ove
                 p->bufs[x->out].name);
     }
   }
+}
+
+/* A pipeline: the bubble against the schedule's ideal, and each stage. */
+static void print_stages(strbuf *b, const sim_result *r, arena *a) {
+  if (!r->stages) return;
+  double P = r->stages, M = r->microbatches;
+  sb_printf(b, "pipeline: %d stages, %d microbatch%s; the busiest stage idles %.1f%% of the step (the bubble; equal stages "
+            "idle (p - 1) / (m + p - 1) = %.1f%%)\n", r->stages, r->microbatches, r->microbatches == 1 ? "" : "es", 100 * r->bubble,
+            100 * (P - 1) / (M + P - 1));
+  sb_printf(b, "  transfers between stages: %d, %s, %s on the link\n", r->p2p_count, report_bytes(a, r->p2p_bytes), secs(a, r->p2p_seconds));
+  for (int s = 0; s < r->stages; s++)
+    sb_printf(b, "  stage %-3d busy %12s (compute %s, collectives %s), idle %s, peak memory %s\n", s, secs(a, r->stage[s].busy),
+              secs(a, r->stage[s].compute), secs(a, r->stage[s].communication), secs(a, r->total - r->stage[s].busy),
+              report_bytes(a, r->stage[s].peak));
 }
 
 /* Lower and cost one plan; the program is kept for the report. */
@@ -310,13 +326,13 @@ int cli_simulate(const cli_opts *o) {
   } else {
     strbuf b;
     sb_init(&b);
-    int64_t devices = 1;
-    for (int i = 0; s.plan && i < s.plan->mesh.n; i++) devices *= s.plan->mesh.size[i];
+    int64_t devices = s.plan ? shard_devices(s.plan) : 1;
     sb_printf(&b, "%s on %lld device%s of %s (%s)", s.g->name, (long long)devices, devices == 1 ? "" : "s", prof.name, prof.device);
     if (s.plan) {
       sb_puts(&b, ", mesh");
       for (int i = 0; i < s.plan->mesh.n; i++) {
         const char *link = "-";
+        if (s.plan->mesh.virt >> i & 1) link = "microbatches, in turn";
         for (int k = 0; k < c.p.mesh_rank; k++) if (!strcmp(c.p.axis_names[k], s.plan->mesh.name[i])) { sim_opts so = {&prof, 0, 0, {0}}; sim_map_links(&a, &s.diag, &prof, &c.p, o->links, &so); if (so.link_of_axis[k] >= 0) link = prof.links[so.link_of_axis[k]].name; }
         sb_printf(&b, "%s %s=%lld (%s)", i ? "," : "", s.plan->mesh.name[i], (long long)s.plan->mesh.size[i], link);
       }
@@ -325,6 +341,7 @@ int cli_simulate(const cli_opts *o) {
     print_memory(&b, &c.r.mem, &prof, &a);
     sb_putc(&b, '\n');
     print_time(&b, &c.r, &c.p, o->overlap, &a);
+    print_stages(&b, &c.r, &a);
     if (c.r.flops > 0 && c.r.total > 0)
       sb_printf(&b, "\nGEMMs: %.3g TFLOP a step on each device, %.1f%% of the %s peak over the whole step\n", c.r.flops / 1e12,
                 100 * c.r.flops / c.r.total / prof.flops[o->tf32 && prof.flops[SIM_TF32] > 0 ? SIM_TF32 : SIM_F32], o->tf32 ? "tf32" : "f32");

@@ -3,6 +3,7 @@
 ** listing that `carve lower` prints.
 */
 #include "runtime/prog.h"
+#include "util/mem.h"
 #include "util/strbuf.h"
 
 #include <inttypes.h>
@@ -116,6 +117,24 @@ int rt_stage_holds(const rt_prog *p, int stage, int b) {
 }
 
 int rt_stage_runs(const rt_instr *x, int stage) { return !x->stages || (stage < 64 && (x->stages >> stage & 1)); }
+
+/* n elements of src in a new array of the capacity grow_for expects */
+static void *copy_array(const void *src, int n, size_t elem) {
+  size_t cap = 16;
+  while (cap < (size_t)n) cap *= 2;
+  void *a = mem_alloc(cap * elem);
+  if (n) memcpy(a, src, (size_t)n * elem);
+  return a;
+}
+
+void rt_prog_copy_stage(const rt_prog *p, int stage, rt_prog *out) {
+  *out = *p;
+  arena_init(&out->mem);
+  out->bufs = copy_array(p->bufs, p->nbufs, sizeof *p->bufs);
+  out->instrs = copy_array(p->instrs, p->ninstrs, sizeof *p->instrs);
+  out->groups = copy_array(p->groups, p->ngroups, sizeof *p->groups);
+  rt_prog_keep_stage(out, stage);
+}
 
 void rt_prog_keep_stage(rt_prog *p, int stage) {
   int n = 0;

@@ -325,6 +325,9 @@ int  rt_stage_holds(const rt_prog *p, int stage, int b);
 int  rt_stage_runs(const rt_instr *x, int stage);
 /* Keep only the instructions stage runs, in order (a device's own program). */
 void rt_prog_keep_stage(rt_prog *p, int stage);
+/* The same into a new program (freed with rt_prog_free) that borrows p's
+** names, constants and indices: p must outlive it. */
+void rt_prog_copy_stage(const rt_prog *p, int stage, rt_prog *out);
 /* Human-readable listing (carve lower), one instruction a line. */
 char *rt_prog_dump(const rt_prog *p, arena *a);
 

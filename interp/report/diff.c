@@ -419,7 +419,7 @@ void report_diff(strbuf *b, const report_diff_t *d) {
   /* collectives */
   sb_puts(b, "\ncollectives per step and device:\n");
   sb_printf(b, "  %-16s %22s %22s %8s\n", "", "A", "B", "B - A");
-  for (int q = 0; q < 4; q++) {
+  for (int q = 0; q < DIFF_NKINDS; q++) {
     if (!d->kind_count[0][q] && !d->kind_count[1][q]) continue;
     const char *xa = arena_printf(&a, "%d (%s)", d->kind_count[0][q], report_bytes(&a, d->kind_bytes[0][q]));
     const char *xb = arena_printf(&a, "%d (%s)", d->kind_count[1][q], report_bytes(&a, d->kind_bytes[1][q]));
@@ -549,7 +549,7 @@ void report_diff_json(json *j, const report_diff_t *d) {
     json_key(j, "mesh"); json_mesh(j, &x->plan->mesh);
     json_key(j, "collectives");
     json_obj(j);
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < DIFF_NKINDS; q++) {
       json_key(j, rt_op_name((rt_op)(RT_ALL_REDUCE + q)));
       json_obj(j);
       json_key(j, "count"); json_int(j, d->kind_count[s][q]);

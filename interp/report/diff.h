@@ -18,6 +18,9 @@
 
 /* One plan: its tactic file, the plan (partial sums computed), its
 ** lowered program, and the simulator's prediction (NULL: none) on prof. */
+/* the kinds of collective, from RT_ALL_REDUCE to the end of rt_op (send and recv too) */
+#define DIFF_NKINDS (RT_NOPS - RT_ALL_REDUCE)
+
 typedef struct diff_side {
   const char *name;
   const sh_plan *plan;
@@ -62,8 +65,8 @@ typedef struct report_diff_t {
   int nvgroups;
   diff_coll *coll;               /* every (kind, value, axes) of either program */
   int ncoll;
-  int kind_count[2][4];          /* by kind, in RT_OP order from RT_ALL_REDUCE */
-  double kind_bytes[2][4];
+  int kind_count[2][DIFF_NKINDS];   /* by kind, in RT_OP order from RT_ALL_REDUCE */
+  double kind_bytes[2][DIFF_NKINDS];
   diff_group *added, *removed;   /* grouped like the values */
   int nadded, nremoved;
   int nbytes_changed;            /* keys in both, as many times, with other bytes */

@@ -3,6 +3,7 @@
 */
 #include "interp/report/report.h"
 #include "interp/ir/ops.h"
+#include "util/mem.h"
 
 #include <string.h>
 
@@ -26,10 +27,46 @@ void report_mesh(strbuf *b, const sh_plan *p) {
   int64_t dev = 1;
   sb_puts(b, "mesh:");
   for (int i = 0; i < p->mesh.n; i++) {
-    sb_printf(b, "%s %s=%lld", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i]);
-    dev *= p->mesh.size[i];
+    int virt = p->mesh.virt >> i & 1;
+    sb_printf(b, "%s %s=%lld%s", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i], virt ? " (microbatches, in turn)" : "");
+    if (!virt) dev *= p->mesh.size[i];
   }
   sb_printf(b, "  (%lld device%s)\n", (long long)dev, dev == 1 ? "" : "s");
+  if (p->pipe.axis >= 0)
+    sb_printf(b, "pipeline: %lld stages over '%s', %lld microbatch%s a step, %s schedule\n", (long long)p->mesh.size[p->pipe.axis],
+              p->mesh.name[p->pipe.axis], p->pipe.micro >= 0 ? (long long)p->mesh.size[p->pipe.micro] : 1LL,
+              p->pipe.micro >= 0 && p->mesh.size[p->pipe.micro] > 1 ? "es" : "", p->pipe.order == SH_GPIPE ? "GPipe" : "1F1B");
+  if (p->pipe.axis >= 0) report_stages(b, p);
+}
+
+void report_stages(strbuf *b, const sh_plan *p) {
+  const ir_graph *g = p->g;
+  int P = (int)p->mesh.size[p->pipe.axis], nv = g->nvals;
+  uint64_t *mask = mem_alloc(sizeof *mask * (size_t)(nv + 1));
+  char *fwd = mem_alloc((size_t)nv + 1);
+  int *cuts = mem_alloc(sizeof(int) * (size_t)(P + 1));
+  diag d;
+  diag_init(&d);
+  if (shard_stages(p, mask, fwd, cuts, &d) == 0) {
+    for (int s = 0; s < P; s++) {
+      int nops = 0, nparams = 0;
+      double bytes = 0;
+      for (int v = 0; v < nv; v++) {
+        const ir_value *x = g->vals[v];
+        if (!(mask[v] >> s & 1)) continue;
+        if (x->kind == IR_PARAM) { nparams++; ir_shape sh; shard_local(p, v, &sh); bytes += (double)ir_nelem(&sh) * (double)ir_dtype_size(x->dtype); }
+        if (x->kind == IR_OP && fwd[v] && mask[v] == ((uint64_t)1 << s)) nops++;
+      }
+      sb_printf(b, "  stage %d: %d forward ops%s%s%s, %d params (%.1f KiB a device)\n", s, nops, s < P - 1 ? ", ends at '" : "",
+                s < P - 1 ? g->vals[cuts[s]]->name : "", s < P - 1 ? "'" : "", nparams, bytes / 1024);
+    }
+  } else {
+    sb_printf(b, "  (%s)\n", d.nerrors ? "the stages cannot be placed; carve apply says why" : "?");
+  }
+  diag_free(&d);
+  free(mask);
+  free(fwd);
+  free(cuts);
 }
 
 void report_values(strbuf *b, const sh_plan *p, const char *only) {

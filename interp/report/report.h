@@ -20,6 +20,8 @@ const char *report_bytes(arena *a, double bytes);
 
 /* "mesh: batch=2, model=2  (4 devices)" */
 void report_mesh(strbuf *b, const sh_plan *p);
+/* A pipelined plan's stages: where each ends, its forward ops and params. */
+void report_stages(strbuf *b, const sh_plan *p);
 /* One line a value (all values when only is NULL, else those it marks). */
 void report_values(strbuf *b, const sh_plan *p, const char *only);
 void report_conflicts(strbuf *b, const sh_plan *p);

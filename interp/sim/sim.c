@@ -158,6 +158,7 @@ static double xent_proj_seconds(const rt_instr *x, const sim_opts *o) {
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
+  if (x->op == RT_SEND || x->op == RT_RECV) return pr->launch;   /* the transfer: the stages' timelines (sim_stages) */
   if (rt_is_collective((rt_op)x->op)) return pr->launch + collective_seconds(p, x, o);
   if (x->op == RT_GEMM) {
     double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
@@ -190,7 +191,8 @@ static double local_bytes(const sh_plan *plan, const ir_value *v) {
 
 enum { CAT_ACT, CAT_GRAD, CAT_COLL };
 
-static void memory(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, sim_memory *m) {
+/* Memory of device program p (of a pipeline: one stage's, its buffers those the stage holds). */
+static void memory(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, int stage, sim_memory *m) {
   memset(m, 0, sizeof *m);
   int nb = p->nbufs;
   int *val = mem_alloc(sizeof(int) * (size_t)(nb + 1));
@@ -198,7 +200,7 @@ static void memory(const ir_graph *g, const sh_plan *plan, const rt_prog *p, con
   for (int v = 0; v < g->nvals && v < lr->nvals; v++)
     if (lr->buf_of[v] >= 0 && (val[lr->buf_of[v]] < 0 || g->vals[v]->kind != IR_OP)) val[lr->buf_of[v]] = v;
   for (int b = 0; b < nb; b++) {
-    if (p->bufs[b].kind == RT_BUF_TEMP) continue;
+    if (p->bufs[b].kind == RT_BUF_TEMP || !rt_stage_holds(p, stage, b)) continue;
     double by = buf_bytes(p, b);
     if (p->bufs[b].kind == RT_BUF_OUTPUT) { m->outputs += by; continue; }
     const ir_value *v = val[b] >= 0 ? g->vals[val[b]] : NULL;
@@ -206,7 +208,9 @@ static void memory(const ir_graph *g, const sh_plan *plan, const rt_prog *p, con
     else if (v && v->kind == IR_STATE) m->optimizer += by;
     else m->inputs += by;
   }
-  for (int v = 0; v < g->nvals; v++) if (g->vals[v]->role == ROLE_GRAD) m->grads += local_bytes(plan, g->vals[v]);
+  for (int v = 0; v < g->nvals; v++)
+    if (g->vals[v]->role == ROLE_GRAD && (v >= lr->nvals || lr->buf_of[v] < 0 || rt_stage_holds(p, stage, lr->buf_of[v])))
+      m->grads += local_bytes(plan, g->vals[v]);
   rt_memplan mp;
   rt_memplan_make(p, &mp);
   m->block = (double)mp.block;
@@ -241,9 +245,110 @@ static int by_seconds(const void *a, const void *b) {
   return x > y ? -1 : x < y;
 }
 
+/* ---- a pipeline's stages ---- */
+
+/* A transfer between stages: the stage axis's link, latency and bytes. */
+static double p2p_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
+  int li = o->link_of_axis[p->stage_axis];
+  if (li < 0) return NAN;
+  const sim_link *k = &o->prof->links[li];
+  return k->latency + (double)rt_coll_bytes(p, x) / k->bandwidth;
+}
+
+static int stage_program(const rt_prog *p, int s, rt_prog *q) {
+  *q = *p;
+  q->instrs = mem_alloc(sizeof *q->instrs * (size_t)(p->ninstrs + 1));
+  q->ninstrs = 0;
+  for (int i = 0; i < p->ninstrs; i++) if (rt_stage_runs(&p->instrs[i], s)) q->instrs[q->ninstrs++] = p->instrs[i];
+  return q->ninstrs;
+}
+
+/* Each stage runs its list in order, compute on one stream and (with
+   overlap) its collectives on another; a send costs its launch and its
+   bytes arrive a transfer later; a receive waits for them. Stages take
+   turns, each running until a receive whose send has not run yet. */
+static int sim_stages(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, const sim_opts *o,
+                      sim_result *r, diag *d) {
+  int P = (int)p->mesh[p->stage_axis], ni = p->ninstrs, nb = p->nbufs;
+  r->stages = P;
+  r->stage = mem_calloc((size_t)P, sizeof *r->stage);
+  if (plan && plan->pipe.micro >= 0) r->microbatches = (int)plan->mesh.size[plan->pipe.micro];
+  else r->microbatches = 1;
+  int64_t ntag = 0;
+  for (int i = 0; i < ni; i++)
+    if (p->instrs[i].op == RT_SEND && p->instrs[i].off >= ntag) ntag = p->instrs[i].off + 1;
+  double *arrive = mem_alloc(sizeof *arrive * (size_t)(ntag + 1));
+  for (int64_t t = 0; t < ntag; t++) arrive[t] = -1;
+  double *ready = mem_calloc((size_t)nb * (size_t)P + 1, sizeof *ready);
+  double *comp = mem_calloc((size_t)P, sizeof(double)), *comm = mem_calloc((size_t)P, sizeof(double));
+  int *pos = mem_calloc((size_t)P, sizeof(int)), rc = 0;
+  double end = 0;
+  for (int moved = 1; moved && rc == 0;) {
+    moved = 0;
+    for (int s = 0; s < P && rc == 0; s++) {
+      double *rd = ready + (size_t)s * (size_t)nb;
+      for (; pos[s] < ni; pos[s]++) {
+        const rt_instr *x = &p->instrs[pos[s]];
+        if (!rt_stage_runs(x, s)) continue;
+        int p2p = x->op == RT_SEND || x->op == RT_RECV;
+        if (x->op == RT_RECV && (x->off >= ntag || arrive[x->off] < 0)) break;   /* its send has not run yet */
+        double t = p2p ? o->prof->launch : r->seconds[pos[s]];
+        int coll = rt_is_collective((rt_op)x->op) && o->overlap;
+        double start = coll ? comm[s] : comp[s];
+        for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && rd[x->in[k]] > start) start = rd[x->in[k]];
+        if (x->op == RT_RECV && arrive[x->off] > start) start = arrive[x->off];
+        double fin = start + t;
+        if (x->op == RT_SEND) {
+          double tt = p2p_seconds(p, x, o);
+          if (isnan(tt)) { rc = -1; break; }
+          arrive[x->off] = fin + tt;
+          r->p2p_seconds += tt;
+          r->p2p_bytes += (double)rt_coll_bytes(p, x);
+          r->p2p_count++;
+        }
+        if (coll) comm[s] = fin; else comp[s] = fin;
+        rd[x->out] = fin;
+        struct sim_stage *st = &r->stage[s];
+        st->busy += t;
+        if (rt_is_collective((rt_op)x->op)) st->communication += t; else st->compute += t;
+        if (fin > end) end = fin;
+        moved = 1;
+      }
+    }
+  }
+  for (int s = 0; s < P && rc == 0; s++)
+    for (; pos[s] < ni; pos[s]++)
+      if (rt_stage_runs(&p->instrs[pos[s]], s)) {
+        rc = diag_error(d, LOC_NONE, "internal error: stage %d waits for a transfer no stage sends", s);
+        break;
+      }
+  if (rc < 0 && !d->nerrors)
+    rc = diag_error(d, LOC_NONE, "the stages' transfers run over axis '%s', which no link of profile '%s' serves; map it with --links %s=LINK",
+                    p->axis_names[p->stage_axis], o->prof->name, p->axis_names[p->stage_axis]);
+  free(arrive); free(ready); free(comp); free(comm); free(pos);
+  if (rc < 0) return -1;
+  int busiest = 0;
+  for (int s = 0; s < P; s++) {
+    rt_prog q;
+    stage_program(p, s, &q);
+    sim_memory m;
+    memory(g, plan, &q, lr, s, &m);
+    free(q.instrs);
+    r->stage[s].peak = m.peak;
+    if (m.peak > r->mem.peak) r->mem = m;
+    if (r->stage[s].busy > r->stage[busiest].busy) busiest = s;
+  }
+  r->total = end;
+  r->compute = r->stage[busiest].compute;
+  r->communication = r->stage[busiest].communication;
+  r->bubble = end > 0 ? (end - r->stage[busiest].busy) / end : 0;
+  return 0;
+}
+
 int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lower_result *lr, const sim_opts *o, sim_result *r, diag *d) {
   memset(r, 0, sizeof *r);
-  memory(g, plan, p, lr, &r->mem);
+  int staged = p->stage_axis >= 0 && p->stage_axis < p->mesh_rank;
+  if (!staged) memory(g, plan, p, lr, -1, &r->mem);
   int ni = p->ninstrs;
   r->seconds = mem_calloc((size_t)ni + 1, sizeof *r->seconds);
   r->kinds = mem_calloc((size_t)ni + 1, sizeof *r->kinds);
@@ -261,7 +366,14 @@ int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lowe
     }
     r->seconds[i] = t;
     int coll = rt_is_collective((rt_op)x->op);
-    if (coll) {
+    if (staged) {            /* (counted by stage below) */
+      if (coll && x->op != RT_SEND && x->op != RT_RECV) {
+        int q = x->op - RT_ALL_REDUCE;
+        r->coll_seconds[q] += t;
+        r->coll_bytes[q] += (double)rt_coll_bytes(p, x);
+        r->coll_count[q]++;
+      }
+    } else if (coll) {
       int q = x->op - RT_ALL_REDUCE;
       r->communication += t;
       r->coll_seconds[q] += t;
@@ -296,14 +408,17 @@ int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lowe
   free(ready);
   r->total = o->overlap ? end : r->compute + r->communication;
   mem_sort(r->kinds, (size_t)r->nkinds, sizeof *r->kinds, by_seconds);
+  if (staged && sim_stages(g, plan, p, lr, o, r, d) < 0) { sim_result_free(r); return -1; }
   return 0;
 }
 
 void sim_result_free(sim_result *r) {
   free(r->seconds);
   free(r->kinds);
+  free(r->stage);
   r->seconds = NULL;
   r->kinds = NULL;
+  r->stage = NULL;
 }
 
 int sim_plan(const ir_graph *g, const sh_plan *plan, const sim_profile *prof, const char *links, int overlap, int tf32,

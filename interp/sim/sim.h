@@ -51,6 +51,14 @@ typedef struct sim_result {
   int top[SIM_TOP];                       /* the slowest instructions, slowest first */
   int ntop;
   double *seconds;                        /* per instruction (malloc'd) */
+  /* a pipelined program: each stage's own timeline, a receive waiting for
+     its send's bytes; compute, communication and memory are the busiest
+     stage's (the one whose work takes longest), its idle time the bubble */
+  int stages, microbatches;
+  double p2p_seconds, p2p_bytes;          /* the transfers between stages (each counted once) */
+  int p2p_count;
+  double bubble;                          /* the busiest stage's idle share of the step */
+  struct sim_stage { double busy, compute, communication, peak; } *stage;   /* per stage (malloc'd) */
 } sim_result;
 
 /* Map mesh axes to links: each axis named in spec ("batch=inter,

@@ -119,6 +119,30 @@ out=$($MPIRUN -n 8 "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/bp_mp_c
   python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||
   bad "batch x megatron x context on 8 ranks: $out $(head -3 "$tmp/err")"
 
+# pipeline stages on a 4-layer GPT (its embedding tied to the output
+# projection): 2 stages (1F1B) and 4 (GPipe) equal to one device in f32
+# (SGD) and f64 (Adam, to 1e-12), each rank's peak memory below one
+# device's; pipeline x batch x Megatron on 8 ranks; a forward program
+pp() {  # pp RANKS MODEL TACTIC TRAIN TOLERANCE
+  local out pp1
+  pp1=$("$CARVE" run "$SRCDIR/tests/data/$2" ${4:+--train "$4"} --steps 2 --json 2>"$tmp/err" |
+        python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["peak_memory"])')
+  out=$($MPIRUN -n "$1" "$CARVE" run "$SRCDIR/tests/data/$2" "$SRCDIR/tests/data/$3" ${4:+--train "$4"} --steps 3 --check --json 2>"$tmp/err") \
+    || { bad "pipeline $3 on $1 ranks: $(head -3 "$tmp/err")"; return; }
+  python3 -c "
+import json, sys
+j = json.loads(sys.argv[1]); print('pipeline $2 $3 on $1 ranks: max_rel_error %.3g, peak %.2f MiB/rank (one device %.2f)' % (j['max_rel_error'], j['peak_memory'] / 2**20, $pp1 / 2**20))
+sys.exit(0 if j['max_rel_error'] <= $5 and j['ranks'] == $1 and j['peak_memory'] < $pp1 else 1)" "$out" && ok || bad "pipeline $3 on $1 ranks: $out"
+}
+pp 2 gpt_pp.cir pp2.tac 'sgd(lr = 0.1)' 1e-5
+pp 4 gpt_pp.cir pp4_gpipe.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
+pp 2 gpt_pp.cir pp2_one.tac 'sgd(lr = 0.1)' 1e-5
+pp 2 gpt_pp_f64.cir pp2.tac 'adam(lr = 1e-3)' 1e-12
+pp 4 gpt_pp_f64.cir pp4_gpipe.tac 'adam(lr = 1e-3)' 1e-12
+pp 8 gpt_pp_f64.cir pp_bp_mp.tac 'adam(lr = 1e-3)' 1e-12
+pp 4 gpt_pp.cir pp_bp_z3.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
+pp 2 gpt_pp.cir pp2.tac '' 1e-5
+
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)
 two=$($MPIRUN -n 2 "$CARVE" run "$SRCDIR/tests/data/chain.cir" "$SRCDIR/tests/data/chain_rows.tac" --steps 1 --check --json)

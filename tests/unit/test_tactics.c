@@ -10,6 +10,7 @@
 #include "interp/report/report.h"
 #include "interp/shard/layout.h"
 #include "interp/tactic/tactic.h"
+#include "runtime/plan.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -985,4 +986,117 @@ Test(tactics, snapshot_round_trip) {
   shard_free(b);
   shard_free(c);
   unload(&s);
+}
+
+/* ---- pipeline stages ---- */
+
+static int pipe_load(setup *s, const char *model, const char *tac, const char *train) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/data/%s", SRCDIR, model);
+  arena m;
+  arena_init(&m);
+  diag d;
+  diag_init(&d);
+  const diag_src *src = diag_load_file(&m, &d, path);
+  cr_assert(src, "%s", diag_text(&d));
+  char *text = arena_strndup(&m, src->text, src->len);
+  int rc = load(s, text, NULL, tac, train);
+  diag_free(&d);
+  arena_free(&m);
+  return rc;
+}
+
+static int count_on(const rt_prog *p, int stage, rt_op op) {
+  int n = 0;
+  for (int i = 0; i < p->ninstrs; i++) n += p->instrs[i].op == op && rt_stage_runs(&p->instrs[i], stage);
+  return n;
+}
+
+/* What crosses between stages is what one device's step passes there: each
+   microbatch's activation at each boundary, its gradient back, and the loss
+   to every stage that reports it; no collective. */
+Test(pipeline, transfers_per_microbatch) {
+  static const struct { const char *mesh; int stages, micro; const char *order; } c[] = {
+    {"stage = 2", 2, 4, "1f1b"}, {"stage = 4", 4, 4, "gpipe"}, {"stage = 4", 4, 8, "1f1b"}, {"stage = 2", 2, 1, "1f1b"},
+  };
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    char tac[256];
+    snprintf(tac, sizeof tac, "version 1\nmesh %s\nuse \"pipeline\" as pp (axis = stage, microbatches = %d, order = \"%s\")\nschedule pp\n",
+             c[k].mesh, c[k].micro, c[k].order);
+    setup s;
+    cr_assert(pipe_load(&s, "mlp4.cir", tac, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+    int P = c[k].stages, M = c[k].micro;
+    cr_expect_eq(s.counts[RT_SEND], 2 * (P - 1) * M + (P - 1), "%s, %d microbatches: %d sends", c[k].mesh, M, s.counts[RT_SEND]);
+    cr_expect_eq(s.counts[RT_RECV], s.counts[RT_SEND]);
+    cr_expect_eq(s.counts[RT_ALL_REDUCE] + s.counts[RT_ALL_GATHER] + s.counts[RT_REDUCE_SCATTER] + s.counts[RT_ALL_TO_ALL], 0);
+    for (int st = 0; st < P; st++) {   /* 4 / P layers a stage: each matmul once a microbatch forward, twice backward (the first once) */
+      int L = 4 / P;
+      cr_expect_eq(count_on(&s.prog, st, RT_GEMM), M * (3 * L - (st == 0)), "stage %d: %d GEMMs", st, count_on(&s.prog, st, RT_GEMM));
+      cr_expect_eq(count_on(&s.prog, st, RT_SGD), L, "stage %d updates its own weights once a step", st);
+    }
+    unload(&s);
+  }
+}
+
+/* 1F1B keeps at most stages - s microbatches' activations on stage s;
+   GPipe keeps every microbatch's until the backward begins. */
+Test(pipeline, one_f_one_b_holds_fewer_activations) {
+  size_t peak[2][2];
+  const char *order[2] = {"gpipe", "1f1b"};
+  for (int k = 0; k < 2; k++) {
+    char tac[256];
+    snprintf(tac, sizeof tac, "version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 8, order = \"%s\")\nschedule pp\n",
+             order[k]);
+    setup s;
+    cr_assert(pipe_load(&s, "gpt_pp.cir", tac, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+    for (int st = 0; st < 2; st++) {
+      rt_prog q;
+      rt_prog_copy_stage(&s.prog, st, &q);
+      rt_memplan mp;
+      rt_memplan_make(&q, &mp);
+      peak[k][st] = mp.block;
+      rt_memplan_free(&mp);
+      rt_prog_free(&q);
+    }
+    unload(&s);
+  }
+  /* stage 0: 8 microbatches in flight against 2; the last stage runs each backward at once */
+  cr_expect(peak[1][0] * 2 < peak[0][0], "stage 0: 1F1B %zu bytes of temporaries, GPipe %zu", peak[1][0], peak[0][0]);
+  cr_expect(peak[1][1] * 2 < peak[0][1], "stage 1: 1F1B %zu bytes, GPipe %zu", peak[1][1], peak[0][1]);
+}
+
+/* Stages are cut where one value crosses, at parts of about equal work,
+   or where the tactic says; a plan that splits the batch after the
+   pipeline, or a cut the program cannot take, is a located error. */
+Test(pipeline, cuts_and_errors) {
+  setup s;
+  cr_assert(pipe_load(&s, "gpt_pp.cir", "version 1\nmesh stage = 4\nuse \"pipeline\" as pp (axis = stage, microbatches = 2, at = [\"x1\", \"x2\", \"x3\"])\nschedule pp\n",
+                      "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+  strbuf b;
+  sb_init(&b);
+  report_stages(&b, s.p);
+  cr_expect(strstr(sb_str(&b), "stage 0: ") && strstr(sb_str(&b), "ends at 'x1'") && strstr(sb_str(&b), "ends at 'x3'"), "%s", sb_str(&b));
+  sb_free(&b);
+  unload(&s);
+  static const struct { const char *tac, *says; } bad[] = {
+    {"version 1\nmesh stage = 2, batch = 2\nuse \"batch\" as bp (axis = batch)\nuse \"pipeline\" as pp (axis = stage, microbatches = 2)\nschedule pp, bp\n",
+     "t.tac:4:1: error: pipeline: input 'ids' is split over the microbatches before the other axes of its dim 0; schedule the pipeline after"},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, at = [\"wte\"])\nschedule pp\n",
+     "t.tac:3:42: error: pipeline: at: 'wte' is not a value of the program's ops"},
+    {"version 1\nmesh stage = 3\nuse \"pipeline\" as pp (axis = stage, at = [\"x1\"])\nschedule pp\n",
+     "t.tac:3:42: error: pipeline: at names the values that end each stage but the last: 2 of them"},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, at = [\"xf\"])\nschedule pp\n", NULL},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 0)\nschedule pp\n",
+     "error: pipeline: microbatches must be a whole number from 1 to 4096"},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, order = \"zigzag\")\nschedule pp\n",
+     "error: pipeline: unknown order 'zigzag'; use \"1f1b\" or \"gpipe\""},
+    {"version 1\nmesh stage = 2, model = 2\nuse \"megatron\" as mp (axis = stage)\nuse \"pipeline\" as pp (axis = stage)\nschedule mp, pp\n",
+     "error: pipeline: the stage axis splits"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    int rc = pipe_load(&s, "gpt_pp.cir", bad[k].tac, "sgd(lr = 0.1)");
+    if (bad[k].says) cr_expect(rc < 0 && strstr(diag_text(&s.d), bad[k].says), "case %zu: %s", k, diag_text(&s.d));
+    else cr_expect(rc == 0, "case %zu: %s", k, diag_text(&s.d));    /* the last forward value may end a stage */
+    unload(&s);
+  }
 }
