@@ -55,6 +55,12 @@ static void put_init(strbuf *b, const ir_init *in) {
 char *export_program(const ir_graph *g, const sh_plan *p, arena *a, diag *d) { return export_program_opts(g, p, 1, a, d); }
 
 char *export_program_opts(const ir_graph *g, const sh_plan *p, int composites, arena *a, diag *d) {
+  if (p && p->pipe.axis >= 0) {
+    diag_error(d, p->pipe.at, "export: the plan's pipeline stages (over '%s') have no form in StableHLO with Shardy's shardings, "
+               "where every device runs one program on its pieces; export the plan without the pipeline tactic",
+               p->mesh.name[p->pipe.axis]);
+    return NULL;
+  }
   strbuf body, out, funcs;
   sb_init(&body);
   sb_init(&out);

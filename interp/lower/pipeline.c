@@ -545,6 +545,8 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   for (int s = 0; s < c.P && !c.failed; s++) build_stage(&c, s);
   if (!c.failed) connect(&c, loss);
   if (!c.failed) {
+    free(p->instrs);               /* (rt_prog_emit starts a new array at a count of 0) */
+    p->instrs = NULL;
     p->ninstrs = 0;
     for (int b = 0; b < p->nbufs; b++) p->bufs[b].stages = 0;
     for (int s = 0; s < c.P; s++)

@@ -10,6 +10,7 @@
 #include "interp/shard/layout.h"
 #include "interp/shard/shard_int.h"
 #include "interp/ir/ops.h"
+#include "util/mem.h"
 
 #include <string.h>
 
@@ -124,6 +125,43 @@ static void chain(strbuf *b, const sh_plan *p, int dec) {
   arena_free(&a);
 }
 
+/* A pipelined plan: where v runs, and why there. */
+static void explain_stage(strbuf *b, const sh_plan *p, int id) {
+  const ir_graph *g = p->g;
+  int nv = g->nvals, P = (int)p->mesh.size[p->pipe.axis];
+  uint64_t *mask = mem_alloc(sizeof *mask * (size_t)(nv + 1));
+  char *fwd = mem_alloc((size_t)nv + 1);
+  int *cuts = mem_alloc(sizeof(int) * (size_t)(P + 1));
+  diag d;
+  diag_init(&d);
+  if (shard_stages(p, mask, fwd, cuts, &d) == 0) {
+    const ir_value *v = g->vals[id];
+    sb_puts(b, "  on stage");
+    int n = 0;
+    for (int s = 0; s < P; s++) if (mask[id] >> s & 1) sb_printf(b, "%s %d", n++ ? "," : "", s);
+    if (v->kind != IR_OP) sb_printf(b, ": each stage that reads it holds its own copy%s\n", n > 1 ? " (updated alike on each)" : "");
+    else if (v->origin >= 0 && !fwd[id] && mask[v->origin] == mask[id])
+      sb_printf(b, ": the backward pass of '%s', where that runs\n", g->vals[v->origin]->name);
+    else if (v->origin >= 0 && !fwd[id])
+      sb_printf(b, ": the backward pass of '%s', a sum of gradients that all come from here; taken here, one value "
+                "travels back rather than each part\n", g->vals[v->origin]->name);
+    else if (fwd[id] && n == 1) {
+      int s = 0;
+      while (!(mask[id] >> s & 1)) s++;
+      int ends = s < P - 1 && cuts[s] == id;
+      sb_printf(b, ": the forward pass %s%s%s\n", s ? "after '" : "up to the first cut", s ? g->vals[cuts[s - 1]]->name : "",
+                s ? "' ends the stage before" : "");
+      if (ends) sb_printf(b, "  it ends stage %d: each microbatch's piece goes to stage %d, and its gradient comes back\n", s, s + 1);
+    } else {
+      sb_puts(b, ": where it is read\n");
+    }
+  }
+  diag_free(&d);
+  free(mask);
+  free(fwd);
+  free(cuts);
+}
+
 void report_explain(strbuf *b, const sh_plan *p, int id) {
   const ir_value *v = p->g->vals[id];
   const sh_layout *l = &p->lay[id];
@@ -133,6 +171,7 @@ void report_explain(strbuf *b, const sh_plan *p, int id) {
   shard_local(p, id, &ls);
   sb_printf(b, "%s: %s%s, split %s, local %s\n", v->name, ir_dtype_name(v->dtype), ir_shape_str(&a, &v->shape),
             shard_str(p, id, &a), ir_shape_str(&a, &ls));
+  if (p->pipe.axis >= 0) explain_stage(b, p, id);
   int any = 0;
   for (int i = 0; i < v->shape.rank; i++)
     for (int k = 0; k < l->dim[i].n; k++) {

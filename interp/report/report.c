@@ -118,6 +118,13 @@ static int fills(const rt_instr *x, const rt_instr *y) {
 /* What a collective reduces or moves: its value, or a bucket's values
 ** (how many; up to four by name, else the first and the last). */
 static void collective_name(strbuf *b, const ir_graph *g, const rt_prog *prog, const rt_instr *x) {
+  if (x->op == RT_SEND || x->op == RT_RECV) {      /* a pipeline stage's transfer: its buffer, and the stages */
+    int s = 0;
+    while (s < 63 && !rt_stage_runs(x, s)) s++;
+    sb_printf(b, "%s (stage %d %s %lld)", prog->bufs[x->op == RT_SEND ? x->in[0] : x->out].name, s, x->op == RT_SEND ? "to" : "from",
+              (long long)x->n2);
+    return;
+  }
   if (x->src >= 0) { sb_puts(b, g->vals[x->src]->name); return; }
   const char *names[4], *last = NULL;
   int n = 0, grads = 1;
@@ -235,8 +242,14 @@ void report_apply_json(json *j, const sh_plan *p, const rt_prog *prog) {
     json_obj(j);
     json_key(j, "kind"); json_str(j, rt_op_name((rt_op)x->op));
     if (x->op == RT_ALL_REDUCE && x->fn != RT_RSUM) { json_key(j, "reduce"); json_str(j, x->fn == RT_RMAX ? "max" : "min"); }
-    json_key(j, "value"); json_str(j, x->src >= 0 ? g->vals[x->src]->name : prog->bufs[x->in[0]].name);
-    if (x->src < 0) {                      /* a bucket: the gradients it reduces */
+    json_key(j, "value"); json_str(j, x->src >= 0 ? g->vals[x->src]->name : prog->bufs[x->op == RT_RECV ? x->out : x->in[0]].name);
+    if (x->stages) {                       /* a pipeline's: the stage that runs it, and a transfer's peer */
+      int s = 0;
+      while (s < 63 && !rt_stage_runs(x, s)) s++;
+      json_key(j, "stage"); json_int(j, s);
+      if (x->op == RT_SEND || x->op == RT_RECV) { json_key(j, x->op == RT_SEND ? "to" : "from"); json_int(j, x->n2); }
+    }
+    if (x->src < 0 && x->op != RT_SEND && x->op != RT_RECV) {   /* a bucket: the gradients it reduces */
       json_key(j, "values"); json_arr(j);
       for (int k = 0; k < prog->ninstrs; k++) if (fills(x, &prog->instrs[k])) json_str(j, g->vals[prog->instrs[k].src]->name);
       json_end_arr(j);
