@@ -497,11 +497,10 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   if (c.micro >= 0 && (c.micro != plan->mesh.n - 1 || c.micro != p->mesh_rank - 1))
     return diag_error(d, plan->pipe.at, "internal error: the microbatch axis is not the mesh's last");
   int nv = g->nvals;
-  c.vmask = mem_alloc(sizeof *c.vmask * (size_t)(nv + 1));
-  c.fwd = mem_alloc((size_t)nv + 1);
-  int *cuts = mem_alloc(sizeof(int) * (size_t)(c.P + 1));
-  if (shard_stages(plan, c.vmask, c.fwd, cuts, d) < 0) c.failed = 1;
-  free(cuts);
+  sh_stages st;
+  if (shard_stages(plan, &st, d) < 0) c.failed = 1;
+  c.vmask = st.mask;
+  c.fwd = st.fwd;
   c.n0 = p->ninstrs;
   c.nb0 = p->nbufs;
   c.ins = mem_alloc(sizeof *c.ins * (size_t)(c.n0 + 1));
@@ -570,7 +569,8 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   free(c.list);
   for (int b = 0; c.copy && b < c.nb0; b++) free(c.copy[b]);
   free(c.copy);
-  free(c.vmask); free(c.fwd); free(c.ins); free(c.imask); free(c.vary); free(c.acc); free(c.post); free(c.bwd);
+  shard_stages_free(&st);
+  free(c.ins); free(c.imask); free(c.vary); free(c.acc); free(c.post); free(c.bwd);
   free(c.vbuf); free(c.accout); free(c.sum); free(c.rest);
   return c.failed ? -1 : 0;
 }

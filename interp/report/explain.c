@@ -128,13 +128,14 @@ static void chain(strbuf *b, const sh_plan *p, int dec) {
 /* A pipelined plan: where v runs, and why there. */
 static void explain_stage(strbuf *b, const sh_plan *p, int id) {
   const ir_graph *g = p->g;
-  int nv = g->nvals, P = (int)p->mesh.size[p->pipe.axis];
-  uint64_t *mask = mem_alloc(sizeof *mask * (size_t)(nv + 1));
-  char *fwd = mem_alloc((size_t)nv + 1);
-  int *cuts = mem_alloc(sizeof(int) * (size_t)(P + 1));
+  int P = (int)p->mesh.size[p->pipe.axis];
+  sh_stages st;
   diag d;
   diag_init(&d);
-  if (shard_stages(p, mask, fwd, cuts, &d) == 0) {
+  if (shard_stages(p, &st, &d) == 0) {
+    const uint64_t *mask = st.mask;
+    const char *fwd = st.fwd;
+    const int *cuts = st.cuts;
     const ir_value *v = g->vals[id];
     sb_puts(b, "  on stage");
     int n = 0;
@@ -157,9 +158,7 @@ static void explain_stage(strbuf *b, const sh_plan *p, int id) {
     }
   }
   diag_free(&d);
-  free(mask);
-  free(fwd);
-  free(cuts);
+  shard_stages_free(&st);
 }
 
 void report_explain(strbuf *b, const sh_plan *p, int id) {

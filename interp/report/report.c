@@ -42,12 +42,13 @@ void report_mesh(strbuf *b, const sh_plan *p) {
 void report_stages(strbuf *b, const sh_plan *p) {
   const ir_graph *g = p->g;
   int P = (int)p->mesh.size[p->pipe.axis], nv = g->nvals;
-  uint64_t *mask = mem_alloc(sizeof *mask * (size_t)(nv + 1));
-  char *fwd = mem_alloc((size_t)nv + 1);
-  int *cuts = mem_alloc(sizeof(int) * (size_t)(P + 1));
+  sh_stages st;
   diag d;
   diag_init(&d);
-  if (shard_stages(p, mask, fwd, cuts, &d) == 0) {
+  if (shard_stages(p, &st, &d) == 0) {
+    const uint64_t *mask = st.mask;
+    const char *fwd = st.fwd;
+    const int *cuts = st.cuts;
     for (int s = 0; s < P; s++) {
       int nops = 0, nparams = 0;
       double bytes = 0;
@@ -64,9 +65,7 @@ void report_stages(strbuf *b, const sh_plan *p) {
     sb_printf(b, "  (%s)\n", d.nerrors ? "the stages cannot be placed; carve apply says why" : "?");
   }
   diag_free(&d);
-  free(mask);
-  free(fwd);
-  free(cuts);
+  shard_stages_free(&st);
 }
 
 void report_values(strbuf *b, const sh_plan *p, const char *only) {

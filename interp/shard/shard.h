@@ -160,11 +160,15 @@ void shard_unpartial(sh_plan *p);
 
 int  shard_record(sh_plan *p, sh_decision d);
 
-/* A pipelined plan (pipe.axis >= 0): mask[v] the stages that compute value
-** v (bit s: stage s), fwd[v] 1 for the forward pass (the loss depends on
-** it), cuts[0 .. stages-2] the values that end each stage (stages.c).
-** -1 with a located error when the program cannot be cut. */
-int  shard_stages(const sh_plan *p, uint64_t *mask, char *fwd, int *cuts, diag *d);
+/* A pipelined plan's placement (pipe.axis >= 0; stages.c): mask[v] the
+** stages that compute value v (bit s: stage s), fwd[v] 1 for the forward
+** pass (the loss depends on it), cuts[0 .. n-2] the values that end each
+** of the n stages. */
+typedef struct sh_stages { uint64_t *mask; char *fwd; int *cuts; int n; } sh_stages;
+/* Fill st (free it with shard_stages_free, also after an error); -1 with a
+** located error when the program cannot be cut. */
+int  shard_stages(const sh_plan *p, sh_stages *st, diag *d);
+void shard_stages_free(sh_stages *st);
 /* A note on value v from the tactic being applied, at its statement (p->at). */
 void shard_note(sh_plan *p, int v, const char *text);
 void shard_conflict(sh_plan *p, int value, int op, int axis, int from_tactic, int lost_to, const char *fmt, ...)

@@ -77,9 +77,20 @@ static int find_cuts(const sh_plan *p, const char *staged, int n, int *cuts, dia
                     best == 1 ? "es" : "", n, n - 1);
 }
 
-int shard_stages(const sh_plan *p, uint64_t *mask, char *fwd, int *cuts_out, diag *d) {
+void shard_stages_free(sh_stages *st) {
+  free(st->mask);
+  free(st->fwd);
+  free(st->cuts);
+  memset(st, 0, sizeof *st);
+}
+
+int shard_stages(const sh_plan *p, sh_stages *st, diag *d) {
   const ir_graph *g = p->g;
   int nv = g->nvals, P = (int)p->mesh.size[p->pipe.axis];
+  st->n = P;
+  uint64_t *mask = st->mask = mem_alloc(sizeof *mask * (size_t)(nv + 1));
+  char *fwd = st->fwd = mem_alloc((size_t)nv + 1);
+  int *cuts_out = st->cuts = mem_alloc(sizeof(int) * (size_t)(P + 1));
   char *input = mem_calloc((size_t)nv + 1, 1), *staged = mem_calloc((size_t)nv + 1, 1);
   memset(fwd, 0, (size_t)nv);
   if (g->nouts) fwd[g->outputs[0]] = 1;
