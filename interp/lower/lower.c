@@ -1042,7 +1042,8 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     rt_prog_finish(p);
     if (!c.opt.keep_values) update_in_place(&c);   /* kept values: a parameter keeps its old value beside the new */
     if (!c.opt.keep_values && !c.opt.no_fold) lw_fold_transposes(p);
-    if (!c.opt.keep_values && !c.opt.no_fold_adds) lw_fold_adds(p);
+    /* (not in a pipeline: a GEMM that adds into a sum's other part would wait for that part's stage) */
+    if (!c.opt.keep_values && !c.opt.no_fold_adds && !(plan && plan->pipe.axis >= 0)) lw_fold_adds(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_norm_grads(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);

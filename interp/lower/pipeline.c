@@ -530,6 +530,19 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   }
   free(wmask);
   if (!c.failed) classify(&c);
+  /* a sum over the microbatches runs where its last part is made, not on
+     every stage that reads the sum (a tied weight's gradient: the first
+     stage adds the last stage's part each microbatch, and sends the sum
+     once a step, rather than the two stages trading each microbatch's) */
+  for (int i = 0; i < c.n0 && !c.failed; i++) {
+    if (!c.acc[i]) continue;
+    for (int k = i - 1; k >= 0; k--)
+      if (rt_instr_writes(&c.ins[k], c.ins[i].in[0])) {
+        uint64_t both = c.imask[i] & c.imask[k];
+        c.imask[i] = both ? both : c.imask[k];
+        break;
+      }
+  }
   if (!c.failed) make_copies(&c);
   for (int i = 0; i < c.n0 && !c.failed; i++) {
     c.sum[i] = c.ins[i].out;

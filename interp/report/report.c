@@ -306,6 +306,24 @@ void report_sim_json(json *j, const sim_result *r, const sim_profile *prof) {
   json_key(j, "communication"); json_num(j, r->communication);
   json_key(j, "total"); json_num(j, r->total);
   json_end_obj(j);
+  if (r->stages) {
+    double P = r->stages, M = r->microbatches;
+    json_key(j, "pipeline");
+    json_obj(j);
+    json_key(j, "stages"); json_int(j, r->stages);
+    json_key(j, "microbatches"); json_int(j, r->microbatches);
+    json_key(j, "bubble"); json_num(j, r->bubble);
+    json_key(j, "ideal_bubble"); json_num(j, (P - 1) / (M + P - 1));
+    json_key(j, "transfers"); json_int(j, r->p2p_count);
+    json_key(j, "transfer_bytes"); json_num(j, r->p2p_bytes);
+    json_key(j, "busy"); json_arr(j);
+    for (int s = 0; s < r->stages; s++) json_num(j, r->stage[s].busy);
+    json_end_arr(j);
+    json_key(j, "peak"); json_arr(j);
+    for (int s = 0; s < r->stages; s++) json_num(j, r->stage[s].peak);
+    json_end_arr(j);
+    json_end_obj(j);
+  }
   json_key(j, "collectives");
   json_obj(j);
   for (int q = 0; q < SIM_NCOLL; q++) {

@@ -6,10 +6,10 @@
 ** values cross from one part to the next (the residual stream between
 ** blocks) into parts of about equal work. A forward value that depends on
 ** an input runs on its stage; a backward value runs where the forward
-** value whose gradient rule made it runs (ir_value.origin), but for a sum
-** of gradients that all come from another stage, taken there. Everything
+** value whose gradient rule made it runs (ir_value.origin), but a sum of
+** gradients runs where its last part is made. Everything
 ** else (weights' transposes, constants, the optimizer's updates, the
-** gradient of a weight two stages read) runs on every stage that reads it,
+** update of a weight two stages read) runs on every stage that reads it,
 ** so that each stage holds its own copy and no weight travels. The result
 ** is a mask of stages per value.
 */
@@ -118,15 +118,18 @@ int shard_stages(const sh_plan *p, sh_stages *st, diag *d) {
   for (int v = 0; v < nv && !rc; v++) {     /* the backward pass where its forward value runs */
     const ir_value *x = g->vals[v];
     int o = x->origin;
-    if (fwd[v] || o < 0 || !staged[o]) continue;
-    mask[v] = mask[o];
-    staged[v] = 1;
-    /* but a sum of gradients that all come from one other stage (the
-       residual stream's, read by the next stage's block twice) is taken
-       there, so that one value travels back rather than each part */
-    if (x->op == IR_ADD && x->nargs == 2) {
-      const ir_value *a = g->vals[x->args[0]], *b = g->vals[x->args[1]];
-      if (!fwd[a->id] && !fwd[b->id] && staged[a->id] && staged[b->id] && mask[a->id] == mask[b->id]) mask[v] = mask[a->id];
+    if (fwd[v] || o < 0) continue;
+    /* a sum of gradients is taken where its last part is made: for the
+       residual stream's, read by the next stage's block twice, there, so
+       that one value travels back rather than each part; for a weight two
+       stages read (a tied embedding), on the stage whose part comes last,
+       the other's part sent to it */
+    if (x->op == IR_ADD && x->nargs == 2 && !fwd[x->args[0]] && !fwd[x->args[1]] && staged[x->args[0]] && staged[x->args[1]]) {
+      mask[v] = mask[x->args[0] > x->args[1] ? x->args[0] : x->args[1]];
+      staged[v] = 1;
+    } else if (staged[o]) {
+      mask[v] = mask[o];
+      staged[v] = 1;
     }
   }
   /* the rest where it is read, its readers first; a new value carried into

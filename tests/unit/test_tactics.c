@@ -1038,6 +1038,24 @@ Test(pipeline, transfers_per_microbatch) {
   }
 }
 
+/* An embedding tied to the output projection: both end stages hold it; the
+   last stage's part of its gradient goes to the first each microbatch, and
+   the sum comes back once a step (no stage waits on the other's backward). */
+Test(pipeline, tied_weight_gradient_once_a_step) {
+  setup s;
+  cr_assert(pipe_load(&s, "gpt_pp.cir", "version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 4)\nschedule pp\n",
+                      "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+  int to0 = 0, to1 = 0;
+  for (int i = 0; i < s.prog.ninstrs; i++) {
+    const rt_instr *x = &s.prog.instrs[i];
+    if (x->op != RT_SEND || s.prog.bufs[x->in[0]].nelem != 256 * 64) continue;   /* the table's size: its gradient or a part */
+    if (x->n2 == 0) to0++; else to1++;
+  }
+  cr_expect(to0 == 4 && to1 == 1, "wte's gradient: %d sends to stage 0, %d to stage 1", to0, to1);
+  cr_expect_eq(count_on(&s.prog, 0, RT_SGD) > 0 && count_on(&s.prog, 1, RT_SGD) > 0, 1);
+  unload(&s);
+}
+
 /* 1F1B keeps at most stages - s microbatches' activations on stage s;
    GPipe keeps every microbatch's until the backward begins. */
 Test(pipeline, one_f_one_b_holds_fewer_activations) {
