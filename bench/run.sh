@@ -9,7 +9,8 @@
 #   issue 4: the MLP step on 2 MPI ranks, Megatron and data parallel, carve
 #            (examples/mlp_mp.tac, examples/mlp_bp.tac) vs bench/mlp_mpi_ref.c.
 #   issue 3: carve apply (BP + MP + ZeRO-3) on GPT-3-shaped steps of 12..96 layers.
-#   issue 8: carve simulate on calibrated profiles against carve run.
+#   issue 8: carve simulate on calibrated profiles against carve run, and
+#            pipeline stages' bubble, predicted and measured (bench/pipeline.sh).
 #   issue 11: check / apply / lower on 1,000..100,000-layer chains.
 #   issue 10: carve auto against the expert schedules (bench/auto_search.sh).
 #   issue 13: a 4-layer GPT step against its GEMM-only bound and PyTorch,
@@ -368,6 +369,7 @@ predict gpt_mp "small GPT, batch + Megatron, mesh 1x2" 2 "$GPT" "$SRCDIR/example
 unset OPENBLAS_NUM_THREADS
 out "   targets: step time within 10% (ratio 0.90..1.10), peak memory within 5% (0.95..1.05)"
 out ""
+. "$SRCDIR/bench/pipeline.sh"
 
 # ---- 6. long programs: every pass linear ----
 progress "N-layer chains: check, apply, lower"
