@@ -51,10 +51,14 @@ static inline void fuzz_failed_well(const diag *d, const char *const *names, int
   (void)names; (void)nnames;
   const char *t = diag_text(d);
   fuzz_check(d->nerrors >= 1 && t[0], "a failure without a message", d);
-  const char *w = strstr(t, ": warning: "), *e = strstr(t, "error: ");
-  if (w && e && w < e) {             /* warnings may come first (a param that does not reach the loss) */
-    while (e > t && e[-1] != '\n') e--;
-    t = e;                           /* the line of the first error */
+  /* the first error's line: warnings may come first (a param that does
+     not reach the loss), and the source lines a message quotes (indented)
+     may hold anything, "error: " too */
+  for (const char *l = t; *l; ) {
+    const char *end = strchr(l, '\n'), *e = strstr(l, "error: ");
+    if (e && (!end || e < end) && l[0] != ' ') { t = l; break; }
+    if (!end) break;
+    l = end + 1;
   }
   fuzz_check(fuzz_placed(t), "the first error names no place", d);
   const char *msg = strstr(t, "error: ") + 7;     /* the first line's message */
