@@ -227,10 +227,11 @@ static int sweep(const cli_opts *o, session *s, const sim_profile *prof, arena *
     strbuf mesh;
     sb_init(&mesh);
     int64_t devices = 1;
-    for (int i = 0; i < m->n; i++) {
+    for (int i = 0, n = 0; i < m->n; i++) {
+      if (m->virt >> i & 1) continue;      /* a pipeline's microbatches: its tactic makes them again */
       int64_t size = m->size[i];
       for (int k = 0; k < nax; k++) if (!strcmp(ax[k].name, m->name[i])) size = ax[k].v[idx[k]];
-      sb_printf(&mesh, "%s%s=%lld", i ? "," : "", m->name[i], (long long)size);
+      sb_printf(&mesh, "%s%s=%lld", n++ ? "," : "", m->name[i], (long long)size);
       devices *= size;
     }
     names[c] = arena_strndup(a, sb_str(&mesh), mesh.n);

@@ -55,6 +55,13 @@ run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp.tac" $T --compare 
 # a sweep: every shape, those that do not divide said so, the fastest named
 run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --sweep 'batch=1..8, model=[1, 3, 4]' --device h100-sxm
 [ $? -eq 0 ] && [ "$(grep -cE '^batch=' "$tmp/out")" -eq 12 ] && grep -q "^batch=2,model=3 .*not divisible" "$tmp/out" && grep -q "^fastest that fits: batch=" "$tmp/out" && ok || bad "--sweep: $(cat "$tmp/out" "$tmp/err")"
+# pipeline stages: the stage timelines and the bubble beside the ideal; a
+# sweep over stage counts, the microbatches not counted as devices
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" $T --device h100-sxm
+[ $? -eq 0 ] && grep -q "^gpt2_small on 4 devices" "$tmp/out" && grep -q "^pipeline: 2 stages, 2 microbatches; the busiest stage idles .* (p - 1) / (m + p - 1) = 33.3%)" "$tmp/out" &&
+  [ "$(grep -c '^  stage [01] ' "$tmp/out")" -eq 2 ] && ok || bad "pipeline: $(cat "$tmp/out" "$tmp/err")"
+run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" $T --sweep 'stage=1..2, batch=[1, 2]'
+[ $? -eq 0 ] && grep -qE '^stage=2,batch=2 +4 ' "$tmp/out" && grep -qE '^stage=1,batch=1 +1 ' "$tmp/out" && ! grep -q micro "$tmp/out" && ok || bad "pipeline --sweep: $(cat "$tmp/out" "$tmp/err")"
 run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --sweep 'batch=1..4' --json
 [ $? -eq 0 ] && python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert len(j['meshes'])==3 and j['fastest']" "$tmp/out" && ok || bad "--sweep --json: $(cat "$tmp/out")"
 # errors: one located line, exit 1 (2 for usage)
