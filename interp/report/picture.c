@@ -21,7 +21,9 @@ typedef struct pic {
   int64_t pieces[IR_MAXRANK], len[IR_MAXRANK];
   int64_t nblocks;
   uint32_t partial;                       /* kept as a partial sum over these axes */
-  int64_t *block_of;                      /* device -> its block (row-major over the split dims) */
+  int64_t *block_of;                      /* device -> its block (row-major over the split dims); -1: none
+                                             (a pipeline's device of another stage) */
+  uint64_t stages;                        /* a pipeline's: the stages that hold the value (0: not pipelined) */
   arena a;
 } pic;
 
@@ -63,10 +65,18 @@ static void pic_init(pic *c, const sh_plan *p, int v) {
   }
   c->partial = shard_keeps_partial(p, v) ? p->lay[v].partial : 0;
   c->block_of = mem_alloc(sizeof(int64_t) * (size_t)(c->ndev + 1));
+  if (p->pipe.axis >= 0) {
+    sh_stages st;
+    diag d;
+    diag_init(&d);
+    if (shard_stages(p, &st, &d) == 0) c->stages = st.mask[v];
+    shard_stages_free(&st);
+    diag_free(&d);
+  }
   for (int64_t q = 0; q < c->ndev; q++) {
     int64_t k = 0;
     for (int i = 0; i < c->nsplit; i++) k = k * c->pieces[c->split[i]] + piece(c, q, c->split[i]);
-    c->block_of[q] = k;
+    c->block_of[q] = c->stages && !(c->stages >> coord(p, q, p->pipe.axis) & 1) ? -1 : k;
   }
 }
 
@@ -146,6 +156,14 @@ static void header(strbuf *b, pic *c) {
     sb_printf(b, ": d0..d%lld are %s=0..%lld", (long long)(c->ndev - 1), p->mesh.name[0], (long long)(c->ndev - 1));
   }
   sb_puts(b, ")\n");
+  if (c->stages) {
+    sb_puts(b, "pipeline: on stage");
+    for (int s = 0, n = 0; s < 64; s++) if (c->stages >> s & 1) sb_printf(b, "%s %d", n++ ? "," : "", s);
+    sb_printf(b, " of '%s' (the devices of the other stages hold none of it)", p->mesh.name[p->pipe.axis]);
+    if (p->pipe.micro >= 0)
+      sb_printf(b, "; '%s' is the microbatches, which each device runs in turn, not devices of their own", p->mesh.name[p->pipe.micro]);
+    sb_putc(b, '\n');
+  }
 }
 
 /* "dim 0 on batch, dim 2 on model+batch" */
@@ -164,7 +182,8 @@ static void replicated_text(strbuf *b, const pic *c) {
     for (int k = 0; k < c->p->lay[c->v].dim[d].n; k++) used |= 1u << c->p->lay[c->v].dim[d].ax[k];
   int any = 0;
   for (int i = 0; i < c->p->mesh.n; i++)
-    if (!((used >> i) & 1) && c->p->mesh.size[i] > 1) sb_printf(b, "%s%s", any++ ? ", " : "; copies on ", c->p->mesh.name[i]);
+    if (!((used >> i) & 1) && c->p->mesh.size[i] > 1 && !(c->stages && i == c->p->pipe.axis))
+      sb_printf(b, "%s%s", any++ ? ", " : "; copies on ", c->p->mesh.name[i]);
 }
 
 static void pad(strbuf *b, size_t n) { while (n--) sb_putc(b, ' '); }
@@ -273,7 +292,8 @@ void report_picture(strbuf *b, const sh_plan *p, int value, int rank) {
         sb_putc(b, ')');
       }
       sb_puts(b, " holds ");
-      block_ranges(b, &c, c.block_of[rank]);
+      if (c.block_of[rank] < 0) sb_puts(b, "none of it (another stage computes it)");
+      else block_ranges(b, &c, c.block_of[rank]);
       if (c.partial) sb_printf(b, ", its addend of the partial sum over %s", shard_axes_str(p, c.partial, &c.a));
       else if (!c.nsplit) sb_puts(b, ", the whole");
       sb_putc(b, '\n');
