@@ -60,6 +60,9 @@ static void print_time(strbuf *b, const sim_result *r, const rt_prog *p, int ove
       if (r->coll_count[q])
         sb_printf(b, "  %-15s %5d  %12s  %12s\n", coll_label[q], r->coll_count[q], report_bytes(a, r->coll_bytes[q]), secs(a, r->coll_seconds[q]));
   }
+  if (!r->stages && r->p2p_count)
+    sb_printf(b, "  %-15s %5d  %12s  %12s   (around a ring: ring attention)\n", "send/recv", r->p2p_count, report_bytes(a, r->p2p_bytes),
+              secs(a, r->p2p_seconds));
   if (p) {
     sb_puts(b, "slowest instructions:\n");
     for (int k = 0; k < r->ntop; k++) {

@@ -154,14 +154,15 @@ static int l_p2p(devcomm *d, const rt_instr *ins, void *out, const void *in, cha
   const rt_prog *p = l->p;
   int b = ins->op == RT_SEND ? ins->in[0] : ins->out;
   int P = rt_mesh_group_size(p, ins->group), me = rt_mesh_index(p, d->device, ins->group);
-  if (b < 0 || b >= p->nbufs || ins->n2 < 0 || ins->n2 >= P || ins->n2 == me)
+  int64_t peer = ins->mode & RT_P2P_RING ? (me + ins->n2) % (P ? P : 1) : ins->n2;
+  if (b < 0 || b >= p->nbufs || peer < 0 || peer >= P || peer == me)
     return diag_errbuf(err, errlen, "%s: no peer %lld in a group of %d", rt_op_name((rt_op)ins->op), (long long)ins->n2, P);
   size_t bytes = (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
   int color = rt_mesh_color(p, d->device, ins->group);
   pthread_mutex_lock(&l->mu);
   if (ins->op == RT_SEND) {
     letter *t = mem_calloc(1, sizeof *t), **end = &l->mail;
-    *t = (letter){ins->group, color, me, (int)ins->n2, ins->off, mem_alloc(bytes + 1), bytes, NULL};
+    *t = (letter){ins->group, color, me, (int)peer, ins->off, mem_alloc(bytes + 1), bytes, NULL};
     memcpy(t->data, in, bytes);
     while (*end) end = &(*end)->next;
     *end = t;
@@ -172,7 +173,7 @@ static int l_p2p(devcomm *d, const rt_instr *ins, void *out, const void *in, cha
   for (;;) {
     for (letter **at = &l->mail; *at; at = &(*at)->next) {
       letter *t = *at;
-      if (t->group != ins->group || t->color != color || t->from != ins->n2 || t->to != me || t->tag != ins->off) continue;
+      if (t->group != ins->group || t->color != color || t->from != peer || t->to != me || t->tag != ins->off) continue;
       *at = t->next;
       pthread_mutex_unlock(&l->mu);
       int rc = t->bytes == bytes ? 0 : diag_errbuf(err, errlen, "recv: %zu bytes sent, %zu expected", t->bytes, bytes);

@@ -769,7 +769,8 @@ static int point_to_point(rt_mpi *m, mpi_group *g, const rt_instr *ins, void *ou
   int b = ins->op == RT_SEND ? ins->in[0] : ins->out;
   if (b < 0 || b >= p->nbufs || (ins->op == RT_SEND ? !in : !out))
     return diag_errbuf(err, errlen, "%s over %s: no buffer", rt_op_name((rt_op)ins->op), g->name);
-  if (ins->n2 < 0 || ins->n2 >= g->size || ins->n2 == g->index || g->comm == MPI_COMM_NULL)
+  int64_t peer = ins->mode & RT_P2P_RING ? (g->index + ins->n2) % (g->size ? g->size : 1) : ins->n2;
+  if (peer < 0 || peer >= g->size || peer == g->index || g->comm == MPI_COMM_NULL)
     return diag_errbuf(err, errlen, "%s over %s: no peer %" PRId64 " in a group of %d", rt_op_name((rt_op)ins->op), g->name,
                        ins->n2, g->size);
   size_t bytes = (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
@@ -777,7 +778,7 @@ static int point_to_point(rt_mpi *m, mpi_group *g, const rt_instr *ins, void *ou
   int tag = (int)(ins->off % 32000), rc;
   if (sends_done(m, 0, err, errlen)) return -1;
   if (ins->op == RT_RECV) {
-    rc = MPI_Recv(out, (int)bytes, MPI_BYTE, (int)ins->n2, tag, g->comm, MPI_STATUS_IGNORE);
+    rc = MPI_Recv(out, (int)bytes, MPI_BYTE, (int)peer, tag, g->comm, MPI_STATUS_IGNORE);
   } else {
     if (m->nsent == m->sentcap) {
       int cap = m->sentcap ? 2 * m->sentcap : 16;
@@ -791,7 +792,7 @@ static int point_to_point(rt_mpi *m, mpi_group *g, const rt_instr *ins, void *ou
     void *copy = malloc(bytes ? bytes : 1);
     if (!copy) return diag_errbuf(err, errlen, "out of memory for a send of %zu bytes", bytes);
     memcpy(copy, in, bytes);
-    rc = MPI_Isend(copy, (int)bytes, MPI_BYTE, (int)ins->n2, tag, g->comm, &m->sent[m->nsent]);
+    rc = MPI_Isend(copy, (int)bytes, MPI_BYTE, (int)peer, tag, g->comm, &m->sent[m->nsent]);
     if (rc == MPI_SUCCESS) m->sent_copy[m->nsent++] = copy;
     else free(copy);
   }

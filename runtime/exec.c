@@ -423,6 +423,21 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
       if (want(p, ins, i, e, 1, F, 0, why, n)) return -1;
     return want(p, ins, -1, grad ? 3 * e : e, 1, F, 0, why, n);
   }
+  case RT_ATTN_BLOCK: case RT_ATTN_BLOCK_GRAD: {
+    if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
+    int64_t eq = O * ins->m * ins->k, ek = O * ins->n * ins->k;
+    if (ins->op == RT_ATTN_BLOCK)
+      return want(p, ins, -1, eq, 1, F, 0, why, n) || want(p, ins, 0, eq, 1, F, 0, why, n) || want(p, ins, 1, ek, 1, F, 0, why, n) ||
+             want(p, ins, 2, ek, 1, F, 0, why, n) || want(p, ins, 3, O * ins->m, 1, F, 0, why, n) || want(p, ins, 4, O * ins->m, 1, F, 0, why, n);
+    return want(p, ins, -1, eq, 1, F, 0, why, n) || want(p, ins, 0, eq, 1, F, 0, why, n) || want(p, ins, 1, ek, 1, F, 0, why, n) ||
+           want(p, ins, 2, ek, 1, F, 0, why, n) || want(p, ins, 3, eq, 1, F, 0, why, n) || want(p, ins, 4, O * ins->m, 1, F, 0, why, n) ||
+           want(p, ins, 5, O * ins->m, 1, F, 0, why, n) || want(p, ins, 6, ek, 1, F, 0, why, n) || want(p, ins, 7, ek, 1, F, 0, why, n);
+  }
+  case RT_ATTN_FINISH: {
+    int64_t e = O * ins->m * ins->k;
+    return want(p, ins, -1, e, 1, F, 0, why, n) || want(p, ins, 0, e, 1, F, 0, why, n) || want(p, ins, 1, O * ins->m, 1, F, 0, why, n) ||
+           want(p, ins, 2, O * ins->m, 1, F, 0, why, n) || want(p, ins, 3, O * ins->m, 1, F, 1, why, n);
+  }
   case RT_CAUSAL_MASK:
     if (ins->group >= p->ngroups) return diag_errbuf(why, n, "no group %d", ins->group);
     return want(p, ins, 0, O * ins->m * N, 1, F, 0, why, n) || want(p, ins, -1, O * ins->m * N, 1, F, 0, why, n);
@@ -675,6 +690,15 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
       fixed.off += (int64_t)q * fixed.m;
+    }
+    if ((ins->op == RT_ATTN_BLOCK || ins->op == RT_ATTN_BLOCK_GRAD) && ins->group >= 0) {
+      /* a ring's step: this device's queries, and the key block it holds
+         split_dim steps on (the block of the device that many places back) */
+      int q = 0, P = group_size(e, ins->group);
+      if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+      if (ins != &fixed) { fixed = *ins; ins = &fixed; }
+      fixed.off += (int64_t)q * fixed.m;
+      fixed.n2 += (int64_t)(((q - ins->split_dim) % P + P) % P) * fixed.n;
     }
     if (ins->op == RT_SHARD_SLICE) {
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }

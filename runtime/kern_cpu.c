@@ -13,6 +13,7 @@
 #include "runtime/backend.h"
 #include "runtime/kern_any.h"
 #include "runtime/kern_attn.h"
+#include "runtime/kern_ring.h"
 #include "runtime/kern_index.h"
 #include "runtime/kern_f64.h"
 
@@ -1353,6 +1354,15 @@ static int k_attention(void *ctx, const rt_instr *ins, void *out, void *const *i
   return rt_kern_attention(rt_host_threads(), ins, out, in, err, errlen);
 }
 
+static int k_ring(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  (void)ctx;
+  int n = ins->op == RT_ATTN_BLOCK ? 5 : ins->op == RT_ATTN_FINISH ? 3 : 8;
+  if (!rt_all_f32(ins, n)) return diag_errbuf(err, errlen, "%s takes f32 only", rt_op_name((rt_op)ins->op));
+  if (ins->op == RT_ATTN_BLOCK) return rt_kern_attn_block(ins, out, in, err, errlen);
+  if (ins->op == RT_ATTN_FINISH) return rt_kern_attn_finish(ins, out, in, err, errlen);
+  return rt_kern_attn_block_grad(ins, out, in, err, errlen);
+}
+
 static const rt_backend cpu = {
   .name = "cpu",
   .ctx = NULL,
@@ -1393,6 +1403,7 @@ static const rt_backend cpu = {
     [RT_SGD] = k_sgd,
     [RT_ATTENTION] = k_attention,
     [RT_ATTENTION_GRAD] = k_attention,
+    [RT_ATTN_BLOCK] = k_ring, [RT_ATTN_FINISH] = k_ring, [RT_ATTN_BLOCK_GRAD] = k_ring,
     [RT_GATHER] = rt_kern_gather,
     [RT_SCATTER] = rt_kern_scatter,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,

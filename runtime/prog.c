@@ -17,7 +17,7 @@ static const char *const op_names[] = {
   "softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj", "xent_sumexp",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
-  "adam", "sgd", "attention", "attention_grad", "gather", "scatter",
+  "adam", "sgd", "attention", "attention_grad", "attn_block", "attn_finish", "attn_block_grad", "gather", "scatter",
   "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
@@ -90,6 +90,9 @@ int rt_instr_writes_in(const rt_instr *x, int k) {
   case RT_XENT_GRAD: return k == 3;
   case RT_XENT_PROJ: return k >= 4;
   case RT_EW: return k == 3;
+  case RT_ATTN_BLOCK: return k == 3 || k == 4;
+  case RT_ATTN_FINISH: return k == 3;
+  case RT_ATTN_BLOCK_GRAD: return k == 6 || k == 7;
   default: return 0;
   }
 }

@@ -109,6 +109,20 @@ typedef enum rt_op {
                        Both: an operand whose RT_ATTN_BSHD bit is set in mode is laid out
                        [b, m, n2, k] instead (out: [b, m, n2, 3 k]), outer = b n2: the
                        heads interleaved, as projections make them (no transposes) */
+  /* ring attention (context parallelism; runtime/kern_ring.c), f32, each of
+     [outer, rows, k]: m queries from position off, a block of n keys from
+     position n2, fn 1 causal (a key after its query masked), alpha the
+     scale. With group >= 0 they are the ring's: the executor sets off to
+     (this device's index in group) * m and n2 to that of the device
+     split_dim places back along the ring (the block it holds at step
+     split_dim) times n */
+  RT_ATTN_BLOCK,    /* in0 = q, in1 = k, in2 = v; out = the running output (read and written),
+                       in3 = each row's running max, in4 = its running sum (both written):
+                       the block added to an online softmax */
+  RT_ATTN_FINISH,   /* in0 = the running output, in1 = the sums, in2 = the maxima -> out =
+                       output / sum; in3 (written, or -1): each row's log-sum-exp */
+  RT_ATTN_BLOCK_GRAD,/* in0..3 = q, k, v, dy, in4 = each row's log-sum-exp, in5 = rowsum(dy o):
+                       the block's part of dq added to out, of dk to in6, of dv to in7 */
   RT_GATHER,        /* StableHLO's gather, any dtype: in0 = operand, in1 = indices (an integer
                        type) -> out; data: the rt_index that maps their dims */
   RT_SCATTER,       /* StableHLO's scatter: out = in0 (the operand), then each element of
@@ -170,6 +184,9 @@ enum { RT_RSUM, RT_RMAX, RT_RMIN };
 /* RT_ATTENTION(_GRAD) mode bits: which operands are [b, m, heads, k] */
 enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_DY = 8, RT_ATTN_BSHD_OUT = 16 };
 enum { RT_CMP_TOTAL = 1 };
+/* RT_SEND and RT_RECV mode: the peer is n2 places on along the group's ring
+** (index + n2 mod its size), not the device at index n2 */
+enum { RT_P2P_RING = 1 };
 /* RT_ADAM mode: AdamW's decoupled decay, p scaled by hyper[3] (1 - lr wd)
 ** before the step and nothing added to the gradient */
 enum { RT_ADAM_DECOUPLED = 1 };

@@ -599,7 +599,8 @@ static void lower_other(lctx *c, const ir_value *v, int out) {
     in->alpha = v->op == IR_CAUSAL_MASK ? -INFINITY : 0.0f;
     return;
   }
-  case IR_ATTENTION: case IR_ATTENTION_GRAD: {    /* [b, h, s, dk]: b and h may be split, s and dk are whole */
+  case IR_ATTENTION: case IR_ATTENTION_GRAD: {    /* [b, h, s, dk]: b and h may be split; s split: a ring (ring.c) */
+    if (dim_group(c, 2) >= 0) { lw_ring_attention(c, v, out, dim_group(c, 2)); return; }
     const ir_shape *qs = AS(c, 0);
     in = rt_prog_emit(c->p, v->op == IR_ATTENTION ? RT_ATTENTION : RT_ATTENTION_GRAD, out);
     in->nin = (uint8_t)v->nargs;
@@ -821,7 +822,8 @@ static void lower_value(lctx *c, const ir_value *v) {
   if (v->op == IR_EMBEDDING) shard_required(c->plan, &o, 0, c->rows, 2);
   if (v->op == IR_EMBEDDING_GRAD) c->rows[1] = comp[0];
   if (v->op == IR_CROSS_ENTROPY || v->op == IR_CROSS_ENTROPY_GRAD || v->op == IR_SOFTMAX || v->op == IR_LOG_SOFTMAX ||
-      v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD || v->op == IR_CAUSAL_MASK || v->op == IR_CAUSAL_MASK_GRAD)
+      v->op == IR_SOFTMAX_GRAD || v->op == IR_LOG_SOFTMAX_GRAD || v->op == IR_CAUSAL_MASK || v->op == IR_CAUSAL_MASK_GRAD ||
+      v->op == IR_ATTENTION || v->op == IR_ATTENTION_GRAD)
     shard_required(c->plan, &o, 0, c->xdims, V(c, v->args[0])->shape.rank);
   layout_local_shape(c->plan, &v->shape, comp, &c->osh);
   uint32_t partial = c->plan->lay[v->id].partial;

@@ -121,6 +121,9 @@ int  lw_fold_bias_grads(rt_prog *p);
 /* pipeline.c: a pipelined plan's program from its SPMD program (the last pass) */
 int  lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *buf_of, uint32_t *partial, diag *d);
 
+/* ring.c: fused attention with its sequence split over group g (ring attention) */
+void lw_ring_attention(lctx *c, const ir_value *v, int out, int g);
+
 /* emit.c */
 int  lw_tmp(lctx *c, const char *name, rt_dtype t, int rank, const int64_t *shape);
 int  lw_buf(lctx *c, int id);                  /* v's buffer, a literal made on first need */

@@ -109,8 +109,13 @@ static void classify(pctx *c) {
       fail(c, i, "would move values between microbatches (a collective over the microbatch axis other than a sum); "
                  "split the batch over that axis only through the pipeline tactic");
   }
+  /* a ring's receive (ring attention) is one per microbatch when its send is */
+  int64_t ntag = 1;
+  for (int i = 0; i < c->n0; i++) if (c->ins[i].op == RT_SEND && c->ins[i].off >= ntag) ntag = c->ins[i].off + 1;
+  char *sent = mem_alloc((size_t)ntag);
   for (int changed = 1, round = 0; changed && round < 8 && !c->failed; round++) {
     changed = 0;
+    memset(sent, 0, (size_t)ntag);
     for (int b = 0; b < c->nb0; b++) state[b] = p->bufs[b].kind == RT_BUF_INPUT && ever[b];
     for (int i = 0; i < c->n0 && !c->failed; i++) {
       const rt_instr *x = &c->ins[i];
@@ -120,6 +125,7 @@ static void classify(pctx *c) {
         continue;
       }
       int v = ever[x->out] || (x->op == RT_SHARD_SLICE && group_has(p, x->group, c->micro)), after = 0;
+      if (x->op == RT_RECV && x->off >= 0 && x->off < ntag) v |= sent[x->off];
       for (int k = 0; k < RT_MAXIN; k++) {
         if (x->in[k] < 0) continue;
         v |= state[x->in[k]] == 1;
@@ -129,6 +135,7 @@ static void classify(pctx *c) {
                                    "batch, as batch norm takes): microbatches cannot run one after another through it"); break; }
       c->vary[i] = (char)v;
       c->post[i] = (char)after;
+      if (x->op == RT_SEND && x->off >= 0 && x->off < ntag) sent[x->off] = (char)v;
       char st = v ? 1 : after ? 2 : 0;
       state[x->out] = st;
       for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k)) state[x->in[k]] = st;
@@ -137,6 +144,7 @@ static void classify(pctx *c) {
     }
   }
   memcpy(c->vbuf, ever, (size_t)c->nb0);
+  free(sent);
   free(ever);
   free(state);
   for (int b = 0; b < c->nb0 && !c->failed && c->M > 1; b++)
@@ -334,10 +342,13 @@ static int reads(const rt_instr *x, int b) {
   for (int k = 0; k < RT_MAXIN; k++) {
     if (x->in[k] != b) continue;
     if (!rt_instr_writes_in(x, k)) return 1;
-    if (x->op == RT_ADAM || x->op == RT_SGD || (x->op == RT_XENT_PROJ && k == 5 && x->mode == 1)) return 1;
+    if (x->op == RT_ADAM || x->op == RT_SGD || (x->op == RT_XENT_PROJ && k == 5 && x->mode == 1) || x->op == RT_ATTN_BLOCK ||
+        x->op == RT_ATTN_BLOCK_GRAD)
+      return 1;
   }
   if (x->out != b) return 0;
-  return ((x->op == RT_GEMM || x->op == RT_SCATTER_ROWS) && x->beta != 0.0f) || (x->op == RT_BLOCK_COPY && x->n < x->n2);
+  return ((x->op == RT_GEMM || x->op == RT_SCATTER_ROWS) && x->beta != 0.0f) || (x->op == RT_BLOCK_COPY && x->n < x->n2) ||
+         x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD;
 }
 
 /* The buffers x writes: its out (not a send's) and what it writes in place. */
@@ -402,18 +413,20 @@ static void connect(pctx *c, int loss) {
     for (int e = 0; e <= n && !c->failed; e++) {
       const rt_instr *x = e < n ? &c->list[s].a[e] : NULL;
       int64_t key = e < n ? c->list[s].key[e] : INT64_MAX;
-      int need[RT_MAXIN + 1], nn = 0;
+      int need[RT_MAXIN + 1], own[RT_MAXIN + 1], nn = 0;   /* own: what it adds to (none before: zeros) */
       if (x) {
-        for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && reads(x, x->in[k])) need[nn++] = x->in[k];
-        if (x->out >= 0 && x->op != RT_SEND && reads(x, x->out)) need[nn++] = x->out;
+        for (int k = 0; k < RT_MAXIN; k++)
+          if (x->in[k] >= 0 && reads(x, x->in[k])) { own[nn] = rt_instr_writes_in(x, k); need[nn++] = x->in[k]; }
+        if (x->out >= 0 && x->op != RT_SEND && reads(x, x->out)) { own[nn] = 1; need[nn++] = x->out; }
       } else if (loss >= 0) {
+        own[nn] = 0;
         need[nn++] = loss;                /* every stage reports the loss */
       }
       for (int q = 0; q < nn; q++) {
         int b = need[q], lo = first[b], hi = first[b + 1], at = -1;
         for (int k = lo; k < hi && w[k].key < key; k++) at = k;   /* the last write before */
         int64_t want = at >= 0 ? w[at].key : BOUND;
-        if (held[b] == want) continue;
+        if (held[b] == want || (at < 0 && own[q] && p->bufs[b].kind != RT_BUF_INPUT)) continue;
         if (at < 0) {
           char what[300];
           snprintf(what, sizeof what, "internal error: stage %d reads buffer '%s' before any stage makes it", s, p->bufs[b].name);

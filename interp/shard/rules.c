@@ -179,6 +179,13 @@ static void index_rule(sh_rule *r, const ir_graph *g, const ir_value *v) {
   }
 }
 
+static int attention(const ir_value *v) { return v->kind == IR_OP && (v->op == IR_ATTENTION || v->op == IR_ATTENTION_GRAD); }
+
+void shard_set_ring(sh_plan *p, int on) {
+  p->ring = on;
+  for (int v = 0; v < p->g->nvals; v++) if (attention(p->g->vals[v])) p->rules[v] = NULL;
+}
+
 int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem) {
   if (v->kind != IR_OP) return -1;
   init(r, g, v, mem);
@@ -293,6 +300,8 @@ int shard_rule_of(const sh_plan *p, int v, sh_rule *r) {
   if (!c) {
     c = arena_alloc((arena *)&p->mem, sizeof *c);
     if (shard_rule(p->g, p->g->vals[v], c, (arena *)&p->mem) < 0) c->nops = -1;
+    /* ring attention: the sequence (queries, keys, values alike) passes */
+    else if (p->ring && attention(p->g->vals[v]) && c->map[c->nops - 1][2] >= 0) c->kind[c->map[c->nops - 1][2]] = F_PASS;
     p->rules[v] = c;
   }
   if (c->nops < 0) return -1;

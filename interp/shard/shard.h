@@ -113,6 +113,9 @@ typedef struct sh_plan {
   uint32_t epoch, *logged;        /* logged[v] == epoch: already saved since the mark */
   struct sh_rule **rules;         /* per op: its rule once worked out (rules.c), in mem */
   sh_pipe pipe;
+  int ring;                       /* fused attention may keep its sequence split: the lowering passes
+                                     the keys and values around the devices that split it (ring
+                                     attention; the stdlib's context tactic asks for it) */
 } sh_plan;
 
 /* A point to come back to: the REPL's undo, the search's try-and-take-back.
@@ -120,7 +123,7 @@ typedef struct sh_plan {
 ** first change after the mark, so a mark costs nothing and a rollback
 ** costs what changed since. Partial sums are derived: after a rollback,
 ** call shard_partials again where they are wanted. */
-typedef struct sh_mark { int ndec, ncon, nlog, nnote; int nmesh; uint32_t virt; sh_pipe pipe; } sh_mark;
+typedef struct sh_mark { int ndec, ncon, nlog, nnote; int nmesh; uint32_t virt; sh_pipe pipe; int ring; } sh_mark;
 
 sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
 void     shard_free(sh_plan *p);
@@ -199,6 +202,9 @@ int shard_rule(const ir_graph *g, const ir_value *v, sh_rule *r, arena *mem);
 ** passes that visit ops again and again: propagation, the search); the
 ** rows are the plan's. */
 int shard_rule_of(const sh_plan *p, int v, sh_rule *r);
+/* Let fused attention keep its sequence split (ring attention) or not: the
+** kept rules of attention ops are worked out again. */
+void shard_set_ring(sh_plan *p, int on);
 
 
 /* ---- how one op computes under the plan (shared by analysis and lowering) ---- */

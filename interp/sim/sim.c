@@ -158,7 +158,25 @@ static double xent_proj_seconds(const rt_instr *x, const sim_opts *o) {
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
-  if (x->op == RT_SEND || x->op == RT_RECV) return pr->launch;   /* the transfer: the stages' timelines (sim_stages) */
+  /* a transfer: between pipeline stages the stages' timelines cost it (sim_stages); around a ring (context
+     parallelism) each device receives as it sends, and the receive costs the bytes over the group's link */
+  if (x->op == RT_SEND || (x->op == RT_RECV && p->stage_axis >= 0)) return pr->launch;
+  if (x->op == RT_RECV) {
+    const rt_group *g = &p->groups[x->group];
+    double bw = INFINITY, lat = 0;
+    for (int a = 0; a < g->naxes; a++) {
+      int li = o->link_of_axis[g->axes[a]];
+      if (li < 0) return NAN;
+      const sim_link *k = &o->prof->links[li];
+      if (k->bandwidth < bw) bw = k->bandwidth;
+      if (k->latency > lat) lat = k->latency;
+    }
+    return pr->launch + lat + buf_bytes(p, x->out) / bw;
+  }
+  if (x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD) {   /* its GEMMs: 2 forward, 4 for the gradient (the blocks not skipped) */
+    double flops = (x->op == RT_ATTN_BLOCK ? 4.0 : 8.0) * (double)x->outer * (double)x->m * (double)x->n * (double)x->k;
+    return sim_gemm_seconds(o, flops, (double)x->outer * (x->op == RT_ATTN_BLOCK ? 2 : 4), SIM_F32);
+  }
   if (rt_is_collective((rt_op)x->op)) return pr->launch + collective_seconds(p, x, o);
   if (x->op == RT_GEMM) {
     double flops = 2.0 * (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
@@ -373,6 +391,9 @@ int sim_run(const ir_graph *g, const sh_plan *plan, const rt_prog *p, const lowe
         r->coll_bytes[q] += (double)rt_coll_bytes(p, x);
         r->coll_count[q]++;
       }
+    } else if (x->op == RT_SEND || x->op == RT_RECV) {   /* a ring's transfers (context parallelism) */
+      r->communication += t;
+      if (x->op == RT_RECV) { r->p2p_seconds += t; r->p2p_bytes += (double)rt_coll_bytes(p, x); r->p2p_count++; }
     } else if (coll) {
       int q = x->op - RT_ALL_REDUCE;
       r->communication += t;

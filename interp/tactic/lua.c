@@ -1132,6 +1132,15 @@ static int ctx_pipeline(lua_State *L) {
   return 1;
 }
 
+/* ctx:ring(): fused attention may keep its sequence split from now on:
+** its keys and values then pass around the devices that split it (ring
+** attention) rather than being gathered. */
+static int ctx_ring(lua_State *L) {
+  lapi_state *S = check_ctx(L);
+  shard_set_ring(S->c->p, 1);
+  return 0;
+}
+
 /* ctx:warn(msg [, arg]): a warning there (an error, and the end, unless --lenient) */
 static int ctx_warn(lua_State *L) {
   lapi_state *S = check_ctx(L);
@@ -1165,7 +1174,7 @@ static const luaL_Reg ctx_methods[] = {
   {"sharding", ctx_sharding}, {"factors", ctx_factors}, {"mesh", ctx_mesh}, {"axis", ctx_axis},
   {"shard", ctx_shard}, {"replicate", ctx_replicate},
   {"together", ctx_together}, {"mark", ctx_mark}, {"rollback", ctx_rollback}, {"cost", ctx_cost},
-  {"error", ctx_error}, {"warn", ctx_warn}, {"note", ctx_note}, {"pipeline", ctx_pipeline},
+  {"error", ctx_error}, {"warn", ctx_warn}, {"note", ctx_note}, {"pipeline", ctx_pipeline}, {"ring", ctx_ring},
   {NULL, NULL}
 };
 

@@ -114,6 +114,25 @@ j = json.loads(sys.argv[1]); print('context on $n ranks, context 256: max_rel_er
 sys.exit(0 if j['max_rel_error'] <= 1e-5 and j['peak_memory'] < $prev * 0.75 else 1)" "$out" && ok || bad "context on $n ranks: $out"
   prev=$(python3 -c "import json, sys; print(json.loads(sys.argv[1])['peak_memory'])" "$out")
 done
+# the same over fused attention: ring attention (keys and values passed
+# around the ranks by sends), equal to one device, each rank's peak smaller
+# with each doubling
+peak1=$("$CARVE" run "$SRCDIR/tests/data/gpt_s256.cir" --train 'adam(lr = 1e-3)' --steps 2 --json 2>"$tmp/err" |
+        python3 -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["peak_memory"])')
+prev=$peak1
+for n in 2 4; do
+  out=$($MPIRUN -n $n "$CARVE" run "$SRCDIR/tests/data/gpt_s256.cir" "$SRCDIR/tests/data/cp$n.tac" \
+        --train 'adam(lr = 1e-3)' --steps 2 --check --json 2>"$tmp/err") || { bad "ring attention on $n ranks: $(head -3 "$tmp/err")"; continue; }
+  python3 -c "
+import json, sys
+j = json.loads(sys.argv[1]); print('ring attention on $n ranks, context 256: max_rel_error %.3g, peak %.2f MiB/rank (one device %.2f)' % (j['max_rel_error'], j['peak_memory'] / 2**20, $peak1 / 2**20))
+sys.exit(0 if j['max_rel_error'] <= 1e-4 and j['peak_memory'] < $prev * 0.75 else 1)" "$out" && ok || bad "ring attention on $n ranks: $out"
+  prev=$(python3 -c "import json, sys; print(json.loads(sys.argv[1])['peak_memory'])" "$out")
+done
+out=$($MPIRUN -n 8 "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/bp_mp_cp.tac" --train 'adam(lr = 1e-3)' \
+      --steps 2 --check --json 2>"$tmp/err") &&
+  python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||
+  bad "batch x megatron x ring attention on 8 ranks: $out $(head -3 "$tmp/err")"
 out=$($MPIRUN -n 8 "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/bp_mp_cp.tac" --no-fuse --train 'adam(lr = 1e-3)' \
       --steps 2 --check --json 2>"$tmp/err") &&
   python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||

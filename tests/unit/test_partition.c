@@ -211,6 +211,15 @@ static pcase pcases[] = {
   {"../tests/data/gpt_pp.cir", "../tests/data/pp_bp_z3.tac", "sgd(lr = 0.1, momentum = 0.9)", 4, 0, 1},
   {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp_bp_z3.tac", "adam(lr = 1e-3)", 4},
   {"mlp_small.cir", "../tests/data/pp2.tac", "sgd(lr = 0.1)", 2},
+  /* ring attention: context parallelism over fused attention (the keys and
+     values pass around the devices; the backward passes their gradients
+     home), on 2 and 4 devices, with batch and Megatron on 8, and pipeline
+     stages beside it */
+  {"gpt2_small.cir", "../tests/data/cp2.tac", "adam(lr = 1e-3)", 2, 0, 1},
+  {"gpt2_small.cir", "../tests/data/cp4.tac", "sgd(lr = 0.1, momentum = 0.9)", 4, 0, 1},
+  {"gpt2_small.cir", "../tests/data/bp_mp_cp.tac", "adam(lr = 1e-3)", 8, 0, 1},
+  {"../tests/data/gpt_s256.cir", "../tests/data/cp4.tac", "sgd(lr = 0.1)", 4, 0, 1},
+  {"../tests/data/gpt_pp.cir", "../tests/data/pp_cp.tac", "sgd(lr = 0.1)", 4, 0, 1},
   /* context parallelism (attention as written), alone, and with batch and
      Megatron on 8 devices */
   {"gpt2_small.cir", "../tests/data/cp2.tac", "adam(lr = 1e-3)", 2},

@@ -1118,3 +1118,25 @@ Test(pipeline, cuts_and_errors) {
     unload(&s);
   }
 }
+
+/* ---- ring attention ---- */
+
+/* Context parallelism over fused attention: each layer's keys and values go
+   around the ring (P - 1 steps), again in the backward's recomputation, and
+   once more with their gradients, which take one step more to get home:
+   8 (P - 1) + 2 transfers a layer; nothing is gathered. */
+Test(ring, transfers_per_layer) {
+  for (int P = 2; P <= 4; P *= 2) {
+    char tac[160];
+    snprintf(tac, sizeof tac, "version 1\nmesh cp = %d\nuse \"context\" as cp (axis = cp)\nschedule cp\n", P);
+    setup s;
+    cr_assert(load_opt(&s, NULL, "gpt2_small.cir", tac, "sgd(lr = 0.1)", 1) == 0, "%s", diag_text(&s.d));
+    cr_expect_eq(s.counts[RT_SEND], 2 * (8 * (P - 1) + 2), "cp = %d: %d sends", P, s.counts[RT_SEND]);
+    cr_expect_eq(s.counts[RT_RECV], s.counts[RT_SEND]);
+    cr_expect_eq(s.counts[RT_ALL_GATHER] + s.counts[RT_REDUCE_SCATTER], 0, "cp = %d: the keys gathered", P);
+    cr_expect_eq(s.counts[RT_ATTN_BLOCK], 2 * 2 * P, "cp = %d: %d forward blocks", P, s.counts[RT_ATTN_BLOCK]);
+    cr_expect_eq(s.counts[RT_ATTN_BLOCK_GRAD], 2 * P);
+    cr_expect_eq(s.counts[RT_ATTENTION] + s.counts[RT_ATTENTION_GRAD], 0);
+    unload(&s);
+  }
+}
