@@ -12,8 +12,11 @@
 -- device runs one after another, in the order of the schedule: "1f1b"
 -- (the default: stage s runs stages - s - 1 forwards ahead, then one
 -- forward and one backward in turn, holding at most that many
--- microbatches' activations) or "gpipe" (every forward, then every
--- backward). Gradients are summed over the microbatches and the optimizer
+-- microbatches' activations), "gpipe" (every forward, then every
+-- backward) or "interleaved" (Megatron's virtual stages: each stage holds
+-- `chunks` parts of the program, default 2, and the microbatches pass
+-- through them in turn: a smaller bubble for more transfers). Gradients
+-- are summed over the microbatches and the optimizer
 -- updates once per step, as one device on the whole batch does.
 -- microbatches defaults to the number of stages.
 --

@@ -47,6 +47,9 @@ typedef struct pctx {
   char *acc;            /* instruction -> a sum over the microbatches */
   char *post;           /* instruction -> reads such a sum (runs after the last microbatch) */
   char *bwd;            /* varying instruction -> in the backward pass */
+  int V;                /* parts a stage holds (the interleaved schedule's chunks), else 1 */
+  int *part;            /* IR value -> its part of the program (shard_stages), -1: where read */
+  int *chunk;           /* varying instruction -> which of its stage's parts it belongs to */
   char *vbuf;           /* buffer -> one per microbatch */
   char *accout;         /* buffer -> a sum over the microbatches writes it */
   int **copy;           /* varying buffer -> its buffer for each microbatch */
@@ -286,25 +289,92 @@ static void emit_micro(pctx *c, ilist *l, char *made, int i, int j) {
   push(l, &y, key);
 }
 
+/* Which of its stage's parts each varying instruction belongs to: its
+   value's; else (work no part owns: a gradient's accumulation, a value
+   the parts share) the first of its readers' in the schedule, else after
+   its operands' makers. */
+static void chunks_of(pctx *c) {
+  int n0 = c->n0, nb = c->p->nbufs, P = c->P;
+  char *known = mem_calloc((size_t)n0 + 1, 1);
+  int *rd = mem_alloc(sizeof(int) * (size_t)(nb + 1)), *wr = mem_alloc(sizeof(int) * (size_t)(nb + 1));
+  for (int i = 0; i < n0; i++) {
+    int s = c->ins[i].src;
+    c->chunk[i] = 0;
+    if ((c->vary[i] || c->acc[i]) && s >= 0 && c->part[s] >= 0) { c->chunk[i] = c->part[s] / P; known[i] = 1; }
+  }
+  for (int b = 0; b < nb; b++) rd[b] = wr[b] = -1;
+  for (int i = n0 - 1; i >= 0; i--) {     /* the readers': forward parts run in order, backward ones in reverse */
+    const rt_instr *x = &c->ins[i];
+    if (!c->vary[i] && !c->acc[i]) continue;
+    if (!known[i] && x->out >= 0 && rd[x->out] >= 0) { c->chunk[i] = rd[x->out]; known[i] = 1; }
+    if (!known[i]) continue;
+    for (int k = 0; k < RT_MAXIN; k++) {
+      int b = x->in[k];
+      if (b < 0) continue;
+      if (rd[b] < 0 || (c->bwd[i] ? c->chunk[i] > rd[b] : c->chunk[i] < rd[b])) rd[b] = c->chunk[i];
+    }
+  }
+  for (int i = 0; i < n0; i++) {           /* else after its operands' makers */
+    const rt_instr *x = &c->ins[i];
+    if (!c->vary[i] && !c->acc[i]) continue;
+    if (!known[i]) {
+      int ch = -1;
+      for (int k = 0; k < RT_MAXIN; k++) {
+        int b = x->in[k];
+        if (b >= 0 && wr[b] >= 0 && (ch < 0 || (c->bwd[i] ? wr[b] < ch : wr[b] > ch))) ch = wr[b];
+      }
+      c->chunk[i] = ch >= 0 ? ch : 0;
+    }
+    if (x->out >= 0) wr[x->out] = c->chunk[i];
+  }
+  free(known);
+  free(rd);
+  free(wr);
+}
+
+typedef struct slot { int back, chunk, j; } slot;
+
+/* Stage s's schedule, as (backward?, part, microbatch) slots. GPipe: every
+   forward, then every backward. 1F1B: stages - s - 1 forwards ahead, then
+   one of each in turn. Interleaved (Megatron's virtual stages): the
+   microbatches in groups of one a stage, each group through the stage's
+   parts in turn, (stages - s - 1) 2 + (parts - 1) stages forwards ahead. */
+static int schedule(const pctx *c, int s, slot *out) {
+  int M = c->M, P = c->P, V = c->V, n = 0;
+  if (V > 1) {
+    int total = M * V, warm = (P - s - 1) * 2 + (V - 1) * P;
+    if (warm > total) warm = total;
+    for (int k = 0; k < 2 * total; k++) {
+      int back, f;                      /* the k-th slot: forward f or backward f */
+      if (k < warm) back = 0, f = k;
+      else if (k < warm + 2 * (total - warm)) back = (k - warm) % 2, f = back ? (k - warm) / 2 : warm + (k - warm) / 2;
+      else back = 1, f = total - warm + (k - warm - 2 * (total - warm));
+      int ch = (f % (P * V)) / P;
+      out[n++] = (slot){back, back ? V - 1 - ch : ch, (f / (P * V)) * P + f % P};
+    }
+    return n;
+  }
+  int warm = c->plan->pipe.order == SH_GPIPE ? M : P - s - 1;
+  if (warm > M) warm = M;
+  for (int j = 0; j < warm; j++) out[n++] = (slot){0, 0, j};
+  for (int j = warm; j < M; j++) { out[n++] = (slot){0, 0, j}; out[n++] = (slot){1, 0, j - warm}; }
+  for (int j = M - warm; j < M; j++) out[n++] = (slot){1, 0, j};
+  return n;
+}
+
 static void build_stage(pctx *c, int s) {
   ilist *l = &c->list[s];
   char *made = mem_calloc((size_t)c->p->nbufs + 1, 1);
   uint64_t bit = (uint64_t)1 << s;
   for (int i = 0; i < c->n0; i++)
     if (!c->vary[i] && !c->acc[i] && !c->post[i] && (c->imask[i] & bit)) push(l, &c->ins[i], key_pre(c, i));
-  /* the schedule: (backward?, microbatch) slots */
-  int M = c->M, warm = c->plan->pipe.order == SH_GPIPE ? M : c->P - s - 1;
-  if (warm > M) warm = M;
-  int nslot = 0, *slot = mem_alloc(sizeof(int) * (size_t)(2 * M));
-  for (int j = 0; j < warm; j++) slot[nslot++] = j;
-  for (int j = warm; j < M; j++) { slot[nslot++] = j; slot[nslot++] = M + (j - warm); }
-  for (int j = M - warm; j < M; j++) slot[nslot++] = M + j;
-  for (int k = 0; k < nslot; k++) {
-    int back = slot[k] >= M, j = slot[k] % M;
+  slot *sl = mem_alloc(sizeof *sl * (size_t)(2 * c->M * c->V + 1));
+  int nslot = schedule(c, s, sl);
+  for (int k = 0; k < nslot; k++)
     for (int i = 0; i < c->n0; i++)
-      if ((c->vary[i] || c->acc[i]) && c->bwd[i] == back && (c->imask[i] & bit)) emit_micro(c, l, made, i, j);
-  }
-  free(slot);
+      if ((c->vary[i] || c->acc[i]) && c->bwd[i] == sl[k].back && c->chunk[i] == sl[k].chunk && (c->imask[i] & bit))
+        emit_micro(c, l, made, i, sl[k].j);
+  free(sl);
   for (int i = 0; i < c->n0; i++) {
     if (!(c->imask[i] & bit)) continue;
     if (c->acc[i] && c->sum[i] != c->ins[i].out) {   /* the microbatches' sum reduced over the other axes */
@@ -514,6 +584,8 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   if (shard_stages(plan, &st, d) < 0) c.failed = 1;
   c.vmask = st.mask;
   c.fwd = st.fwd;
+  c.part = st.part;
+  c.V = plan->pipe.chunks > 1 ? plan->pipe.chunks : 1;
   c.n0 = p->ninstrs;
   c.nb0 = p->nbufs;
   c.ins = mem_alloc(sizeof *c.ins * (size_t)(c.n0 + 1));
@@ -556,6 +628,8 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
         break;
       }
   }
+  c.chunk = mem_calloc((size_t)c.n0 + 1, sizeof(int));
+  if (!c.failed) chunks_of(&c);
   if (!c.failed) make_copies(&c);
   for (int i = 0; i < c.n0 && !c.failed; i++) {
     c.sum[i] = c.ins[i].out;
@@ -596,6 +670,7 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   for (int b = 0; c.copy && b < c.nb0; b++) free(c.copy[b]);
   free(c.copy);
   shard_stages_free(&st);
+  free(c.chunk);
   free(c.ins); free(c.imask); free(c.vary); free(c.acc); free(c.post); free(c.bwd);
   free(c.vbuf); free(c.accout); free(c.sum); free(c.rest);
   return c.failed ? -1 : 0;

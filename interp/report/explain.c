@@ -146,13 +146,16 @@ static void explain_stage(strbuf *b, const sh_plan *p, int id) {
     else if (v->origin >= 0 && !fwd[id])
       sb_printf(b, ": the backward pass of '%s', a sum of gradients that all come from here; taken here, one value "
                 "travels back rather than each part\n", g->vals[v->origin]->name);
-    else if (fwd[id] && n == 1) {
-      int s = 0;
-      while (!(mask[id] >> s & 1)) s++;
-      int ends = s < P - 1 && cuts[s] == id;
-      sb_printf(b, ": the forward pass %s%s%s\n", s ? "after '" : "up to the first cut", s ? g->vals[cuts[s - 1]]->name : "",
-                s ? "' ends the stage before" : "");
-      if (ends) sb_printf(b, "  it ends stage %d: each microbatch's piece goes to stage %d, and its gradient comes back\n", s, s + 1);
+    else if (fwd[id] && n == 1 && st.part[id] >= 0) {
+      int k = st.part[id], parts = st.n;
+      const char *unit = parts > P ? "part" : "stage";
+      sb_printf(b, ": the forward pass %s%s%s%s", k ? "after '" : "up to the first cut", k ? g->vals[cuts[k - 1]]->name : "",
+                k ? "' ends the " : "", k ? unit : "");
+      if (k && parts > P) sb_printf(b, " before (part %d of the program)", k);
+      else if (k) sb_puts(b, " before");
+      sb_putc(b, '\n');
+      if (k < parts - 1 && cuts[k] == id)
+        sb_printf(b, "  it ends %s %d: each microbatch's piece goes to stage %d, and its gradient comes back\n", unit, k, (k + 1) % P);
     } else {
       sb_puts(b, ": where it is read\n");
     }

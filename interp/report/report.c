@@ -32,11 +32,15 @@ void report_mesh(strbuf *b, const sh_plan *p) {
     if (!virt) dev *= p->mesh.size[i];
   }
   sb_printf(b, "  (%lld device%s)\n", (long long)dev, dev == 1 ? "" : "s");
-  if (p->pipe.axis >= 0)
-    sb_printf(b, "pipeline: %lld stages over '%s', %lld microbatch%s a step, %s schedule\n", (long long)p->mesh.size[p->pipe.axis],
+  if (p->pipe.axis >= 0) {
+    static const char *const order[] = {"GPipe", "1F1B", "interleaved 1F1B"};   /* SH_GPIPE, SH_1F1B, SH_INTERLEAVED */
+    sb_printf(b, "pipeline: %lld stages over '%s', %lld microbatch%s a step, %s schedule", (long long)p->mesh.size[p->pipe.axis],
               p->mesh.name[p->pipe.axis], p->pipe.micro >= 0 ? (long long)p->mesh.size[p->pipe.micro] : 1LL,
-              p->pipe.micro >= 0 && p->mesh.size[p->pipe.micro] > 1 ? "es" : "", p->pipe.order == SH_GPIPE ? "GPipe" : "1F1B");
-  if (p->pipe.axis >= 0) report_stages(b, p);
+              p->pipe.micro >= 0 && p->mesh.size[p->pipe.micro] > 1 ? "es" : "", order[p->pipe.order]);
+    if (p->pipe.chunks > 1) sb_printf(b, " (%d parts a stage)", p->pipe.chunks);
+    sb_putc(b, '\n');
+    report_stages(b, p);
+  }
 }
 
 void report_stages(strbuf *b, const sh_plan *p) {
@@ -46,20 +50,23 @@ void report_stages(strbuf *b, const sh_plan *p) {
   diag d;
   diag_init(&d);
   if (shard_stages(p, &st, &d) == 0) {
-    const uint64_t *mask = st.mask;
-    const char *fwd = st.fwd;
-    const int *cuts = st.cuts;
-    for (int s = 0; s < P; s++) {
+    for (int k = 0; k < st.n; k++) {      /* each part of the program: on stage k mod P */
       int nops = 0, nparams = 0;
       double bytes = 0;
       for (int v = 0; v < nv; v++) {
         const ir_value *x = g->vals[v];
-        if (!(mask[v] >> s & 1)) continue;
-        if (x->kind == IR_PARAM) { nparams++; ir_shape sh; shard_local(p, v, &sh); bytes += (double)ir_nelem(&sh) * (double)ir_dtype_size(x->dtype); }
-        if (x->kind == IR_OP && fwd[v] && mask[v] == ((uint64_t)1 << s)) nops++;
+        if (x->kind == IR_OP && st.fwd[v] && st.part[v] == k) nops++;
+        if (x->kind != IR_PARAM || st.n > P || !(st.mask[v] >> k & 1)) continue;
+        nparams++;
+        ir_shape sh;
+        shard_local(p, v, &sh);
+        bytes += (double)ir_nelem(&sh) * (double)ir_dtype_size(x->dtype);
       }
-      sb_printf(b, "  stage %d: %d forward ops%s%s%s, %d params (%.1f KiB a device)\n", s, nops, s < P - 1 ? ", ends at '" : "",
-                s < P - 1 ? g->vals[cuts[s]]->name : "", s < P - 1 ? "'" : "", nparams, bytes / 1024);
+      if (st.n > P) sb_printf(b, "  part %d on stage %d: %d forward ops", k, k % P, nops);
+      else sb_printf(b, "  stage %d: %d forward ops", k, nops);
+      if (k < st.n - 1) sb_printf(b, ", ends at '%s'", g->vals[st.cuts[k]]->name);
+      if (st.n <= P) sb_printf(b, ", %d params (%.1f KiB a device)", nparams, bytes / 1024);
+      sb_putc(b, '\n');
     }
   } else {
     sb_printf(b, "  (%s)\n", d.nerrors ? "the stages cannot be placed; carve apply says why" : "?");
@@ -307,13 +314,13 @@ void report_sim_json(json *j, const sim_result *r, const sim_profile *prof) {
   json_key(j, "total"); json_num(j, r->total);
   json_end_obj(j);
   if (r->stages) {
-    double P = r->stages, M = r->microbatches;
     json_key(j, "pipeline");
     json_obj(j);
     json_key(j, "stages"); json_int(j, r->stages);
     json_key(j, "microbatches"); json_int(j, r->microbatches);
     json_key(j, "bubble"); json_num(j, r->bubble);
-    json_key(j, "ideal_bubble"); json_num(j, (P - 1) / (M + P - 1));
+    json_key(j, "chunks"); json_int(j, r->chunks);
+    json_key(j, "ideal_bubble"); json_num(j, sim_ideal_bubble(r->stages, r->microbatches, r->chunks));
     json_key(j, "transfers"); json_int(j, r->p2p_count);
     json_key(j, "transfer_bytes"); json_num(j, r->p2p_bytes);
     json_key(j, "busy"); json_arr(j);

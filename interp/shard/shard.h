@@ -31,12 +31,14 @@ typedef struct sh_mesh {
 ** microbatches along a virtual axis that each device runs in turn, in the
 ** order of a schedule; gradients are summed over the microbatches and the
 ** optimizer updates once per step. */
-enum { SH_GPIPE, SH_1F1B };
+enum { SH_GPIPE, SH_1F1B, SH_INTERLEAVED };
 typedef struct sh_pipe {
   int axis;                       /* the stage axis (-1: no pipeline) */
   int micro;                      /* the microbatch axis (in mesh.virt) */
-  int order;                      /* SH_GPIPE or SH_1F1B */
-  int ncuts;                      /* values that end stages 0 .. ncuts - 1 (0: found from the program) */
+  int order;                      /* SH_GPIPE, SH_1F1B or SH_INTERLEAVED */
+  int chunks;                     /* parts of the program a device holds (interleaved: virtual stages), 1 else */
+  int ncuts;                      /* values that end parts 0 .. ncuts - 1 (0: found from the program); part
+                                     k runs on stage k mod stages */
   int *cuts;                      /* in the plan's arena */
   const char *tactic;
   loc at;
@@ -167,7 +169,11 @@ int  shard_record(sh_plan *p, sh_decision d);
 ** stages that compute value v (bit s: stage s), fwd[v] 1 for the forward
 ** pass (the loss depends on it), cuts[0 .. n-2] the values that end each
 ** of the n stages. */
-typedef struct sh_stages { uint64_t *mask; char *fwd; int *cuts; int n; } sh_stages;
+typedef struct sh_stages {
+  uint64_t *mask; char *fwd;
+  int *part;                      /* value -> the part of the program it belongs to (-1: where it is read) */
+  int *cuts; int n;               /* the values that end parts 0 .. n - 2 (n parts: stages x chunks) */
+} sh_stages;
 /* Fill st (free it with shard_stages_free, also after an error); -1 with a
 ** located error when the program cannot be cut. */
 int  shard_stages(const sh_plan *p, sh_stages *st, diag *d);

@@ -73,7 +73,7 @@ static int find_cuts(const sh_plan *p, const char *staged, int n, int *cuts, dia
   free(cum);
   if (got == n - 1) return 0;
   return diag_error(d, p->pipe.at, "pipeline: the program has %d places where %d value%s cross%s from one part to the next, "
-                    "and %d stages need %d; name the values that end each stage (at = [...])", got, best, best == 1 ? "" : "s",
+                    "and %d parts need %d; name the values that end each part (at = [...])", got, best, best == 1 ? "" : "s",
                     best == 1 ? "es" : "", n, n - 1);
 }
 
@@ -81,18 +81,20 @@ void shard_stages_free(sh_stages *st) {
   free(st->mask);
   free(st->fwd);
   free(st->cuts);
+  free(st->part);
   memset(st, 0, sizeof *st);
 }
 
 int shard_stages(const sh_plan *p, sh_stages *st, diag *d) {
   const ir_graph *g = p->g;
-  int nv = g->nvals, P = (int)p->mesh.size[p->pipe.axis];
-  st->n = P;
+  int nv = g->nvals, P = (int)p->mesh.size[p->pipe.axis], N = P * (p->pipe.chunks > 1 ? p->pipe.chunks : 1);
+  st->n = N;
   uint64_t *mask = st->mask = mem_alloc(sizeof *mask * (size_t)(nv + 1));
-  char *fwd = st->fwd = mem_alloc((size_t)nv + 1);
-  int *cuts_out = st->cuts = mem_alloc(sizeof(int) * (size_t)(P + 1));
+  char *fwd = st->fwd = mem_calloc((size_t)nv + 1, 1);
+  int *part = st->part = mem_alloc(sizeof(int) * (size_t)(nv + 1));
+  int *cuts_out = st->cuts = mem_alloc(sizeof(int) * (size_t)(N + 1));
+  for (int v = 0; v < nv; v++) part[v] = -1;
   char *input = mem_calloc((size_t)nv + 1, 1), *staged = mem_calloc((size_t)nv + 1, 1);
-  memset(fwd, 0, (size_t)nv);
   if (g->nouts) fwd[g->outputs[0]] = 1;
   for (int v = nv - 1; v >= 0; v--)
     if (fwd[v]) for (int k = 0; k < g->vals[v]->nargs; k++) fwd[g->vals[v]->args[k]] = 1;
@@ -104,16 +106,17 @@ int shard_stages(const sh_plan *p, sh_stages *st, diag *d) {
   }
   int *cuts = cuts_out, rc = 0;
   if (p->pipe.ncuts) memcpy(cuts, p->pipe.cuts, sizeof(int) * (size_t)p->pipe.ncuts);
-  else if (P > 1) rc = find_cuts(p, staged, P, cuts, d);
-  for (int k = 0; k < P - 1 && !rc; k++)
+  else if (N > 1) rc = find_cuts(p, staged, N, cuts, d);
+  for (int k = 0; k < N - 1 && !rc; k++)
     if (!staged[cuts[k]])
       rc = diag_error(d, p->pipe.at, "pipeline: '%s' cannot end a stage: it is not a value of the forward pass that the inputs reach",
                       g->vals[cuts[k]]->name);
   memset(mask, 0, sizeof *mask * (size_t)nv);
-  for (int v = 0, s = 0; v < nv && !rc; v++) {
+  for (int v = 0, s = 0; v < nv && !rc; v++) {    /* part s on stage s mod P (interleaved: a stage holds several) */
     if (!staged[v]) continue;
-    while (s < P - 1 && cuts[s] < v) s++;
-    mask[v] = (uint64_t)1 << s;
+    while (s < N - 1 && cuts[s] < v) s++;
+    part[v] = s;
+    mask[v] = (uint64_t)1 << (s % P);
   }
   for (int v = 0; v < nv && !rc; v++) {     /* the backward pass where its forward value runs */
     const ir_value *x = g->vals[v];
@@ -124,13 +127,15 @@ int shard_stages(const sh_plan *p, sh_stages *st, diag *d) {
        that one value travels back rather than each part; for a weight two
        stages read (a tied embedding), on the stage whose part comes last,
        the other's part sent to it */
-    if (x->op == IR_ADD && x->nargs == 2 && !fwd[x->args[0]] && !fwd[x->args[1]] && staged[x->args[0]] && staged[x->args[1]]) {
-      mask[v] = mask[x->args[0] > x->args[1] ? x->args[0] : x->args[1]];
-      staged[v] = 1;
-    } else if (staged[o]) {
-      mask[v] = mask[o];
-      staged[v] = 1;
-    }
+    int from = -1;
+    if (x->op == IR_ADD && x->nargs == 2 && !fwd[x->args[0]] && !fwd[x->args[1]] && staged[x->args[0]] && staged[x->args[1]])
+      from = x->args[0] > x->args[1] ? x->args[0] : x->args[1];
+    else if (staged[o])
+      from = o;
+    if (from < 0) continue;
+    mask[v] = mask[from];
+    part[v] = part[from];
+    staged[v] = 1;
   }
   /* the rest where it is read, its readers first; a new value carried into
      a leaf where the leaf is read (its update beside each copy) */

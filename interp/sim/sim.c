@@ -265,6 +265,11 @@ static int by_seconds(const void *a, const void *b) {
 
 /* ---- a pipeline's stages ---- */
 
+double sim_ideal_bubble(int stages, int microbatches, int chunks) {
+  double P = stages, V = chunks > 1 ? chunks : 1, M = microbatches;
+  return (P - 1) / (V * M + P - 1);
+}
+
 /* A transfer between stages: the stage axis's link, latency and bytes. */
 static double p2p_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
   int li = o->link_of_axis[p->stage_axis];
@@ -292,6 +297,7 @@ static int sim_stages(const ir_graph *g, const sh_plan *plan, const rt_prog *p, 
   r->stage = mem_calloc((size_t)P, sizeof *r->stage);
   if (plan && plan->pipe.micro >= 0) r->microbatches = (int)plan->mesh.size[plan->pipe.micro];
   else r->microbatches = 1;
+  r->chunks = plan && plan->pipe.chunks > 1 ? plan->pipe.chunks : 1;
   int64_t ntag = 0;
   for (int i = 0; i < ni; i++)
     if (p->instrs[i].op == RT_SEND && p->instrs[i].off >= ntag) ntag = p->instrs[i].off + 1;

@@ -54,7 +54,7 @@ typedef struct sim_result {
   /* a pipelined program: each stage's own timeline, a receive waiting for
      its send's bytes; compute, communication and memory are the busiest
      stage's (the one whose work takes longest), its idle time the bubble */
-  int stages, microbatches;
+  int stages, microbatches, chunks;       /* chunks: parts of the program a stage holds (interleaved) */
   double p2p_seconds, p2p_bytes;          /* the transfers between stages (each counted once) */
   int p2p_count;
   double bubble;                          /* the busiest stage's idle share of the step */
@@ -73,6 +73,10 @@ int sim_links_for_mesh(arena *a, diag *d, const sim_profile *prof, int n, const 
 ** its errors point there (LOC_NONE: --links). */
 int sim_links_at(arena *a, diag *d, const sim_profile *prof, int n, const int64_t *sizes, const char *const *names,
                  const char *spec, loc spec_at, sim_opts *o);
+
+/* The idle share of a pipeline's step on equal stages: (p - 1) / (v m + p - 1)
+** for p stages of v parts each and m microbatches (v = 1: GPipe and 1F1B). */
+double sim_ideal_bubble(int stages, int microbatches, int chunks);
 
 /* Cost program p (lowered from g under plan, NULL for one device; lr maps
 ** values to its buffers). -1 with

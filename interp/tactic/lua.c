@@ -1057,8 +1057,10 @@ static int ctx_axis(lua_State *L) {
 
 /* ctx:pipeline(args): the program placed on stages along args.axis, the
 ** batch run in args.microbatches microbatches in turn on each device, in
-** the order args.order ("1f1b", the default, or "gpipe"); the stages end
-** at the values args.at names (one fewer than the stages), else where the
+** the order args.order ("1f1b", the default, "gpipe", or "interleaved":
+** each stage holds args.chunks parts, default 2, part k on stage k mod
+** stages, as Megatron's virtual stages); the parts end at the values
+** args.at names (one fewer than the parts), else where the
 ** program is cut by the fewest values into parts of equal work. Returns
 ** the name of the microbatch axis: a virtual axis of the mesh, its pieces
 ** run one after another, over which the tactic splits the batch (nil for
@@ -1087,12 +1089,27 @@ static int ctx_pipeline(lua_State *L) {
     return ctx_fail(L, S, "microbatches", "pipeline: microbatches must be a whole number from 1 to 4096");
   lua_getfield(L, 2, "order");
   const char *order = lua_isnil(L, -1) ? "1f1b" : lua_tostring(L, -1);
-  int ord = order && !strcmp(order, "1f1b") ? SH_1F1B : order && !strcmp(order, "gpipe") ? SH_GPIPE : -1;
-  if (ord < 0) {
-    if (order && !strcmp(order, "interleaved"))
-      return ctx_fail(L, S, "order", "pipeline: order \"%s\" (virtual stages) is not supported yet; use \"1f1b\" or \"gpipe\"", order);
-    return ctx_fail(L, S, "order", "pipeline: unknown order '%s'; use \"1f1b\" or \"gpipe\"", order ? order : "?");
+  int ord = order && !strcmp(order, "1f1b") ? SH_1F1B : order && !strcmp(order, "gpipe") ? SH_GPIPE
+          : order && !strcmp(order, "interleaved") ? SH_INTERLEAVED : -1;
+  if (ord < 0) return ctx_fail(L, S, "order", "pipeline: unknown order '%s'; use \"1f1b\", \"gpipe\" or \"interleaved\"", order ? order : "?");
+  lua_Integer chunks = 1;
+  lua_getfield(L, 2, "chunks");
+  if (!lua_isnil(L, -1)) {
+    chunks = lua_tointegerx(L, -1, &isnum);
+    if (!isnum || chunks < 1 || chunks > 64)
+      return ctx_fail(L, S, "chunks", "pipeline: chunks (the parts of the program each stage holds) must be a whole number from 1 to 64");
+    if (ord != SH_INTERLEAVED && chunks > 1)
+      return ctx_fail(L, S, "chunks", "pipeline: chunks is the interleaved schedule's; give order = \"interleaved\" with it");
+  } else if (ord == SH_INTERLEAVED) {
+    chunks = 2;
   }
+  if (ord == SH_INTERLEAVED && m % p->mesh.size[axis])
+    return ctx_fail(L, S, "microbatches", "pipeline: the interleaved schedule runs the microbatches in groups of one a stage: %lld "
+                    "microbatches do not divide among %lld stages", (long long)m, (long long)p->mesh.size[axis]);
+  if (p->mesh.size[axis] * chunks > 4096)
+    return ctx_fail(L, S, "chunks", "pipeline: %lld stages of %lld chunks each: at most 4096 parts", (long long)p->mesh.size[axis],
+                    (long long)chunks);
+  int64_t parts = p->mesh.size[axis] * chunks;
   if (p->mesh.n >= SH_MAXAXES)
     return ctx_fail(L, S, NULL, "pipeline: the mesh has %d axes already, and the microbatches need one more", SH_MAXAXES);
   int ncuts = 0, *cuts = NULL;
@@ -1100,9 +1117,9 @@ static int ctx_pipeline(lua_State *L) {
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1)) return ctx_fail(L, S, "at", "pipeline: at must be a list of value names");
     ncuts = (int)luaL_len(L, -1);
-    if (ncuts != p->mesh.size[axis] - 1)
-      return ctx_fail(L, S, "at", "pipeline: at names the values that end each stage but the last: %lld of them",
-                      (long long)p->mesh.size[axis] - 1);
+    if (ncuts != parts - 1)
+      return ctx_fail(L, S, "at", "pipeline: at names the values that end each %s but the last: %lld of them",
+                      chunks > 1 ? "part (stages x chunks)" : "stage", (long long)parts - 1);
     cuts = arena_alloc(&p->mem, sizeof *cuts * (size_t)(ncuts + 1));
     for (int i = 0; i < ncuts; i++) {
       lua_geti(L, -1, i + 1);
@@ -1116,7 +1133,7 @@ static int ctx_pipeline(lua_State *L) {
     }
   }
   if (m == 1) {                     /* one microbatch: the stages alone, no axis to split the batch over */
-    p->pipe = (sh_pipe){axis, -1, ord, ncuts, cuts, S->t->name, S->t->decl};
+    p->pipe = (sh_pipe){axis, -1, ord, (int)chunks, ncuts, cuts, S->t->name, S->t->decl};
     lua_pushnil(L);
     return 1;
   }
@@ -1127,7 +1144,7 @@ static int ctx_pipeline(lua_State *L) {
   p->mesh.name[micro] = arena_intern_cstr(&p->mem, name);
   p->mesh.size[micro] = m;
   p->mesh.virt |= 1u << micro;
-  p->pipe = (sh_pipe){axis, micro, ord, ncuts, cuts, S->t->name, S->t->decl};
+  p->pipe = (sh_pipe){axis, micro, ord, (int)chunks, ncuts, cuts, S->t->name, S->t->decl};
   lua_pushstring(L, name);
   return 1;
 }

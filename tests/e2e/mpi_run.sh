@@ -139,7 +139,7 @@ out=$($MPIRUN -n 8 "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/bp_mp_c
   bad "batch x megatron x context on 8 ranks: $out $(head -3 "$tmp/err")"
 
 # pipeline stages on a 4-layer GPT (its embedding tied to the output
-# projection): 2 stages (1F1B) and 4 (GPipe) equal to one device in f32
+# projection): 2 stages (1F1B, interleaved) and 4 (GPipe, interleaved) equal to one device in f32
 # (SGD) and f64 (Adam, to 1e-12), each rank's peak memory below one
 # device's; pipeline x batch x Megatron on 8 ranks; a forward program
 pp() {  # pp RANKS MODEL TACTIC TRAIN TOLERANCE
@@ -161,6 +161,8 @@ pp 4 gpt_pp_f64.cir pp4_gpipe.tac 'adam(lr = 1e-3)' 1e-12
 pp 8 gpt_pp_f64.cir pp_bp_mp.tac 'adam(lr = 1e-3)' 1e-12
 pp 4 gpt_pp.cir pp_bp_z3.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
 pp 2 gpt_pp.cir pp2.tac '' 1e-5
+pp 2 gpt_pp.cir pp2_interleaved.tac 'sgd(lr = 0.1)' 1e-5
+pp 4 gpt_pp_f64.cir pp4_interleaved.tac 'adam(lr = 1e-3)' 1e-12
 
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)

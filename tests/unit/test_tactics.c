@@ -1018,6 +1018,7 @@ static int count_on(const rt_prog *p, int stage, rt_op op) {
 Test(pipeline, transfers_per_microbatch) {
   static const struct { const char *mesh; int stages, micro; const char *order; } c[] = {
     {"stage = 2", 2, 4, "1f1b"}, {"stage = 4", 4, 4, "gpipe"}, {"stage = 4", 4, 8, "1f1b"}, {"stage = 2", 2, 1, "1f1b"},
+    {"stage = 2", 2, 4, "interleaved"},
   };
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
     char tac[256];
@@ -1025,8 +1026,9 @@ Test(pipeline, transfers_per_microbatch) {
              c[k].mesh, c[k].micro, c[k].order);
     setup s;
     cr_assert(pipe_load(&s, "mlp4.cir", tac, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
-    int P = c[k].stages, M = c[k].micro;
-    cr_expect_eq(s.counts[RT_SEND], 2 * (P - 1) * M + (P - 1), "%s, %d microbatches: %d sends", c[k].mesh, M, s.counts[RT_SEND]);
+    int P = c[k].stages, M = c[k].micro, parts = strcmp(c[k].order, "interleaved") ? P : 4;   /* (interleaved: a layer a part) */
+    cr_expect_eq(s.counts[RT_SEND], 2 * (parts - 1) * M + (P - 1), "%s, %s, %d microbatches: %d sends", c[k].mesh, c[k].order, M,
+                 s.counts[RT_SEND]);
     cr_expect_eq(s.counts[RT_RECV], s.counts[RT_SEND]);
     cr_expect_eq(s.counts[RT_ALL_REDUCE] + s.counts[RT_ALL_GATHER] + s.counts[RT_REDUCE_SCATTER] + s.counts[RT_ALL_TO_ALL], 0);
     for (int st = 0; st < P; st++) {   /* 4 / P layers a stage: each matmul once a microbatch forward, twice backward (the first once) */
@@ -1107,7 +1109,11 @@ Test(pipeline, cuts_and_errors) {
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 0)\nschedule pp\n",
      "error: pipeline: microbatches must be a whole number from 1 to 4096"},
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, order = \"zigzag\")\nschedule pp\n",
-     "error: pipeline: unknown order 'zigzag'; use \"1f1b\" or \"gpipe\""},
+     "error: pipeline: unknown order 'zigzag'; use \"1f1b\", \"gpipe\" or \"interleaved\""},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 3, order = \"interleaved\")\nschedule pp\n",
+     "error: pipeline: the interleaved schedule runs the microbatches in groups of one a stage: 3 microbatches do not divide among 2 stages"},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, chunks = 2)\nschedule pp\n",
+     "error: pipeline: chunks is the interleaved schedule's; give order = \"interleaved\" with it"},
     {"version 1\nmesh stage = 2, model = 2\nuse \"megatron\" as mp (axis = stage)\nuse \"pipeline\" as pp (axis = stage)\nschedule mp, pp\n",
      "error: pipeline: the stage axis splits"},
   };
