@@ -163,6 +163,11 @@ pp 4 gpt_pp.cir pp_bp_z3.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
 pp 2 gpt_pp.cir pp2.tac '' 1e-5
 pp 2 gpt_pp.cir pp2_interleaved.tac 'sgd(lr = 0.1)' 1e-5
 pp 4 gpt_pp_f64.cir pp4_interleaved.tac 'adam(lr = 1e-3)' 1e-12
+# an 8-layer GPT on 2 and 4 stages under each schedule
+pp 2 gpt_pp8.cir pp2.tac 'sgd(lr = 0.1)' 1e-5
+pp 4 gpt_pp8.cir pp4.tac 'sgd(lr = 0.1)' 1e-5
+pp 4 gpt_pp8.cir pp4_gpipe.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
+pp 4 gpt_pp8.cir pp4_il.tac 'sgd(lr = 0.1)' 1e-5
 
 # a forward program whose output (a vector) stays split: reported and checked whole
 one=$("$CARVE" run "$SRCDIR/tests/data/chain.cir" --steps 1 --json)
