@@ -32,6 +32,7 @@ int drive_lower_opts(drive *r, const ir_graph *g, const sh_plan *plan, const low
 void drive_free(drive *r) {
   rt_exec_free(r->e);
   if (r->lowered) { lower_result_free(&r->lr); rt_prog_free(&r->prog); }
+  else if (r->own_stage) rt_prog_free(&r->prog);
   memset(r, 0, sizeof *r);
 }
 
@@ -173,8 +174,14 @@ int drive_start(drive *r, const rt_backend *be, const rt_comm *comm, const rt_wo
   r->be = be;
   r->comm = comm;
   r->w = w;
-  /* a pipeline stage runs its own instructions (an adopted program is borrowed: as it is) */
+  /* a pipeline stage runs its own instructions (of an adopted program, which is borrowed, a copy) */
   if (r->prog.stage_axis >= 0 && r->lowered) rt_prog_keep_stage(&r->prog, rt_prog_stage(&r->prog, w->rank));
+  else if (r->prog.stage_axis >= 0 && !r->own_stage) {
+    rt_prog mine;
+    rt_prog_copy_stage(&r->prog, rt_prog_stage(&r->prog, w->rank), &mine);
+    r->prog = mine;
+    r->own_stage = 1;
+  }
   r->e = rt_exec_new(&r->prog, be, comm);
   rt_exec_watch(r->e, r->watch);
   if (!be->device_memory && drive_memory_short(&r->prog, (double)rt_exec_need(r->e), err, errlen)) return -1;   /* before allocating */

@@ -34,6 +34,7 @@ typedef struct drive {
   rt_prog prog;
   lower_result lr;
   int lowered;
+  int own_stage;            /* an adopted pipelined program: prog is this stage's copy, freed here */
   rt_exec *e;
   const rt_backend *be;     /* where it runs (the reference of --check runs there too) */
   const rt_comm *comm;      /* NULL on one device */

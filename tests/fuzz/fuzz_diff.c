@@ -11,7 +11,10 @@
 ** The bytes: a mode byte (bit 0 a training step with SGD, bit 1 every value
 ** kept, bits 2-3 zero: the model is tests/unit/randmodel.h's random model
 ** drawn from the next 8 bytes, smooth ops only, else this file's own), then
-** the model's choices, then the plan's. Bytes past the end read as 0.
+** the model's choices, then the plan's; bit 4 a pipeline plan instead (2
+** stages on a, 1-4 microbatches, GPipe, 1F1B or interleaved: refused where
+** the batch does not divide or the program cannot be cut). Bytes past the
+** end read as 0.
 ** The model's own: 1-8 ops among add, sub, mul and div (of two values, or
 ** of a value and a literal, either side: a partial sum beside a complete
 ** value or a literal), matmul (a partial sum when its contraction is
@@ -217,9 +220,18 @@ static char *own_model(bytes *b) {
 
 /* ---- the plan ---- */
 
-static char *plan_text(const ir_graph *g, bytes *b) {
+static char *plan_text(const ir_graph *g, bytes *b, int pipeline) {
   strbuf t;
   sb_init(&t);
+  if (pipeline) {                             /* two stages, the batch (every input's first dim) in microbatches or whole */
+    unsigned m = 1 + take(b, 4), order = take(b, 3);
+    static const char *const orders[] = {"1f1b", "gpipe", "interleaved"};
+    sb_printf(&t, "version 1\nmesh a = 2\nuse \"pipeline\" as pp (axis = a, microbatches = %u, order = \"%s\")\nschedule pp\n", m,
+              orders[order]);
+    char *s = strdup(sb_str(&t));
+    sb_free(&t);
+    return s;
+  }
   sb_puts(&t, "version 1\nmesh a = 2\ntactic t {\n");
   int n = 1 + (int)take(b, 4);
   for (int s = 0; s < n; s++) {
@@ -393,10 +405,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_check(g != NULL, "the generated model does not build", &d);
   fuzz_check(!train || (train_parse(&a, "sgd(lr = 0.1)", &ts, &d) == 0 && train_build(g, &ts, &d) == 0), "no training step", &d);
   diag_clear(&d);                              /* the model's warnings (a parameter the loss does not reach) */
-  tac = plan_text(g, &b);
+  tac = plan_text(g, &b, (mode >> 4) & 1);
   tac_file *tf = tac_parse(&a, &d, diag_src_string(&a, "diff.tac", tac, strlen(tac)));
   fuzz_check(tf != NULL, "the generated tactic file does not parse", &d);
   tactic_opts o = {0};
+  o.stdlib_dir = SRCDIR "/stdlib-tactics";     /* (the pipeline plans use the stdlib's) */
   sh_plan *p = tactic_apply(g, tf, &o, &a, &d);
   int verbose = getenv("FUZZ_DIFF_VERBOSE") != NULL;   /* what an input makes: FUZZ_DIFF_VERBOSE=1 fuzz_diff FILE */
   if (verbose) fprintf(stderr, "%s%s(mode: %s%s%s)\n%s\n", model, tac, train ? "sgd" : "forward", keep ? ", every value kept" : "",
