@@ -139,14 +139,15 @@ int shard_stages(const sh_plan *p, sh_stages *st, diag *d) {
   }
   /* the rest where it is read, its readers first; a new value carried into
      a leaf where the leaf is read (its update beside each copy) */
-  for (int round = 0; round < 3 && !rc; round++) {
+  for (int changed = 1; changed && !rc;) {   /* masks only grow: to the fixed point (a carry closes a cycle) */
+    changed = 0;
     for (int v = nv - 1; v >= 0; v--) {
       const ir_value *x = g->vals[v];
       if (staged[v]) continue;
-      uint64_t m = 0;
+      uint64_t m = mask[v];
       for (int k = 0; k < x->nusers; k++) m |= mask[x->users[k]];
       if (x->carry >= 0) m |= mask[x->carry];
-      mask[v] = m;
+      if (m != mask[v]) { mask[v] = m; changed = 1; }
     }
   }
   for (int v = 0; v < nv; v++) if (!mask[v]) mask[v] = (uint64_t)1 << (P - 1);   /* read by no one: with the loss */

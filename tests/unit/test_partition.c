@@ -68,6 +68,9 @@ static int device(int dev, void *arg) {
     const ir_value *v = r->g->vals[i];
     int b = r->lr->buf_of[i];
     if ((v->kind != IR_PARAM && v->kind != IR_STATE) || b < 0 || !rt_stage_holds(p, stage, b)) continue;
+    int first = 0;               /* of a pipeline's, the first stage that holds it speaks (as drive_gather) */
+    while (p->stage_axis >= 0 && first < 63 && !rt_stage_holds(p, first, b)) first++;
+    if (p->stage_axis >= 0 && stage != first) continue;
     const rt_buf *rb = &r->p->bufs[b];
     int64_t off[RT_MAXRANK], idx[RT_MAXRANK] = {0};
     rt_mesh_block(r->p, dev, b, off);
@@ -236,6 +239,7 @@ static pcase pcases[] = {
   {"../tests/data/fuzz/update_scalar.cir", "../tests/data/fuzz/update_scalar.tac", "adam(lr = 0.05)", 2},
   {"../tests/data/fuzz/literal_partial.cir", "../tests/data/fuzz/literal_partial.tac", "adam(lr = 0.05)", 2},
   {"../tests/data/fuzz/bucket_accumulate.cir", "../tests/data/fuzz/bucket_accumulate.tac", "sgd(lr = 0.1)", 2},
+  {"../tests/data/fuzz/pipeline_carry.cir", "../tests/data/fuzz/pipeline_carry.tac", "sgd(lr = 0.1)", 2},
   /* gather and scatter: rows by id, a point per row, a scatter-add into zeros */
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_bp.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_mp.tac", "adam(lr = 1e-2)", 4},
