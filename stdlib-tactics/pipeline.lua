@@ -27,6 +27,11 @@ return function(ctx, args)
   local micro = ctx:pipeline(args)
   if not micro then return end                                            -- one microbatch
   ctx:together(function()
+    -- every microbatch sees the whole of each parameter and state: where an
+    -- op meets the batch with a parameter along the same dim, the
+    -- microbatch takes its rows of it
+    for _, w in ipairs(ctx:values("param")) do ctx:replicate(w, micro) end
+    for _, w in ipairs(ctx:values("state")) do ctx:replicate(w, micro) end
     for _, x in ipairs(ctx:values("input")) do ctx:shard(x, 0, micro) end   -- the batch
   end)
 end

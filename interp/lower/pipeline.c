@@ -107,7 +107,9 @@ static void classify(pctx *c) {
   for (int i = 0; i < c->n0 && !c->failed; i++) {
     const rt_instr *x = &c->ins[i];
     if (!group_has(p, x->group, c->micro)) continue;
-    if (x->op == RT_ALL_REDUCE) { c->acc[i] = 1; c->accout[x->out] = 1; }
+    /* a sum over the microbatches, or each microbatch's rows put together
+       (a parameter's gradient whose rows the microbatches took apart) */
+    if (x->op == RT_ALL_REDUCE || (x->op == RT_ALL_GATHER && p->groups[x->group].naxes == 1)) { c->acc[i] = 1; c->accout[x->out] = 1; }
     else if (x->op != RT_SHARD_SLICE)
       fail(c, i, "would move values between microbatches (a collective over the microbatch axis other than a sum); "
                  "split the batch over that axis only through the pipeline tactic");
@@ -254,7 +256,17 @@ static void emit_micro(pctx *c, ilist *l, char *made, int i, int j) {
     y.in[k] = mapped(c, b, j);
   }
   y.out = mapped(c, x->out, j);
-  if (c->acc[i]) {                    /* the sum: the first copies, the rest add (or keep the larger) */
+  if (c->acc[i] && x->op == RT_ALL_GATHER) {   /* microbatch j's rows into their place */
+    memset(&y, 0, sizeof y);
+    for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
+    y.op = RT_BLOCK_COPY;
+    y.group = -1;
+    y.src = x->src;
+    y.out = c->sum[i];
+    y.in[0] = mapped(c, x->in[0], j);
+    y.nin = 1;
+    y.outer = x->outer; y.m = x->n; y.k = 0; y.n = x->n; y.n2 = x->n * c->M; y.off = x->n * j; y.inner = x->inner;
+  } else if (c->acc[i]) {             /* the sum: the first copies, the rest add (or keep the larger) */
     int t = c->sum[i];
     memset(&y, 0, sizeof y);
     for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
