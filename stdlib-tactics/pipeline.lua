@@ -18,7 +18,8 @@
 -- through them in turn: a smaller bubble for more transfers). Gradients
 -- are summed over the microbatches and the optimizer
 -- updates once per step, as one device on the whole batch does.
--- microbatches defaults to the number of stages.
+-- microbatches defaults to the number of stages. Parameters and optimizer
+-- state stay whole on every microbatch.
 --
 -- Schedule it after the tactics that split the batch over other axes.
 
