@@ -137,6 +137,7 @@ static void killed_while_writing(int sig) {
   cr_assert(pid >= 0);
   if (pid == 0) {
     char *tmp;
+    signal(sig, SIG_DFL);     /* a suite started in the background inherits SIGINT ignored, and so would keep it */
     int fd = file_tmp_open(target, &tmp);
     if (fd < 0 || write(fd, "partial", 7) != 7) _exit(3);
     raise(sig);

@@ -241,6 +241,7 @@ static pcase pcases[] = {
   {"../tests/data/fuzz/bucket_accumulate.cir", "../tests/data/fuzz/bucket_accumulate.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_carry.cir", "../tests/data/fuzz/pipeline_carry.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_param_rows.cir", "../tests/data/fuzz/pipeline_param_rows.tac", "sgd(lr = 0.1)", 2},
+  {"../tests/data/fuzz/pipeline_update_early.cir", "../tests/data/fuzz/pipeline_update_early.tac", "sgd(lr = 0.1)", 2},
   /* gather and scatter: rows by id, a point per row, a scatter-add into zeros */
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_bp.tac", "sgd(lr = 0.1)", 4},
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_mp.tac", "adam(lr = 1e-2)", 4},
