@@ -92,6 +92,8 @@ static int group_has(const rt_prog *p, int g, int axis) {
 
 /* ---- what repeats for each microbatch ---- */
 
+static int reads(const rt_instr *x, int b);
+
 /* One pass in program order with each buffer's state: the same in every
    microbatch (0), one per microbatch (1), or their sum (2). A buffer that
    is ever one per microbatch has every write of it repeated too (a bucket
@@ -136,6 +138,10 @@ static void classify(pctx *c) {
         if (x->in[k] < 0) continue;
         v |= state[x->in[k]] == 1;
         after |= state[x->in[k]] == 2;
+      }
+      if (x->out >= 0 && x->op != RT_SEND && reads(x, x->out)) {   /* it keeps (or adds to) the rest of its result */
+        v |= state[x->out] == 1;
+        after |= state[x->out] == 2;
       }
       /* what writes over a value an earlier microbatch's work reads (an
          update in place, moved up to its gradient) waits for them all */
