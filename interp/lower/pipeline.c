@@ -532,6 +532,15 @@ static void connect(pctx *c, int loss) {
         }
         int from = at;                    /* a stage that made it (the first, for a write many stages made alike) */
         while (from > lo && w[from - 1].key == want) from--;
+        for (int k = from; k <= at; k++) if (w[k].s == s) from = k;
+        if (w[from].s == s) {             /* its own write, but the schedule runs it after this read */
+          char what[400];
+          snprintf(what, sizeof what, "stage %d would read '%s' before its own work writes it there: the interleaved schedule runs "
+                   "the parts of a stage out of the program's order, and two of this stage's parts share it (a gradient both add to); "
+                   "use order = \"1f1b\"", s, p->bufs[b].name);
+          fail(c, -1, what);
+          break;
+        }
         if (xcap == nx) { xcap = xcap ? 2 * xcap : 32; xs = mem_realloc(xs, sizeof *xs * (size_t)xcap); }
         xs[nx++] = (xfer){b, w[from].s, s, w[from].e, e, tag++};
         held[b] = want;

@@ -1117,6 +1117,13 @@ Test(pipeline, cuts_and_errors) {
     {"version 1\nmesh stage = 2, model = 2\nuse \"megatron\" as mp (axis = stage)\nuse \"pipeline\" as pp (axis = stage)\nschedule mp, pp\n",
      "error: pipeline: the stage axis splits"},
   };
+  /* two parts of one stage adding to one gradient, run out of order by the
+     interleaved schedule: refused (it hung, sending to itself) */
+  cr_expect(pipe_load(&s, "fuzz/pipeline_interleaved_shared.cir",
+                      "version 1\nmesh a = 2\nuse \"pipeline\" as pp (axis = a, microbatches = 4, order = \"interleaved\")\nschedule pp\n",
+                      "sgd(lr = 0.1)") < 0 && strstr(diag_text(&s.d), "two of this stage's parts share it") &&
+            strstr(diag_text(&s.d), "use order = \"1f1b\""), "%s", diag_text(&s.d));
+  unload(&s);
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     int rc = pipe_load(&s, "gpt_pp.cir", bad[k].tac, "sgd(lr = 0.1)");
     if (bad[k].says) cr_expect(rc < 0 && strstr(diag_text(&s.d), bad[k].says), "case %zu: %s", k, diag_text(&s.d));
