@@ -492,7 +492,8 @@ static int check_prog(const rt_prog *p, const rt_backend *be, char *err, size_t 
         return ins_err(p, i, err, errlen, why);
       }
     if ((ins->op == RT_SEND || ins->op == RT_RECV) && be->device_memory) {
-      snprintf(why, sizeof why, "pipeline stages run on the cpu backend only for now; run with --device-kind cpu");
+      snprintf(why, sizeof why, "point-to-point transfers (pipeline stages, ring attention) run on the cpu backend only for now; "
+               "run with --device-kind cpu");
       return ins_err(p, i, err, errlen, why);
     }
     if (check_instr(p, ins, why, sizeof why)) return ins_err(p, i, err, errlen, why);

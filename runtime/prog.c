@@ -229,15 +229,21 @@ int rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_
   return id;
 }
 
+rt_instr rt_instr_new(rt_op op, int out) {
+  rt_instr ins;
+  memset(&ins, 0, sizeof ins);
+  ins.op = (uint8_t)op;
+  ins.out = out;
+  for (int i = 0; i < RT_MAXIN; i++) ins.in[i] = -1;
+  ins.group = -1;
+  ins.src = -1;
+  return ins;
+}
+
 rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out) {
   p->instrs = grow_for(p->instrs, p->ninstrs, sizeof *p->instrs);
   rt_instr *ins = &p->instrs[p->ninstrs++];
-  memset(ins, 0, sizeof *ins);
-  ins->op = (uint8_t)op;
-  ins->out = out;
-  for (int i = 0; i < RT_MAXIN; i++) ins->in[i] = -1;
-  ins->group = -1;
-  ins->src = -1;
+  *ins = rt_instr_new(op, out);
   return ins;
 }
 

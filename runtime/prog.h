@@ -330,6 +330,7 @@ void rt_prog_init(rt_prog *p);
 void rt_prog_free(rt_prog *p);
 int  rt_prog_buf(rt_prog *p, const char *name, rt_dtype t, int rank, const int64_t *shape, rt_bufkind kind);
 rt_instr *rt_prog_emit(rt_prog *p, rt_op op, int out);   /* zeroed, in[] = -1, group = -1 */
+rt_instr  rt_instr_new(rt_op op, int out);                /* the same, not yet in a program */
 int  rt_prog_group(rt_prog *p, int naxes, const int *axes);
 /* Compute last_use of every buffer and each instruction's nelem and dtypes (call once after emitting). */
 void rt_prog_finish(rt_prog *p);

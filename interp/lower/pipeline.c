@@ -120,7 +120,7 @@ static void classify(pctx *c) {
   int64_t ntag = 1;
   for (int i = 0; i < c->n0; i++) if (c->ins[i].op == RT_SEND && c->ins[i].off >= ntag) ntag = c->ins[i].off + 1;
   char *sent = mem_alloc((size_t)ntag), *vread = mem_alloc((size_t)c->nb0 + 1);
-  for (int changed = 1, round = 0; changed && round < 8 && !c->failed; round++) {
+  for (int changed = 1; changed && !c->failed;) {   /* ever only grows: to the fixed point */
     changed = 0;
     memset(sent, 0, (size_t)ntag);
     memset(vread, 0, (size_t)c->nb0 + 1);
@@ -229,6 +229,18 @@ static void make_copies(pctx *c) {
 
 static int mapped(pctx *c, int b, int j) { return b >= 0 && b < c->nb0 && c->copy[b] ? c->copy[b][j] : b; }
 
+/* A block copy: rows [k, k + n) of in viewed [outer, m, inner] into rows
+   [off, off + n) of out viewed [outer, n2, inner] (RT_BLOCK_COPY). */
+static rt_instr block_copy(int in, int out, int src, int64_t outer, int64_t m, int64_t k, int64_t n, int64_t n2, int64_t off,
+                           int64_t inner) {
+  rt_instr y = rt_instr_new(RT_BLOCK_COPY, out);
+  y.in[0] = in;
+  y.nin = 1;
+  y.src = src;
+  y.outer = outer; y.m = m; y.k = k; y.n = n; y.n2 = n2; y.off = off; y.inner = inner;
+  return y;
+}
+
 /* Microbatch j's rows of varying input b, made before their first reader. */
 static void slice_input(pctx *c, ilist *l, char *made, int b, int j, int64_t key) {
   rt_prog *p = c->p;
@@ -242,21 +254,7 @@ static void slice_input(pctx *c, ilist *l, char *made, int b, int j, int64_t key
   for (int k = 0; k < d; k++) outer *= x->shape[k];
   for (int k = d + 1; k < x->rank; k++) inner *= x->shape[k];
   int64_t n = d < x->rank ? p->bufs[out].shape[d] : 1;
-  rt_instr y;
-  memset(&y, 0, sizeof y);
-  for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
-  y.op = RT_BLOCK_COPY;
-  y.out = out;
-  y.nin = 1;
-  y.in[0] = b;
-  y.group = -1;
-  y.src = -1;
-  y.outer = outer;
-  y.m = n * c->M;
-  y.k = n * j;
-  y.n = n;
-  y.n2 = n;
-  y.inner = inner;
+  rt_instr y = block_copy(b, out, -1, outer, n * c->M, n * j, n, n, 0, inner);
   push(l, &y, key - 1);
 }
 
@@ -272,25 +270,13 @@ static void emit_micro(pctx *c, ilist *l, char *made, int i, int j) {
   }
   y.out = mapped(c, x->out, j);
   if (c->acc[i] && x->op == RT_ALL_GATHER) {   /* microbatch j's rows into their place */
-    memset(&y, 0, sizeof y);
-    for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
-    y.op = RT_BLOCK_COPY;
-    y.group = -1;
-    y.src = x->src;
-    y.out = c->sum[i];
-    y.in[0] = mapped(c, x->in[0], j);
-    y.nin = 1;
-    y.outer = x->outer; y.m = x->n; y.k = 0; y.n = x->n; y.n2 = x->n * c->M; y.off = x->n * j; y.inner = x->inner;
+    y = block_copy(mapped(c, x->in[0], j), c->sum[i], x->src, x->outer, x->n, 0, x->n, x->n * c->M, x->n * j, x->inner);
   } else if (c->acc[i]) {             /* the sum: the first copies, the rest add (or keep the larger) */
     int t = c->sum[i];
-    memset(&y, 0, sizeof y);
-    for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
-    y.group = -1;
+    y = rt_instr_new(RT_COPY, t);
     y.src = x->src;
-    y.out = t;
     y.in[0] = mapped(c, x->in[0], j);
     y.nin = 1;
-    y.op = RT_COPY;
     if (j > 0) {
       y.op = RT_EW;
       y.fn = (uint8_t)(x->fn == RT_RMAX ? RT_MAX : x->fn == RT_RMIN ? RT_MIN : RT_ADD);
@@ -421,14 +407,9 @@ static void build_stage(pctx *c, int s) {
 typedef struct xfer { int b, from, to, at_from, at_to; int64_t tag; } xfer;
 
 static rt_instr p2p(rt_op op, int b, int group, int peer, int64_t tag) {
-  rt_instr y;
-  memset(&y, 0, sizeof y);
-  for (int k = 0; k < RT_MAXIN; k++) y.in[k] = -1;
-  y.op = (uint8_t)op;
-  y.out = b;
+  rt_instr y = rt_instr_new(op, b);
   if (op == RT_SEND) { y.in[0] = b; y.nin = 1; }
   y.group = group;
-  y.src = -1;
   y.n2 = peer;
   y.off = tag;
   return y;

@@ -94,6 +94,21 @@ double sim_coll_seconds(const sim_opts *o, rt_op op, uint32_t axes, int64_t n, d
   return steps * lat + share * full / bw;
 }
 
+/* bytes from one device to another over group g: the latency and bandwidth
+   of the slowest link its axes map to (NaN: an axis with no link) */
+static double transfer_seconds(const rt_prog *p, int g, double bytes, const sim_opts *o) {
+  const rt_group *gr = &p->groups[g];
+  double bw = INFINITY, lat = 0;
+  for (int a = 0; a < gr->naxes; a++) {
+    int li = o->link_of_axis[gr->axes[a]];
+    if (li < 0) return NAN;
+    const sim_link *k = &o->prof->links[li];
+    if (k->bandwidth < bw) bw = k->bandwidth;
+    if (k->latency > lat) lat = k->latency;
+  }
+  return lat + bytes / bw;
+}
+
 static double collective_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
   const rt_group *g = &p->groups[x->group];
   uint32_t axes = 0;
@@ -160,19 +175,8 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const sim_profile *pr = o->prof;
   /* a transfer: between pipeline stages the stages' timelines cost it (sim_stages); around a ring (context
      parallelism) each device receives as it sends, and the receive costs the bytes over the group's link */
-  if (x->op == RT_SEND || (x->op == RT_RECV && p->stage_axis >= 0)) return pr->launch;
-  if (x->op == RT_RECV) {
-    const rt_group *g = &p->groups[x->group];
-    double bw = INFINITY, lat = 0;
-    for (int a = 0; a < g->naxes; a++) {
-      int li = o->link_of_axis[g->axes[a]];
-      if (li < 0) return NAN;
-      const sim_link *k = &o->prof->links[li];
-      if (k->bandwidth < bw) bw = k->bandwidth;
-      if (k->latency > lat) lat = k->latency;
-    }
-    return pr->launch + lat + buf_bytes(p, x->out) / bw;
-  }
+  if (x->op == RT_SEND || (x->op == RT_RECV && !(x->mode & RT_P2P_RING))) return pr->launch;
+  if (x->op == RT_RECV) return pr->launch + transfer_seconds(p, x->group, buf_bytes(p, x->out), o);
   if (x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD) {   /* its GEMMs: 2 forward, 4 for the gradient (the blocks not skipped) */
     double flops = (x->op == RT_ATTN_BLOCK ? 4.0 : 8.0) * (double)x->outer * (double)x->m * (double)x->n * (double)x->k;
     return sim_gemm_seconds(o, flops, (double)x->outer * (x->op == RT_ATTN_BLOCK ? 2 : 4), SIM_F32);
@@ -270,21 +274,6 @@ double sim_ideal_bubble(int stages, int microbatches, int chunks) {
   return (P - 1) / (V * M + P - 1);
 }
 
-/* A transfer between stages: the stage axis's link, latency and bytes. */
-static double p2p_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
-  int li = o->link_of_axis[p->stage_axis];
-  if (li < 0) return NAN;
-  const sim_link *k = &o->prof->links[li];
-  return k->latency + (double)rt_coll_bytes(p, x) / k->bandwidth;
-}
-
-static int stage_program(const rt_prog *p, int s, rt_prog *q) {
-  *q = *p;
-  q->instrs = mem_alloc(sizeof *q->instrs * (size_t)(p->ninstrs + 1));
-  q->ninstrs = 0;
-  for (int i = 0; i < p->ninstrs; i++) if (rt_stage_runs(&p->instrs[i], s)) q->instrs[q->ninstrs++] = p->instrs[i];
-  return q->ninstrs;
-}
 
 /* Each stage runs its list in order, compute on one stream and (with
    overlap) its collectives on another; a send costs its launch and its
@@ -300,7 +289,7 @@ static int sim_stages(const ir_graph *g, const sh_plan *plan, const rt_prog *p, 
   r->chunks = plan && plan->pipe.chunks > 1 ? plan->pipe.chunks : 1;
   int64_t ntag = 0;
   for (int i = 0; i < ni; i++)
-    if (p->instrs[i].op == RT_SEND && p->instrs[i].off >= ntag) ntag = p->instrs[i].off + 1;
+    if (p->instrs[i].op == RT_SEND && !(p->instrs[i].mode & RT_P2P_RING) && p->instrs[i].off >= ntag) ntag = p->instrs[i].off + 1;
   double *arrive = mem_alloc(sizeof *arrive * (size_t)(ntag + 1));
   for (int64_t t = 0; t < ntag; t++) arrive[t] = -1;
   double *ready = mem_calloc((size_t)nb * (size_t)P + 1, sizeof *ready);
@@ -314,16 +303,17 @@ static int sim_stages(const ir_graph *g, const sh_plan *plan, const rt_prog *p, 
       for (; pos[s] < ni; pos[s]++) {
         const rt_instr *x = &p->instrs[pos[s]];
         if (!rt_stage_runs(x, s)) continue;
-        int p2p = x->op == RT_SEND || x->op == RT_RECV;
-        if (x->op == RT_RECV && (x->off >= ntag || arrive[x->off] < 0)) break;   /* its send has not run yet */
+        /* (a ring's transfers, within a stage, cost as the ring's: sim_instr_seconds) */
+        int p2p = (x->op == RT_SEND || x->op == RT_RECV) && !(x->mode & RT_P2P_RING);
+        if (p2p && x->op == RT_RECV && (x->off >= ntag || arrive[x->off] < 0)) break;   /* its send has not run yet */
         double t = p2p ? o->prof->launch : r->seconds[pos[s]];
         int coll = rt_is_collective((rt_op)x->op) && o->overlap;
         double start = coll ? comm[s] : comp[s];
         for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && rd[x->in[k]] > start) start = rd[x->in[k]];
-        if (x->op == RT_RECV && arrive[x->off] > start) start = arrive[x->off];
+        if (p2p && x->op == RT_RECV && arrive[x->off] > start) start = arrive[x->off];
         double fin = start + t;
-        if (x->op == RT_SEND) {
-          double tt = p2p_seconds(p, x, o);
+        if (p2p && x->op == RT_SEND) {
+          double tt = transfer_seconds(p, x->group, (double)rt_coll_bytes(p, x), o);
           if (isnan(tt)) { rc = -1; break; }
           arrive[x->off] = fin + tt;
           r->p2p_seconds += tt;
@@ -354,10 +344,10 @@ static int sim_stages(const ir_graph *g, const sh_plan *plan, const rt_prog *p, 
   int busiest = 0;
   for (int s = 0; s < P; s++) {
     rt_prog q;
-    stage_program(p, s, &q);
+    rt_prog_copy_stage(p, s, &q);
     sim_memory m;
     memory(g, plan, &q, lr, s, &m);
-    free(q.instrs);
+    rt_prog_free(&q);
     r->stage[s].peak = m.peak;
     if (m.peak > r->mem.peak) r->mem = m;
     if (r->stage[s].busy > r->stage[busiest].busy) busiest = s;
