@@ -102,3 +102,17 @@ imp_plans gpt2 "$EX/gpt2.cir" 'adam(lr = 1e-4)' "$LOG/imp.gpt2.mlir" gpt2.tac gp
 	gpt2_bp_mp_z2.tac gpt2_bp_mp_z3.tac
 out "   (the JAX-spelled GPT-2 names its parameters otherwise, so the plans of examples/ do not apply to it)"
 out ""
+# The same JAX spelling read as written (--no-fuse: no composite op recognised), its elementwise
+# chains joined into one pass each (interp/lower/fuse.c) against kept apart, back to back.
+progress "elementwise chains fused against apart"
+python3 "$SRCDIR/tests/hlo/jax_gpt.py" --layers 4 --dim 256 --heads 4 --seq 256 --batch 4 --vocab 4096 > "$LOG/imp.jax_mid.mlir"
+imp_measure jax_mid.fused "$LOG/imp.jax_mid.mlir" 6 --train 'adam(lr = 1e-4)' --no-fuse
+imp_measure jax_mid.apart "$LOG/imp.jax_mid.mlir" 6 --train 'adam(lr = 1e-4)' --no-fuse --test-unfused-elementwise
+f_s=$(json_num step_time < "$LOG/imp.jax_mid.fused.json") a_s=$(json_num step_time < "$LOG/imp.jax_mid.apart.json")
+if [ -n "$f_s" ] && [ -n "$a_s" ]; then
+	outf '   %-16s as written, 4 layers of 256, 4 x 256 tokens: step %.3f s with elementwise chains fused, %.3f s apart (%s x)\n' \
+		jax_mid "$f_s" "$a_s" "$(calc '%.3f' "$f_s / $a_s")"
+else
+	outf '   %-16s not measured: %s\n' jax_mid "$(first_error "$LOG/imp.jax_mid.$( [ -z "$f_s" ] && echo fused || echo apart).err")"
+fi
+out ""

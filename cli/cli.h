@@ -28,6 +28,7 @@ typedef struct cli_opts {
   int bisect, keep_values;  /* run --bisect; lower --keep-values */
   int drop_collective;      /* --test-drop-collective K: tests only (a planted wrong collective) */
   const char *test_perturb; /* --test-perturb VALUE: tests only (rank 0's piece of VALUE made wrong after the run) */
+  int test_apart;           /* --test-unfused-elementwise: benchmarks only (elementwise chains not fused) */
   int allow_nonfinite;      /* run: go on past a NaN or Inf loss */
   int verbose;              /* apply: every value, conflict and collective, not the summary */
 } cli_opts;

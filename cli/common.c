@@ -44,6 +44,7 @@ void cli_session_opts(const cli_opts *o, session_opts *so) {
 }
 
 int cli_lower_opts(const cli_opts *o, lower_opts *lo) {
+  lo->no_fuse_elementwise |= o->test_apart;
   if (!o->bucket) return 0;
   static const struct { const char *unit; int64_t bytes; } units[] = {
     {"", 1}, {"B", 1}, {"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},

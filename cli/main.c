@@ -35,7 +35,7 @@ static const option options[] = {
   FLAG("json", json), FLAG("check", check), FLAG("strict", strict), FLAG("lenient", lenient),
   FLAG("print", print), FLAG("profile", profile), FLAG("tf32", tf32), FLAG("overlap", overlap), FLAG("quiet", quiet),
   FLAG("bisect", bisect), FLAG("keep-values", keep_values), FLAG("allow-nonfinite", allow_nonfinite),
-  FLAG("print-outputs", print_outputs), FLAG("no-fuse", no_fuse), FLAG("verbose", verbose),
+  FLAG("print-outputs", print_outputs), FLAG("test-unfused-elementwise", test_apart), FLAG("no-fuse", no_fuse), FLAG("verbose", verbose),
 };
 
 typedef struct command {
@@ -55,7 +55,7 @@ static const command commands[] = {
    "Parse and verify a model (and its training step with --train). Exit 0 when it is\n"
    "well-formed, else 1 with located errors. --print writes the IR back as model text.",
    cli_check_help},
-  {"run", cli_run, 1, 2, "train mesh model no-fuse strict lenient steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective test-perturb print-outputs bucket",
+  {"run", cli_run, 1, 2, "train mesh model no-fuse strict lenient steps params data save check tolerance json profile device-kind tf32 quiet allow-nonfinite bisect test-drop-collective test-perturb test-unfused-elementwise print-outputs bucket",
    "carve run MODEL.cir [TACTICS.tac] [--steps N] [--train OPT] [--params F] [--data F] [--save F] [--check [--tolerance E]]\n"
    "          [--profile] [--json] [--device-kind cpu|cuda] [--tf32] [--allow-nonfinite] [--bisect [--tolerance E]]\n"
    "          [--print-outputs] [--bucket SIZE] [--model NAME] [--mesh ..] [--no-fuse] [--strict] [--lenient] [--quiet]",
@@ -96,7 +96,7 @@ static const command commands[] = {
    "carve explain MODEL.cir TACTICS.tac VALUE [--train OPT] [--mesh ..] [--model NAME] [--no-fuse] [--strict] [--lenient]",
    "Why VALUE has its sharding: the chain of decisions from a tactic statement through\n"
    "the ops propagation went through, what kept it whole, and its conflicts."},
-  {"simulate", cli_simulate, 1, 2, "train mesh model no-fuse json strict lenient device links compare sweep overlap tf32 quiet bucket",
+  {"simulate", cli_simulate, 1, 2, "train mesh model no-fuse json strict lenient device links compare sweep overlap tf32 quiet bucket test-unfused-elementwise",
    "carve simulate MODEL.cir [TACTICS.tac] [--device NAME|FILE] [--links AXIS=LINK,..] [--compare OTHER.tac]\n"
    "          [--sweep AXIS=LO..HI,..] [--overlap] [--tf32] [--json] [--strict] [--bucket SIZE]\n"
    "          [--train OPT] [--mesh ..] [--model NAME] [--no-fuse] [--lenient] [--quiet]",

@@ -287,7 +287,7 @@ int cli_run(const cli_opts *o) {
   int rc = session_load(&s, &so);
   lower_opts lo = {o->bisect, o->drop_collective};   /* --test-drop-collective: tests only */
   lo.no_fused_optim = cuda;          /* the GPU runs the program as written, as checked on an H100: */
-  lo.no_fold_adds = lo.no_hoist = lo.no_fold_rows = cuda;   /* no folds or moved updates it has not run */
+  lo.no_fold_adds = lo.no_hoist = lo.no_fold_rows = lo.no_fuse_elementwise = cuda;   /* no folds or moved updates it has not run */
   cli_lower_opts(o, &lo);            /* checked when the command began */
   if (rc == 0) rc = drive_lower_opts(&r, s.g, s.plan, &lo, &s.diag);
   if (world.agree(world.impl, rc, "the model or tactic file did not load", agreed, sizeof agreed) < 0) {

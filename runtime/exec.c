@@ -325,6 +325,32 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
       return diag_errbuf(why, n, "select's predicate is %s, not i1", rt_dtype_name(p->bufs[ins->in[0]].dtype));
     return 0;
   }
+  case RT_FUSED: {
+    const rt_fused *fu = ins->data;
+    if (!fu) return diag_errbuf(why, n, "fused steps without their list");
+    if (ins->rank > RT_MAXRANK) return diag_errbuf(why, n, "rank %d", ins->rank);
+    if (ins->nin > RT_MAXIN) return diag_errbuf(why, n, "%d inputs", ins->nin);
+    if (fu->nsteps < 1 || fu->nsteps > RT_FUSE_MAXSTEPS) return diag_errbuf(why, n, "%d steps, not 1 to %d", fu->nsteps, RT_FUSE_MAXSTEPS);
+    int64_t tot = 1;
+    for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
+    if (want(p, ins, -1, tot, 1, RT_F32, 0, why, n)) return -1;
+    for (int k = 0; k < ins->nin; k++) {
+      int b = ins->in[k];
+      rt_dtype dk = b >= 0 && b < p->nbufs && p->bufs[b].dtype == RT_I1 ? RT_I1 : RT_F32;
+      if (want(p, ins, k, span_of(ins->rank, ins->shape, fu->stride[k]), 0, dk, 0, why, n)) return -1;
+    }
+    for (int j = 0; j < fu->nsteps; j++) {
+      const rt_fstep *s = &fu->step[j];
+      int ar = rt_fused_fn(s->fn, j == fu->nsteps - 1) ? rt_ewfn_arity((rt_ewfn)s->fn) : 0;
+      if (ar < 1 || ar > 3) return diag_errbuf(why, n, "step %d: %s is not a fused function%s", j, rt_ewfn_name((rt_ewfn)s->fn),
+                                               j == fu->nsteps - 1 ? " to end with" : "");
+      for (int a = 0; a < ar; a++)
+        if (s->arg[a] >= j || -1 - s->arg[a] >= ins->nin)
+          return diag_errbuf(why, n, "step %d reads %s %d, which it cannot", j, s->arg[a] >= 0 ? "step" : "input",
+                             s->arg[a] >= 0 ? s->arg[a] : -1 - s->arg[a]);
+    }
+    return 0;
+  }
   case RT_TRANSPOSE: {
     if (ins->rank > RT_MAXRANK) return diag_errbuf(why, n, "rank %d", ins->rank);
     int64_t tot = 1;

@@ -451,6 +451,125 @@ static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char
   return j.failed ? diag_errbuf(err, errlen, "out of memory") : 0;
 }
 
+/* ---- fused elementwise steps ----
+** RT_FUSED (interp/lower/fuse.c): the steps of a chain of elementwise
+** functions, a block of FBLOCK elements at a time, each step's block in
+** L1 for the next, so that memory sees the inputs once and the result
+** once. Each step is the kernel above over a block (ew_run), so the
+** numbers are the unfused program's, bit for bit. The output's dims are
+** merged as k_ew merges them; blocks run along the last, and threads
+** take blocks. An input with stride 0 along the last dim is one value a
+** block; one with another stride is gathered into a block first. */
+enum { FBLOCK = 256 };
+
+/* a comparison (quiet: NaN compares unequal) or a select, over a block */
+static void pick_run(int fn, i64 n, float *restrict o, const float *const v[3], const int adv[3]) {
+  const float *a = v[0], *b = v[1], *c = v[2];
+  i64 sa = adv[0], sb = adv[1], sc = adv[2];
+#define PICK(expr) for (i64 e = 0; e < n; e++) { float x = a[e * sa], y = b[e * sb]; o[e] = (expr); } break
+  switch (fn) {
+  case RT_CMP_EQ: PICK(x == y ? 1.0f : 0.0f);
+  case RT_CMP_NE: PICK(x != y ? 1.0f : 0.0f);
+  case RT_CMP_LT: PICK(x < y ? 1.0f : 0.0f);
+  case RT_CMP_LE: PICK(x <= y ? 1.0f : 0.0f);
+  case RT_CMP_GT: PICK(x > y ? 1.0f : 0.0f);
+  case RT_CMP_GE: PICK(x >= y ? 1.0f : 0.0f);
+  default: PICK(x != 0 ? y : c[e * sc]);     /* RT_SELECT */
+  }
+#undef PICK
+}
+
+typedef struct fjob {
+  const rt_fused *fu;
+  int r, nin;
+  int bits[RT_MAXIN];      /* input k is i1 */
+  i64 shp[RT_MAXRANK], st[RT_MAXIN][RT_MAXRANK], nblk;
+  const float *in[RT_MAXIN];
+  float *o;
+  int alias;               /* out is one of the inputs: each block is made aside first */
+} fjob;
+
+HOT static void fused_span(void *x, i64 lo, i64 hi) {
+  const fjob *j = x;
+  const rt_fused *fu = j->fu;
+  int r = j->r, last = fu->nsteps - 1;
+  i64 L = j->shp[r - 1];
+  _Alignas(64) float res[RT_FUSE_MAXSTEPS][FBLOCK];
+  _Alignas(64) float gath[RT_MAXIN][FBLOCK];
+  for (i64 u = lo; u < hi; u++) {
+    i64 row = u / j->nblk, c0 = (u % j->nblk) * FBLOCK, n = L - c0 < FBLOCK ? L - c0 : FBLOCK;
+    i64 idx[RT_MAXRANK] = {0};
+    row_index(row, r, j->shp, idx);
+    const float *src[RT_MAXIN];
+    int adv[RT_MAXIN];
+    for (int k = 0; k < j->nin; k++) {
+      i64 s = j->st[k][r - 1], at = index_offset(idx, r, j->st[k]) + c0 * s, m = s == 0 ? 1 : n;
+      adv[k] = s != 0;
+      if (j->bits[k]) {                 /* an i1 predicate: 0 or 1 */
+        const unsigned char *p = (const unsigned char *)j->in[k] + at;
+        for (i64 e = 0; e < m; e++) gath[k][e] = p[e * s] ? 1.0f : 0.0f;
+        src[k] = gath[k];
+        continue;
+      }
+      const float *p = j->in[k] + at;
+      if (s == 0 || s == 1) { src[k] = p; continue; }
+      for (i64 e = 0; e < n; e++) gath[k][e] = p[e * s];
+      src[k] = gath[k];
+    }
+    for (int t = 0; t <= last; t++) {
+      const rt_fstep *s = &fu->step[t];
+      const float *v[3] = {NULL, NULL, NULL};
+      int adv_v[3] = {1, 1, 1}, ar = rt_ewfn_arity((rt_ewfn)s->fn);
+      for (int a = 0; a < ar && a < 3; a++) {
+        if (s->arg[a] >= 0) v[a] = res[s->arg[a]];
+        else { v[a] = src[-1 - s->arg[a]]; adv_v[a] = adv[-1 - s->arg[a]]; }
+      }
+      float *dst = t == last && !j->alias ? j->o + row * L + c0 : res[t];
+      if (s->fn < RT_ABS) ew_run(s->fn, n, dst, v[0], adv_v[0], v[1], adv_v[1], s->alpha, s->beta);
+      else pick_run(s->fn, n, dst, v, adv_v);
+    }
+    if (j->alias) memcpy(j->o + row * L + c0, res[last], sizeof(float) * (size_t)n);
+  }
+}
+
+static int k_fused(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  const rt_fused *fu = ins->data;
+  fjob j;
+  memset(&j, 0, sizeof j);
+  j.fu = fu;
+  j.nin = ins->nin;
+  j.o = out;
+  for (int k = 0; k < j.nin; k++) { j.in[k] = in[k]; j.alias |= in[k] == out; j.bits[k] = ins->idt[k] == RT_I1; }
+  int r = 0;               /* unit dims dropped, dims every input walks contiguously merged (as k_ew) */
+  for (int d = 0; d < ins->rank; d++) {
+    i64 s = ins->shape[d];
+    if (s == 0) return 0;
+    if (s == 1) continue;
+    int merge = r > 0;
+    for (int k = 0; k < j.nin && merge; k++)
+      if (j.st[k][r - 1] != fu->stride[k][d] * s) merge = 0;
+    if (merge) {
+      j.shp[r - 1] *= s;
+      for (int k = 0; k < j.nin; k++) j.st[k][r - 1] = fu->stride[k][d];
+    } else {
+      j.shp[r] = s;
+      for (int k = 0; k < j.nin; k++) j.st[k][r] = fu->stride[k][d];
+      r++;
+    }
+  }
+  if (r == 0) { j.shp[0] = 1; r = 1; }
+  j.r = r;
+  i64 rows = 1;
+  for (int d = 0; d < r - 1; d++) rows *= j.shp[d];
+  j.nblk = (j.shp[r - 1] + FBLOCK - 1) / FBLOCK;
+  int work = 0;            /* transcendentals, or enough steps, are worth threads (ew_par) */
+  for (int t = 0; t < fu->nsteps; t++) work += heavy(fu->step[t].fn) ? 4 : 1;
+  i64 units = rows * j.nblk, elems = rows * j.shp[r - 1];
+  par_spans(elems >= ((i64)1 << 18) && work >= 4 ? kernel_threads(elems, units) : 1, units, 1, fused_span, &j);
+  (void)ctx; (void)err; (void)errlen;
+  return 0;
+}
+
 /* ---- data movement ---- */
 
 static int k_fill(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
@@ -746,11 +865,32 @@ HOT static void tie_write(i64 n, const float *restrict x, const float *restrict 
   FOR8(n, dx[k] = x[k] == mx[k] ? share[k] : 0.0f);
 }
 
+/* rows [lo, hi) of a max's gradient along the last dim (inner 1): the
+** same arithmetic as the columns below, a row at a time (by columns of
+** width 1, a softmax's 2048 x 128 scores took 4 ms) */
+typedef struct maxgradjob { const float *x, *dy; float *dx; i64 n; } maxgradjob;
+
+static void max_grad_rows(void *arg, i64 lo, i64 hi) {
+  const maxgradjob *j = arg;
+  for (i64 o = lo; o < hi; o++) {
+    const float *xo = j->x + o * j->n;
+    float *dxo = j->dx + o * j->n, m = max_f(xo, j->n), cnt = 0;
+    for (i64 r = 0; r < j->n; r++) cnt += xo[r] == m ? 1.0f : 0.0f;
+    float share = cnt > 0 ? j->dy[o] / cnt : 0.0f;
+    for (i64 r = 0; r < j->n; r++) dxo[r] = xo[r] == m ? share : 0.0f;
+  }
+}
+
 static int k_reduce_max_grad(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   if (ins->odt == RT_F64) return rt_f64_kernel(ins, out, in, err, errlen);
   const float *x = in[0], *dy = in[1];
   float *dx = out;
   i64 NO = ins->outer, NN = ins->n, NI = ins->inner;
+  if (NI == 1) {
+    maxgradjob j = {x, dy, dx, NN};
+    par_spans(kernel_threads(NO * NN, NO), NO, 1, max_grad_rows, &j);
+    return 0;
+  }
   float *mx = malloc((size_t)(NI > 0 ? NI : 1) * 2 * sizeof *mx);
   if (!mx) return diag_errbuf(err, errlen, "out of memory");
   float *cnt = mx + NI;
@@ -1406,6 +1546,7 @@ static const rt_backend cpu = {
     [RT_ATTN_BLOCK] = k_ring, [RT_ATTN_FINISH] = k_ring, [RT_ATTN_BLOCK_GRAD] = k_ring,
     [RT_GATHER] = rt_kern_gather,
     [RT_SCATTER] = rt_kern_scatter,
+    [RT_FUSED] = k_fused,
     [RT_ALL_REDUCE] = NULL, [RT_ALL_GATHER] = NULL, [RT_REDUCE_SCATTER] = NULL, [RT_ALL_TO_ALL] = NULL,
   },
   .dtypes = (1u << RT_NDTYPES) - 1,

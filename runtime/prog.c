@@ -18,7 +18,7 @@ static const char *const op_names[] = {
   "layernorm", "layernorm_grad", "gather_rows", "scatter_rows", "xent", "xent_grad", "xent_proj", "xent_sumexp",
   "causal_mask", "block_copy", "shard_slice", "iota", "const",
   "adam", "sgd", "attention", "attention_grad", "attn_block", "attn_finish", "attn_block_grad", "gather", "scatter",
-  "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv",
+  "fused", "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RT_NOPS, "ORDER RT_OP: op_names");
 
@@ -172,14 +172,24 @@ int rt_ewfn_arity(rt_ewfn fn) {
   return 0;
 }
 
-int rt_ew_dense(const rt_instr *x, int k) {
-  if (x->op != RT_EW || k < 0 || k >= 3 || x->rank > RT_MAXRANK) return 0;   /* stride[3] */
+int rt_fused_fn(int fn, int last) {
+  if (fn < RT_ABS) return 1;
+  return fn == RT_SELECT || (!last && fn >= RT_CMP_EQ && fn <= RT_CMP_GE);
+}
+
+int rt_strides_dense(int rank, const int64_t *shape, const int64_t *stride) {
   int64_t step = 1;
-  for (int d = x->rank - 1; d >= 0; d--) {
-    if (x->shape[d] != 1 && x->stride[k][d] != step) return 0;
-    step *= x->shape[d];
+  for (int d = rank - 1; d >= 0; d--) {
+    if (shape[d] != 1 && stride[d] != step) return 0;
+    step *= shape[d];
   }
   return 1;
+}
+
+int rt_ew_dense(const rt_instr *x, int k) {
+  if (x->rank > RT_MAXRANK || k < 0) return 0;
+  if (x->op == RT_FUSED) return x->data && k < x->nin && k < RT_MAXIN && rt_strides_dense(x->rank, x->shape, ((const rt_fused *)x->data)->stride[k]);
+  return x->op == RT_EW && k < 3 && rt_strides_dense(x->rank, x->shape, x->stride[k]);   /* stride[3] */
 }
 
 /* ---- builders ---- */
@@ -367,6 +377,33 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     if (ins->fn == RT_AXPBY) fprintf(f, "; alpha %g, beta %g", ins->alpha, ins->beta);
     if (ins->fn >= RT_CMP_EQ && ins->fn <= RT_CMP_GE && ins->mode == RT_CMP_TOTAL) fputs("; total order", f);
     if (ins->in[3] >= 0) fprintf(f, "; and the sums of its rows into b%d", ins->in[3]);
+    fputc(']', f);
+    break;
+  }
+  case RT_FUSED: {              /* "[8x128: s0 = mul(b3, b3); out = affine(s0; alpha 0.5, beta 1)]" */
+    const rt_fused *fu = ins->data;
+    fputs(ins->rank ? "   [" : "   [scalar", f);
+    put_dims(f, ins->rank, ins->shape, "x");
+    for (int k = 0; fu && k < ins->nin && k < RT_MAXIN; k++)
+      if (!rt_strides_dense(ins->rank, ins->shape, fu->stride[k])) {
+        fprintf(f, "; b%d strides (", ins->in[k]);
+        put_dims(f, ins->rank, fu->stride[k], ",");
+        fputc(')', f);
+      }
+    for (int j = 0; fu && j < fu->nsteps && j < RT_FUSE_MAXSTEPS; j++) {
+      const rt_fstep *s = &fu->step[j];
+      int ar = rt_ewfn_arity((rt_ewfn)s->fn);
+      if (j == fu->nsteps - 1) fputs(": out = ", f); else fprintf(f, "%ss%d = ", j ? "; " : ": ", j);
+      fprintf(f, "%s(", rt_ewfn_name((rt_ewfn)s->fn));
+      for (int a = 0; a < ar && a < 3; a++) {
+        int g = s->arg[a];
+        if (g >= 0) fprintf(f, "%ss%d", a ? ", " : "", g);
+        else fprintf(f, "%sb%d", a ? ", " : "", -1 - g < ins->nin ? ins->in[-1 - g] : -1);
+      }
+      if (s->fn == RT_AFFINE || s->fn == RT_ADAM_DENOM || s->fn == RT_AXPBY) fprintf(f, "; alpha %g, beta %g", s->alpha, s->beta);
+      if (s->fn == RT_AXPY) fprintf(f, "; alpha %g", s->alpha);
+      fputc(')', f);
+    }
     fputc(']', f);
     break;
   }

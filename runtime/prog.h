@@ -128,6 +128,9 @@ typedef enum rt_op {
   RT_SCATTER,       /* StableHLO's scatter: out = in0 (the operand), then each element of
                        in2 (the updates) combined into out where in1 (the indices) puts it,
                        in order; data: the rt_index (the updates in the result's place) */
+  RT_FUSED,         /* elementwise functions in one pass (interp/lower/fuse.c): data is an
+                       rt_fused whose steps read in[0, nin) (f32 or i1, through its strides
+                       over shape[rank]) and each other's results; the last step's is out (f32) */
   RT_ALL_REDUCE,    /* collectives over the devices of group; fn RT_RSUM (a sum), RT_RMAX or
                        RT_RMIN (all_reduce only: the other collectives sum) */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
@@ -214,6 +217,24 @@ typedef struct rt_index {
 } rt_index;
 enum { RT_IX_REPLACE, RT_IX_ADD, RT_IX_MUL, RT_IX_MAX, RT_IX_MIN };
 
+/* RT_FUSED's steps: elementwise functions over out's shape, in order, an
+** element block at a time, so that no step's result goes to memory but
+** the last. Values are f32; an i1 input, and a comparison's result, are
+** 0 or 1. The fusion pass makes at most RT_FUSE_MAXSTEPS a pass. */
+#define RT_FUSE_MAXSTEPS 32
+typedef struct rt_fstep {
+  uint8_t fn;                     /* an rt_ewfn below RT_ABS, a quiet comparison, or select */
+  int8_t arg[3];                  /* >= 0: an earlier step's result; < 0: input -1 - arg */
+  float alpha, beta;              /* as RT_EW's */
+} rt_fstep;
+/* Can a fused step compute fn (and the last step of one, into f32)? */
+int rt_fused_fn(int fn, int last);
+typedef struct rt_fused {
+  int nsteps;
+  int64_t stride[RT_MAXIN][RT_MAXRANK];   /* each input's element strides over shape */
+  rt_fstep step[RT_FUSE_MAXSTEPS];
+} rt_fused;
+
 typedef struct rt_instr {
   uint8_t op;                 /* rt_op */
   uint8_t fn;                 /* RT_EW: rt_ewfn; RT_REDUCE, RT_ALL_REDUCE: RT_RSUM/RT_RMAX/RT_RMIN */
@@ -237,7 +258,7 @@ typedef struct rt_instr {
   double  value;              /* RT_FILL of a dtype other than f32: the value (alpha for f32);
                                  elsewhere alpha unrounded, for f64 kernels (see rt_alpha) */
   const void *data;           /* RT_CONST: nelem elements of out's dtype; RT_GATHER, RT_SCATTER:
-                                 an rt_index; in the program's arena */
+                                 an rt_index; RT_FUSED: an rt_fused; in the program's arena */
   uint8_t mode;               /* RT_EW comparisons: RT_CMP_TOTAL for IEEE-754 totalOrder;
                                  RT_ATTENTION(_GRAD): RT_ATTN_BSHD_* bits */
   uint8_t odt;                /* out's dtype, and each input's: set by rt_prog_finish */
@@ -321,9 +342,11 @@ const char *rt_coll_name(const rt_instr *x);
 int rt_xent_split(const rt_instr *x);
 const char *rt_ewfn_name(rt_ewfn fn);
 int rt_ewfn_arity(rt_ewfn fn);
-/* Does elementwise x read its input k element for element, contiguous over
-** its output's shape (no broadcast, no stride)? */
+/* Does elementwise x (RT_EW or RT_FUSED) read its input k element for
+** element, contiguous over its output's shape (no broadcast, no stride)? */
 int rt_ew_dense(const rt_instr *x, int k);
+/* Do strides over shape walk an array contiguously, in order? */
+int rt_strides_dense(int rank, const int64_t *shape, const int64_t *stride);
 
 /* Builders used by the lowering. */
 void rt_prog_init(rt_prog *p);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 8   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+#define PF_VERSION 9   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
                           4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t);
                           5: an ew may write the sums of its rows (in3), which an older carve
                              would not do: it refuses the version instead;
@@ -22,7 +22,8 @@
                           7: gather and scatter, with their index maps; adam's hyper holds the
                              gradient's coefficients (1 - beta1, 1 - beta2) too;
                           8: tensors of rank up to 16: an instruction's shape, strides and perm
-                             list 16 entries (8 before) */
+                             list 16 entries (8 before);
+                          9: fused elementwise steps, with their inputs' strides */
 #define PF_RANK_V7 8   /* the entries of those lists in versions 1 to 7 */
 
 /* What a program file may hold. Everything read is checked against the
@@ -145,6 +146,21 @@ static void put_index(strbuf *b, const rt_index *ix) {
   sb_printf(b, " bounds %d combine %d", ix->other_bounds, ix->combine);
 }
 
+/* " fused N" and each step "fn arg0 arg1 arg2 alpha beta", then each
+** input's strides */
+static void put_fused(strbuf *b, const rt_instr *x) {
+  const rt_fused *fu = x->data;
+  sb_printf(b, " fused %d", fu->nsteps);
+  for (int j = 0; j < fu->nsteps; j++) {
+    const rt_fstep *s = &fu->step[j];
+    sb_printf(b, " %s %d %d %d %.9g %.9g", rt_ewfn_name((rt_ewfn)s->fn), s->arg[0], s->arg[1], s->arg[2], (double)s->alpha, (double)s->beta);
+  }
+  for (int k = 0; k < x->nin; k++) {
+    sb_printf(b, " strides%d ", k);
+    put_list(b, fu->stride[k], RT_MAXRANK);
+  }
+}
+
 static void put_prog(strbuf *b, const rt_prog *p) {
   sb_puts(b, "mesh");
   for (int i = 0; i < p->mesh_rank; i++) sb_printf(b, " %s %lld", p->axis_names[i], (long long)p->mesh[i]);
@@ -190,6 +206,7 @@ static void put_prog(strbuf *b, const rt_prog *p) {
     if (x->op == RT_ADAM || x->op == RT_SGD)
       sb_printf(b, " hyper %.17g %.17g %.17g %.17g %.17g %.17g", x->hyper[0], x->hyper[1], x->hyper[2], x->hyper[3], x->hyper[4], x->hyper[5]);
     if ((x->op == RT_GATHER || x->op == RT_SCATTER) && x->data) put_index(b, x->data);
+    if (x->op == RT_FUSED && x->data) put_fused(b, x);
     if (x->op == RT_CONST) {            /* the elements' bytes, in hexadecimal */
       const unsigned char *c = x->data;
       size_t n = const_bytes(p, x);
@@ -484,6 +501,39 @@ static int read_index(rd *r, rt_prog *p, rt_instr *x) {
   return 0;
 }
 
+/* a fused instruction's steps and strides (put_fused); the executor checks
+** the steps against its inputs before anything runs */
+static int read_fused(rd *r, rt_prog *p, rt_instr *x) {
+  rt_fused *fu = arena_alloc(&p->mem, sizeof *fu);
+  memset(fu, 0, sizeof *fu);
+  char w[64];
+  if (expect(r, "fused") < 0 || int_in(r, 1, RT_FUSE_MAXSTEPS, &fu->nsteps) < 0) return -1;
+  for (int j = 0; j < fu->nsteps; j++) {
+    rt_fstep *s = &fu->step[j];
+    blank(r);
+    const char *at = r->p;
+    int fn, a[3];
+    double al, be;
+    if (word(r, w, sizeof w) < 0 || (fn = name_index(r, at, w, fn_name, RT_NEWFN, "unknown elementwise function '%s'")) < 0) return -1;
+    for (int k = 0; k < 3; k++) if (int_in(r, -RT_MAXIN, RT_FUSE_MAXSTEPS - 1, &a[k]) < 0) return -1;
+    if (real(r, &al) < 0 || real(r, &be) < 0) return -1;
+    *s = (rt_fstep){(uint8_t)fn, {(int8_t)a[0], (int8_t)a[1], (int8_t)a[2]}, (float)al, (float)be};
+  }
+  for (int k = 0; k < x->nin; k++) {
+    char key[16];
+    snprintf(key, sizeof key, "strides%d", k);
+    blank(r);
+    const char *at = r->p;
+    if (expect(r, key) < 0 || list(r, fu->stride[k], RT_MAXRANK, RT_MAXRANK, NULL) < 0) return -1;
+    int64_t span = 0, t;
+    for (int d = 0; d < RT_MAXRANK; d++)
+      if (fu->stride[k][d] < 0 || mul_within(x->shape[d], fu->stride[k][d], PF_MAX_SIZE, &t) < 0 || (span += t) > PF_MAX_SIZE)
+        return fail(r, at, "%s", "the instruction's strides are negative or reach past 2^60" PF_EDITED);
+  }
+  x->data = fu;
+  return 0;
+}
+
 static int64_t at_least_1(int64_t x) { return x < 1 ? 1 : x; }
 
 /* The sizes an instruction names, and the products of them the executor
@@ -629,6 +679,11 @@ static int read_instr(rd *r, rt_prog *p) {
   }
   if (op == RT_GATHER || op == RT_SCATTER) {
     if (read_index(r, p, x) < 0) return -1;
+    return end_of_line(r);
+  }
+  if (op == RT_FUSED) {
+    if (r->version < 9) return fail(r, at, "%s", "fused steps in a program file before version 9" PF_EDITED);
+    if (read_fused(r, p, x) < 0) return -1;
     return end_of_line(r);
   }
   if (op == RT_CONST) {

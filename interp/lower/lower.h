@@ -59,6 +59,9 @@ typedef struct lower_opts {
   ** this many bytes (lmloss.c; 0: 256 MiB); below 0, or no_fold_rows, keeps
   ** it unfused. */
   int64_t loss_chunk_bytes;
+  /* Keep chains of elementwise instructions apart (fuse.c joins them into
+  ** one pass each otherwise; the numbers are the same, tests compare). */
+  int no_fuse_elementwise;
 } lower_opts;
 
 /* Lower g into the program of one device of the plan's mesh (plan NULL:

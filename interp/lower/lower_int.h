@@ -117,6 +117,9 @@ int  lw_fold_loss(rt_prog *p);
 #define LW_LOSS_CHUNK_BYTES ((int64_t)256 << 20)
 int  lw_fold_lm_loss(rt_prog *p, int64_t chunk_bytes);
 int  lw_fold_bias_grads(rt_prog *p);
+/* fuse.c: chains of f32 elementwise instructions into RT_FUSED passes; the
+** number of instructions taken into others */
+int  lw_fuse_elementwise(rt_prog *p);
 
 /* pipeline.c: a pipelined plan's program from its SPMD program (the last pass) */
 int  lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *buf_of, uint32_t *partial, diag *d);

@@ -170,6 +170,23 @@ static double xent_proj_seconds(const rt_instr *x, const sim_opts *o) {
   return t;
 }
 
+/* fused elementwise steps: their inputs read and their result written
+** once, and what each step's kernel takes beyond moving its own operands
+** (a transcendental's arithmetic) */
+static double fused_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
+  const sim_profile *pr = o->prof;
+  const rt_fused *fu = x->data;
+  double elems = (double)p->bufs[x->out].nelem, bytes = buf_bytes(p, x->out), work = 0;
+  for (int k = 0; k < x->nin; k++) bytes += buf_bytes(p, x->in[k]);
+  for (int j = 0; fu && j < fu->nsteps; j++) {
+    int fn = fu->step[j].fn, ar = rt_ewfn_arity((rt_ewfn)fn);
+    double kt = fn < RT_NEWFN ? sim_kernel_seconds(pr, pr->ew_cost[fn], elems, 0) : 0;
+    double moved = (double)(ar + 1) * 4 * elems / pr->bandwidth;
+    if (kt > moved) work += kt - moved;
+  }
+  return pr->launch + bytes / pr->bandwidth + work;
+}
+
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
@@ -190,6 +207,7 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
     return sim_attention_seconds(o, (double)x->outer, (double)x->m, (double)x->k, x->fn, x->op == RT_ATTENTION_GRAD,
                                  dt_of(p->bufs[x->out].dtype));
   if (x->op == RT_XENT_PROJ) return xent_proj_seconds(x, o);
+  if (x->op == RT_FUSED) return fused_seconds(p, x, o);
   double kt = sim_kernel_seconds(pr, x->op == RT_EW ? pr->ew_cost[x->fn] : pr->op_cost[x->op], rt_instr_elems(p, x), rt_instr_rows(x));
   if (kt > 0) return pr->launch + kt;
   double bytes = buf_bytes(p, x->out);

@@ -201,12 +201,13 @@ Test(bisect, the_report_names_the_collectives_that_made_a_value) {
 
 /* ---- program files ---- */
 
-static void lower_to_file(const session *s, const sh_plan *plan, int keep, int drop, const char *path) {
+static void lower_to_file(const session *s, const sh_plan *plan, int keep, int drop, int fuse, const char *path) {
   rt_prog p;
   lower_result lr;
   diag d;
   diag_init(&d);
   lower_opts lo = {keep, drop};
+  lo.no_fuse_elementwise = !fuse;
   cr_assert(lower_program_opts(s->g, plan, &lo, &p, &lr, &d) == 0, "%s", diag_text(&d));
   diag_free(&d);
   progfile f;
@@ -225,6 +226,7 @@ static void lower_to_file(const session *s, const sh_plan *plan, int keep, int d
   for (int i = 0; i < p.ninstrs; i++) {   /* every field, and a constant's bytes (its pointer aside) */
     rt_instr x = g.prog.instrs[i], y = p.instrs[i];
     if (y.op == RT_CONST) cr_assert(!memcmp(x.data, y.data, (size_t)p.bufs[y.out].nelem * rt_dtype_size(p.bufs[y.out].dtype)));
+    if (y.op == RT_FUSED) cr_assert(!memcmp(x.data, y.data, sizeof(rt_fused)), "the steps of fused instruction %d differ", i);
     x.data = y.data = NULL;
     cr_assert(!memcmp(&x, &y, sizeof x), "instruction %d differs", i);
   }
@@ -247,11 +249,22 @@ static void lower_to_file(const session *s, const sh_plan *plan, int keep, int d
   rt_prog_free(&p);
 }
 
-/* the text of a program file of version 8 as version 7 wrote it: each
-** instruction's shape, strides and perm cut to their first 8 entries */
+/* a program file's text stamped as carve stamps it: FNV-1a of everything
+** before the end line */
+static void restamp(char *text) {
+  char *end = strstr(text, "\nend ");
+  cr_assert(end);
+  uint64_t h = 1469598103934665603ull;
+  for (const char *c = text; c <= end; c++) { h ^= (unsigned char)*c; h *= 1099511628211ull; }
+  sprintf(end + 1, "end %016llx\n", (unsigned long long)h);
+}
+
+/* the text of a program file of version 9 (without fused steps) as version
+** 7 wrote it: each instruction's shape, strides and perm cut to their first
+** 8 entries */
 static void v7_of(const char *v8, char *out) {
   static const char *const keys[] = {" shape ", " stride0 ", " stride1 ", " stride2 ", " perm "};
-  cr_assert(!strncmp(v8, "carve-program 8\n", 16));
+  cr_assert(!strncmp(v8, "carve-program 9\n", 16));
   const char *p = v8;
   char *o = out;
   while (*p) {
@@ -277,12 +290,7 @@ static void v7_of(const char *v8, char *out) {
   }
   *o = 0;
   out[14] = '7';
-  /* stamped as carve stamps it: FNV-1a of everything before the end line */
-  char *end = strstr(out, "\nend ");
-  cr_assert(end);
-  uint64_t h = 1469598103934665603ull;
-  for (const char *c = out; c <= end; c++) { h ^= (unsigned char)*c; h *= 1099511628211ull; }
-  sprintf(end + 1, "end %016llx\n", (unsigned long long)h);
+  restamp(out);
 }
 
 /* a program file of this text is refused with a message holding want */
@@ -305,9 +313,9 @@ Test(bisect, saved_programs) {
   close(mkstemp(pa));
   close(mkstemp(pb));
   close(mkstemp(pc));
-  lower_to_file(&s, s.plan, 1, 0, pa);
-  lower_to_file(&s, NULL, 1, 0, pb);
-  lower_to_file(&s, s.plan, 1, 11, pc);
+  lower_to_file(&s, s.plan, 1, 0, 1, pa);
+  lower_to_file(&s, NULL, 1, 0, 1, pb);
+  lower_to_file(&s, s.plan, 1, 11, 1, pc);
   progfile a, b, c;
   diag d;
   diag_init(&d);
@@ -341,15 +349,28 @@ Test(bisect, saved_programs) {
   progfile_free(&a);
   diag_free(&d);
   refused(pb, "carve-program 1\nmodel m train 0 values 0\nmesh\nbuf 0 name \"x\"", ":4:");    /* located on its line */
-  refused(pb, "carve-program 9\n", "version 9");
-  /* an Adam update saved before its scalars changed is refused, not misread */
-  lower_to_file(&s, s.plan, 0, 0, pc);          /* the program as run: updates fused */
+  refused(pb, "carve-program 10\n", "version 10");
+  /* the program as run: its elementwise chains fused (the step's scalars:
+  ** Adam's bias corrections); they read back the same (lower_to_file), and
+  ** a file of an older version holding them is refused */
+  lower_to_file(&s, s.plan, 0, 0, 1, pc);
+  char *old = calloc(1 << 24, 1);
   FILE *fc = fopen(pc, "r");
   cr_assert(fc);
-  char *old = calloc(1 << 24, 1);
   size_t n = fread(old, 1, (1 << 24) - 1, fc);
   fclose(fc);
-  cr_assert(n > 0 && !strncmp(old, "carve-program 8\n", 16) && strstr(old, "op adam "));
+  cr_assert(n > 0 && !strncmp(old, "carve-program 9\n", 16) && strstr(old, "op fused "));
+  old[14] = '8';
+  restamp(old);
+  refused(pb, old, "fused steps in a program file before version 9");
+  /* an Adam update saved before its scalars changed is refused, not misread */
+  lower_to_file(&s, s.plan, 0, 0, 0, pc);       /* updates fused, elementwise chains apart */
+  fc = fopen(pc, "r");
+  cr_assert(fc);
+  memset(old, 0, 1 << 24);
+  n = fread(old, 1, (1 << 24) - 1, fc);
+  fclose(fc);
+  cr_assert(n > 0 && !strncmp(old, "carve-program 9\n", 16) && strstr(old, "op adam ") && !strstr(old, "op fused "));
   /* a file of version 7 (8 entries in each instruction's fixed-rank lists)
   ** reads as the same program */
   char *v7 = calloc(1 << 24, 1);

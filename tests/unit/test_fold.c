@@ -38,6 +38,7 @@ static void run(hx *h, const char *text, int fold, const char *extra_output) {
   if (extra_output) hx_output(h, extra_output);
   lower_opts o = {0};
   o.no_fold_adds = !fold;
+  o.no_fuse_elementwise = 1;        /* (the adds left would join elementwise chains: counted apart here) */
   hx_lower_opts(h, &o);
   hx_init_rest(h, 7);
   hx_run(h);
