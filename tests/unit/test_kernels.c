@@ -410,6 +410,21 @@ Test(reduce, max_grad_shares_ties) {
   ins.outer = 1; ins.n = 5; ins.inner = 1;
   run_ok(&ins, dx1, x1, dy1, NULL);
   expect_closef("max_grad", dx1, w1, 5, 1e-7, 0);
+  /* inner == 1 over many rows (threads take them), ties every few rows */
+  int64_t R = 4096, N = 64;
+  float *xr = rvec(R * N, -3, 3), *dyr = rvec(R, -1, 1), *dxr = rvec(R * N, 0, 0), *wr = rvec(R * N, 0, 0);
+  for (int64_t r = 0; r < R; r += 5) xr[r * N + 7] = xr[r * N + 40] = 4;
+  for (int64_t r = 0; r < R; r++) {
+    float m = -INFINITY;
+    int ties = 0;
+    for (int64_t c = 0; c < N; c++) if (xr[r * N + c] > m) m = xr[r * N + c];
+    for (int64_t c = 0; c < N; c++) ties += xr[r * N + c] == m;
+    for (int64_t c = 0; c < N; c++) wr[r * N + c] = xr[r * N + c] == m ? dyr[r] / ties : 0;
+  }
+  ins.outer = R; ins.n = N; ins.inner = 1;
+  run_ok(&ins, dxr, xr, dyr, NULL);
+  expect_closef("max_grad rows", dxr, wr, R * N, 1e-7, 0);
+  free(xr); free(dyr); free(dxr); free(wr);
 }
 
 /* ---- softmax family ---- */
