@@ -34,6 +34,11 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
 /* How many GPUs the driver sees: >= 0, or -1 with the reason (no driver). */
 int rt_cuda_device_count(const rt_cuda_opts *o, char *err, size_t errlen);
 
+/* Which instructions the CUDA backend has a kernel for (has[op] = 1; a
+** kernel that only refuses, as attention's, counts as none), without a GPU;
+** returns how many elementwise functions it runs (rt_backend.newfn). */
+int rt_cuda_kernel_ops(unsigned char has[RT_NOPS]);
+
 /* One line about a CUDA backend for logs: the device, its compute
 ** capability and where its kernels came from ("" for another backend). */
 const char *rt_cuda_describe(const rt_backend *be);

@@ -265,34 +265,31 @@ static int k_transpose(void *ctx, const rt_instr *ins, void *out, void *const *i
 
 /* ---- elementwise ---- */
 
+/* an elementwise op over dense operands and the sums of its rows (interp/lower/biasgrad.c) */
+static int k_ew_colsum(cuda_ctx *c, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
+  if (ar < 1 || ar > 2 || fn >= RT_ABS || ins->rank < 1 || ins->rank > RT_MAXRANK)
+    return diag_errbuf(err, errlen, "a sum of rows takes f32 elementwise ops of one or two inputs");
+  i64 w = ins->shape[ins->rank - 1], rows = 1;
+  for (int d = 0; d < ins->rank - 1; d++) rows *= ins->shape[d];
+  if (w == 0) return 0;
+  CUdeviceptr o = DP(out), a = DP(in[0]), b = ar > 1 ? DP(in[1]) : 0, sum = DP(in[3]);
+  float al = ins->alpha, be = ins->beta;
+  void *args[] = {&o, &a, &b, &sum, &rows, &w, &fn, &al, &be};
+  return launch(c, KF_EW_COLSUM, grid(c, w, 128), 1, 1, 128, 1, args, err, errlen);
+}
+
 static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
-  if (in[3])                       /* lower_opts.no_fold_rows keeps the reduce_sum apart */
-    return diag_errbuf(err, errlen, "no cuda kernel for an elementwise op with the sum of its rows");
   CTX;
+  if (in[3]) return k_ew_colsum(c, ins, out, in, err, errlen);
   int fn = ins->fn, ar = rt_ewfn_arity((rt_ewfn)fn);
   if (ar < 1 || ar > 2) return diag_errbuf(err, errlen, "unknown elementwise function %d", fn);
   if (ins->rank > RT_MAXRANK) return diag_errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
   /* unit dims dropped, dims every input walks contiguously merged (as kern_cpu.c) */
   cuda_ewp p;
   memset(&p, 0, sizeof p);
-  int r = 0;
-  for (int d = 0; d < ins->rank; d++) {
-    i64 sz = ins->shape[d];
-    if (sz == 0) return 0;
-    if (sz == 1) continue;
-    int merge = r > 0;
-    for (int k = 0; k < ar && merge; k++)
-      if (p.st[k][r - 1] != ins->stride[k][d] * sz) merge = 0;
-    if (merge) {
-      p.shape[r - 1] *= sz;
-      for (int k = 0; k < ar; k++) p.st[k][r - 1] = ins->stride[k][d];
-    } else {
-      p.shape[r] = sz;
-      for (int k = 0; k < 2; k++) p.st[k][r] = k < ar ? ins->stride[k][d] : 0;
-      r++;
-    }
-  }
-  if (r == 0) { p.shape[0] = 1; p.st[0][0] = p.st[1][0] = 0; r = 1; }
+  int r = rt_merge_dims(ins->rank, ins->shape, ar, ins->stride, p.shape, p.st);
+  if (r == 0) return 0;
   p.n = 1;
   for (int d = 0; d < r; d++) p.n *= p.shape[d];
   p.rank = r;
@@ -309,6 +306,65 @@ static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char
   }
   void *args[] = {&o, &a, &b, &p};
   return launch(c, KF_EW_ND, grid(c, p.n, 256), 1, 1, 256, 1, args, err, errlen);
+}
+
+/* fused elementwise steps (interp/lower/fuse.c): dims merged as kern_cpu.c's k_fused merges them */
+static int k_fused(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  CTX;
+  const rt_fused *fu = ins->data;
+  if (!fu || ins->rank > RT_MAXRANK || ins->nin > RT_MAXIN || fu->nsteps < 1 || fu->nsteps > RT_FUSE_MAXSTEPS)
+    return diag_errbuf(err, errlen, "fused steps the cuda kernel does not take");
+  cuda_fusedp p;
+  memset(&p, 0, sizeof p);
+  p.nin = ins->nin;
+  p.nsteps = fu->nsteps;
+  int r = rt_merge_dims(ins->rank, ins->shape, p.nin, fu->stride, p.shape, p.st);
+  if (r == 0) return 0;
+  p.rank = r;
+  p.n = 1;
+  for (int d = 0; d < r; d++) p.n *= p.shape[d];
+  for (int k = 0; k < p.nin; k++) {
+    p.in[k] = DP(in[k]);
+    if (ins->idt[k] == RT_I1) p.bits |= 1 << k;
+  }
+  for (int j = 0; j < p.nsteps; j++) {
+    const rt_fstep *s = &fu->step[j];
+    int ar = rt_ewfn_arity((rt_ewfn)s->fn), a[3];
+    for (int k = 0; k < 3; k++) {         /* operands past the function's arity read input 0 (unused) */
+      int g = k < ar ? s->arg[k] : -1;
+      a[k] = g >= 0 ? p.nin + g : -1 - g;
+    }
+    p.step[j] = (cuda_fstep){s->fn, a[0], a[1], a[2], s->alpha, s->beta};
+  }
+  CUdeviceptr o = DP(out);
+  void *args[] = {&o, &p};
+  return launch(c, KF_FUSED, grid(c, p.n, 256), 1, 1, 256, 1, args, err, errlen);
+}
+
+/* ---- optimizer updates (kern_cpu.c's k_adam and k_sgd) ---- */
+
+static int k_adam(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  CTX;
+  i64 n = ins->nelem;
+  if (n <= 0) return 0;
+  CUdeviceptr o = DP(out), p = DP(in[0]), g = DP(in[1]), m = DP(in[2]), v = DP(in[3]), lr = DP(in[4]), eps = DP(in[5]);
+  CUdeviceptr ok = in[6] ? DP(in[6]) : 0;
+  float b1 = (float)ins->hyper[0], b2 = (float)ins->hyper[1], c1 = (float)ins->hyper[4], c2 = (float)ins->hyper[5];
+  float wd = (float)ins->hyper[3];
+  int decay = ins->mode & RT_ADAM_DECOUPLED ? 2 : ins->hyper[3] != 0 ? 1 : 0;
+  void *args[] = {&o, &p, &g, &m, &v, &lr, &eps, &ok, &n, &b1, &b2, &c1, &c2, &wd, &decay};
+  return launch(c, KF_ADAM, grid(c, n, 256), 1, 1, 256, 1, args, err, errlen);
+}
+
+static int k_sgd(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  CTX;
+  i64 n = ins->nelem;
+  if (n <= 0) return 0;
+  CUdeviceptr o = DP(out), p = DP(in[0]), g = DP(in[1]), m = in[2] ? DP(in[2]) : 0, ok = in[6] ? DP(in[6]) : 0;
+  float nlr = -ins->alpha, mu = (float)ins->hyper[0], wd = (float)ins->hyper[1];
+  int decay = ins->hyper[1] != 0;
+  void *args[] = {&o, &p, &g, &m, &ok, &n, &nlr, &mu, &wd, &decay};
+  return launch(c, KF_SGD, grid(c, n, 256), 1, 1, 256, 1, args, err, errlen);
 }
 
 /* ---- GEMM ---- */
@@ -722,31 +778,9 @@ static int setup(cuda_ctx *c, char *err, size_t errlen) {
   return status_reset(c, err, errlen);
 }
 
-rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen) {
-  cuda_ctx *c = mem_calloc(1, sizeof *c);
-  if (o) c->opts = *o;
-  /* the caller's strings need not outlive the call */
-  if (c->opts.lib_dir) {
-    snprintf(c->lib_dir, sizeof c->lib_dir, "%s", c->opts.lib_dir);
-    c->opts.lib_dir = c->lib_dir;
-  }
-  char want_cache[512];
-  if (c->opts.cache_dir) {
-    snprintf(want_cache, sizeof want_cache, "%s", c->opts.cache_dir);
-    c->opts.cache_dir = want_cache;
-  }
-  rt_backend *be = &c->be;
-  be->name = "cuda";
-  be->ctx = c;
-  be->device_memory = 1;
-  be->alloc = cu_alloc;
-  be->free = cu_free;
-  be->upload = cu_upload;
-  be->download = cu_download;
-  be->zero = cu_zero;
-  be->sync = cu_sync;
-  be->release = cuda_release;
-  /* ORDER RT_OP */
+/* The kernel table (ORDER RT_OP), what the buffers may hold, and which
+** elementwise functions run here. */
+static void set_kernels(rt_backend *be) {
   be->dtypes = 1u << RT_F32 | 1u << RT_I32;   /* the kernels' sources are f32 (and i32 ids) */
   be->newfn = RT_ABS;                          /* the functions of imported programs have no CUDA kernel yet */
   be->kernels[RT_FILL] = k_fill;
@@ -772,10 +806,47 @@ rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen)
   be->kernels[RT_SHARD_SLICE] = k_shard_slice;
   be->kernels[RT_GATHER] = k_ix_gather;
   be->kernels[RT_SCATTER] = k_ix_scatter;
-  /* RT_ADAM, RT_SGD: no kernel here yet; the executor refuses them ("no cuda
-     kernel for adam") and lower_opts.no_fused_optim lowers the updates unfused */
+  be->kernels[RT_FUSED] = k_fused;
+  be->kernels[RT_ADAM] = k_adam;
+  be->kernels[RT_SGD] = k_sgd;
   be->kernels[RT_ATTENTION] = k_no_attention;
   be->kernels[RT_ATTENTION_GRAD] = k_no_attention;
+}
+
+int rt_cuda_kernel_ops(unsigned char has[RT_NOPS]) {
+  rt_backend be;
+  memset(&be, 0, sizeof be);
+  set_kernels(&be);
+  for (int op = 0; op < RT_NOPS; op++)     /* (a refusal is not a kernel) */
+    has[op] = be.kernels[op] && be.kernels[op] != k_no_attention && be.kernels[op] != k_no_split_xent;
+  return be.newfn;
+}
+
+rt_backend *rt_backend_cuda_new(const rt_cuda_opts *o, char *err, size_t errlen) {
+  cuda_ctx *c = mem_calloc(1, sizeof *c);
+  if (o) c->opts = *o;
+  /* the caller's strings need not outlive the call */
+  if (c->opts.lib_dir) {
+    snprintf(c->lib_dir, sizeof c->lib_dir, "%s", c->opts.lib_dir);
+    c->opts.lib_dir = c->lib_dir;
+  }
+  char want_cache[512];
+  if (c->opts.cache_dir) {
+    snprintf(want_cache, sizeof want_cache, "%s", c->opts.cache_dir);
+    c->opts.cache_dir = want_cache;
+  }
+  rt_backend *be = &c->be;
+  be->name = "cuda";
+  be->ctx = c;
+  be->device_memory = 1;
+  be->alloc = cu_alloc;
+  be->free = cu_free;
+  be->upload = cu_upload;
+  be->download = cu_download;
+  be->zero = cu_zero;
+  be->sync = cu_sync;
+  be->release = cuda_release;
+  set_kernels(be);
   if (setup(c, err, errlen)) {
     cuda_release(be);
     return NULL;

@@ -123,6 +123,7 @@ enum cuda_fn {
   KF_REDUCE_ROWS, KF_REDUCE_COLS, KF_REDUCE_FIN, KF_MAX_GRAD, KF_SOFTMAX, KF_LOG_SOFTMAX, KF_SOFTMAX_GRAD,
   KF_LOG_SOFTMAX_GRAD, KF_LAYERNORM, KF_LAYERNORM_GRAD, KF_GATHER, KF_SCATTER, KF_XENT_ROWS,
   KF_XENT_SUM, KF_XENT_GRAD, KF_CAUSAL_MASK, KF_IX_GATHER, KF_IX_CLAIM, KF_IX_SCATTER,
+  KF_FUSED, KF_EW_COLSUM, KF_ADAM, KF_SGD,
   KF_N
 };
 extern const char cuda_kernel_source[];
@@ -153,11 +154,23 @@ enum { CUDA_ERR_ID = 1, CUDA_ERR_LABEL = 2 };
 ** shared with the kernel source; RT_MAXRANK dims). */
 typedef struct cuda_ewp {
   long long n;                            /* output elements */
-  long long shape[RT_MAXRANK];            /* output dims, outermost first, rank used */
-  long long st[2][RT_MAXRANK];            /* input element strides per dim */
+  int64_t shape[RT_MAXRANK];              /* output dims, outermost first, rank used */
+  int64_t st[2][RT_MAXRANK];              /* input element strides per dim */
   int rank, fn;
   float alpha, beta;
 } cuda_ewp;
+
+/* RT_FUSED's parameters, by value (layout shared with the kernel source's
+** fusedp): an operand index a* is 0..nin-1 for an input, nin + j for step j. */
+typedef struct cuda_fstep { int fn, a0, a1, a2; float al, be; } cuda_fstep;
+typedef struct cuda_fusedp {
+  long long n;                            /* output elements */
+  int64_t shape[RT_MAXRANK];              /* output dims, rank used */
+  int64_t st[RT_MAXIN][RT_MAXRANK];       /* each input's element strides */
+  unsigned long long in[RT_MAXIN];        /* the inputs' device pointers */
+  int rank, nin, nsteps, bits;            /* bits: input k is i1 where bit k is set */
+  cuda_fstep step[RT_FUSE_MAXSTEPS];
+} cuda_fusedp;
 
 typedef struct cuda_perm {
   long long n;

@@ -424,25 +424,9 @@ static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char
   if (ins->rank > RT_MAXRANK) return diag_errbuf(err, errlen, "rank %d is over %d", ins->rank, RT_MAXRANK);
   /* Drop unit dims and merge dims that every input walks contiguously:
      a plain elementwise op becomes one run, a bias add becomes rows. */
-  i64 shp[RT_MAXRANK], st[2][RT_MAXRANK];
-  int r = 0;
-  for (int d = 0; d < ins->rank; d++) {
-    i64 s = ins->shape[d];
-    if (s == 0) return 0;
-    if (s == 1) continue;
-    int merge = r > 0;
-    for (int k = 0; k < ar && merge; k++)
-      if (st[k][r - 1] != ins->stride[k][d] * s) merge = 0;
-    if (merge) {
-      shp[r - 1] *= s;
-      for (int k = 0; k < ar; k++) st[k][r - 1] = ins->stride[k][d];
-    } else {
-      shp[r] = s;
-      for (int k = 0; k < 2; k++) st[k][r] = k < ar ? ins->stride[k][d] : 0;
-      r++;
-    }
-  }
-  if (r == 0) { shp[0] = 1; st[0][0] = st[1][0] = 0; r = 1; }
+  i64 shp[RT_MAXRANK], st[2][RT_MAXRANK] = {{0}};
+  int r = rt_merge_dims(ins->rank, ins->shape, ar, ins->stride, shp, st);
+  if (r == 0) return 0;
 
   i64 rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= shp[d];
@@ -540,24 +524,8 @@ static int k_fused(void *ctx, const rt_instr *ins, void *out, void *const *in, c
   j.nin = ins->nin;
   j.o = out;
   for (int k = 0; k < j.nin; k++) { j.in[k] = in[k]; j.alias |= in[k] == out; j.bits[k] = ins->idt[k] == RT_I1; }
-  int r = 0;               /* unit dims dropped, dims every input walks contiguously merged (as k_ew) */
-  for (int d = 0; d < ins->rank; d++) {
-    i64 s = ins->shape[d];
-    if (s == 0) return 0;
-    if (s == 1) continue;
-    int merge = r > 0;
-    for (int k = 0; k < j.nin && merge; k++)
-      if (j.st[k][r - 1] != fu->stride[k][d] * s) merge = 0;
-    if (merge) {
-      j.shp[r - 1] *= s;
-      for (int k = 0; k < j.nin; k++) j.st[k][r - 1] = fu->stride[k][d];
-    } else {
-      j.shp[r] = s;
-      for (int k = 0; k < j.nin; k++) j.st[k][r] = fu->stride[k][d];
-      r++;
-    }
-  }
-  if (r == 0) { j.shp[0] = 1; r = 1; }
+  int r = rt_merge_dims(ins->rank, ins->shape, j.nin, fu->stride, j.shp, j.st);
+  if (r == 0) return 0;
   j.r = r;
   i64 rows = 1;
   for (int d = 0; d < r - 1; d++) rows *= j.shp[d];

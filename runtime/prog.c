@@ -186,6 +186,30 @@ int rt_strides_dense(int rank, const int64_t *shape, const int64_t *stride) {
   return 1;
 }
 
+int rt_merge_dims(int rank, const int64_t *shape, int n, const int64_t (*st)[RT_MAXRANK], int64_t *shp,
+                  int64_t (*mst)[RT_MAXRANK]) {
+  int r = 0;
+  for (int k = 0; k < n; k++) memset(mst[k], 0, sizeof mst[k]);
+  for (int d = 0; d < rank && d < RT_MAXRANK; d++) {
+    int64_t s = shape[d];
+    if (s == 0) return 0;
+    if (s == 1) continue;
+    int merge = r > 0;
+    for (int k = 0; k < n && merge; k++)
+      if (mst[k][r - 1] != st[k][d] * s) merge = 0;
+    if (merge) {
+      shp[r - 1] *= s;
+      for (int k = 0; k < n; k++) mst[k][r - 1] = st[k][d];
+    } else {
+      shp[r] = s;
+      for (int k = 0; k < n; k++) mst[k][r] = st[k][d];
+      r++;
+    }
+  }
+  if (r == 0) shp[r++] = 1;
+  return r;
+}
+
 int rt_ew_dense(const rt_instr *x, int k) {
   if (x->rank > RT_MAXRANK || k < 0) return 0;
   if (x->op == RT_FUSED) return x->data && k < x->nin && k < RT_MAXIN && rt_strides_dense(x->rank, x->shape, ((const rt_fused *)x->data)->stride[k]);

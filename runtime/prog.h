@@ -345,6 +345,12 @@ int rt_ewfn_arity(rt_ewfn fn);
 /* Does elementwise x (RT_EW or RT_FUSED) read its input k element for
 ** element, contiguous over its output's shape (no broadcast, no stride)? */
 int rt_ew_dense(const rt_instr *x, int k);
+/* The dims an elementwise kernel walks: shape[rank] read by n inputs
+** through strides st[k], with unit dims dropped and the dims every input
+** walks contiguously merged, into shp and mst (a scalar is [1]). The
+** merged rank, or 0 when the shape holds no element. */
+int rt_merge_dims(int rank, const int64_t *shape, int n, const int64_t (*st)[RT_MAXRANK], int64_t *shp,
+                  int64_t (*mst)[RT_MAXRANK]);
 /* Do strides over shape walk an array contiguously, in order? */
 int rt_strides_dense(int rank, const int64_t *shape, const int64_t *stride);
 

@@ -65,14 +65,15 @@ for so in "$LIB"/*.so.*; do
 done
 
 export PATH="$PREFIX/usr/bin:$PATH"
-export CPATH="$PREFIX/usr/include${CPATH:+:$CPATH}"
+# (Debian puts lua5.4-deb-multiarch.h, which lua5.4's headers include, under the multiarch folder)
+export CPATH="$PREFIX/usr/include:$PREFIX/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
 export LIBRARY_PATH="$LIB${LIBRARY_PATH:+:$LIBRARY_PATH}"
 export LD_LIBRARY_PATH="$PREFIX/runlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PKG_CONFIG_PATH="$LIB/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 # Criterion's .pc requires .pc files of its own dependencies that are not
 # here; configure takes these instead of asking pkg-config.
 export CRITERION_CFLAGS="-I$PREFIX/usr/include" CRITERION_LIBS="-L$LIB -lcriterion"
-export LUA_CFLAGS="-I$PREFIX/usr/include/lua5.4" LUA_LIBS="-L$LIB -llua5.4"
+export LUA_CFLAGS="-I$PREFIX/usr/include/lua5.4 -I$PREFIX/usr/include/x86_64-linux-gnu" LUA_LIBS="-L$LIB -llua5.4"
 export LIBEDIT_CFLAGS="-I$PREFIX/usr/include -I$PREFIX/usr/include/editline" LIBEDIT_LIBS="-L$LIB -ledit"
 
 # ---- build ----

@@ -140,6 +140,29 @@ Test(cuda_nvrtc, every_kernel_compiles_for_sm80_and_sm90) {
   }
 }
 
+/* Every instruction the CPU runs, and which of them the CUDA backend has no
+** kernel for yet: this list is what stands between the two backends running
+** one lowering. A kernel added (or lost) changes it. */
+Test(cuda_nvrtc, every_instruction_has_a_cuda_kernel_but_these) {
+  static const rt_op missing[] = {
+    RT_XENT_PROJ, RT_XENT_SUMEXP, RT_IOTA, RT_CONST, RT_ATTENTION, RT_ATTENTION_GRAD,
+    RT_ATTN_BLOCK, RT_ATTN_FINISH, RT_ATTN_BLOCK_GRAD,
+  };
+  unsigned char has[RT_NOPS];
+  int newfn = rt_cuda_kernel_ops(has);
+  const rt_backend *cpu = rt_backend_cpu();
+  for (int op = 0; op < RT_NOPS; op++) {
+    if (rt_is_collective((rt_op)op)) continue;        /* an rt_comm's (NCCL on the GPU) */
+    int gap = 0;
+    for (size_t k = 0; k < sizeof missing / sizeof *missing; k++) gap |= missing[k] == op;
+    cr_assert(cpu->kernels[op], "the cpu has no kernel for %s", rt_op_name((rt_op)op));
+    cr_assert(has[op] == !gap, "%s: the cuda backend %s; update the list", rt_op_name((rt_op)op),
+              has[op] ? "now has a kernel" : "has no kernel");
+  }
+  /* the elementwise functions of imported programs (abs, erf, comparisons, select, ...) */
+  cr_assert_eq(newfn, RT_ABS, "the cuda backend runs the functions below %s", rt_ewfn_name((rt_ewfn)newfn));
+}
+
 Test(cuda_nvrtc, a_missing_device_is_a_clear_error) {
   char msg[512] = "";
   rt_backend *be = rt_backend_cuda_new(&(rt_cuda_opts){.device = 4096}, msg, sizeof msg);
@@ -315,6 +338,118 @@ Test(cuda, elementwise_in_place) {
     gpu->free(gpu->ctx, db);
     free(a); free(b); free(c); free(g);
   }
+}
+
+/* the inputs a kernel writes (an update's state, the sums of rows) after
+   the run on both backends, beside out: run_both's, keeping each input's
+   data in host[k] (cpu) and gdev[k] (downloaded from the gpu) */
+static void run_both_state(const rt_instr *ins, const opnd *in, int nin, int64_t nout, float *cpu, float *gout,
+                           float **host, float **gdev) {
+  void *hin[RT_MAXIN] = {0}, *din[RT_MAXIN] = {0};
+  for (int k = 0; k < nin; k++) {
+    if (!in[k].h) continue;
+    size_t by = (size_t)(in[k].n > 0 ? in[k].n : 1) * 4;
+    hin[k] = host[k] = malloc(by);
+    memcpy(hin[k], in[k].h, (size_t)in[k].n * 4);
+    din[k] = gpu->alloc(gpu->ctx, by);
+    cr_assert_eq(gpu->upload(gpu->ctx, din[k], in[k].h, (size_t)in[k].n * 4, err, sizeof err), 0, "%s", err);
+  }
+  size_t ob = (size_t)nout * 4;
+  memset(cpu, 0, ob);
+  void *dout = gpu->alloc(gpu->ctx, ob);
+  cr_assert_eq(gpu->upload(gpu->ctx, dout, cpu, ob, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(rt_backend_cpu()->kernels[ins->op](NULL, ins, cpu, hin, err, sizeof err), 0, "cpu %s: %s", rt_op_name(ins->op), err);
+  cr_assert_eq(gpu->kernels[ins->op](gpu->ctx, ins, dout, din, err, sizeof err), 0, "cuda %s: %s", rt_op_name(ins->op), err);
+  int where = -1;
+  cr_assert_eq(gpu->sync(gpu->ctx, &where, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(gpu->download(gpu->ctx, gout, dout, ob, err, sizeof err), 0, "%s", err);
+  for (int k = 0; k < nin; k++) {
+    if (!din[k]) continue;
+    gdev[k] = malloc((size_t)(in[k].n > 0 ? in[k].n : 1) * 4);
+    cr_assert_eq(gpu->download(gpu->ctx, gdev[k], din[k], (size_t)in[k].n * 4, err, sizeof err), 0, "%s", err);
+    gpu->free(gpu->ctx, din[k]);
+  }
+  gpu->free(gpu->ctx, dout);
+}
+
+/* fused elementwise steps: a broadcast, a transposed read, every kind of step (f32 inputs: the
+   CUDA backend holds no i1 buffers) */
+Test(cuda, fused_steps) {
+  NEED_GPU();
+  int64_t R = 333;
+  float *a = rvec(R * R, -3, 3), *b = rvec(R, -1, 1);
+  rt_fused fu;
+  memset(&fu, 0, sizeof fu);
+  rt_instr ins = mk(RT_FUSED);
+  ins.nin = 3; ins.in[0] = 0; ins.in[1] = 1; ins.in[2] = 2;
+  ins.rank = 2; ins.shape[0] = ins.shape[1] = R;
+  ins.idt[0] = ins.idt[1] = ins.idt[2] = RT_F32;
+  fu.stride[0][0] = R; fu.stride[0][1] = 1;
+  fu.stride[1][0] = 0; fu.stride[1][1] = 1;
+  fu.stride[2][0] = 1; fu.stride[2][1] = R;
+  const rt_fstep st[] = {
+    {RT_AFFINE, {-1, -1, -1}, 0.5f, 0}, {RT_SUB, {0, -2, 0}, 0, 0}, {RT_EXP, {1, 1, 1}, 0, 0},
+    {RT_CMP_GT, {-1, -2, 0}, 0, 0}, {RT_SELECT, {3, 2, -3}, 0, 0}, {RT_GELU_TANH_GRAD, {4, -3, 0}, 0, 0},
+    {RT_AXPBY, {5, -1, 0}, 0.25f, -2}, {RT_MAX, {6, -2, 0}, 0, 0},
+  };
+  fu.nsteps = (int)(sizeof st / sizeof st[0]);
+  memcpy(fu.step, st, sizeof st);
+  ins.data = &fu;
+  ins.nelem = R * R;
+  check("fused", &ins, (opnd[]){{a, R * R}, {b, R}, {a, R * R}}, 3, R * R, NULL, RTOL);
+  free(a); free(b);
+}
+
+/* an elementwise op writing the sums of its rows (a bias gradient folded in) */
+Test(cuda, elementwise_with_row_sums) {
+  NEED_GPU();
+  int64_t rows = 517, w = 300;
+  float *a = rvec(rows * w, -2, 2), *b = rvec(rows * w, -1, 1), *c = malloc(rows * w * 4), *g = malloc(rows * w * 4);
+  rt_instr ins = mk(RT_EW);
+  ins.fn = RT_GELU_GRAD;
+  ins.rank = 2; ins.shape[0] = rows; ins.shape[1] = w;
+  ins.stride[0][0] = ins.stride[1][0] = w; ins.stride[0][1] = ins.stride[1][1] = 1;
+  ins.in[0] = 0; ins.in[1] = 1; ins.in[3] = 3;
+  float *host[RT_MAXIN] = {0}, *dev[RT_MAXIN] = {0};
+  float *zeros = calloc((size_t)w, 4);
+  run_both_state(&ins, (opnd[]){{a, rows * w}, {b, rows * w}, {NULL, 0}, {zeros, w}}, 4, rows * w, c, g, host, dev);
+  expect_same("gelu_grad", c, g, rows * w, RTOL);
+  expect_same("its row sums", host[3], dev[3], w, RTOL);
+  for (int k = 0; k < RT_MAXIN; k++) { free(host[k]); free(dev[k]); }
+  free(a); free(b); free(c); free(g); free(zeros);
+}
+
+/* Adam (plain, L2, AdamW) and SGD (with and without momentum and decay): the new parameter and state */
+Test(cuda, optimizer_updates) {
+  NEED_GPU();
+  int64_t n = 100003;
+  float *p = rvec(n, -1, 1), *gr = rvec(n, -0.1, 0.1), *m = rvec(n, -0.01, 0.01), *v = rvec(n, 0, 0.001);
+  float lr_t[1] = {1e-3f}, eps_t[1] = {1e-8f}, *c = malloc(n * 4), *g = malloc(n * 4);
+  for (int kind = 0; kind < 6; kind++) {
+    rt_instr ins = mk(kind < 3 ? RT_ADAM : RT_SGD);
+    float *host[RT_MAXIN] = {0}, *dev[RT_MAXIN] = {0};
+    ins.nelem = n;
+    if (kind < 3) {
+      ins.hyper[0] = 0.9; ins.hyper[1] = 0.999; ins.hyper[2] = 1e-8; ins.hyper[4] = 0.1; ins.hyper[5] = 0.001;
+      ins.hyper[3] = kind == 1 ? 0.01 : kind == 2 ? 1 - 1e-3 * 0.01 : 0;
+      ins.mode = kind == 2 ? RT_ADAM_DECOUPLED : 0;
+      for (int k = 0; k < 6; k++) ins.in[k] = k;
+      run_both_state(&ins, (opnd[]){{p, n}, {gr, n}, {m, n}, {v, n}, {lr_t, 1}, {eps_t, 1}}, 6, n, c, g, host, dev);
+      expect_same("adam m", host[2], dev[2], n, RTOL);
+      expect_same("adam v", host[3], dev[3], n, RTOL);
+    } else {
+      ins.alpha = 0.05f;
+      ins.hyper[0] = kind == 3 ? 0 : 0.9;
+      ins.hyper[1] = kind == 5 ? 1e-4 : 0;
+      ins.in[0] = 0; ins.in[1] = 1;
+      if (kind > 3) ins.in[2] = 2;
+      run_both_state(&ins, (opnd[]){{p, n}, {gr, n}, {kind > 3 ? m : NULL, n}}, 3, n, c, g, host, dev);
+      if (kind > 3) expect_same("sgd momentum", host[2], dev[2], n, RTOL);
+    }
+    expect_same(kind < 3 ? "adam p" : "sgd p", c, g, n, RTOL);
+    for (int k = 0; k < RT_MAXIN; k++) { free(host[k]); free(dev[k]); }
+  }
+  free(p); free(gr); free(m); free(v); free(c); free(g);
 }
 
 /* ---- GEMM ---- */
