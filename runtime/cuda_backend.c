@@ -341,6 +341,24 @@ static int k_fused(void *ctx, const rt_instr *ins, void *out, void *const *in, c
   return launch(c, KF_FUSED, grid(c, p.n, 256), 1, 1, 256, 1, args, err, errlen);
 }
 
+/* ---- values the program holds ---- */
+
+static int k_iota(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  CTX;
+  i64 outer = ins->outer, n = ins->n, inner = ins->inner;
+  int isfloat = ins->odt == RT_F32;
+  if (outer * n * inner <= 0) return 0;
+  CUdeviceptr o = DP(out);
+  void *args[] = {&o, &outer, &n, &inner, &isfloat};
+  return launch(c, KF_IOTA, grid(c, outer * n * inner, 256), 1, 1, 256, 1, args, err, errlen);
+}
+
+/* a constant's elements, copied from the program each run (they are few) */
+static int k_const(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
+  if (!ins->data && ins->nelem > 0) return diag_errbuf(err, errlen, "a constant without data");
+  return cu_upload(ctx, out, ins->data, (size_t)ins->nelem * rt_dtype_size((rt_dtype)ins->odt), err, errlen);
+}
+
 /* ---- optimizer updates (kern_cpu.c's k_adam and k_sgd) ---- */
 
 static int k_adam(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
@@ -806,6 +824,8 @@ static void set_kernels(rt_backend *be) {
   be->kernels[RT_SHARD_SLICE] = k_shard_slice;
   be->kernels[RT_GATHER] = k_ix_gather;
   be->kernels[RT_SCATTER] = k_ix_scatter;
+  be->kernels[RT_IOTA] = k_iota;
+  be->kernels[RT_CONST] = k_const;
   be->kernels[RT_FUSED] = k_fused;
   be->kernels[RT_ADAM] = k_adam;
   be->kernels[RT_SGD] = k_sgd;

@@ -713,6 +713,14 @@ const char cuda_kernel_source[] =
 "    if (m) { gr = m[i] * mu + gr; m[i] = gr; }\n"
 "    o[i] = pi + nlr * gr;\n"
 "  }\n"
+"}\n"
+"\n"
+"/* out viewed [outer, n, inner]: each element its index along n, as f32 or i32 */\n"
+"extern \"C\" __global__ void k_iota(unsigned *o, i64 outer, i64 n, i64 inner, int isfloat) {\n"
+"  LOOP(e, outer * n * inner) {\n"
+"    i64 j = (e / inner) % n;\n"
+"    o[e] = isfloat ? __float_as_uint((float)j) : (unsigned)(int)j;\n"
+"  }\n"
 "}\n";
 
 /* The whole source: the numbers the kernels share with prog.h, then the body. */

@@ -145,7 +145,7 @@ Test(cuda_nvrtc, every_kernel_compiles_for_sm80_and_sm90) {
 ** one lowering. A kernel added (or lost) changes it. */
 Test(cuda_nvrtc, every_instruction_has_a_cuda_kernel_but_these) {
   static const rt_op missing[] = {
-    RT_XENT_PROJ, RT_XENT_SUMEXP, RT_IOTA, RT_CONST, RT_ATTENTION, RT_ATTENTION_GRAD,
+    RT_XENT_PROJ, RT_XENT_SUMEXP, RT_ATTENTION, RT_ATTENTION_GRAD,
     RT_ATTN_BLOCK, RT_ATTN_FINISH, RT_ATTN_BLOCK_GRAD,
   };
   unsigned char has[RT_NOPS];
@@ -398,6 +398,24 @@ Test(cuda, fused_steps) {
   ins.nelem = R * R;
   check("fused", &ins, (opnd[]){{a, R * R}, {b, R}, {a, R * R}}, 3, R * R, NULL, RTOL);
   free(a); free(b);
+}
+
+/* iota in f32 and i32, and a constant's elements */
+Test(cuda, iota_and_constants) {
+  NEED_GPU();
+  for (int t = 0; t < 2; t++) {
+    rt_instr ins = mk(RT_IOTA);
+    ins.outer = 3; ins.n = 1001; ins.inner = 7;
+    ins.nelem = 3 * 1001 * 7;
+    ins.odt = t ? RT_I32 : RT_F32;
+    check(t ? "iota i32" : "iota f32", &ins, NULL, 0, ins.nelem, NULL, 0);
+  }
+  float *v = rvec(4099, -5, 5);
+  rt_instr ins = mk(RT_CONST);
+  ins.nelem = 4099;
+  ins.data = v;
+  check("const", &ins, NULL, 0, 4099, NULL, 0);
+  free(v);
 }
 
 /* an elementwise op writing the sums of its rows (a bias gradient folded in) */
