@@ -17,6 +17,7 @@
 #            gradient buckets on 2 ranks, GPT-2 small (bench/gpt_step.sh).
 #   section 9: imported programs (exported steps, GPT-2 small as JAX prints
 #            it) against their model files (bench/import_step.sh).
+#   section 10: mixed precision against PyTorch's autocast (bench/autocast.sh).
 # Environment: SRCDIR (source tree), BUILDDIR (build tree, holds carve and
 # bench/bin/). Runtime: about 5 minutes on a 2-core machine.
 set -u
@@ -405,6 +406,9 @@ out ""
 
 # ---- 9. imported programs against their model files ----
 . "$SRCDIR/bench/import_step.sh"
+
+# ---- 10. mixed precision against PyTorch's autocast ----
+. "$SRCDIR/bench/autocast.sh"
 
 # ---- appendix: the GEMMs one by one ----
 out "Appendix: cblas_sgemm per GEMM (bench/gemm_ref)"

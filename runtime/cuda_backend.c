@@ -314,6 +314,8 @@ static int k_fused(void *ctx, const rt_instr *ins, void *out, void *const *in, c
   const rt_fused *fu = ins->data;
   if (!fu || ins->rank > RT_MAXRANK || ins->nin > RT_MAXIN || fu->nsteps < 1 || fu->nsteps > RT_FUSE_MAXSTEPS)
     return diag_errbuf(err, errlen, "fused steps the cuda kernel does not take");
+  if (ins->mode & RT_FUSED_REDUCE)
+    return diag_errbuf(err, errlen, "fused steps ending in a reduction have no CUDA kernel yet; run with --device-kind cpu");
   cuda_fusedp p;
   memset(&p, 0, sizeof p);
   p.nin = ins->nin;

@@ -333,7 +333,11 @@ static int check_instr(const rt_prog *p, const rt_instr *ins, char *why, size_t 
     if (fu->nsteps < 1 || fu->nsteps > RT_FUSE_MAXSTEPS) return diag_errbuf(why, n, "%d steps, not 1 to %d", fu->nsteps, RT_FUSE_MAXSTEPS);
     int64_t tot = 1;
     for (int d = 0; d < ins->rank; d++) tot *= ins->shape[d];
-    if (want(p, ins, -1, tot, 1, RT_F32, 0, why, n)) return -1;
+    if (ins->mode & RT_FUSED_REDUCE) {     /* the values viewed [outer, n, inner], reduced over n */
+      if (ins->fn != RT_RSUM && ins->fn != RT_RMAX && ins->fn != RT_RMIN) return diag_errbuf(why, n, "unknown reduction %d", ins->fn);
+      if (O * N * IN != tot) return diag_errbuf(why, n, "a reduction's view [%" PRId64 ", %" PRId64 ", %" PRId64 "] of %" PRId64 " values", O, N, IN, tot);
+      if (want(p, ins, -1, O * IN, 1, RT_F32, 0, why, n)) return -1;
+    } else if (want(p, ins, -1, tot, 1, RT_F32, 0, why, n)) return -1;
     for (int k = 0; k < ins->nin; k++) {
       int b = ins->in[k];
       rt_dtype dk = b >= 0 && b < p->nbufs && p->bufs[b].dtype == RT_I1 ? RT_I1 : RT_F32;

@@ -437,13 +437,16 @@ static int k_ew(void *ctx, const rt_instr *ins, void *out, void *const *in, char
 
 /* ---- fused elementwise steps ----
 ** RT_FUSED (interp/lower/fuse.c): the steps of a chain of elementwise
-** functions, a block of FBLOCK elements at a time, each step's block in
-** L1 for the next, so that memory sees the inputs once and the result
-** once. Each step is the kernel above over a block (ew_run), so the
-** numbers are the unfused program's, bit for bit. The output's dims are
-** merged as k_ew merges them; blocks run along the last, and threads
-** take blocks. An input with stride 0 along the last dim is one value a
-** block; one with another stride is gathered into a block first. */
+** functions, a block of FBLOCK consecutive elements at a time, each step's
+** block in L1 for the next, so that memory sees the inputs once and the
+** result once. Each step is the kernel above over a block (ew_run), so
+** the numbers are the unfused program's, bit for bit. The dims are merged
+** as k_ew merges them; a block that crosses the end of the last one runs
+** as two pieces. An input with stride 0 along the last dim is one value a
+** piece; one with another stride is gathered first. With RT_FUSED_REDUCE
+** the values go, in order, into the sums (or maxima) of RT_REDUCE: the
+** same accumulators in the same order, so its bits too. Threads take
+** blocks, or the rows of a reduction. */
 enum { FBLOCK = 256 };
 
 /* a comparison (quiet: NaN compares unequal) or a select, over a block */
@@ -464,78 +467,148 @@ static void pick_run(int fn, i64 n, float *restrict o, const float *const v[3], 
 }
 
 typedef struct fjob {
+  const rt_instr *ins;
   const rt_fused *fu;
   int r, nin;
   int bits[RT_MAXIN];      /* input k is i1 */
-  i64 shp[RT_MAXRANK], st[RT_MAXIN][RT_MAXRANK], nblk;
+  i64 shp[RT_MAXRANK], st[RT_MAXIN][RT_MAXRANK], total;
   const float *in[RT_MAXIN];
   float *o;
   int alias;               /* out is one of the inputs: each block is made aside first */
+  int failed;              /* a thread's scratch could not be had */
 } fjob;
 
-HOT static void fused_span(void *x, i64 lo, i64 hi) {
-  const fjob *j = x;
+/* the scratch of one thread: each step's block, and inputs gathered */
+typedef struct fscratch {
+  _Alignas(64) float res[RT_FUSE_MAXSTEPS][FBLOCK];
+  _Alignas(64) float gath[RT_MAXIN][FBLOCK];
+} fscratch;
+
+/* elements [e0, e0 + n) (n <= FBLOCK) of the chain's result into dst */
+HOT static void fused_range(const fjob *j, fscratch *w, i64 e0, i64 n, float *dst) {
   const rt_fused *fu = j->fu;
   int r = j->r, last = fu->nsteps - 1;
   i64 L = j->shp[r - 1];
-  _Alignas(64) float res[RT_FUSE_MAXSTEPS][FBLOCK];
-  _Alignas(64) float gath[RT_MAXIN][FBLOCK];
-  for (i64 u = lo; u < hi; u++) {
-    i64 row = u / j->nblk, c0 = (u % j->nblk) * FBLOCK, n = L - c0 < FBLOCK ? L - c0 : FBLOCK;
+  for (i64 done = 0; done < n; ) {
+    i64 e = e0 + done, row = e / L, c0 = e % L, m = n - done < L - c0 ? n - done : L - c0;
     i64 idx[RT_MAXRANK] = {0};
     row_index(row, r, j->shp, idx);
     const float *src[RT_MAXIN];
     int adv[RT_MAXIN];
     for (int k = 0; k < j->nin; k++) {
-      i64 s = j->st[k][r - 1], at = index_offset(idx, r, j->st[k]) + c0 * s, m = s == 0 ? 1 : n;
+      i64 s = j->st[k][r - 1], at = index_offset(idx, r, j->st[k]) + c0 * s, cnt = s == 0 ? 1 : m;
       adv[k] = s != 0;
       if (j->bits[k]) {                 /* an i1 predicate: 0 or 1 */
         const unsigned char *p = (const unsigned char *)j->in[k] + at;
-        for (i64 e = 0; e < m; e++) gath[k][e] = p[e * s] ? 1.0f : 0.0f;
-        src[k] = gath[k];
+        for (i64 x = 0; x < cnt; x++) w->gath[k][x] = p[x * s] ? 1.0f : 0.0f;
+        src[k] = w->gath[k];
         continue;
       }
       const float *p = j->in[k] + at;
       if (s == 0 || s == 1) { src[k] = p; continue; }
-      for (i64 e = 0; e < n; e++) gath[k][e] = p[e * s];
-      src[k] = gath[k];
+      for (i64 x = 0; x < m; x++) w->gath[k][x] = p[x * s];
+      src[k] = w->gath[k];
     }
     for (int t = 0; t <= last; t++) {
       const rt_fstep *s = &fu->step[t];
       const float *v[3] = {NULL, NULL, NULL};
       int adv_v[3] = {1, 1, 1}, ar = rt_ewfn_arity((rt_ewfn)s->fn);
       for (int a = 0; a < ar && a < 3; a++) {
-        if (s->arg[a] >= 0) v[a] = res[s->arg[a]];
+        if (s->arg[a] >= 0) v[a] = w->res[s->arg[a]];
         else { v[a] = src[-1 - s->arg[a]]; adv_v[a] = adv[-1 - s->arg[a]]; }
       }
-      float *dst = t == last && !j->alias ? j->o + row * L + c0 : res[t];
-      if (s->fn < RT_ABS) ew_run(s->fn, n, dst, v[0], adv_v[0], v[1], adv_v[1], s->alpha, s->beta);
-      else pick_run(s->fn, n, dst, v, adv_v);
+      float *out = t == last ? dst + done : w->res[t];
+      if (s->fn < RT_ABS) ew_run(s->fn, m, out, v[0], adv_v[0], v[1], adv_v[1], s->alpha, s->beta);
+      else pick_run(s->fn, m, out, v, adv_v);
     }
-    if (j->alias) memcpy(j->o + row * L + c0, res[last], sizeof(float) * (size_t)n);
+    done += m;
   }
+}
+
+/* blocks [lo, hi) of the result */
+static void fused_blocks(void *x, i64 lo, i64 hi) {
+  fjob *j = x;
+  fscratch *w = malloc(sizeof *w);
+  _Alignas(64) float aside[FBLOCK];
+  if (!w) { j->failed = 1; return; }
+  for (i64 b = lo; b < hi; b++) {
+    i64 e0 = b * FBLOCK, n = j->total - e0 < FBLOCK ? j->total - e0 : FBLOCK;
+    fused_range(j, w, e0, n, j->alias ? aside : j->o + e0);
+    if (j->alias) memcpy(j->o + e0, aside, sizeof(float) * (size_t)n);
+  }
+  free(w);
+}
+
+/* rows [lo, hi) of a reduction over n (RT_REDUCE's [outer, n, inner]):
+** RT_RSUM with inner 1 in sum_d's eight double lanes and tail, else each
+** column in double, rows in order; maxima and minima as maxnan, minnan */
+static void fused_reduce_rows(void *x, i64 lo, i64 hi) {
+  fjob *j = x;
+  const rt_instr *ins = j->ins;
+  i64 N = ins->n, NI = ins->inner, per = N * NI, n8 = N - N % 8;
+  fscratch *w = malloc(sizeof *w);
+  double *acc = malloc(sizeof(double) * (size_t)(NI > 8 ? NI : 8));
+  float *mx = malloc(sizeof(float) * (size_t)(NI > 0 ? NI : 1));
+  _Alignas(64) float vals[FBLOCK];
+  if (!w || !acc || !mx) { free(w); free(acc); free(mx); j->failed = 1; return; }
+  int fn = ins->fn;
+  for (i64 o = lo; o < hi; o++) {
+    double tail = 0;
+    for (i64 c = 0; c < (NI > 8 ? NI : 8); c++) acc[c] = 0;
+    for (i64 c = 0; c < NI; c++) mx[c] = fn == RT_RMIN ? INFINITY : -INFINITY;
+    for (i64 e = 0, col = 0; e < per; e += FBLOCK) {
+      i64 n = per - e < FBLOCK ? per - e : FBLOCK;
+      fused_range(j, w, o * per + e, n, vals);
+      if (fn == RT_RSUM && NI == 1)       /* element e + q is row e + q */
+        for (i64 q = 0; q < n; q++) {
+          if (e + q < n8) acc[(e + q) % 8] += vals[q];
+          else tail += vals[q];
+        }
+      else
+        for (i64 q = 0; q < n; q++, col = col + 1 == NI ? 0 : col + 1) {
+          if (fn == RT_RMAX) mx[col] = maxnan(vals[q], mx[col]);
+          else if (fn == RT_RMIN) mx[col] = minnan(vals[q], mx[col]);
+          else acc[col] += vals[q];
+        }
+    }
+    float *y = j->o + o * NI;
+    if (fn != RT_RSUM) memcpy(y, mx, sizeof(float) * (size_t)NI);
+    else if (NI > 1) for (i64 c = 0; c < NI; c++) y[c] = (float)(acc[c] * ins->alpha);
+    else y[0] = (float)((tail + ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) * ins->alpha);
+  }
+  free(w);
+  free(acc);
+  free(mx);
 }
 
 static int k_fused(void *ctx, const rt_instr *ins, void *out, void *const *in, char *err, size_t errlen) {
   const rt_fused *fu = ins->data;
   fjob j;
   memset(&j, 0, sizeof j);
+  j.ins = ins;
   j.fu = fu;
   j.nin = ins->nin;
   j.o = out;
   for (int k = 0; k < j.nin; k++) { j.in[k] = in[k]; j.alias |= in[k] == out; j.bits[k] = ins->idt[k] == RT_I1; }
   int r = rt_merge_dims(ins->rank, ins->shape, j.nin, fu->stride, j.shp, j.st);
-  if (r == 0) return 0;
+  int reduce = ins->mode & RT_FUSED_REDUCE;
+  if (r == 0) {                         /* no element: a reduction's empty sums and maxima */
+    if (reduce) for (i64 i = 0; i < ins->outer * ins->inner; i++) j.o[i] = ins->fn == RT_RSUM ? 0.0f : ins->fn == RT_RMIN ? INFINITY : -INFINITY;
+    return 0;
+  }
   j.r = r;
-  i64 rows = 1;
-  for (int d = 0; d < r - 1; d++) rows *= j.shp[d];
-  j.nblk = (j.shp[r - 1] + FBLOCK - 1) / FBLOCK;
+  j.total = 1;
+  for (int d = 0; d < r; d++) j.total *= j.shp[d];
   int work = 0;            /* transcendentals, or enough steps, are worth threads (ew_par) */
   for (int t = 0; t < fu->nsteps; t++) work += heavy(fu->step[t].fn) ? 4 : 1;
-  i64 units = rows * j.nblk, elems = rows * j.shp[r - 1];
-  par_spans(elems >= ((i64)1 << 18) && work >= 4 ? kernel_threads(elems, units) : 1, units, 1, fused_span, &j);
-  (void)ctx; (void)err; (void)errlen;
-  return 0;
+  int many = j.total >= ((i64)1 << 18) && work >= 4;
+  if (reduce) par_spans(many ? kernel_threads(j.total, ins->outer) : 1, ins->outer, 1, fused_reduce_rows, &j);
+  else {
+    i64 blocks = (j.total + FBLOCK - 1) / FBLOCK;
+    par_spans(many ? kernel_threads(j.total, blocks) : 1, blocks, 1, fused_blocks, &j);
+  }
+  (void)ctx;
+  return j.failed ? diag_errbuf(err, errlen, "out of memory") : 0;
 }
 
 /* ---- data movement ---- */

@@ -104,7 +104,7 @@ static int reads_in_step(const rt_prog *p, const rt_instr *x, int k) {
   int b = x->in[k];
   if (p->bufs[b].dtype != RT_F32 || p->bufs[x->out].dtype != RT_F32 || p->bufs[b].nelem != p->bufs[x->out].nelem) return 0;
   if (x->op == RT_XENT_GRAD) return k == 0;
-  if (x->op == RT_FUSED) return rt_ew_dense(x, k);      /* each block is read before it is written */
+  if (x->op == RT_FUSED) return !(x->mode & RT_FUSED_REDUCE) && rt_ew_dense(x, k);   /* each block is read before it is written */
   return x->op == RT_EW && x->fn < RT_ABS && k < rt_ewfn_arity((rt_ewfn)x->fn) && rt_ew_dense(x, k);
 }
 

@@ -417,7 +417,8 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
     for (int j = 0; fu && j < fu->nsteps && j < RT_FUSE_MAXSTEPS; j++) {
       const rt_fstep *s = &fu->step[j];
       int ar = rt_ewfn_arity((rt_ewfn)s->fn);
-      if (j == fu->nsteps - 1) fputs(": out = ", f); else fprintf(f, "%ss%d = ", j ? "; " : ": ", j);
+      if (j == fu->nsteps - 1 && !(ins->mode & RT_FUSED_REDUCE)) fputs(": out = ", f);
+      else fprintf(f, "%ss%d = ", j ? "; " : ": ", j);
       fprintf(f, "%s(", rt_ewfn_name((rt_ewfn)s->fn));
       for (int a = 0; a < ar && a < 3; a++) {
         int g = s->arg[a];
@@ -427,6 +428,11 @@ static void put_attrs(FILE *f, const rt_prog *p, const rt_instr *ins) {
       if (s->fn == RT_AFFINE || s->fn == RT_ADAM_DENOM || s->fn == RT_AXPBY) fprintf(f, "; alpha %g, beta %g", s->alpha, s->beta);
       if (s->fn == RT_AXPY) fprintf(f, "; alpha %g", s->alpha);
       fputc(')', f);
+    }
+    if (fu && ins->mode & RT_FUSED_REDUCE) {   /* ": out = sum(s0 as 512x128x1) over 128 times 0.0078125" */
+      fprintf(f, ": out = %s(s%d as %" PRId64 "x%" PRId64 "x%" PRId64 ") over %" PRId64, ins->fn == RT_RMAX ? "max" : ins->fn == RT_RMIN ? "min" : "sum",
+              fu->nsteps - 1, ins->outer, ins->n, ins->inner, ins->n);
+      if (ins->fn == RT_RSUM && ins->alpha != 1.0f) fprintf(f, " times %g", ins->alpha);
     }
     fputc(']', f);
     break;

@@ -130,7 +130,8 @@ typedef enum rt_op {
                        in order; data: the rt_index (the updates in the result's place) */
   RT_FUSED,         /* elementwise functions in one pass (interp/lower/fuse.c): data is an
                        rt_fused whose steps read in[0, nin) (f32 or i1, through its strides
-                       over shape[rank]) and each other's results; the last step's is out (f32) */
+                       over shape[rank]) and each other's results; the last step's is out (f32),
+                       or with mode RT_FUSED_REDUCE its reduction (below) */
   RT_ALL_REDUCE,    /* collectives over the devices of group; fn RT_RSUM (a sum), RT_RMAX or
                        RT_RMIN (all_reduce only: the other collectives sum) */
   RT_ALL_GATHER,    /* in0 [outer, n, inner] -> out [outer, n * P, inner] */
@@ -227,6 +228,10 @@ typedef struct rt_fstep {
   int8_t arg[3];                  /* >= 0: an earlier step's result; < 0: input -1 - arg */
   float alpha, beta;              /* as RT_EW's */
 } rt_fstep;
+/* RT_FUSED mode: the result is the steps' values viewed [outer, n, inner]
+** reduced over n, [outer, inner], as RT_REDUCE (fn RT_RSUM times alpha,
+** RT_RMAX, RT_RMIN) */
+enum { RT_FUSED_REDUCE = 1 };
 /* Can a fused step compute fn (and the last step of one, into f32)? */
 int rt_fused_fn(int fn, int last);
 typedef struct rt_fused {

@@ -16,7 +16,10 @@
 ** (runtime/kern_cpu.c), so the program computes exactly what it did.
 **
 ** The functions are the f32 ones, selects of f32 by an i1, and quiet
-** comparisons of f32 whose i1 result a later step takes. At most
+** comparisons of f32 whose i1 result a later step takes. A reduction
+** (RT_REDUCE) of a chain's result that nothing else reads takes the chain
+** in too, on the same terms: its sums are made from each block while it is
+** in L1, and the chain's values never go to memory. At most
 ** RT_MAXIN inputs and RT_FUSE_MAXSTEPS steps make one pass; a longer
 ** chain becomes more than one.
 */
@@ -108,10 +111,9 @@ static int strides_over(const rt_instr *P, const tape *tp, int k, const rt_instr
 
 static double bytes(const rt_prog *p, int b) { return (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype); }
 
-/* C (at j) takes in P, which writes t: 1 when done */
-static int absorb(fuser *f, int j, int t) {
+/* C (at j, its shape and out as C says) takes in P, which writes t: 1 when done */
+static int absorb(fuser *f, int j, const rt_instr *C, int t) {
   rt_prog *p = f->p;
-  const rt_instr *C = &p->instrs[j];
   int pi = f->writer[t];
   if (t < 0 || p->bufs[t].kind != RT_BUF_TEMP || pi < 0 || pi >= j || !f->tp[pi] || f->readers[t] != 1) return 0;
   const rt_instr *P = &p->instrs[pi];
@@ -141,7 +143,7 @@ static int absorb(fuser *f, int j, int t) {
     if (!strides_over(P, tq, i, C, st) || (pmap[i] = add_input(&m, tq->in[i], st)) < 0) return 0;
   }
   for (int i = 0; i < m.nin; i++)        /* C writes over an input: only one read in step is safe */
-    if (m.in[i] == C->out && !rt_strides_dense(C->rank, C->shape, m.st[i])) return 0;
+    if (m.in[i] == C->out && (C->op == RT_REDUCE || !rt_strides_dense(C->rank, C->shape, m.st[i]))) return 0;
   for (int s = 0; s < tq->n; s++) {
     rt_fstep x = tq->step[s];
     for (int a = 0; a < 3; a++) if (x.arg[a] < 0) x.arg[a] = (int8_t)(-1 - pmap[-1 - x.arg[a]]);
@@ -161,6 +163,42 @@ static int absorb(fuser *f, int j, int t) {
   free(tq);
   f->tp[pi] = NULL;
   f->gone[pi] = 1;
+  return 1;
+}
+
+/* a reduction RT_FUSED can end in */
+static int reduction(const rt_prog *p, const rt_instr *x) {
+  if (x->op != RT_REDUCE || x->stages || (x->fn != RT_RSUM && x->fn != RT_RMAX && x->fn != RT_RMIN)) return 0;
+  if (!is_f32(p, x->in[0]) || !is_f32(p, x->out)) return 0;
+  for (int k = 1; k < RT_MAXIN; k++) if (x->in[k] >= 0) return 0;
+  return 1;
+}
+
+/* reduction R (at j) takes in the chain P that makes its input, computing
+** the chain's values a block at a time into its sums: 1 when done */
+static int absorb_into_reduction(fuser *f, int j) {
+  rt_prog *p = f->p;
+  const rt_instr *R = &p->instrs[j];
+  int t = R->in[0], pi = t >= 0 && t < p->nbufs ? f->writer[t] : -1;
+  if (pi < 0 || pi >= j || !f->tp[pi] || !is_f32(p, p->instrs[pi].out)) return 0;
+  const rt_instr *P = &p->instrs[pi];
+  rt_instr view = *R;                    /* R over P's shape, reading t element for element */
+  view.rank = P->rank;
+  memcpy(view.shape, P->shape, sizeof view.shape);
+  tape *tr = mem_calloc(1, sizeof *tr);
+  int64_t dense[RT_MAXRANK] = {0}, step = 1;
+  for (int d = P->rank - 1; d >= 0; d--) { dense[d] = step; step *= P->shape[d]; }
+  add_input(tr, t, dense);
+  f->tp[j] = tr;
+  if (R->outer * R->n * R->inner != p->bufs[t].nelem || !absorb(f, j, &view, t)) {
+    free(tr);
+    f->tp[j] = NULL;
+    return 0;
+  }
+  rt_instr *x = &p->instrs[j];
+  x->rank = P->rank;
+  memcpy(x->shape, P->shape, sizeof x->shape);
+  x->mode = RT_FUSED_REDUCE;
   return 1;
 }
 
@@ -217,26 +255,29 @@ int lw_fuse_elementwise(rt_prog *p) {
     int32_t first[RT_MAXIN];          /* the buffers it read as lowered; each may bring its writer in */
     int n0 = f.tp[j]->nin;
     memcpy(first, f.tp[j]->in, sizeof first);
-    for (int i = 0; i < n0; i++) dropped += absorb(&f, j, first[i]);
+    for (int i = 0; i < n0; i++) dropped += absorb(&f, j, x, first[i]);
   }
+  for (int j = 0; j < ni; j++)           /* reductions of what a chain alone makes */
+    if (reduction(p, &p->instrs[j])) dropped += absorb_into_reduction(&f, j);
   if (dropped) {
     int n = 0;
     for (int i = 0; i < ni; i++) {
       tape *t = f.tp[i];
       if (f.gone[i]) continue;
       rt_instr *x = &p->instrs[i];
-      if (t && is_f32(p, x->out) && (t->n > 1 || x->fn == RT_SELECT)) {   /* (a select alone: the fused kernel is the fast one) */
+      int reduced = x->op == RT_REDUCE;   /* (absorb_into_reduction set its shape and mode) */
+      if (t && is_f32(p, x->out) && (t->n > 1 || reduced || x->fn == RT_SELECT)) {   /* (a select alone: the fused kernel is the fast one) */
         rt_fused *fu = arena_alloc(&p->mem, sizeof *fu);
         memset(fu, 0, sizeof *fu);
         fu->nsteps = t->n;
         memcpy(fu->step, t->step, sizeof t->step[0] * (size_t)t->n);
         memcpy(fu->stride, t->st, sizeof t->st);
         x->op = RT_FUSED;
-        x->fn = 0;
+        if (!reduced) x->fn = 0;
         x->nin = (uint8_t)t->nin;
         for (int k = 0; k < RT_MAXIN; k++) x->in[k] = k < t->nin ? t->in[k] : -1;
         memset(x->stride, 0, sizeof x->stride);
-        x->alpha = x->beta = 0;
+        if (!reduced) x->alpha = x->beta = 0;
         x->data = fu;
       }
       p->instrs[n++] = *x;

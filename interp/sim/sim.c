@@ -176,7 +176,8 @@ static double xent_proj_seconds(const rt_instr *x, const sim_opts *o) {
 static double fused_seconds(const rt_prog *p, const rt_instr *x, const sim_opts *o) {
   const sim_profile *pr = o->prof;
   const rt_fused *fu = x->data;
-  double elems = (double)p->bufs[x->out].nelem, bytes = buf_bytes(p, x->out), work = 0;
+  double elems = 1, bytes = buf_bytes(p, x->out), work = 0;
+  for (int d = 0; d < x->rank; d++) elems *= (double)x->shape[d];   /* (a reduction's output is smaller) */
   for (int k = 0; k < x->nin; k++) bytes += buf_bytes(p, x->in[k]);
   for (int j = 0; fu && j < fu->nsteps; j++) {
     int fn = fu->step[j].fn, ar = rt_ewfn_arity((rt_ewfn)fn);

@@ -30,6 +30,7 @@ static inline void rf_lower(drive *r, const session *s, int fold) {
   lower_opts lo = {0};
   lo.no_fold_rows = !fold;
   lo.loss_chunk_bytes = -1;          /* lmloss.c would take the xent_grad (test_lmloss.c) */
+  lo.no_fuse_elementwise = 1;        /* (fuse.c would take reductions and elementwise ops the counts look for) */
   diag d;
   diag_init(&d);
   cr_assert(drive_lower_opts(r, s->g, s->plan, &lo, &d) == 0, "%s", diag_text(&d));

@@ -290,3 +290,70 @@ Test(fuse, operand_written_between_stays_apart) {
     rt_prog_free(&p);
   }
 }
+
+/* y = reduce(exp(x * 0.5) - b) over n, by hand: the same bits as the
+** reduction of the unfused chain's stored result (sums in eight lanes and
+** a tail, column sums, maxima, minima), in one pass, on one thread and on
+** several */
+static void reduction_case(int64_t O, int64_t N, int64_t I, int fn, float alpha) {
+  int64_t xs[3] = {O, N, I}, bs[1] = {I}, ys[2] = {O, I};
+  rt_prog p[2];
+  float *y[2];
+  int64_t tot = O * N * I;
+  float *xv = malloc(sizeof(float) * (size_t)tot), *bv = malloc(sizeof(float) * (size_t)I);
+  for (int64_t i = 0; i < tot; i++) xv[i] = (float)sin((double)i * 0.013) * 4;
+  for (int64_t i = 0; i < I; i++) bv[i] = (float)i * 0.25f;
+  rt_exec *e[2];
+  for (int v = 0; v < 2; v++) {
+    rt_prog *q = &p[v];
+    rt_prog_init(q);
+    int x = buf(q, RT_F32, 3, xs, RT_BUF_INPUT), b = buf(q, RT_F32, 1, bs, RT_BUF_INPUT);
+    int t0 = buf(q, RT_F32, 3, xs, RT_BUF_TEMP), t1 = buf(q, RT_F32, 3, xs, RT_BUF_TEMP), o = buf(q, RT_F32, 2, ys, RT_BUF_OUTPUT);
+    rt_instr *in = rt_prog_emit(q, RT_EW, t0);
+    in->fn = RT_AFFINE; in->rank = 3; memcpy(in->shape, xs, sizeof xs); in->alpha = 0.5f; in->in[0] = x; in->nin = 1;
+    in->stride[0][0] = N * I; in->stride[0][1] = I; in->stride[0][2] = 1;
+    in = rt_prog_emit(q, RT_EW, t1);
+    in->fn = RT_EXP; in->rank = 3; memcpy(in->shape, xs, sizeof xs); in->in[0] = t0; in->nin = 1;
+    in->stride[0][0] = N * I; in->stride[0][1] = I; in->stride[0][2] = 1;
+    int t2 = buf(q, RT_F32, 3, xs, RT_BUF_TEMP);
+    in = rt_prog_emit(q, RT_EW, t2);
+    in->fn = RT_SUB; in->rank = 3; memcpy(in->shape, xs, sizeof xs); in->in[0] = t1; in->in[1] = b; in->nin = 2;
+    in->stride[0][0] = N * I; in->stride[0][1] = I; in->stride[0][2] = 1; in->stride[1][2] = 1;
+    (void)t2;
+    in = rt_prog_emit(q, RT_REDUCE, o);
+    in->fn = (uint8_t)fn; in->in[0] = t2; in->nin = 1; in->outer = O; in->n = N; in->inner = I; in->alpha = alpha;
+    rt_prog_finish(q);
+    if (v) {
+      int taken = lw_fuse_elementwise(q);
+      cr_assert(taken == 3 && q->ninstrs == 1 && q->instrs[0].op == RT_FUSED && (q->instrs[0].mode & RT_FUSED_REDUCE),
+                "%lldx%lldx%lld: %d taken in\n%s", (long long)O, (long long)N, (long long)I, taken, rt_prog_dump(q, &q->mem));
+    }
+    e[v] = rt_exec_new(q, rt_backend_cpu(), NULL);
+    char err[256];
+    cr_assert(e[v]);
+    cr_assert(rt_exec_set(e[v], x, xv, sizeof(float) * (size_t)tot, err, sizeof err) == 0, "%s", err);
+    cr_assert(rt_exec_set(e[v], b, bv, sizeof(float) * (size_t)I, err, sizeof err) == 0, "%s", err);
+    cr_assert(rt_exec_run(e[v], err, sizeof err) == 0, "%s", err);
+    y[v] = rt_exec_data(e[v], o);
+  }
+  cr_assert(!memcmp(y[0], y[1], sizeof(float) * (size_t)(O * I)), "%lldx%lldx%lld, reduction %d: fused %.9g, apart %.9g",
+            (long long)O, (long long)N, (long long)I, fn, y[1][0], y[0][0]);
+  double want = 0;                       /* and the first one against a sum here */
+  for (int64_t j = 0; j < N; j++) {
+    double v = (double)expf(xv[j * I] * 0.5f) - bv[0];
+    want = fn == RT_RSUM ? want + v : j == 0 ? v : fn == RT_RMAX ? fmax(want, v) : fmin(want, v);
+  }
+  if (fn == RT_RSUM) want *= alpha;
+  cr_assert(fabs(y[1][0] - want) <= 1e-5 * (fabs(want) + 1), "%lldx%lldx%lld: %.9g against %.9g", (long long)O, (long long)N, (long long)I,
+            y[1][0], want);
+  for (int v = 0; v < 2; v++) { rt_exec_free(e[v]); rt_prog_free(&p[v]); }
+  free(xv);
+  free(bv);
+}
+
+Test(fuse, reductions_as_unfused_bit_for_bit) {
+  const int64_t shapes[][3] = {{5, 37, 1}, {3, 1000, 1}, {4, 13, 7}, {2, 300, 40}, {1, 7, 1}, {512, 1024, 1}, {64, 64, 64}};
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+    for (int fn = RT_RSUM; fn <= RT_RMIN; fn++)
+      reduction_case(shapes[s][0], shapes[s][1], shapes[s][2], fn, fn == RT_RSUM && s % 2 ? 1.0f / (float)shapes[s][1] : 1.0f);
+}

@@ -36,6 +36,7 @@ static void run(hx *h, const char *text, int fold) {
   for (int i = 0; i < NOUTS; i++) hx_output(h, outs[i]);
   lower_opts o = {0};
   o.no_fold_rows = !fold;
+  o.no_fuse_elementwise = 1;         /* (fuse.c would take the muls and sums counted here) */
   hx_lower_opts(h, &o);
   hx_init_rest(h, 7);
   hx_run(h);
