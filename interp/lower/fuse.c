@@ -16,7 +16,8 @@
 ** (runtime/kern_cpu.c), so the program computes exactly what it did.
 **
 ** The functions are the f32 ones, selects of f32 by an i1, and quiet
-** comparisons of f32 whose i1 result a later step takes. A reduction
+** comparisons of f32 whose i1 result a later step takes, on the same
+** pipeline stages. A reduction
 ** (RT_REDUCE) of a chain's result that nothing else reads takes the chain
 ** in too, on the same terms: its sums are made from each block while it is
 ** in L1, and the chain's values never go to memory. At most
@@ -54,7 +55,7 @@ static int is_i1(const rt_prog *p, int b) { return b >= 0 && b < p->nbufs && p->
 ** select of f32 by an i1, or a quiet comparison of f32 (whose i1 result
 ** only a later step can take) */
 static int candidate(const rt_prog *p, const rt_instr *x) {
-  if (x->op != RT_EW || x->rank > RT_MAXRANK || x->stages || !rt_fused_fn(x->fn, 0)) return 0;
+  if (x->op != RT_EW || x->rank > RT_MAXRANK || !rt_fused_fn(x->fn, 0)) return 0;
   int ar = rt_ewfn_arity((rt_ewfn)x->fn), cmp = x->fn >= RT_CMP_EQ && x->fn <= RT_CMP_GE;
   if (cmp ? !is_i1(p, x->out) || x->mode == RT_CMP_TOTAL : !is_f32(p, x->out)) return 0;
   for (int k = 0; k < RT_MAXIN; k++)
@@ -117,6 +118,7 @@ static int absorb(fuser *f, int j, const rt_instr *C, int t) {
   int pi = f->writer[t];
   if (t < 0 || p->bufs[t].kind != RT_BUF_TEMP || pi < 0 || pi >= j || !f->tp[pi] || f->readers[t] != 1) return 0;
   const rt_instr *P = &p->instrs[pi];
+  if (P->stages != p->instrs[j].stages) return 0;     /* (a pipeline: on the same stages) */
   tape *tc = f->tp[j], *tq = f->tp[pi];
   int k = -1;
   for (int i = 0; i < tc->nin; i++) if (tc->in[i] == t) k = i;
@@ -168,7 +170,7 @@ static int absorb(fuser *f, int j, const rt_instr *C, int t) {
 
 /* a reduction RT_FUSED can end in */
 static int reduction(const rt_prog *p, const rt_instr *x) {
-  if (x->op != RT_REDUCE || x->stages || (x->fn != RT_RSUM && x->fn != RT_RMAX && x->fn != RT_RMIN)) return 0;
+  if (x->op != RT_REDUCE || (x->fn != RT_RSUM && x->fn != RT_RMAX && x->fn != RT_RMIN)) return 0;
   if (!is_f32(p, x->in[0]) || !is_f32(p, x->out)) return 0;
   for (int k = 1; k < RT_MAXIN; k++) if (x->in[k] >= 0) return 0;
   return 1;

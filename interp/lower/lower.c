@@ -1055,12 +1055,13 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (plan && !pipelined && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes, 0);
     else if (plan && !pipelined && c.opt.bucket_bytes == 0 && !c.opt.keep_values) lw_bucket(g, p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
     if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);
-    /* (not in a pipeline yet: its pass copies and places elementwise instructions one by one) */
     if (!c.opt.keep_values && !c.opt.no_fuse_elementwise && !pipelined) lw_fuse_elementwise(p);
     if (plan && plan->pipe.axis >= 0) {
       if (c.opt.keep_values) c.failed = diag_error(d, plan->pipe.at, "a pipelined program does not keep every value (bisect it without the "
                                                    "pipeline tactic)") < 0;
       else if (lw_pipeline(g, plan, p, c.buf, c.partial, d) < 0) c.failed = 1;
+      /* a pipeline's chains are joined once its pass has copied them per microbatch and placed them */
+      else if (!c.opt.no_fuse_elementwise) lw_fuse_elementwise(p);
     }
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");
