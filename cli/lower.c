@@ -60,10 +60,14 @@ int cli_lower(const cli_opts *o) {
     for (int b = 0; b < p.nbufs; b++) {
       const rt_buf *rb = &p.bufs[b];
       if (rb->kind != RT_BUF_INPUT) continue;
-      int64_t off[RT_MAXRANK];
-      rt_mesh_block(&p, rank, b, off);
+      int64_t off[2][RT_MAXRANK], shape[RT_MAXRANK];
+      int nblk, z;
+      rt_mesh_blocks(&p, rank, b, off, shape, &nblk, &z);
       printf("  %-28s", rb->name);
-      for (int i = 0; i < rb->rank; i++) printf("%s%lld:%lld", i ? ", " : "[", (long long)off[i], (long long)(off[i] + rb->shape[i]));
+      for (int i = 0; i < rb->rank; i++) {      /* a dim dealt zig-zag: its two blocks, "0:4 + 28:32" */
+        printf("%s%lld:%lld", i ? ", " : "[", (long long)off[0][i], (long long)(off[0][i] + shape[i]));
+        if (i == z) printf(" + %lld:%lld", (long long)off[1][i], (long long)(off[1][i] + shape[i]));
+      }
       ir_shape gs = {rb->rank, {0}};
       for (int i = 0; i < rb->rank; i++) gs.d[i] = rb->global_shape[i];
       printf("%s of %s\n", rb->rank ? "]" : "[]", ir_shape_str(&a, &gs));

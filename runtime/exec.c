@@ -18,7 +18,9 @@
 */
 #include "util/diag.h"
 #include "runtime/exec.h"
+#include "runtime/zigzag.h"
 #include "runtime/kern_index.h"
+#include "runtime/mesh.h"
 #include "runtime/plan.h"
 
 #include <float.h>
@@ -521,6 +523,18 @@ static int check_prog(const rt_prog *p, const rt_backend *be, char *err, size_t 
         snprintf(why, sizeof why, "in%d names no buffer (b%d)", k, ins->in[k]);
         return ins_err(p, i, err, errlen, why);
       }
+    if ((rt_xent_split(ins) || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->n < ins->n2)) &&
+        rt_mesh_zigzag(p, ins->group)) {
+      snprintf(why, sizeof why, "its %s are split over an axis that deals its pieces zig-zag (the context tactic's balance), which "
+               "a table or the classes cannot follow: split them over another axis, or give the context tactic balance = \"none\"",
+               ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS ? "table's rows" : "classes");
+      return ins_err(p, i, err, errlen, why);
+    }
+    if (p->zigzag && be->device_memory && rt_is_collective((rt_op)ins->op) && rt_mesh_zigzag(p, ins->group)) {
+      snprintf(why, sizeof why, "a sequence dealt zig-zag (the context tactic's balance) runs on the cpu backend only for now; "
+               "run with --device-kind cpu");
+      return ins_err(p, i, err, errlen, why);
+    }
     if ((ins->op == RT_SEND || ins->op == RT_RECV) && be->device_memory) {
       snprintf(why, sizeof why, "point-to-point transfers (pipeline stages, ring attention) run on the cpu backend only for now; "
                "run with --device-kind cpu");
@@ -709,6 +723,7 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
       fixed.off += (int64_t)q * fixed.n;
     }
+    int zq = -1, zP = 0;        /* a slice or mask of rows dealt zig-zag: at index zq of zP (runtime/zigzag.c) */
     if (ins->op == RT_CAUSAL_MASK && ins->group >= 0) {
       /* the rows (the queries) split over the group: this device's first
          row is row q m of the whole, and the mask keeps what it keeps there */
@@ -719,21 +734,24 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
         return ins_err(p, i, err, errlen, why);
       }
       if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
-      if (ins != &fixed) { fixed = *ins; ins = &fixed; }
-      fixed.off += (int64_t)q * fixed.m;
+      if (rt_mesh_zigzag(p, ins->group)) { zq = q; zP = P; }
+      else {
+        if (ins != &fixed) { fixed = *ins; ins = &fixed; }
+        fixed.off += (int64_t)q * fixed.m;
+      }
     }
     if ((ins->op == RT_ATTN_BLOCK || ins->op == RT_ATTN_BLOCK_GRAD) && ins->group >= 0) {
       /* a ring's step: this device's queries, and the key block it holds
          split_dim steps on (the block of the device that many places back) */
-      int q = 0, P = group_size(e, ins->group);
+      int q = 0;
       if (device_index(e, ins->group, &q, why, sizeof why)) return ins_err(p, i, err, errlen, why);
-      if (ins != &fixed) { fixed = *ins; ins = &fixed; }
-      fixed.off += (int64_t)q * fixed.m;
-      fixed.n2 += (int64_t)(((q - ins->split_dim) % P + P) % P) * fixed.n;
+      if (rt_mesh_ring_block(p, ins, q, &fixed) < 0) return ins_err(p, i, err, errlen, "a ring block that does not halve for the zig-zag order");
+      ins = &fixed;
     }
     if (ins->op == RT_SHARD_SLICE) {
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
       if (shard_piece(e, &fixed, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+      if (rt_mesh_zigzag(p, ins->group) && device_index(e, ins->group, &zq, why, sizeof why) == 0) zP = group_size(e, ins->group);
     }
     int rc;
     why[0] = 0;
@@ -741,7 +759,11 @@ int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
     if (e->seconds) clock_gettime(CLOCK_MONOTONIC, &t0);
     if (rt_is_collective((rt_op)ins->op)) {
       if (be->device_memory && !e->comm->device_aware) rc = staged_collective(e, ins, e->data[o], in[0], why, sizeof why);
+      else if ((ins->op == RT_ALL_GATHER || ins->op == RT_REDUCE_SCATTER || ins->op == RT_ALL_TO_ALL) && rt_mesh_zigzag(p, ins->group))
+        rc = rt_zz_collective(p, e->comm, ins, e->data[o], in[0], why, sizeof why);
       else rc = e->comm->run(e->comm->impl, ins, e->data[o], in[0], why, sizeof why);
+    } else if (zP) {
+      rc = rt_zz_rows(p, be, ins, zq, zP, e->data[o], in, why, sizeof why);
     } else if (be->kernels[ins->op]) {
       rc = be->kernels[ins->op](be->ctx, ins, e->data[o], in, why, sizeof why);
     } else {

@@ -16,6 +16,10 @@
 ** dq += alpha dS k, dk += alpha dS^T q: FlashAttention's backward, one key
 ** block at a time. A block whose keys all come after the queries (causal)
 ** is skipped. Each outer slice is [m, dk] (queries) and [n, dk] (keys).
+** Where the sequence is dealt zig-zag (RT_ATTN_ZIGZAG) the queries and the
+** keys are two halves each, at their own places in the whole: each of the
+** four pairs is a block of its own, skipped where the mask leaves nothing,
+** which is how every device gets the same work.
 */
 #include "util/diag.h"
 #include "runtime/kern_ring.h"
@@ -28,16 +32,31 @@
 
 typedef int64_t i64;
 
-/* Scores of one slice: s[i][j] = alpha q_i . k_j, -inf where masked; 0 when
-   the whole block is masked. */
-static int scores(const rt_instr *x, const float *q, const float *k, float *s) {
-  i64 m = x->m, n = x->n, d = x->k;
-  if (x->fn && x->n2 > x->off + m - 1) return 0;          /* every key after every query */
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)d, x->alpha, q, (int)d, k, (int)d, 0.0f, s, (int)n);
+/* A block's rows as the kernels walk them: one segment of queries (or
+** keys) at one place in the whole sequence, or two where the sequence is
+** dealt zig-zag (RT_ATTN_ZIGZAG). */
+typedef struct seg { i64 at, n, pos; } seg;
+
+static int segments(const rt_instr *x, int keys, seg s[2]) {
+  i64 len = keys ? x->n : x->m, first = keys ? x->n2 : x->off, second = keys ? x->stride_b : x->stride_a;
+  if (!(x->mode & RT_ATTN_ZIGZAG)) { s[0] = (seg){0, len, first}; return 1; }
+  s[0] = (seg){0, len / 2, first};
+  s[1] = (seg){len / 2, len - len / 2, second};
+  return 2;
+}
+
+/* Scores of queries qs against keys ks of one slice: s[i][j] = alpha q_i . k_j
+** (row stride ks.n), -inf where a key comes after its query; 0 when every
+** key comes after every query (the pair is skipped). */
+static int scores(const rt_instr *x, seg qs, seg ks, const float *q, const float *k, float *s) {
+  i64 d = x->k;
+  if (x->fn && ks.pos > qs.pos + qs.n - 1) return 0;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)qs.n, (int)ks.n, (int)d, x->alpha, q + qs.at * d, (int)d,
+              k + ks.at * d, (int)d, 0.0f, s, (int)ks.n);
   if (x->fn)
-    for (i64 i = 0; i < m; i++)
-      for (i64 j = 0; j < n; j++)
-        if (x->n2 + j > x->off + i) s[i * n + j] = -INFINITY;
+    for (i64 i = 0; i < qs.n; i++)
+      for (i64 j = 0; j < ks.n; j++)
+        if (ks.pos + j > qs.pos + i) s[i * ks.n + j] = -INFINITY;
   return 1;
 }
 
@@ -47,6 +66,16 @@ static int sizes_ok(const rt_instr *x, char *err, size_t errlen) {
   return 0;
 }
 
+int64_t rt_attn_block_scores(const rt_instr *x) {
+  seg qs[2], ks[2];
+  int nq = segments(x, 0, qs), nk = segments(x, 1, ks);
+  int64_t n = 0;
+  for (int a = 0; a < nq; a++)
+    for (int b = 0; b < nk; b++)
+      if (!(x->fn && ks[b].pos > qs[a].pos + qs[a].n - 1)) n += qs[a].n * ks[b].n;
+  return n * x->outer;
+}
+
 int rt_kern_attn_block(const rt_instr *x, void *out, void *const *in, char *err, size_t errlen) {
   if (sizes_ok(x, err, errlen)) return -1;
   i64 m = x->m, n = x->n, d = x->k;
@@ -54,22 +83,30 @@ int rt_kern_attn_block(const rt_instr *x, void *out, void *const *in, char *err,
   const float *q = in[0], *k = in[1], *v = in[2];
   float *s = malloc(sizeof(float) * (size_t)(m * n + 1));
   if (!s) return diag_errbuf(err, errlen, "out of memory for an attention block");
+  seg qs[2], ks[2];
+  int nq = segments(x, 0, qs), nk = segments(x, 1, ks);
   for (i64 b = 0; b < x->outer; b++) {
     const float *qb = q + b * m * d, *kb = k + b * n * d, *vb = v + b * n * d;
     float *ob = o + b * m * d, *mb = mx + b * m, *lb = l + b * m;
-    if (!scores(x, qb, kb, s)) continue;
-    for (i64 i = 0; i < m; i++) {
-      float *si = s + i * n, hi = -INFINITY;
-      for (i64 j = 0; j < n; j++) if (si[j] > hi) hi = si[j];
-      float mnew = hi > mb[i] ? hi : mb[i];
-      if (mnew == -INFINITY) { memset(si, 0, sizeof(float) * (size_t)n); continue; }   /* nothing seen yet */
-      float keep = mb[i] == -INFINITY ? 0.0f : expf(mb[i] - mnew), sum = 0;
-      for (i64 j = 0; j < n; j++) { si[j] = si[j] == -INFINITY ? 0.0f : expf(si[j] - mnew); sum += si[j]; }
-      lb[i] = lb[i] * keep + sum;
-      mb[i] = mnew;
-      for (i64 c = 0; c < d; c++) ob[i * d + c] *= keep;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)d, (int)n, 1.0f, s, (int)n, vb, (int)d, 1.0f, ob, (int)d);
+    for (int qa = 0; qa < nq; qa++)
+      for (int kc = 0; kc < nk; kc++) {      /* each pair of segments a block of the online softmax */
+        seg Q = qs[qa], K = ks[kc];
+        if (!scores(x, Q, K, qb, kb, s)) continue;
+        for (i64 i = 0; i < Q.n; i++) {
+          i64 r = Q.at + i;
+          float *si = s + i * K.n, hi = -INFINITY;
+          for (i64 j = 0; j < K.n; j++) if (si[j] > hi) hi = si[j];
+          float mnew = hi > mb[r] ? hi : mb[r];
+          if (mnew == -INFINITY) { memset(si, 0, sizeof(float) * (size_t)K.n); continue; }   /* nothing seen yet */
+          float keep = mb[r] == -INFINITY ? 0.0f : expf(mb[r] - mnew), sum = 0;
+          for (i64 j = 0; j < K.n; j++) { si[j] = si[j] == -INFINITY ? 0.0f : expf(si[j] - mnew); sum += si[j]; }
+          lb[r] = lb[r] * keep + sum;
+          mb[r] = mnew;
+          for (i64 c = 0; c < d; c++) ob[r * d + c] *= keep;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Q.n, (int)d, (int)K.n, 1.0f, s, (int)K.n, vb + K.at * d, (int)d,
+                    1.0f, ob + Q.at * d, (int)d);
+      }
   }
   free(s);
   return 0;
@@ -96,23 +133,34 @@ int rt_kern_attn_block_grad(const rt_instr *x, void *out, void *const *in, char 
   float *s = malloc(sizeof(float) * (size_t)(2 * m * n + 1));
   if (!s) return diag_errbuf(err, errlen, "out of memory for an attention block");
   float *dp = s + m * n;
+  seg qs[2], ks[2];
+  int nq = segments(x, 0, qs), nk = segments(x, 1, ks);
   for (i64 b = 0; b < x->outer; b++) {
     const float *qb = q + b * m * d, *kb = k + b * n * d, *vb = v + b * n * d, *dyb = dy + b * m * d;
     const float *lb = lse + b * m, *Db = D + b * m;
     float *dqb = dq + b * m * d, *dkb = dk + b * n * d, *dvb = dv + b * n * d;
-    if (!scores(x, qb, kb, s)) continue;
-    for (i64 i = 0; i < m; i++)
-      for (i64 j = 0; j < n; j++) {
-        float z = s[i * n + j];
-        s[i * n + j] = z == -INFINITY || lb[i] == -INFINITY ? 0.0f : expf(z - lb[i]);   /* P */
+    for (int qa = 0; qa < nq; qa++)
+      for (int kc = 0; kc < nk; kc++) {
+        seg Q = qs[qa], K = ks[kc];
+        if (!scores(x, Q, K, qb, kb, s)) continue;
+        for (i64 i = 0; i < Q.n; i++)
+          for (i64 j = 0; j < K.n; j++) {
+            float z = s[i * K.n + j], l = lb[Q.at + i];
+            s[i * K.n + j] = z == -INFINITY || l == -INFINITY ? 0.0f : expf(z - l);   /* P */
+          }
+        const float *dyq = dyb + Q.at * d;
+        /* dv += P^T dy; dP = dy v^T */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K.n, (int)d, (int)Q.n, 1.0f, s, (int)K.n, dyq, (int)d, 1.0f,
+                    dvb + K.at * d, (int)d);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Q.n, (int)K.n, (int)d, 1.0f, dyq, (int)d, vb + K.at * d, (int)d,
+                    0.0f, dp, (int)K.n);
+        for (i64 i = 0; i < Q.n; i++)
+          for (i64 j = 0; j < K.n; j++) s[i * K.n + j] *= dp[i * K.n + j] - Db[Q.at + i];   /* dS */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Q.n, (int)d, (int)K.n, x->alpha, s, (int)K.n, kb + K.at * d,
+                    (int)d, 1.0f, dqb + Q.at * d, (int)d);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K.n, (int)d, (int)Q.n, x->alpha, s, (int)K.n, qb + Q.at * d,
+                    (int)d, 1.0f, dkb + K.at * d, (int)d);
       }
-    /* dv += P^T dy; dP = dy v^T */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, (int)d, (int)m, 1.0f, s, (int)n, dyb, (int)d, 1.0f, dvb, (int)d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)d, 1.0f, dyb, (int)d, vb, (int)d, 0.0f, dp, (int)n);
-    for (i64 i = 0; i < m; i++)
-      for (i64 j = 0; j < n; j++) s[i * n + j] *= dp[i * n + j] - Db[i];   /* dS */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)d, (int)n, x->alpha, s, (int)n, kb, (int)d, 1.0f, dqb, (int)d);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, (int)d, (int)m, x->alpha, s, (int)n, qb, (int)d, 1.0f, dkb, (int)d);
   }
   free(s);
   return 0;

@@ -187,6 +187,10 @@ typedef enum rt_ewfn {
 enum { RT_RSUM, RT_RMAX, RT_RMIN };
 /* RT_ATTENTION(_GRAD) mode bits: which operands are [b, m, heads, k] */
 enum { RT_ATTN_BSHD_Q = 1, RT_ATTN_BSHD_K = 2, RT_ATTN_BSHD_V = 4, RT_ATTN_BSHD_DY = 8, RT_ATTN_BSHD_OUT = 16 };
+/* RT_ATTN_BLOCK(_GRAD) mode bit (the executor sets it): the queries are two
+** halves, the first at off in the whole sequence, the second at stride_a;
+** the keys likewise at n2 and stride_b (a sequence dealt zig-zag) */
+enum { RT_ATTN_ZIGZAG = 32 };
 enum { RT_CMP_TOTAL = 1 };
 /* RT_SEND and RT_RECV mode: the peer is n2 places on along the group's ring
 ** (index + n2 mod its size), not the device at index n2 */
@@ -310,6 +314,7 @@ typedef struct rt_prog {
   int64_t mesh[RT_MAXRANK];
   const char *axis_names[RT_MAXRANK];
   int stage_axis;             /* a pipelined program: the mesh axis of its stages (-1: none) */
+  uint32_t zigzag;            /* mesh axes whose pieces are dealt zig-zag (runtime/mesh.h) */
 } rt_prog;
 
 size_t rt_dtype_size(rt_dtype t);

@@ -92,6 +92,43 @@ static int check_ids(const drive *r, int id, const rt_buf *rb, const int64_t *of
   return 0;
 }
 
+/* A piece's half along dim z (a dim dealt zig-zag): half k of piece, as
+** rows [k h, (k + 1) h) there, to or from block (h rows along z). */
+static void piece_half(char *piece, char *block, int rank, const int64_t *shape, int z, int k, size_t es, int into_piece) {
+  int64_t outer = 1, inner = 1, n = shape[z], h = n / 2;
+  for (int i = 0; i < z; i++) outer *= shape[i];
+  for (int i = z + 1; i < rank; i++) inner *= shape[i];
+  size_t run = (size_t)(h * inner) * es;
+  for (int64_t o = 0; o < outer; o++) {
+    char *at = piece + (size_t)((o * n + k * h) * inner) * es, *b = block + (size_t)o * run;
+    if (into_piece) memcpy(at, b, run); else memcpy(b, at, run);
+  }
+}
+
+/* One leaf's piece: from the file's tensor, or the deterministic init, a
+** block at a time (two where a dim is dealt zig-zag). */
+static int read_piece(drive *r, int i, const drive_leaf *v, const rt_buf *rb, int b, st_file *src, void *dst, char *err, size_t errlen) {
+  int64_t off[2][RT_MAXRANK], shape[RT_MAXRANK];
+  int nblk, z;
+  rt_mesh_blocks(&r->prog, r->w->rank, b, off, shape, &nblk, &z);
+  size_t es = rt_dtype_size(rb->dtype), bytes = (size_t)rb->nelem * es;
+  char *half = nblk > 1 ? malloc(bytes / 2 + 1) : NULL;
+  if (nblk > 1 && !half) return diag_errbuf(err, errlen, "out of memory for '%s'", v->name);
+  int rc = 0;
+  for (int k = 0; k < nblk && rc == 0; k++) {
+    void *to = nblk > 1 ? (void *)half : dst;
+    if (src) {
+      rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off[k], shape, to, err, errlen);
+      if (rc == 0 && r->g && v->kind == IR_INPUT) rc = check_ids(r, i, rb, off[k], to, err, errlen);
+    } else {
+      rt_init_block(&v->init, rb->dtype, rb->rank, rb->global_shape, off[k], shape, to, rt_host_threads());
+    }
+    if (rc == 0 && nblk > 1) piece_half(dst, half, rb->rank, rb->shape, z, k, es, 1);
+  }
+  free(half);
+  return rc;
+}
+
 /* Every leaf's piece on this device: from a file, or the deterministic init. */
 static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size_t errlen) {
   for (int i = 0; i < r->lr.nvals; i++) {
@@ -105,20 +142,14 @@ static int bind_leaves(drive *r, st_file *params, st_file *data, char *err, size
     if (!dst && errlen && err[0]) return -1;
     if (!dst && !(dst = tmp = malloc(bytes ? bytes : 1)))
       return diag_errbuf(err, errlen, "out of memory for '%s' (%zu bytes)", v->name, bytes);
-    int64_t off[RT_MAXRANK];
-    rt_mesh_block(&r->prog, r->w->rank, b, off);
     st_file *src = v->kind == IR_INPUT ? data : params;
     int rc = 0;
     if (v->kind == IR_PARAM && params && !st_find(params, v->name))
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --params file; it must hold every parameter", v->name);
     else if (v->kind == IR_INPUT && data && !st_find(data, v->name))
       rc = diag_errbuf(err, errlen, "no tensor named '%s' in the --data file; it must hold every input", v->name);
-    else if (src && st_find(src, v->name)) {
-      rc = st_read_block(src, v->name, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, dst, err, errlen);
-      if (rc == 0 && r->g && v->kind == IR_INPUT) rc = check_ids(r, i, rb, off, dst, err, errlen);
-    }
     else
-      rt_init_block(&lf.init, rb->dtype, rb->rank, rb->global_shape, off, rb->shape, dst, rt_host_threads());
+      rc = read_piece(r, i, v, rb, b, src && st_find(src, v->name) ? src : NULL, dst, err, errlen);
     if (rc == 0 && tmp) rc = rt_exec_set(r->e, b, tmp, bytes, err, errlen);
     free(tmp);
     if (rc) return -1;
@@ -233,7 +264,6 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
     /* devices that hold the same piece must hold the same numbers: a copy
     ** that differs is a wrong result too (drive.differs names the first) */
     char *have = sum ? NULL : mem_calloc((size_t)total + 1, 1);
-    int64_t off[RT_MAXRANK], idx[RT_MAXRANK];
     int first = 0;          /* a pipeline's: the first stage that holds it stands in for the others */
     while (r->prog.stage_axis >= 0 && first < 63 && !rt_stage_holds(&r->prog, first, b)) first++;
     for (int q = 0; q < n; q++) {
@@ -241,12 +271,9 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
       for (int a = 0; a < r->prog.mesh_rank && partial; a++)
         if (!((split | partial) >> a & 1) && rt_mesh_coord(&r->prog, q, a) != (a == r->prog.stage_axis ? first : 0)) stands_in = 0;
       if (!stands_in || !rt_stage_holds(&r->prog, rt_prog_stage(&r->prog, q), b)) continue;
-      rt_mesh_block(&r->prog, q, b, off);
       const char *src = all + (size_t)q * bytes;
       for (int64_t k = 0; k < rb->nelem; k++) {
-        int64_t rem = k, gi = 0;
-        for (int i = rb->rank - 1; i >= 0; i--) { idx[i] = rem % rb->shape[i]; rem /= rb->shape[i]; }
-        for (int i = 0; i < rb->rank; i++) gi = gi * rb->global_shape[i] + off[i] + idx[i];
+        int64_t gi = rt_mesh_global_index(&r->prog, q, b, k);
         if (sum) ((float *)out)[gi] += ((const float *)src)[k];
         else if (!have[gi]) { memcpy(out + (size_t)gi * es, src + (size_t)k * es, es); have[gi] = 1; }
         else if (memcmp(out + (size_t)gi * es, src + (size_t)k * es, es) && !r->differs) r->differs = rb->name;

@@ -23,7 +23,8 @@
                              gradient's coefficients (1 - beta1, 1 - beta2) too;
                           8: tensors of rank up to 16: an instruction's shape, strides and perm
                              list 16 entries (8 before);
-                          9: fused elementwise steps, with their inputs' strides */
+                          9: fused elementwise steps, with their inputs' strides; the axes whose
+                             pieces are dealt zig-zag (a zigzag line after the mesh) */
 #define PF_RANK_V7 8   /* the entries of those lists in versions 1 to 7 */
 
 /* What a program file may hold. Everything read is checked against the
@@ -165,6 +166,7 @@ static void put_prog(strbuf *b, const rt_prog *p) {
   sb_puts(b, "mesh");
   for (int i = 0; i < p->mesh_rank; i++) sb_printf(b, " %s %lld", p->axis_names[i], (long long)p->mesh[i]);
   sb_putc(b, '\n');
+  if (p->zigzag) sb_printf(b, "zigzag %u\n", (unsigned)p->zigzag);
   for (int g = 0; g < p->ngroups; g++) {
     int64_t ax[RT_MAXRANK];
     for (int i = 0; i < p->groups[g].naxes; i++) ax[i] = p->groups[g].axes[i];
@@ -568,6 +570,12 @@ static const char *sizes_fit(const rt_instr *x) {
 /* A collective's sizes against its buffers, as the MPI communicator checks
 ** them when it runs; the in-process mesh (bisect) trusts them. NULL, or why not. */
 static const char *collective_fits(rd *r, const rt_prog *p, const rt_instr *x) {
+  if (x->op == RT_SEND || x->op == RT_RECV) {     /* ring attention's transfers: one buffer, out */
+    if (x->group < 0) return "a transfer needs a group";
+    if (x->op == RT_SEND ? x->in[0] != x->out : x->in[0] >= 0) return "a send reads its out (in0), a receive reads nothing";
+    if (x->n2 < 0 || x->n2 >= rt_mesh_group_size(p, x->group)) return "a transfer's peer is not in its group";
+    return NULL;
+  }
   if (x->group < 0 || x->in[0] < 0) return "a collective needs a group and an input";
   const rt_buf *bi = &p->bufs[x->in[0]], *bo = &p->bufs[x->out];
   int64_t P = rt_mesh_group_size(p, x->group), view = x->outer * x->n * x->inner, out = bi->nelem;   /* sizes_fit bounds the view */
@@ -818,6 +826,17 @@ int progfile_read(progfile *f, diag *d, const char *path) {
       }
       if (end_of_line(&r) < 0) break;
       stage = 2;
+    } else if (!strcmp(w, "zigzag") && stage == 2 && !f->prog.zigzag && !f->prog.ngroups) {
+      int64_t mask;                       /* the axes whose pieces are dealt zig-zag (version 9) */
+      blank(&r);
+      const char *at_mask = r.p;
+      if (integer(&r, &mask) < 0) break;
+      if (mask < 1 || mask >= ((int64_t)1 << f->prog.mesh_rank)) {
+        fail(&r, at_mask, "%s", "zigzag names axes the mesh does not have" PF_EDITED);
+        break;
+      }
+      f->prog.zigzag = (uint32_t)mask;
+      if (end_of_line(&r) < 0) break;
     } else if (!strcmp(w, "group") && stage == 2) {
       int id, n;
       int64_t ax[RT_MAXRANK];

@@ -5,6 +5,7 @@
 ** (lower_gemm.c), the rest here.
 */
 #include "interp/lower/lower_int.h"
+#include "runtime/mesh.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -709,10 +710,20 @@ static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
   if (dims) layout_local_shape(c->plan, &v->shape, dims, &ls);
   int b = rt_prog_buf(c->p, v->name, rtype(v->dtype), ls.rank, ls.d, kind);
   rt_buf *rb = &c->p->bufs[b];
+  int cur = c->cur;
+  c->cur = v->id;                        /* (lw_dim_group's errors name it) */
   for (int i = 0; i < v->shape.rank; i++) {
     rb->global_shape[i] = v->shape.d[i];
     rb->dim_group[i] = dims ? lw_dim_group(c, &dims[i]) : -1;
+    if (rt_mesh_zigzag(c->p, rb->dim_group[i]) && ls.d[i] % 2 && !c->failed) {
+      int ax = c->p->groups[rb->dim_group[i]].axes[0];
+      diag_error(c->d, v->at, "dim %d of '%s' (%lld) does not split into the %lld blocks that dealing it zig-zag over '%s' needs "
+                 "(two a device); give a length divisible by %lld, or the context tactic balance = \"none\"", i, v->name,
+                 (long long)v->shape.d[i], 2 * (long long)c->p->mesh[ax], c->p->axis_names[ax], 2 * (long long)c->p->mesh[ax]);
+      c->failed = 1;
+    }
   }
+  c->cur = cur;
   return b;
 }
 
@@ -983,6 +994,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   int n = g->nvals;
   for (int i = 0; i < (1 << SH_MAXAXES); i++) c.group_cache[i] = -1;
   if (plan) {
+    p->zigzag = plan->mesh.zigzag;
     p->mesh_rank = plan->mesh.n;
     for (int i = 0; i < plan->mesh.n; i++) { p->mesh[i] = plan->mesh.size[i]; p->axis_names[i] = arena_intern_cstr(&p->mem, plan->mesh.name[i]); }
   }

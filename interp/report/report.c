@@ -28,7 +28,8 @@ void report_mesh(strbuf *b, const sh_plan *p) {
   sb_puts(b, "mesh:");
   for (int i = 0; i < p->mesh.n; i++) {
     int virt = p->mesh.virt >> i & 1;
-    sb_printf(b, "%s %s=%lld%s", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i], virt ? " (microbatches, in turn)" : "");
+    sb_printf(b, "%s %s=%lld%s%s", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i], virt ? " (microbatches, in turn)" : "",
+              p->mesh.zigzag >> i & 1 ? " (pieces dealt zig-zag: two blocks of 2n a device)" : "");
     if (!virt) dev *= p->mesh.size[i];
   }
   sb_printf(b, "  (%lld device%s)\n", (long long)dev, dev == 1 ? "" : "s");

@@ -147,7 +147,7 @@ static sh_layout *edit(sh_plan *p, int v) {
 
 sh_mark shard_mark(sh_plan *p) {
   p->epoch++;
-  return (sh_mark){p->ndec, p->ncon, p->nlog, p->nnote, p->mesh.n, p->mesh.virt, p->pipe, p->ring};
+  return (sh_mark){p->ndec, p->ncon, p->nlog, p->nnote, p->mesh.n, p->mesh.virt, p->mesh.zigzag, p->pipe, p->ring};
 }
 
 int64_t shard_devices(const sh_plan *p) {
@@ -163,7 +163,7 @@ void shard_rollback(sh_plan *p, sh_mark m) {
   }
   if (m.ndec < p->ndec) p->ndec = m.ndec;
   if (m.nnote < p->nnote) p->nnote = m.nnote;
-  if (m.nmesh) { p->mesh.n = m.nmesh; p->mesh.virt = m.virt; p->pipe = m.pipe; }   /* (a zeroed mark: nothing to restore) */
+  if (m.nmesh) { p->mesh.n = m.nmesh; p->mesh.virt = m.virt; p->mesh.zigzag = m.zigzag; p->pipe = m.pipe; }   /* (a zeroed mark: nothing to restore) */
   if (m.nmesh && m.ring != p->ring) shard_set_ring(p, m.ring);
   while (p->ncon > m.ncon) {     /* conflicts come off in the order they went on */
     const sh_conflict *k = &p->con[--p->ncon];

@@ -24,6 +24,10 @@ typedef struct sh_mesh {
   loc at;                         /* where the mesh was declared */
   uint32_t virt;                  /* virtual axes: their pieces run one after another on each
                                      device (a pipeline's microbatches), no device of their own */
+  uint32_t zigzag;                /* axes whose pieces are dealt zig-zag: of a dim split in 2P
+                                     blocks over such an axis of P devices, the device at index q
+                                     holds blocks q and 2P-1-q (context parallelism's causal
+                                     balance), not block q of P */
 } sh_mesh;
 
 /* A pipeline (the stdlib's pipeline tactic, ctx:pipeline): the program's
@@ -125,7 +129,7 @@ typedef struct sh_plan {
 ** first change after the mark, so a mark costs nothing and a rollback
 ** costs what changed since. Partial sums are derived: after a rollback,
 ** call shard_partials again where they are wanted. */
-typedef struct sh_mark { int ndec, ncon, nlog, nnote; int nmesh; uint32_t virt; sh_pipe pipe; int ring; } sh_mark;
+typedef struct sh_mark { int ndec, ncon, nlog, nnote; int nmesh; uint32_t virt, zigzag; sh_pipe pipe; int ring; } sh_mark;
 
 sh_plan *shard_new(const ir_graph *g, const sh_mesh *m);
 void     shard_free(sh_plan *p);

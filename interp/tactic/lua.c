@@ -1149,12 +1149,29 @@ static int ctx_pipeline(lua_State *L) {
   return 1;
 }
 
-/* ctx:ring(): fused attention may keep its sequence split from now on:
-** its keys and values then pass around the devices that split it (ring
-** attention) rather than being gathered. */
+/* ctx:ring([args]): fused attention may keep its sequence split from now
+** on: its keys and values then pass around the devices that split it (ring
+** attention) rather than being gathered. With args, args.balance says how
+** args.axis deals its pieces: "zigzag" (the default: each device two
+** blocks of 2P, q and 2P-1-q, so that under a causal mask every device
+** does the same work) or "none" (block q of P). */
 static int ctx_ring(lua_State *L) {
   lapi_state *S = check_ctx(L);
-  shard_set_ring(S->c->p, 1);
+  sh_plan *p = S->c->p;
+  shard_set_ring(p, 1);
+  if (lua_isnoneornil(L, 2)) return 0;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_getfield(L, 2, "axis");
+  const char *an = lua_tostring(L, -1);
+  int axis = an ? shard_axis(p, an) : -1;
+  if (axis < 0) return ctx_fail(L, S, "axis", "ring: axis must name a mesh axis");
+  lua_getfield(L, 2, "balance");
+  const char *bal = lua_isnil(L, -1) ? "zigzag" : lua_tostring(L, -1);
+  if (!bal || (strcmp(bal, "zigzag") && strcmp(bal, "none")))
+    return ctx_fail(L, S, "balance", "context: unknown balance '%s'; use \"zigzag\" (each device two blocks, q and 2P-1-q, so "
+                    "that the causal mask leaves every device the same work) or \"none\" (block q of P)", bal ? bal : "?");
+  if (!strcmp(bal, "zigzag")) p->mesh.zigzag |= 1u << axis;
+  else p->mesh.zigzag &= ~(1u << axis);
   return 0;
 }
 

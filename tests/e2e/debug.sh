@@ -102,6 +102,11 @@ import json, sys
 j = json.load(open(sys.argv[1])); m = j['mismatch']
 assert m['value'] == 'bwd.l1.h.matmul.da' and m['reduced_by_plan'] == '{model}', m
 " "$tmp/out" && ok || bad "saved planted: $(cat "$tmp/out")"
+# ring attention's transfers and the sequence dealt zig-zag read back from a program file
+lower "$SRCDIR/tests/data/cp2.tac" -o "$tmp/cp.prog"
+grep -q "^zigzag 1$" "$tmp/cp.prog" && ok || bad "the zig-zag axes in a program file: $(sed -n 4,5p "$tmp/cp.prog")"
+expect_rc 0 "bisect ring attention over a sequence dealt zig-zag" "$CARVE" bisect "$tmp/cp.prog" "$tmp/one.prog"
+grep -q "^bisect: no value differs beyond 1e-4" "$tmp/out" && ok || bad "a context-parallel program: $(cat "$tmp/out")"
 expect_rc 2 "lower --keep-values without -o" "$CARVE" lower "$ex/gpt2_small.cir" --keep-values
 sed -i '20s/f32/i32/' "$tmp/bpmp.prog"
 expect_rc 1 "a changed program file" "$CARVE" bisect "$tmp/bpmp.prog" "$tmp/one.prog"

@@ -137,6 +137,17 @@ out=$($MPIRUN -n 8 "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/bp_mp_c
       --steps 2 --check --json 2>"$tmp/err") &&
   python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||
   bad "batch x megatron x context on 8 ranks: $out $(head -3 "$tmp/err")"
+# the sequence dealt zig-zag through all_to_alls (context and Megatron on
+# one axis) and through a whole position table sliced to each rank's two
+# blocks, and dealt in order, equal to one device
+for t in cp_mp_one_axis:2 cp2_wpe_whole:2 cp4_none:4; do
+  for f in "" --no-fuse; do
+    out=$($MPIRUN -n "${t#*:}" "$CARVE" run "$ex/gpt2_small.cir" "$SRCDIR/tests/data/${t%:*}.tac" $f --train 'adam(lr = 1e-3)' \
+          --steps 2 --check --json 2>"$tmp/err") &&
+      python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-5 else 1)" "$out" && ok ||
+      bad "${t%:*} $f on ${t#*:} ranks: $out $(head -3 "$tmp/err")"
+  done
+done
 
 # pipeline stages on a 4-layer GPT (its embedding tied to the output
 # projection): 2 stages (1F1B, interleaved) and 4 (GPipe, interleaved) equal to one device in f32

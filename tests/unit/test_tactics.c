@@ -10,6 +10,8 @@
 #include "interp/report/report.h"
 #include "interp/shard/layout.h"
 #include "interp/tactic/tactic.h"
+#include "runtime/kern_ring.h"
+#include "runtime/mesh.h"
 #include "runtime/plan.h"
 
 #include <stdio.h>
@@ -1152,4 +1154,70 @@ Test(ring, transfers_per_layer) {
     cr_expect_eq(s.counts[RT_ATTENTION] + s.counts[RT_ATTENTION_GRAD], 0);
     unload(&s);
   }
+}
+
+/* The work of each device's ring steps under the causal mask: the scores
+   its blocks compute, each placed as the executor places it for that
+   device. Dealt in order, the last device computes every block of keys
+   for its queries and the first one; dealt zig-zag (the default), every
+   device computes the same, and all of them together what the order
+   computes (the scores below the diagonal of each block pair, and the
+   diagonal blocks whole). */
+static void ring_work(const char *balance, int P, int64_t *work) {
+  char tac[200];
+  snprintf(tac, sizeof tac, "version 1\nmesh cp = %d\nuse \"context\" as cp (axis = cp, balance = \"%s\")\nschedule cp\n", P, balance);
+  setup s;
+  cr_assert(load_opt(&s, NULL, "../tests/data/gpt_s256.cir", tac, "sgd(lr = 0.1)", 1) == 0, "%s", diag_text(&s.d));
+  for (int q = 0; q < P; q++) {
+    work[q] = 0;
+    for (int i = 0; i < s.prog.ninstrs; i++) {
+      const rt_instr *x = &s.prog.instrs[i];
+      if (x->op != RT_ATTN_BLOCK && x->op != RT_ATTN_BLOCK_GRAD) continue;
+      rt_instr placed;
+      cr_assert(rt_mesh_ring_block(&s.prog, x, q, &placed) == 0);
+      cr_assert(!strcmp(balance, "zigzag") == !!(placed.mode & RT_ATTN_ZIGZAG));
+      work[q] += rt_attn_block_scores(&placed);
+    }
+  }
+  unload(&s);
+}
+
+Test(ring, zigzag_balances_the_causal_work) {
+  for (int P = 2; P <= 4; P *= 2) {
+    int64_t none[4], zz[4], sum_none = 0, sum_zz = 0;
+    ring_work("none", P, none);
+    ring_work("zigzag", P, zz);
+    for (int q = 0; q < P; q++) {
+      sum_none += none[q];
+      sum_zz += zz[q];
+      cr_expect_eq(zz[q], zz[0], "cp = %d: device %d computes %lld scores, device 0 %lld", P, q, (long long)zz[q], (long long)zz[0]);
+    }
+    cr_expect_eq(none[P - 1], P * none[0], "cp = %d, in order: the last device %lld, the first %lld", P, (long long)none[P - 1],
+                 (long long)none[0]);
+    /* the zig-zag pairs skip more of the masked half: no more work in all */
+    cr_expect(sum_zz <= sum_none, "cp = %d: %lld scores zig-zag, %lld in order", P, (long long)sum_zz, (long long)sum_none);
+  }
+}
+
+/* What the zig-zag order cannot do is one located error that says what to do */
+Test(ring, zigzag_refusals) {
+  static const struct { const char *tac, *says; } bad[] = {
+    {"version 1\nmesh cp = 2\nuse \"context\" as cp (axis = cp, balance = \"zz\")\nschedule cp\n", "unknown balance 'zz'"},
+    /* 32 positions over 32 devices: one each, which does not halve */
+    {"version 1\nmesh cp = 32\nuse \"context\" as cp (axis = cp)\nschedule cp\n", "does not split into the 64 blocks"},
+    /* the sequence split over cp and another axis */
+    {"version 1\nmesh cp = 2, b = 2\nuse \"context\" as cp (axis = cp)\ntactic more {\n  shard input \"ids\" dim 1 on b\n}\n"
+     "schedule cp, more\n", "split over 'cp' with another axis"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    setup s;
+    cr_expect(load_opt(&s, NULL, "gpt2_small.cir", bad[k].tac, "sgd(lr = 0.1)", 1) < 0 && strstr(diag_text(&s.d), bad[k].says) &&
+              strstr(diag_text(&s.d), "balance"), "case %zu: %s", k, diag_text(&s.d));
+    unload(&s);
+  }
+  /* in order, the same plans load */
+  setup s;
+  cr_expect(load_opt(&s, NULL, "gpt2_small.cir", "version 1\nmesh cp = 32\nuse \"context\" as cp (axis = cp, balance = \"none\")\nschedule cp\n",
+                     "sgd(lr = 0.1)", 1) == 0, "%s", diag_text(&s.d));
+  unload(&s);
 }
