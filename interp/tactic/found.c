@@ -47,11 +47,29 @@ void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, 
   sb_printf(b, "%ssearched on %s (%s), objective %s, memory limit %s a device, seed %llu%s\n", prefix, x->prof->name, x->prof->device,
             o->objective == SEARCH_MEMORY ? "memory" : "time", report_bytes(a, o->memory_limit), (unsigned long long)o->seed,
             o->strategy == SEARCH_MCTS ? ", Monte Carlo tree search" : "");
-  sb_printf(b, "%s%d action%s kept from %lld evaluations: %d candidates over %d values, tied into %d choices, %d round%s, %.2f s\n",
-            prefix, r->nacts, r->nacts == 1 ? "" : "s", (long long)r->st.evals, r->st.candidates, r->st.values, r->st.choices,
-            r->st.rounds, r->st.rounds == 1 ? "" : "s", r->st.seconds);
+  if (x->tried && x->tried[x->chosen].use && !r->st.candidates)
+    sb_printf(b, "%sno axis left for the search after '%s'\n", prefix, x->tried[x->chosen].name);
+  else
+    sb_printf(b, "%s%d action%s kept from %lld evaluations: %d candidates over %d values, tied into %d choices, %d round%s, %.2f s\n",
+              prefix, r->nacts, r->nacts == 1 ? "" : "s", (long long)r->st.evals, r->st.candidates, r->st.values, r->st.choices,
+              r->st.rounds, r->st.rounds == 1 ? "" : "s", r->st.seconds);
   sb_printf(b, "%ssimulated step %s -> %s, peak memory %s -> %s a device\n", prefix, secs(a, r->sim_start), secs(a, r->sim_found),
             report_bytes(a, r->mem_start), report_bytes(a, r->mem_found));
+  if (x->tried) {
+    sb_printf(b, "%stried (simulated step, peak memory a device, each with the search over the other axes after it):\n", prefix);
+    for (int i = 0; i < x->ntried; i++) {
+      const tactic_tried *t = &x->tried[i];
+      sb_printf(b, "%s  %-58s ", prefix, t->use ? t->use : "the search alone");
+      if (!t->ok) sb_puts(b, "does not apply");
+      else sb_printf(b, "%s, %s%s", secs(a, t->seconds), report_bytes(a, t->memory), t->memory > o->memory_limit ? " (over the limit)" : "");
+      sb_puts(b, i == x->chosen ? "   <- kept\n" : "\n");
+    }
+  }
+}
+
+/* the strategy taking a whole axis that an auto tactic kept (try = [...]), or NULL */
+static const tactic_tried *kept_whole(const tactic_found *x) {
+  return x->tried && x->tried[x->chosen].use ? &x->tried[x->chosen] : NULL;
 }
 
 static const char *block_text(const tac_file *f, const sh_plan *p, const tactic_found *x, arena *a) {
@@ -65,7 +83,9 @@ static const char *block_text(const tac_file *f, const sh_plan *p, const tactic_
   }
   sb_putc(&b, '\n');
   tactic_found_summary(&b, x, "# ", a);
-  if (!x->r.nacts) sb_printf(&b, "# nothing it tried improved on the plan before it\ntactic %s {\n}", x->name);
+  const tactic_tried *w = kept_whole(x);
+  if (w) sb_printf(&b, "%s%s", w->use, x->r.nacts ? "\n" : "");
+  if (!x->r.nacts && !w) sb_printf(&b, "# nothing it tried improved on the plan before it\ntactic %s {\n}", x->name);
   for (int k = 0; k < x->r.nacts; k++) {
     const search_action *ac = &x->r.acts[k];
     sb_printf(&b, "tactic %s {   # estimated step %s, %s a device\n", action_name(a, x, k), secs(a, ac->after.seconds),
@@ -103,12 +123,17 @@ int tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *l
       if (t) return diag_error(d, (loc){f->src, t->name_off ? t->name_off : t->off}, "the found tactics are named %s_1 ... %s_%d, "
                                "but '%s' is taken here; rename it", x->name, x->name, x->r.nacts, nm);
     }
+    const tactic_tried *w = kept_whole(x);
+    const tac_decl *tw = w ? taken(f, w->name) : NULL;
+    if (tw) return diag_error(d, (loc){f->src, tw->name_off ? tw->name_off : tw->off}, "the strategy auto tactic '%s' kept is named "
+                              "'%s', but that name is taken here; rename it", x->name, w->name);
     e[ne++] = (edit){x->decl->off, x->decl->end, block_text(f, p, x, a)};
-    if (!sched || !x->r.nacts) continue;
+    if (!sched || (!x->r.nacts && !w)) continue;
     for (int i = 0; i < sched->nnames; i++) {
       if (strcmp(sched->names[i], x->name)) continue;
       strbuf s;
       sb_init(&s);
+      if (w) sb_printf(&s, "%s%s", w->name, x->r.nacts ? ", " : "");
       for (int k = 0; k < x->r.nacts; k++) sb_printf(&s, "%s%s", k ? ", " : "", action_name(a, x, k));
       e[ne++] = (edit){sched->name_offs[i], sched->name_offs[i] + (uint32_t)strlen(x->name), arena_strndup(a, sb_str(&s), s.n)};
       sb_free(&s);
@@ -125,8 +150,12 @@ int tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *l
   return 0;
 }
 
-/* The first value whose layout differs between the two plans, or -1. */
+/* The first value whose layout differs between the two plans, or -1 (or
+** -2 when their meshes, stages or rings differ). */
 static int first_difference(const sh_plan *a, const sh_plan *b) {
+  if (a->mesh.n != b->mesh.n || a->mesh.virt != b->mesh.virt || a->mesh.zigzag != b->mesh.zigzag || a->ring != b->ring ||
+      a->pipe.axis != b->pipe.axis || a->pipe.micro != b->pipe.micro || a->pipe.order != b->pipe.order)
+    return -2;
   for (int v = 0; v < a->g->nvals; v++) {
     const sh_layout *x = &a->lay[v], *y = &b->lay[v];
     int r = a->g->vals[v]->shape.rank;
@@ -149,6 +178,9 @@ int tactic_found_file(const ir_graph *g, const tac_file *f, const sh_plan *p, co
   if (!back) return diag_error(d, (loc){f->src, 0}, "the tactics written for %s do not load back (above); nothing was written", path);
   int v = first_difference(p, back);
   shard_free(back);
+  if (v == -2)
+    return diag_error(d, (loc){f->src, 0}, "internal error: the tactics written for %s do not rebuild the found plan's mesh, stages or "
+                      "ring; nothing was written; please report this", path);
   if (v >= 0)
     return diag_error(d, (loc){f->src, 0}, "internal error: the tactics written for %s do not rebuild the found plan ('%s' differs); "
                       "nothing was written; please report this", path, g->vals[v]->name);

@@ -44,7 +44,7 @@ static int is_word(const tac_value *v) { return v->kind == TAC_VNAME || v->kind 
 
 static const char *const kind_word[] = {"inputs", "params", "grads", "states"};   /* ORDER TAC_SEL */
 
-#define AUTO_ARGS "axes, objective, memory_limit, budget, seed, over, values, device, links, strategy and beam"
+#define AUTO_ARGS "axes, objective, memory_limit, budget, seed, over, values, device, links, strategy, beam and try"
 
 int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, const char *prof_dir, const char *device,
                      arena *a, sim_profile *prof, search_opts *o, diag *d) {
@@ -123,6 +123,15 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
       else if (is_word(v) && !strcmp(v->text, "greedy")) { o->strategy = SEARCH_BEAM; greedy = 1; }
       else if (is_word(v) && !strcmp(v->text, "mcts")) o->strategy = SEARCH_MCTS;
       else return diag_error(d, at(f, v->off), "strategy is beam (the default), greedy (a beam of one) or mcts");
+    } else if (!strcmp(g->key, "try")) {
+      int n = v->kind == TAC_VLIST ? v->nitems : 1;
+      for (int k = 0; k < n; k++) {
+        const tac_value *it = v->kind == TAC_VLIST ? &v->items[k] : v;
+        if (is_word(it) && !strcmp(it->text, "context")) o->try_whole |= SEARCH_TRY_CONTEXT;
+        else if (is_word(it) && !strcmp(it->text, "pipeline")) o->try_whole |= SEARCH_TRY_PIPELINE;
+        else return diag_error(d, at(f, it->off), "try takes the strategies that take a whole axis: context and pipeline, "
+                               "as in try = [context, pipeline]");
+      }
     } else if (!strcmp(g->key, "beam")) {
       if (v->kind != TAC_VINT || v->i < 1 || v->i > 64) return diag_error(d, at(f, v->off), "beam takes the number of plans kept each round, 1 to 64");
       o->beam = (int)v->i;
@@ -850,17 +859,25 @@ static int mcts(search *s, const char *name, search_result *r) {
 
 /* ---- the whole search ---- */
 
-static int simulate(search *s, double *seconds, double *memory, sim_memory *mem) {
+static int simulate_plan(sh_plan *p, const search_opts *o, arena *a, double *seconds, double *memory, sim_memory *mem, diag *d) {
   sim_result r;
-  shard_partials(s->p);
-  int rc = sim_plan(s->g, s->p, s->o->prof, s->o->links, s->o->sim.overlap, s->o->sim.tf32, s->a, &r, s->d);
-  shard_unpartial(s->p);
+  shard_partials(p);
+  int rc = sim_plan(p->g, p, o->prof, o->links, o->sim.overlap, o->sim.tf32, a, &r, d);
+  shard_unpartial(p);
   if (rc < 0) return -1;
   *seconds = r.total;
   *memory = r.mem.peak;
   if (mem) *mem = r.mem;
   sim_result_free(&r);
   return 0;
+}
+
+static int simulate(search *s, double *seconds, double *memory, sim_memory *mem) {
+  return simulate_plan(s->p, s->o, s->a, seconds, memory, mem, s->d);
+}
+
+int search_simulate(sh_plan *p, const search_opts *o, arena *a, double *seconds, double *memory, diag *d) {
+  return simulate_plan(p, o, a, seconds, memory, NULL, d);
 }
 
 /* When a training step's activations are most of what does not fit, the

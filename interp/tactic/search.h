@@ -34,8 +34,13 @@ typedef struct search_progress {
 } search_progress;
 typedef void (*search_progress_fn)(void *ud, const search_progress *pr, int done);
 
+/* Strategies that take a whole axis, which the search may try beside its
+** splits (auto's try = [...]): the stdlib's context and pipeline tactics. */
+enum { SEARCH_TRY_CONTEXT = 1, SEARCH_TRY_PIPELINE = 2 };
+
 typedef struct search_opts {
   uint32_t axes;                  /* the mesh axes to split on */
+  unsigned try_whole;             /* SEARCH_TRY_* bits (tactic.c's run_auto tries them) */
   search_objective objective;
   double memory_limit;            /* bytes per device */
   int64_t budget;                 /* evaluations (0: until nothing improves) */
@@ -93,6 +98,9 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
 ** in d when nothing fits the memory limit (the plan is then left as the
 ** smallest found) or a simulation fails. */
 int search_run(sh_plan *p, const search_opts *o, const char *name, arena *a, search_result *r, diag *d);
+/* The plan as it stands, lowered and simulated on o's profile: its step
+** time and peak memory a device. 0, or -1 with the error in d. */
+int search_simulate(sh_plan *p, const search_opts *o, arena *a, double *seconds, double *memory, diag *d);
 
 /* One action as a tactic statement: 'shard param "l*.mlp.w1" dim 1 on model'. */
 void search_action_text(const sh_plan *p, const search_action *x, strbuf *b);

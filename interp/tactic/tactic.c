@@ -356,6 +356,102 @@ static int bind_args(tactic_ctx *c, const resolved *r, binding **out, int *nb) {
   return 0;
 }
 
+/* Apply `use "LIB" as NAME (ARGS)` to c's plan: a line of the tactic
+** language, run as a file holding it would run it. */
+static int apply_use(tactic_ctx *c, const char *name, const char *line, diag *d) {
+  const char *text = arena_printf(c->mem, "version 1\n%s\nschedule %s\n", line, name);
+  const diag_src *src = diag_src_string(c->mem, "(auto)", text, strlen(text));
+  tac_file *f = tac_parse(c->mem, d, src);
+  if (!f) return -1;
+  tactic_ctx w = *c;
+  w.f = f;
+  w.d = d;
+  return tactic_run(&w, name, 0);
+}
+
+/* One plan of an auto tactic with try = [...]: t's strategy applied (none
+** for the search alone), then the search over the axes left, into r. With
+** quiet, errors go nowhere and only the figures are kept. */
+static int try_plan(tactic_ctx *c, tactic_found *x, tactic_tried *t, uint32_t axes, int quiet, search_result *r) {
+  diag scratch, *d = c->d;
+  if (quiet) { diag_init(&scratch); d = &scratch; }
+  memset(r, 0, sizeof *r);
+  loc decl = c->p->at;                   /* the auto tactic's: what is said after is said there */
+  int rc = t->use ? apply_use(c, t->name, t->use, d) : 0;
+  c->p->at = decl;
+  t->ok = rc == 0;
+  if (rc == 0) {
+    search_opts o = x->opts;
+    o.axes = axes;
+    if (axes) rc = search_run(c->p, &o, x->name, c->mem, r, d);
+    else if ((rc = search_simulate(c->p, &o, c->mem, &r->sim_found, &r->mem_found, d)) == 0) {
+      r->sim_start = r->sim_found;
+      r->mem_start = r->mem_found;
+      r->fits = r->mem_found <= o.memory_limit;
+      if (!r->fits && !quiet)
+        rc = diag_error(d, decl, "nothing auto tried fits in %.1f MiB a device: the smallest plan (%s) needs %.1f MiB; raise "
+                        "memory_limit, add devices, or search more axes", o.memory_limit / 1048576, t->use ? t->use : "the search alone",
+                        r->mem_found / 1048576);
+    }
+    /* a plan over the limit still has its figures (the search says so by failing) */
+    t->ok = rc == 0 || r->mem_found > 0;
+    t->seconds = r->sim_found;
+    t->memory = r->mem_found;
+  }
+  if (quiet) diag_free(&scratch);
+  return rc;
+}
+
+/* Is plan a better than b: under the limit first, then the objective, then the other figure. */
+static int better_tried(const search_opts *o, const tactic_tried *a, const tactic_tried *b) {
+  if (a->ok != b->ok) return a->ok;
+  int fa = a->memory <= o->memory_limit, fb = b->memory <= o->memory_limit;
+  if (fa != fb) return fa;
+  if (!fa) return a->memory < b->memory;
+  double pa = o->objective == SEARCH_MEMORY ? a->memory : a->seconds, pb = o->objective == SEARCH_MEMORY ? b->memory : b->seconds;
+  double sa = o->objective == SEARCH_MEMORY ? a->seconds : a->memory, sb = o->objective == SEARCH_MEMORY ? b->seconds : b->memory;
+  return pa < pb * (1 - 1e-9) || (pa <= pb * (1 + 1e-9) && sa < sb);
+}
+
+/* With try = [...]: the search alone, and each strategy on each axis it
+** may take (context; pipeline with as many microbatches as stages, twice
+** and four times as many) followed by the search over the other axes, each
+** simulated; the best is applied again, as it will be when the file that
+** carve auto writes is loaded. */
+static int run_whole(tactic_ctx *c, tactic_found *x) {
+  const sh_plan *p = c->p;
+  int cap = 1 + 4 * p->mesh.n, n = 0;
+  tactic_tried *t = arena_alloc(c->mem, sizeof *t * (size_t)cap);
+  t[n++] = (tactic_tried){NULL, NULL, -1, 0, 0, 0};
+  for (int a = 0; a < p->mesh.n; a++) {
+    if (!(x->opts.axes >> a & 1) || p->mesh.size[a] < 2) continue;
+    const char *ax = p->mesh.name[a];
+    if (x->opts.try_whole & SEARCH_TRY_CONTEXT)
+      t[n++] = (tactic_tried){arena_printf(c->mem, "use \"context\" as %s_cp (axis = %s)", x->name, ax), arena_printf(c->mem, "%s_cp", x->name),
+                              a, 0, 0, 0};
+    for (int k = 1; k <= 4 && (x->opts.try_whole & SEARCH_TRY_PIPELINE); k *= 2)
+      t[n++] = (tactic_tried){arena_printf(c->mem, "use \"pipeline\" as %s_pp (axis = %s, microbatches = %lld)", x->name, ax,
+                                           (long long)(k * p->mesh.size[a])), arena_printf(c->mem, "%s_pp", x->name), a, 0, 0, 0};
+  }
+  sh_mark m0 = shard_mark(c->p);
+  int best = 0;
+  double start_s = 0, start_m = 0;       /* the plan before it all */
+  for (int i = 0; i < n; i++) {
+    search_result r;
+    try_plan(c, x, &t[i], t[i].axis >= 0 ? x->opts.axes & ~(1u << t[i].axis) : x->opts.axes, 1, &r);
+    shard_rollback(c->p, m0);
+    if (i == 0) { start_s = r.sim_start; start_m = r.mem_start; }
+    if (i && better_tried(&x->opts, &t[i], &t[best])) best = i;
+  }
+  x->tried = t;
+  x->ntried = n;
+  x->chosen = best;
+  int rc = try_plan(c, x, &t[best], t[best].axis >= 0 ? x->opts.axes & ~(1u << t[best].axis) : x->opts.axes, 0, &x->r);
+  x->r.sim_start = start_s;
+  x->r.mem_start = start_m;
+  return rc;
+}
+
 /* An auto tactic: search, apply what it finds (the search propagates
 ** after each action), and hand the result to whoever asked. */
 static int run_auto(tactic_ctx *c, const resolved *r, const char *name) {
@@ -374,7 +470,7 @@ static int run_auto(tactic_ctx *c, const resolved *r, const char *name) {
   x->decl = r->block;
   x->prof = prof;
   c->p->at = at(r->file, r->block->off);
-  if (search_run(c->p, &x->opts, x->name, c->mem, &x->r, c->d) < 0) return -1;
+  if (x->opts.try_whole ? run_whole(c, x) < 0 : search_run(c->p, &x->opts, x->name, c->mem, &x->r, c->d) < 0) return -1;
   if (c->o->found) {
     tactic_found **end = c->o->found;
     while (*end) end = &(*end)->next;

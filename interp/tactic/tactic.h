@@ -12,6 +12,15 @@
 #include "util/strbuf.h"
 
 /* What an auto tactic found, for `carve auto` to write down. */
+/* A strategy that takes a whole axis, as an auto tactic tried it (try = [...]). */
+typedef struct tactic_tried {
+  const char *use;                /* its use line ("use \"context\" as found_cp (axis = cp)"); NULL: the search alone */
+  const char *name;               /* the name it gives the tactic (found_cp) */
+  int axis;                       /* the axis it takes (-1: none) */
+  double seconds, memory;         /* simulated, with the search over the other axes after it */
+  int ok;                         /* it applied (a pipeline whose microbatches do not divide the batch does not) */
+} tactic_tried;
+
 typedef struct tactic_found {
   const char *name;               /* the auto tactic */
   const tac_file *file;           /* where it is declared */
@@ -19,6 +28,8 @@ typedef struct tactic_found {
   const sim_profile *prof;
   search_opts opts;
   search_result r;
+  tactic_tried *tried;            /* with try = [...]: every plan tried, the search alone first */
+  int ntried, chosen;             /* tried[chosen] is the plan kept */
   struct tactic_found *next;
 } tactic_found;
 

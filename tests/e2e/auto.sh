@@ -95,6 +95,17 @@ run "$CARVE" auto "$ex/mlp.cir" "$tmp/tiny.tac" --train 'sgd(lr = 0.1, remat = f
 printf 'version 1\nmesh model = 2\ntactic f = auto (budget = 10 parsecs)\nschedule f\n' > "$tmp/bad.tac"
 run "$CARVE" auto "$ex/gpt2_small.cir" "$tmp/bad.tac" $T -o "$tmp/x.tac"
 [ $? -eq 1 ] && [ "$(grep -c error "$tmp/err")" -eq 1 ] && grep -q "bad.tac:3:" "$tmp/err" && ok || bad "bad budget: $(cat "$tmp/err")"
+# 9. strategies that take a whole axis (try = [...]): under a limit the search
+# alone cannot meet, pipeline stages; the file written holds the use line,
+# says what was tried, and runs under mpirun equal to one device
+printf 'version 1\nmesh a = 4\ntactic found = auto (axes = [a], try = [context, pipeline], memory_limit = 1900KiB, seed = 1)\nschedule found\n' > "$tmp/whole.tac"
+run "$CARVE" auto "$SRCDIR/tests/data/gpt_pp.cir" "$tmp/whole.tac" $T -o "$tmp/whole_found.tac"
+[ $? -eq 0 ] && grep -q "^use \"pipeline\" as found_pp (axis = a, microbatches = 8)$" "$tmp/whole_found.tac" && grep -q "^schedule found_pp$" "$tmp/whole_found.tac" \
+  && grep -q "<- kept" "$tmp/out" && grep -q 'use "context" as found_cp (axis = a)' "$tmp/out" && ok || bad "auto with try: $(cat "$tmp/out" "$tmp/err")"
+out=$($MPIRUN -n 4 "$CARVE" run "$SRCDIR/tests/data/gpt_pp.cir" "$tmp/whole_found.tac" $T --steps 2 --check --json 2>"$tmp/err") &&
+  python3 -c "import json, sys; sys.exit(0 if json.loads(sys.argv[1])['max_rel_error'] <= 1e-4 else 1)" "$out" && ok ||
+  bad "the pipeline auto chose, on 4 ranks: $out $(head -3 "$tmp/err")"
+
 chmod 500 "$tmp" 2>/dev/null
 if [ "$(id -u)" -ne 0 ]; then
   run "$CARVE" auto "$ex/gpt2_small.cir" "$tmp/search.tac" $T -o "$tmp/ro/x.tac"

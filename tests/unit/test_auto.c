@@ -5,6 +5,7 @@
 ** search runs on is checked against the simulator it stands in for.
 */
 #include "harness.h"
+#include "interp/fuse/fuse.h"
 #include "interp/sim/estimate.h"
 #include "interp/sim/sim.h"
 #include "interp/tactic/tactic.h"
@@ -26,7 +27,13 @@ static void init(void) { setenv("CARVE_PROFILES", SRCDIR "/profiles", 1); }
 
 /* The model file under the source tree, a training step when train, then
 ** the tactic text; found collects what auto tactics found. -1 with d. */
+static int load_as(setup *s, const char *model_rel, const char *train, const char *tac_text, int fused);
 static int load(setup *s, const char *model_rel, const char *train, const char *tac_text) {
+  return load_as(s, model_rel, train, tac_text, 0);
+}
+
+/* fused: attention taken into its fused op, as carve loads a model (else as written) */
+static int load_as(setup *s, const char *model_rel, const char *train, const char *tac_text, int fused) {
   memset(s, 0, sizeof *s);
   arena_init(&s->mem);
   diag_init(&s->d);
@@ -37,6 +44,7 @@ static int load(setup *s, const char *model_rel, const char *train, const char *
   if (!f) return -1;
   s->g = build_model(f, NULL, &s->d);
   if (!s->g) return -1;
+  if (fused) fuse_program(s->g, NULL);
   if (train) {
     train_spec t;
     if (train_parse(&s->mem, train, &t, &s->d) < 0 || train_build(s->g, &t, &s->d) < 0) return -1;
@@ -45,6 +53,7 @@ static int load(setup *s, const char *model_rel, const char *train, const char *
   s->tf = tac_parse(&s->mem, &s->d, ts);
   if (!s->tf) return -1;
   s->o.found = &s->found;
+  s->o.stdlib_dir = SRCDIR "/stdlib-tactics";     /* (try = [...] uses the library's context and pipeline) */
   s->p = tactic_apply(s->g, s->tf, &s->o, &s->mem, &s->d);
   return s->p ? 0 : -1;
 }
@@ -407,6 +416,7 @@ Test(auto, argument_errors_are_located, .init = init) {
     {"colour = 3", "t.tac:3:"},
     {"device = \"no-such-device\"", "t.tac:3:"},
     {"beam = 0", "t.tac:3:"},
+    {"try = [zigzag]", "t.tac:3:25: error: try takes the strategies that take a whole axis: context and pipeline"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char tac[300];
@@ -417,4 +427,52 @@ Test(auto, argument_errors_are_located, .init = init) {
     cr_expect_eq(s.d.nerrors, 1, "%s: %s", cases[i].args, diag_text(&s.d));
     unload(&s);
   }
+}
+
+/* ---- strategies that take a whole axis (try = [...]) ---- */
+
+/* Under a memory limit the search alone cannot meet on one axis, a
+** strategy that takes the axis can: pipeline stages for a deep model of a
+** large batch; context parallelism for a long sequence of a batch of one
+** with one head and no position table, where splits of parameters and
+** state (Megatron's, ZeRO's) leave the activations whole.
+** The kept plan is the smallest step under the limit, every plan tried is
+** reported, and the file written loads back to exactly the plan (the use
+** line, then what the search found on the other axes). */
+static void whole_case(const char *model, const char *limit, const char *want_use, const char *want_file) {
+  char tac[300];
+  snprintf(tac, sizeof tac, "version 1\nmesh a = 4\ntactic found = auto (axes = [a], try = [context, pipeline], %s, seed = 1)\n"
+           "schedule found\n", limit);
+  setup s;
+  if (load_as(&s, model, ADAM, tac, 1) < 0) cr_assert_fail("%s", diag_text(&s.d));
+  cr_assert(s.found && s.found->tried, "the plans tried are kept");
+  const tactic_tried *kept = &s.found->tried[s.found->chosen];
+  cr_expect(kept->use && strstr(kept->use, want_use), "%s: kept %s", model, kept->use ? kept->use : "the search alone");
+  cr_expect(kept->memory <= s.found->opts.memory_limit);
+  for (int i = 0; i < s.found->ntried; i++) {            /* nothing faster under the limit was passed over */
+    const tactic_tried *t = &s.found->tried[i];
+    if (t->ok && t->memory <= s.found->opts.memory_limit) cr_expect(kept->seconds <= t->seconds, "%s: %s is faster", model, t->use);
+  }
+  cr_expect(s.found->tried[0].memory > s.found->opts.memory_limit || s.found->tried[0].seconds > kept->seconds,
+            "%s: the search alone is as good under %s", model, limit);
+  strbuf out;
+  sb_init(&out);
+  cr_assert_eq(tactic_found_file(s.g, s.tf, s.p, s.found, &s.o, "found.tac", &out, &s.mem, &s.d), 0, "%s", diag_text(&s.d));
+  cr_expect(strstr(sb_str(&out), want_file), "%s", sb_str(&out));
+  setup b;
+  char *copy = strdup(sb_str(&out));
+  if (load_as(&b, model, ADAM, copy, 1) < 0) cr_assert_fail("%s", diag_text(&b.d));
+  cr_expect_eq(b.p->mesh.zigzag, s.p->mesh.zigzag);
+  cr_expect_eq(b.p->pipe.axis, s.p->pipe.axis);
+  for (int v = 0; v < s.g->nvals; v++) cr_expect_str_eq(shard_str(s.p, v, &s.mem), shard_str(b.p, v, &b.mem), "%s", s.g->vals[v]->name);
+  free(copy);
+  unload(&b);
+  sb_free(&out);
+  unload(&s);
+}
+
+Test(auto, chooses_pipeline_or_context_under_a_limit, .init = init, .timeout = 300) {
+  whole_case("tests/data/gpt_pp.cir", "memory_limit = 1900KiB", "use \"pipeline\" as found_pp (axis = a, microbatches = 8)",
+             "use \"pipeline\" as found_pp (axis = a, microbatches = 8)\nschedule found_pp\n");
+  whole_case("tests/data/gpt_s2048.cir", "over = [params, states], memory_limit = 8MiB", "use \"context\" as found_cp (axis = a)", "schedule found_cp");
 }
