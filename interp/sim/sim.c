@@ -6,6 +6,7 @@
 #include "interp/shard/layout.h"
 #include "lang/tac.h"
 #include "runtime/kern_attn.h"
+#include "runtime/kern_ring.h"
 #include "runtime/mesh.h"
 #include "runtime/plan.h"
 
@@ -188,6 +189,22 @@ static double fused_seconds(const rt_prog *p, const rt_instr *x, const sim_opts 
   return pr->launch + bytes / pr->bandwidth + work;
 }
 
+/* The scores a ring attention step computes on the device of its group
+** that computes the most (the causal mask skips blocks, the more on some
+** devices than others unless the sequence is dealt zig-zag): the devices
+** wait for each other at every step, at the next transfer. */
+static double ring_scores(const rt_prog *p, const rt_instr *x) {
+  if (x->group < 0 || x->group >= p->ngroups) return (double)x->outer * (double)x->m * (double)x->n;
+  double most = 0;
+  for (int q = 0, P = rt_mesh_group_size(p, x->group); q < P; q++) {
+    rt_instr placed;
+    if (rt_mesh_ring_block(p, x, q, &placed) < 0) return (double)x->outer * (double)x->m * (double)x->n;
+    double s = (double)rt_attn_block_scores(&placed);
+    if (s > most) most = s;
+  }
+  return most;
+}
+
 double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
   const rt_instr *x = &p->instrs[i];
   const sim_profile *pr = o->prof;
@@ -195,8 +212,8 @@ double sim_instr_seconds(const rt_prog *p, int i, const sim_opts *o) {
      parallelism) each device receives as it sends, and the receive costs the bytes over the group's link */
   if (x->op == RT_SEND || (x->op == RT_RECV && !(x->mode & RT_P2P_RING))) return pr->launch;
   if (x->op == RT_RECV) return pr->launch + transfer_seconds(p, x->group, buf_bytes(p, x->out), o);
-  if (x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD) {   /* its GEMMs: 2 forward, 4 for the gradient (the blocks not skipped) */
-    double flops = (x->op == RT_ATTN_BLOCK ? 4.0 : 8.0) * (double)x->outer * (double)x->m * (double)x->n * (double)x->k;
+  if (x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD) {   /* its GEMMs: 2 forward, 4 for the gradient */
+    double flops = (x->op == RT_ATTN_BLOCK ? 4.0 : 8.0) * ring_scores(p, x) * (double)x->k;
     return sim_gemm_seconds(o, flops, (double)x->outer * (x->op == RT_ATTN_BLOCK ? 2 : 4), SIM_F32);
   }
   if (rt_is_collective((rt_op)x->op)) return pr->launch + collective_seconds(p, x, o);
