@@ -525,8 +525,7 @@ static int check_prog(const rt_prog *p, const rt_backend *be, char *err, size_t 
       }
     if ((rt_xent_split(ins) || ((ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS) && ins->n < ins->n2)) &&
         rt_mesh_zigzag(p, ins->group)) {
-      snprintf(why, sizeof why, "its %s are split over an axis that deals its pieces zig-zag (the context tactic's balance), which "
-               "a table or the classes cannot follow: split them over another axis, or give the context tactic balance = \"none\"",
+      snprintf(why, sizeof why, "its %s are split over an axis dealt zig-zag; use balance = \"none\"",
                ins->op == RT_GATHER_ROWS || ins->op == RT_SCATTER_ROWS ? "table's rows" : "classes");
       return ins_err(p, i, err, errlen, why);
     }

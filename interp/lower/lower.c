@@ -710,20 +710,10 @@ static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
   if (dims) layout_local_shape(c->plan, &v->shape, dims, &ls);
   int b = rt_prog_buf(c->p, v->name, rtype(v->dtype), ls.rank, ls.d, kind);
   rt_buf *rb = &c->p->bufs[b];
-  int cur = c->cur;
-  c->cur = v->id;                        /* (lw_dim_group's errors name it) */
   for (int i = 0; i < v->shape.rank; i++) {
     rb->global_shape[i] = v->shape.d[i];
     rb->dim_group[i] = dims ? lw_dim_group(c, &dims[i]) : -1;
-    if (rt_mesh_zigzag(c->p, rb->dim_group[i]) && ls.d[i] % 2 && !c->failed) {
-      int ax = c->p->groups[rb->dim_group[i]].axes[0];
-      diag_error(c->d, v->at, "dim %d of '%s' (%lld) does not split into the %lld blocks that dealing it zig-zag over '%s' needs "
-                 "(two a device); give a length divisible by %lld, or the context tactic balance = \"none\"", i, v->name,
-                 (long long)v->shape.d[i], 2 * (long long)c->p->mesh[ax], c->p->axis_names[ax], 2 * (long long)c->p->mesh[ax]);
-      c->failed = 1;
-    }
   }
-  c->cur = cur;
   return b;
 }
 
@@ -983,6 +973,37 @@ static void update_in_place(lctx *c) {
   free(to);
 }
 
+/* Every dim split over an axis that deals its pieces zig-zag, in the plan's
+** layouts and the final ones: over that axis alone, in pieces of an even
+** length (each device two blocks of 2P). A reshape that splits such a dim
+** keeps the order where the split lands on a factor of even pieces. */
+static void check_zigzag(lctx *c) {
+  const sh_plan *p = c->plan;
+  for (int v = 0; v < c->g->nvals && !c->failed; v++) {
+    const ir_value *x = c->g->vals[v];
+    for (int pass = 0; pass < 2 && !c->failed; pass++) {
+      const sh_dim *dims = pass ? lw_final_dims(c, v) : p->lay[v].dim;
+      for (int i = 0; i < x->shape.rank && !c->failed; i++) {
+        int64_t pieces = 1;
+        int zz = -1;
+        for (int k = 0; k < dims[i].n; k++) {
+          pieces *= p->mesh.size[dims[i].ax[k]];
+          if (p->mesh.zigzag >> dims[i].ax[k] & 1) zz = dims[i].ax[k];
+        }
+        if (zz < 0) continue;
+        if (dims[i].n > 1)
+          c->failed = diag_error(c->d, x->at, "dim %d of '%s' is split over '%s' with another axis, and '%s' deals its pieces zig-zag "
+                                 "(the context tactic's balance): split that dim over '%s' alone, or give the context tactic "
+                                 "balance = \"none\"", i, x->name, p->mesh.name[zz], p->mesh.name[zz], p->mesh.name[zz]) < 0;
+        else if (x->shape.d[i] % (2 * pieces))
+          c->failed = diag_error(c->d, x->at, "dim %d of '%s' (%lld) does not split into the %lld blocks that dealing it zig-zag over "
+                                 "'%s' needs (two a device); give a length divisible by %lld, or the context tactic balance = \"none\"",
+                                 i, x->name, (long long)x->shape.d[i], 2 * (long long)pieces, p->mesh.name[zz], 2 * (long long)pieces) < 0;
+      }
+    }
+  }
+}
+
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
   return lower_program_opts(g, plan, NULL, p, r, d);
 }
@@ -1027,6 +1048,7 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
   plan_folds(&c);
   c.cur = -1;
   if (plan) { lw_plan_finals(&c); lw_plan_passes(&c); }
+  if (plan && plan->mesh.zigzag) check_zigzag(&c);
   for (int i = 0; i < n && !c.failed; i++) {
     const ir_value *v = g->vals[i];
     if (v->kind == IR_CONST || c.skip[i] || c.src[i] != i) continue;
@@ -1037,6 +1059,18 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     lower_value(&c, v);
     c.cur = -1;
     for (int k = first; k < p->ninstrs; k++) if (p->instrs[k].src < 0) p->instrs[k].src = i;
+  }
+  for (int i = 0; i < p->ninstrs && !c.failed; i++) {   /* what a dim dealt zig-zag cannot be (runtime/zigzag.h) */
+    const rt_instr *x = &p->instrs[i];
+    if ((rt_xent_split(x) || ((x->op == RT_GATHER_ROWS || x->op == RT_SCATTER_ROWS) && x->n < x->n2)) && rt_mesh_zigzag(p, x->group)) {
+      const ir_value *v = x->src >= 0 ? g->vals[x->src] : NULL;
+      int ax = p->groups[x->group].axes[0];
+      c.failed = diag_error(d, v ? v->at : LOC_NONE, "'%s' %s split over '%s', which deals its pieces zig-zag (the context tactic's "
+                            "balance): a table's rows and the classes keep to blocks in order; split them over another axis, or "
+                            "give the context tactic balance = \"none\"", v ? v->name : "?",
+                            rt_xent_split(x) ? "takes a cross-entropy whose classes are" : "looks up a table whose rows are",
+                            p->axis_names[ax]) < 0;
+    }
   }
   if (!c.failed) {
     for (int i = 0; i < n; i++) {

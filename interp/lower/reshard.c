@@ -21,18 +21,6 @@ int lw_group(lctx *c, uint32_t axes) {
 
 int lw_dim_group(lctx *c, const sh_dim *d) {
   if (!d->n) return -1;
-  if (d->n > 1 && c->plan)               /* a zig-zag axis deals its pieces alone */
-    for (int i = 0; i < d->n; i++)
-      if (c->plan->mesh.zigzag >> d->ax[i] & 1) {
-        const ir_value *v = c->cur >= 0 ? c->g->vals[c->cur] : NULL;
-        if (!c->failed)
-          diag_error(c->d, v ? v->at : c->plan->at, "a dim of '%s' is split over '%s' with another axis, and '%s' deals its pieces "
-                     "zig-zag (the context tactic's balance): split that dim over '%s' alone, or give the context tactic "
-                     "balance = \"none\"", v ? v->name : "?", c->plan->mesh.name[d->ax[i]], c->plan->mesh.name[d->ax[i]],
-                     c->plan->mesh.name[d->ax[i]]);
-        c->failed = 1;
-        return -1;
-      }
   /* a dim split over several axes: the group lists them major to minor */
   uint32_t m = 0;
   int inorder = 1;

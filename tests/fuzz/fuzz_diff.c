@@ -13,7 +13,9 @@
 ** drawn from the next 8 bytes, smooth ops only, else this file's own), then
 ** the model's choices, then the plan's; bit 4 a pipeline plan instead (2
 ** stages on a, 1-4 microbatches, GPipe, 1F1B or interleaved: refused where
-** the batch does not divide or the program cannot be cut). Bytes past the
+** the batch does not divide or the program cannot be cut); bit 5 the axis
+** deals its pieces zig-zag (the stdlib's context first, so every split on
+** a keeps that order: refused where a dim does not halve). Bytes past the
 ** end read as 0.
 ** The model's own: 1-8 ops among add, sub, mul and div (of two values, or
 ** of a value and a literal, either side: a partial sum beside a complete
@@ -220,7 +222,7 @@ static char *own_model(bytes *b) {
 
 /* ---- the plan ---- */
 
-static char *plan_text(const ir_graph *g, bytes *b, int pipeline) {
+static char *plan_text(const ir_graph *g, bytes *b, int pipeline, int zigzag) {
   strbuf t;
   sb_init(&t);
   if (pipeline) {                             /* two stages, the batch (every input's first dim) in microbatches or whole */
@@ -232,7 +234,7 @@ static char *plan_text(const ir_graph *g, bytes *b, int pipeline) {
     sb_free(&t);
     return s;
   }
-  sb_puts(&t, "version 1\nmesh a = 2\ntactic t {\n");
+  sb_puts(&t, zigzag ? "version 1\nmesh a = 2\nuse \"context\" as cp (axis = a)\ntactic t {\n" : "version 1\nmesh a = 2\ntactic t {\n");
   int n = 1 + (int)take(b, 4);
   for (int s = 0; s < n; s++) {
     int want = take(b, 6) == 0 ? IR_OP : -1, cand[64], nc = 0;
@@ -248,7 +250,7 @@ static char *plan_text(const ir_graph *g, bytes *b, int pipeline) {
     if (take(b, 8) == 0) sb_printf(&t, "  replicate %s \"%s\" on a\n", kind, x->name);
     else sb_printf(&t, "  shard %s \"%s\" dim %d on a\n", kind, x->name, (int)take(b, (unsigned)x->shape.rank));
   }
-  sb_puts(&t, "}\nschedule t\n");
+  sb_puts(&t, zigzag ? "}\nschedule cp, t\n" : "}\nschedule t\n");
   char *s = strdup(sb_str(&t));
   sb_free(&t);
   return s;
@@ -405,7 +407,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_check(g != NULL, "the generated model does not build", &d);
   fuzz_check(!train || (train_parse(&a, "sgd(lr = 0.1)", &ts, &d) == 0 && train_build(g, &ts, &d) == 0), "no training step", &d);
   diag_clear(&d);                              /* the model's warnings (a parameter the loss does not reach) */
-  tac = plan_text(g, &b, (mode >> 4) & 1);
+  tac = plan_text(g, &b, (mode >> 4) & 1, (mode >> 5) & 1);
   tac_file *tf = tac_parse(&a, &d, diag_src_string(&a, "diff.tac", tac, strlen(tac)));
   fuzz_check(tf != NULL, "the generated tactic file does not parse", &d);
   tactic_opts o = {0};

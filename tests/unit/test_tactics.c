@@ -1208,6 +1208,9 @@ Test(ring, zigzag_refusals) {
     /* the sequence split over cp and another axis */
     {"version 1\nmesh cp = 2, b = 2\nuse \"context\" as cp (axis = cp)\ntactic more {\n  shard input \"ids\" dim 1 on b\n}\n"
      "schedule cp, more\n", "split over 'cp' with another axis"},
+    /* a table's rows over the zig-zag axis */
+    {"version 1\nmesh cp = 2\nuse \"context\" as cp (axis = cp)\ntactic t {\n  shard param \"wte\" dim 0 on cp\n}\nschedule cp, t\n",
+     "looks up a table whose rows are split over 'cp'"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     setup s;
@@ -1215,6 +1218,12 @@ Test(ring, zigzag_refusals) {
               strstr(diag_text(&s.d), "balance"), "case %zu: %s", k, diag_text(&s.d));
     unload(&s);
   }
+  /* fuzz_diff: a reshape that cuts the sequence into a dim of 2 (tests/data/fuzz/README) */
+  setup z;
+  cr_expect(load_opt(&z, NULL, "../tests/data/fuzz/zigzag_reshape.cir", "version 1\nmesh a = 2\nuse \"context\" as cp (axis = a)\n"
+                     "tactic t {\n  shard value \"v1\" dim 0 on a\n}\nschedule cp, t\n", "sgd(lr = 0.1)", 0) < 0 &&
+            strstr(diag_text(&z.d), "dim 1 of 'v1' (2) does not split into the 4 blocks"), "%s", diag_text(&z.d));
+  unload(&z);
   /* in order, the same plans load */
   setup s;
   cr_expect(load_opt(&s, NULL, "gpt2_small.cir", "version 1\nmesh cp = 32\nuse \"context\" as cp (axis = cp, balance = \"none\")\nschedule cp\n",
