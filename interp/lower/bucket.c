@@ -36,7 +36,8 @@ static int bucketable(const ir_graph *g, const rt_prog *p, const rt_instr *x, in
   const ir_value *v = g->vals[x->src];
   if (v->role != ROLE_GRAD && (!tiny || v->is_output)) return 0;
   if (x->op == RT_ALL_REDUCE) return 1;
-  return x->op == RT_REDUCE_SCATTER && x->outer == 1 && x->in[0] != x->out &&
+  /* (a reduce-scatter over an axis dealt zig-zag deals each member's blocks: not as one bucket) */
+  return x->op == RT_REDUCE_SCATTER && x->outer == 1 && x->in[0] != x->out && !rt_mesh_zigzag(p, x->group) &&
          p->bufs[x->in[0]].nelem == p->bufs[x->out].nelem * rt_mesh_group_size(p, x->group);
 }
 

@@ -244,6 +244,7 @@ static pcase pcases[] = {
   {"../tests/data/fuzz/update_scalar.cir", "../tests/data/fuzz/update_scalar.tac", "adam(lr = 0.05)", 2},
   {"../tests/data/fuzz/literal_partial.cir", "../tests/data/fuzz/literal_partial.tac", "adam(lr = 0.05)", 2},
   {"../tests/data/fuzz/bucket_accumulate.cir", "../tests/data/fuzz/bucket_accumulate.tac", "sgd(lr = 0.1)", 2},
+  {"../tests/data/fuzz/zigzag_bucket.cir", "../tests/data/fuzz/zigzag_bucket.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_carry.cir", "../tests/data/fuzz/pipeline_carry.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_param_rows.cir", "../tests/data/fuzz/pipeline_param_rows.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_update_early.cir", "../tests/data/fuzz/pipeline_update_early.tac", "sgd(lr = 0.1)", 2},
