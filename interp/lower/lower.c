@@ -981,6 +981,9 @@ static void check_zigzag(lctx *c) {
   const sh_plan *p = c->plan;
   for (int v = 0; v < c->g->nvals && !c->failed; v++) {
     const ir_value *x = c->g->vals[v];
+    loc at = x->at;                      /* a generated value (a gradient): where what it is made from was written */
+    for (int o = x->origin, hops = 0; !at.src && o >= 0 && hops < 8; o = c->g->vals[o]->origin, hops++) at = c->g->vals[o]->at;
+    if (!at.src) at = p->at;
     for (int pass = 0; pass < 2 && !c->failed; pass++) {
       const sh_dim *dims = pass ? lw_final_dims(c, v) : p->lay[v].dim;
       for (int i = 0; i < x->shape.rank && !c->failed; i++) {
@@ -992,11 +995,11 @@ static void check_zigzag(lctx *c) {
         }
         if (zz < 0) continue;
         if (dims[i].n > 1)
-          c->failed = diag_error(c->d, x->at, "dim %d of '%s' is split over '%s' with another axis, and '%s' deals its pieces zig-zag "
+          c->failed = diag_error(c->d, at, "dim %d of '%s' is split over '%s' with another axis, and '%s' deals its pieces zig-zag "
                                  "(the context tactic's balance): split that dim over '%s' alone, or give the context tactic "
                                  "balance = \"none\"", i, x->name, p->mesh.name[zz], p->mesh.name[zz], p->mesh.name[zz]) < 0;
         else if (x->shape.d[i] % (2 * pieces))
-          c->failed = diag_error(c->d, x->at, "dim %d of '%s' (%lld) does not split into the %lld blocks that dealing it zig-zag over "
+          c->failed = diag_error(c->d, at, "dim %d of '%s' (%lld) does not split into the %lld blocks that dealing it zig-zag over "
                                  "'%s' needs (two a device); give a length divisible by %lld, or the context tactic balance = \"none\"",
                                  i, x->name, (long long)x->shape.d[i], 2 * (long long)pieces, p->mesh.name[zz], 2 * (long long)pieces) < 0;
       }

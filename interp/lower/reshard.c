@@ -5,6 +5,7 @@
 ** all-to-all, axes gathered minor first, new axes sliced locally.
 */
 #include "interp/lower/lower_int.h"
+#include "runtime/mesh.h"
 #include "util/mem.h"
 
 #include <stdlib.h>
@@ -48,6 +49,26 @@ void lw_all_reduce(lctx *c, int in, int out, int group, int fn) {
   x->rank = 1; x->shape[0] = x->n;
 }
 
+/* A collective over an axis that deals its pieces zig-zag moves blocks of
+** 2P: its dims must split so (check_zigzag in lower.c holds the values'
+** layouts to it, this the layouts a reshard passes through). 0 after a
+** located error when they do not. */
+static int zigzag_fits(lctx *c, const rt_instr *x) {
+  int64_t P = rt_mesh_group_size(c->p, x->group), rows = x->n;
+  int ok = 1;
+  if (x->op == RT_ALL_GATHER) ok = rows % 2 == 0;
+  else if (x->op == RT_REDUCE_SCATTER || x->op == RT_SHARD_SLICE) ok = rows % (2 * P) == 0;
+  else if (x->op == RT_ALL_TO_ALL) { rows = x->shape[x->split_dim]; ok = rows % (2 * P) == 0 && x->shape[x->concat_dim] % 2 == 0; }
+  if (ok || c->failed) return ok;
+  const ir_value *v = c->cur >= 0 ? c->g->vals[c->cur] : NULL;
+  int ax = c->p->groups[x->group].axes[0];
+  c->failed = diag_error(c->d, v ? v->at : LOC_NONE, "'%s' moves a piece between layouts over '%s', which deals its pieces zig-zag "
+                         "(the context tactic's balance), and one of its dims does not split into the %lld blocks that needs; "
+                         "give lengths divisible by %lld, or the context tactic balance = \"none\"", v ? v->name : "?",
+                         c->p->axis_names[ax], 2 * (long long)P, 2 * (long long)P) < 0;
+  return 0;
+}
+
 /* Emit the steps from buffer `in` (local shape s); the last writes `dst` (or a new temp). */
 int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int dst, const char *name, rt_dtype dt) {
   int cur = in;
@@ -70,6 +91,7 @@ int lw_emit_steps(lctx *c, int in, ir_shape s, const layout_step *st, int n, int
     x->concat_dim = (int8_t)st[k].dim2;
     if (op == RT_COPY) x->group = -1;
     if (st[k].op == RT_ALL_REDUCE) { x->outer = 1; x->n = ir_nelem(&s); x->inner = 1; }
+    if (rt_mesh_zigzag(c->p, x->group) && !zigzag_fits(c, x)) return cur;
     cur = out;
     s = t;
   }

@@ -1224,6 +1224,13 @@ Test(ring, zigzag_refusals) {
                      "tactic t {\n  shard value \"v1\" dim 0 on a\n}\nschedule cp, t\n", "sgd(lr = 0.1)", 0) < 0 &&
             strstr(diag_text(&z.d), "dim 1 of 'v1' (2) does not split into the 4 blocks"), "%s", diag_text(&z.d));
   unload(&z);
+  /* fuzz_diff: a gradient whose rows (6) a reshape's all_to_all would deal in 4 blocks */
+  cr_expect(load_opt(&z, "model diff {\n  param w0 : f32[6, 8] = normal(0.5)\n  param w1 : f32[48] = normal(0.5)\n"
+                     "  v1 = reshape(w0, [48])\n  v3 = mul(v1, w1)\n  loss = mean(mul(v3, v3))\n  return loss\n}\n", NULL,
+                     "version 1\nmesh a = 2\nuse \"context\" as cp (axis = a)\ntactic t {\n  shard param \"w1\" dim 0 on a\n"
+                     "  shard param \"w0\" dim 1 on a\n}\nschedule cp, t\n", "sgd(lr = 0.1)", 0) < 0 &&
+            strstr(diag_text(&z.d), "(6) does not split into the 4 blocks") && strstr(diag_text(&z.d), "m.cir:4:"), "%s", diag_text(&z.d));
+  unload(&z);
   /* in order, the same plans load */
   setup s;
   cr_expect(load_opt(&s, NULL, "gpt2_small.cir", "version 1\nmesh cp = 32\nuse \"context\" as cp (axis = cp, balance = \"none\")\nschedule cp\n",
