@@ -49,6 +49,7 @@ struct rt_local {
   devcomm dev[MAXDEV];
   devworld world[MAXDEV];
   slot all;               /* the whole world's rendezvous */
+  int abandoned;          /* a device's run failed: nobody waits for it any more */
 };
 
 static int l_size(void *impl, int group) { devcomm *d = impl; return rt_mesh_group_size(d->l->p, group); }
@@ -182,8 +183,22 @@ static int l_p2p(devcomm *d, const rt_instr *ins, void *out, const void *in, cha
       free(t);
       return rc;
     }
+    if (l->abandoned) {
+      pthread_mutex_unlock(&l->mu);
+      return diag_errbuf(err, errlen, "recv: another device of the mesh failed first");
+    }
     pthread_cond_wait(&l->cv, &l->mu);
   }
+}
+
+/* A device's run failed: wake everyone waiting on it. */
+static void l_abandon(void *impl) {
+  devcomm *d = impl;
+  rt_local *l = d->l;
+  pthread_mutex_lock(&l->mu);
+  l->abandoned = 1;
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->mu);
 }
 
 static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen) {
@@ -211,9 +226,10 @@ static int l_run(void *impl, const rt_instr *ins, void *out, const void *in, cha
     return 0;
   }
   unsigned gen = s->gen;
-  while (s->gen == gen) pthread_cond_wait(&l->cv, &l->mu);
+  while (s->gen == gen && !l->abandoned) pthread_cond_wait(&l->cv, &l->mu);
+  int gone = s->gen == gen;
   pthread_mutex_unlock(&l->mu);
-  return 0;
+  return gone ? diag_errbuf(err, errlen, "%s: another device of the mesh failed first", rt_op_name((rt_op)ins->op)) : 0;
 }
 
 /* ---- the world: every device meets; the last to arrive does the work ---- */
@@ -319,7 +335,7 @@ rt_local *rt_local_new(const rt_prog *p) {
   pthread_mutex_init(&l->mu, NULL);
   pthread_cond_init(&l->cv, NULL);
   for (int i = 0; i < n; i++) {
-    l->dev[i] = (devcomm){{&l->dev[i], l_size, l_index, l_run}, l, i};
+    l->dev[i] = (devcomm){{&l->dev[i], l_size, l_index, l_run, 0, l_abandon}, l, i};
     l->world[i] = (devworld){{&l->world[i], i, n, w_agree, w_max, w_gather, w_bcast}, l};
   }
   return l;

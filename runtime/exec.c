@@ -651,7 +651,15 @@ static int place(rt_exec *e, int b, int from) {
   return 0;
 }
 
+static int run_program(rt_exec *e, char *err, size_t errlen);
+
 int rt_exec_run(rt_exec *e, char *err, size_t errlen) {
+  int rc = run_program(e, err, errlen);
+  if (rc && e->comm && e->comm->abandon) e->comm->abandon(e->comm->impl);   /* the mesh's others stop waiting for this device */
+  return rc;
+}
+
+static int run_program(rt_exec *e, char *err, size_t errlen) {
   const rt_prog *p = e->p;
   if (!e->checked) {
     if (check_prog(p, e->be, err, errlen)) return -1;

@@ -20,6 +20,10 @@ typedef struct rt_comm {
   int (*index)(void *impl, int group);                /* this device's index in it */
   int (*run)(void *impl, const rt_instr *ins, void *out, const void *in, char *err, size_t errlen);
   int device_aware;                                   /* run takes the backend's memory */
+  /* This device's run failed: the others stop waiting for it (their
+  ** collectives and receives fail too) rather than hang. NULL: none (MPI's
+  ** ranks agree on failure after the run). */
+  void (*abandon)(void *impl);
 } rt_comm;
 
 typedef struct rt_exec rt_exec;

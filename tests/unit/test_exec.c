@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/comm_local.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
 #include "runtime/plan.h"
@@ -650,4 +651,53 @@ Test(init, distributions) {
   cr_assert_eq(ids[5], 1);
   free(v);
   free(w);
+}
+
+/* ---- a device that fails on an in-process mesh ---- */
+
+typedef struct lonely { rt_local *l; rt_prog *p; int x; char err[2][256]; int rc[2]; } lonely;
+
+static int lonely_device(int dev, void *arg) {
+  lonely *m = arg;
+  rt_exec *e = rt_exec_new(m->p, rt_backend_cpu(), rt_local_comm(m->l, dev));
+  float v[4] = {1, 2, 3, 4};
+  if (dev == 0) rt_exec_set(e, m->x, v, sizeof v, m->err[dev], sizeof m->err[dev]);   /* device 1's input is never set */
+  m->rc[dev] = rt_exec_run(e, m->err[dev], sizeof m->err[dev]);
+  rt_exec_free(e);
+  return 0;
+}
+
+/* Device 1 fails at its first instruction (an input not set) while device
+   0 goes on to wait for what device 1 would send, and then for a sum both
+   would make: device 0 stops with an error saying so, rather than hang. */
+Test(exec, a_failing_device_does_not_hang_the_mesh, .timeout = 60) {
+  for (int wait_sum = 0; wait_sum < 2; wait_sum++) {
+    rt_prog p;
+    rt_prog_init(&p);
+    p.mesh_rank = 1;
+    p.mesh[0] = 2;
+    p.axis_names[0] = "a";
+    int axes[1] = {0}, g = rt_prog_group(&p, 1, axes);
+    int64_t n[1] = {4};
+    int x = rt_prog_buf(&p, "x", RT_F32, 1, n, RT_BUF_INPUT), y = rt_prog_buf(&p, "y", RT_F32, 1, n, RT_BUF_TEMP);
+    int z = rt_prog_buf(&p, "z", RT_F32, 1, n, RT_BUF_OUTPUT);
+    rt_instr *in = rt_prog_emit(&p, RT_COPY, y);
+    in->nin = 1; in->in[0] = x;
+    if (wait_sum) {
+      in = rt_prog_emit(&p, RT_ALL_REDUCE, z);
+      in->nin = 1; in->in[0] = y; in->group = g; in->fn = RT_RSUM; in->outer = 1; in->n = 4; in->inner = 1;
+    } else {
+      in = rt_prog_emit(&p, RT_RECV, z);
+      in->group = g; in->mode = RT_P2P_RING; in->n2 = 1; in->off = 7;
+    }
+    rt_prog_finish(&p);
+    lonely m = {rt_local_new(&p), &p, x, {"", ""}, {0, 0}};
+    cr_assert(m.l);
+    rt_local_run(m.l, lonely_device, &m);
+    cr_expect(m.rc[1] < 0 && strstr(m.err[1], "not set"), "device 1: %s", m.err[1]);
+    cr_expect(m.rc[0] < 0 && strstr(m.err[0], "another device of the mesh failed first"), "device 0 (%s): %s",
+              wait_sum ? "all_reduce" : "recv", m.err[0]);
+    rt_local_free(m.l);
+    rt_prog_free(&p);
+  }
 }
