@@ -115,8 +115,8 @@ static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int6
     if (most > 0 && in > most) continue;          /* not tiny: reduced alone, the bucket stays open */
     if (open >= 0) {
       const rt_instr *l = &p->instrs[bk[open].lead];
-      if (l->op != x->op || l->group != x->group || l->stages != x->stages || p->bufs[l->out].dtype != p->bufs[x->out].dtype ||
-          bk[open].filled + in > bytes) open = -1;     /* (a pipeline: a bucket on one stage's devices) */
+      if (l->op != x->op || l->group != x->group || p->bufs[l->out].dtype != p->bufs[x->out].dtype ||
+          bk[open].filled + in > bytes) open = -1;
     }
     if (open < 0) {
       open = nb++;
@@ -165,16 +165,9 @@ int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most) {
     int b = join[i];
     if (b < 0 || bk[b].n < 2) { append(p, x); continue; }
     int64_t piece = p->bufs[x->out].nelem, P = x->op == RT_REDUCE_SCATTER ? rt_mesh_group_size(p, x->group) : 1;
-    int first = p->ninstrs;
     block_copy(p, x->in[0], bk[b].buf, P, piece, 0, piece, bk[b].C, off[i], x->src);
     at[nat++] = i;
     if (nat == bk[b].n) { reduce_bucket(p, old, at, off, &bk[b]); nat = 0; }
-    for (int k = first; k < p->ninstrs; k++) {     /* a pipeline's: on its members' stages */
-      rt_instr *y = &p->instrs[k];
-      y->stages = x->stages;
-      if (y->out >= 0) p->bufs[y->out].stages |= x->stages;
-      for (int j = 0; j < RT_MAXIN; j++) if (y->in[j] >= 0) p->bufs[y->in[j]].stages |= x->stages;
-    }
   }
   free(old);
   free(at);

@@ -973,13 +973,6 @@ static void update_in_place(lctx *c) {
   free(to);
 }
 
-/* Gradients' reductions joined into buckets (bucket.c), as the options say. */
-static void make_buckets(lctx *c) {
-  if (!c->plan) return;
-  if (c->opt.bucket_bytes > 0) lw_bucket(c->g, c->p, c->opt.bucket_bytes, 0);
-  else if (c->opt.bucket_bytes == 0 && !c->opt.keep_values) lw_bucket(c->g, c->p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
-}
-
 /* Every dim split over an axis that deals its pieces zig-zag, in the plan's
 ** layouts and the final ones: over that axis alone, in pieces of an even
 ** length (each device two blocks of 2P). A reshape that splits such a dim
@@ -1106,22 +1099,18 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_bias_grads(p);
-    /* (a pipeline's buckets are made after its pass, each on one stage) */
+    /* (a pipeline's stages reduce their own gradients: no bucket across them) */
     int pipelined = plan && plan->pipe.axis >= 0;
-    if (!pipelined) make_buckets(&c);
-    /* (in a pipeline every update waits for the last microbatch anyway; in order after the gradients' reductions, those join buckets) */
-    if (!c.opt.keep_values && !c.opt.no_hoist && !pipelined) lw_hoist_updates(p);
+    if (plan && !pipelined && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes, 0);
+    else if (plan && !pipelined && c.opt.bucket_bytes == 0 && !c.opt.keep_values) lw_bucket(g, p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
+    if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);
     if (!c.opt.keep_values && !c.opt.no_fuse_elementwise && !pipelined) lw_fuse_elementwise(p);
     if (plan && plan->pipe.axis >= 0) {
       if (c.opt.keep_values) c.failed = diag_error(d, plan->pipe.at, "a pipelined program does not keep every value (bisect it without the "
                                                    "pipeline tactic)") < 0;
       else if (lw_pipeline(g, plan, p, c.buf, c.partial, d) < 0) c.failed = 1;
-      else {
-        /* a pipeline's gradients are reduced once a step, after the last microbatch: buckets of a
-           stage's, and its chains joined, once its pass has copied them per microbatch and placed them */
-        make_buckets(&c);
-        if (!c.opt.no_fuse_elementwise) lw_fuse_elementwise(p);
-      }
+      /* a pipeline's chains are joined once its pass has copied them per microbatch and placed them */
+      else if (!c.opt.no_fuse_elementwise) lw_fuse_elementwise(p);
     }
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");

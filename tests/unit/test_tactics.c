@@ -1237,36 +1237,3 @@ Test(ring, zigzag_refusals) {
                      "sgd(lr = 0.1)", 1) == 0, "%s", diag_text(&s.d));
   unload(&s);
 }
-
-/* Under pipeline stages the gradients are reduced once a step, after the
-   last microbatch; there the small ones join buckets, each bucket on one
-   stage's devices (pipeline x batch x Megatron on 8: fewer all-reduces
-   than each alone, the same bytes). */
-Test(pipeline, buckets_on_each_stage) {
-  char *tac = hx_slurp("tests/data/pp_bp_mp.tac");
-  setup s;
-  cr_assert(pipe_load(&s, "gpt_pp.cir", tac, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
-  int alone = s.counts[RT_ALL_REDUCE];
-  lower_opts lo = {0};                          /* the default: tiny reductions in buckets */
-  rt_prog p;
-  lower_result lr;
-  cr_assert(lower_program_opts(s.g, s.p, &lo, &p, &lr, &s.d) == 0, "%s", diag_text(&s.d));
-  int joined = 0, buckets = 0;
-  int64_t bytes_alone = 0, bytes_joined = 0;
-  for (int i = 0; i < s.prog.ninstrs; i++) if (s.prog.instrs[i].op == RT_ALL_REDUCE) bytes_alone += rt_coll_bytes(&s.prog, &s.prog.instrs[i]);
-  for (int i = 0; i < p.ninstrs; i++) {
-    const rt_instr *x = &p.instrs[i];
-    if (x->op != RT_ALL_REDUCE) continue;
-    joined++;
-    bytes_joined += rt_coll_bytes(&p, x);
-    if (strncmp(p.bufs[x->out].name, "bucket", 6)) continue;
-    buckets++;
-    cr_expect(x->stages && !(x->stages & (x->stages - 1)), "a bucket on one stage (stages %llx)", (unsigned long long)x->stages);
-  }
-  cr_expect(buckets > 0 && joined < alone, "%d all-reduces in %d buckets against %d alone", joined, buckets, alone);
-  cr_expect_eq(bytes_joined, bytes_alone);
-  lower_result_free(&lr);
-  rt_prog_free(&p);
-  unload(&s);
-  free(tac);
-}
