@@ -589,6 +589,163 @@ static void drop_micro_axis(pctx *c, uint32_t *partial, int nvals) {
     }
 }
 
+/* Group g without the microbatch axis (-1: no axis left). */
+static int without_micro(rt_prog *p, int g, int micro) {
+  int axes[RT_MAXRANK], k = 0;
+  for (int a = 0; a < p->groups[g].naxes; a++) if (p->groups[g].axes[a] != micro) axes[k++] = p->groups[g].axes[a];
+  return k ? rt_prog_group(p, k, axes) : -1;
+}
+
+/* Each instruction's stages: its value's, else (a collective, a copy the
+   lowering made) those of its operand's last writer, else every stage. */
+static void stage_masks(pctx *c) {
+  uint64_t all = c->P >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << c->P) - 1;
+  uint64_t *wmask = mem_calloc((size_t)c->p->nbufs + 1, sizeof *wmask);   /* buffer -> the stages of its last writer so far */
+  c->imask = mem_realloc(c->imask, sizeof *c->imask * (size_t)(c->n0 + 1));
+  for (int i = 0; i < c->n0; i++) {
+    const rt_instr *x = &c->ins[i];
+    uint64_t m = x->src >= 0 ? c->vmask[x->src] : (x->in[0] >= 0 && wmask[x->in[0]] ? wmask[x->in[0]] : all);
+    c->imask[i] = m;
+    if (x->out >= 0) wmask[x->out] = m;
+  }
+  free(wmask);
+}
+
+/* An add of operands of its own shape and type, read in order. */
+static int plain_add(const rt_prog *p, const rt_instr *x) {
+  if (x->op != RT_EW || x->fn != RT_ADD || x->nin != 2 || x->out < 0) return 0;
+  int64_t n = p->bufs[x->out].nelem;
+  for (int k = 0; k < 2; k++) {
+    const rt_buf *b = &p->bufs[x->in[k]];
+    if (b->nelem != n || b->dtype != p->bufs[x->out].dtype) return 0;
+    int64_t step = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+      if (x->shape[d] > 1 && x->stride[k][d] != step) return 0;
+      step *= x->shape[d];
+    }
+  }
+  return 1;
+}
+
+/* A buffer of b's shape and layout, named b's name and suffix. */
+static int buf_like(rt_prog *p, int b, const char *suffix) {
+  rt_buf x = p->bufs[b];
+  char name[256];
+  snprintf(name, sizeof name, "%s%s", x.name, suffix);
+  int y = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
+  memcpy(p->bufs[y].global_shape, x.global_shape, sizeof x.global_shape);
+  memcpy(p->bufs[y].dim_group, x.dim_group, sizeof x.dim_group);
+  return y;
+}
+
+/* The sum of in over the microbatch axis alone, into out. */
+static rt_instr micro_sum(rt_prog *p, int micro, int in, int out) {
+  rt_instr y = rt_instr_new(RT_ALL_REDUCE, out);
+  y.nin = 1;
+  y.in[0] = in;
+  y.group = rt_prog_group(p, 1, &micro);
+  y.fn = RT_RSUM;
+  y.outer = 1; y.n = p->bufs[out].nelem; y.inner = 1;
+  y.rank = 1; y.shape[0] = y.n;
+  return y;
+}
+
+enum { SUM_KEEP, SUM_ADD, SUM_SCATTER, SUM_AFTER };
+
+/* What a sum over the microbatches (instruction i) may be moved across,
+   with k, the last writer of its operand: SUM_ADD, an add of two parts
+   made on different stages; SUM_SCATTER, a reduce-scatter over other
+   axes; SUM_KEEP, neither. The operand must be a temporary only i reads. */
+static int sum_kind(const pctx *c, int i, int *kp) {
+  const rt_prog *p = c->p;
+  const rt_instr *x = &c->ins[i];
+  if (x->op != RT_ALL_REDUCE || x->fn != RT_RSUM || !group_has(p, x->group, c->micro)) return SUM_KEEP;
+  int t = x->in[0], k = i - 1, readers = 0;
+  while (k >= 0 && !rt_instr_writes(&c->ins[k], t)) k--;
+  if (k < 0 || p->bufs[t].kind != RT_BUF_TEMP) return SUM_KEEP;
+  for (int e = 0; e < c->n0; e++) if (e != k && reads(&c->ins[e], t)) readers++;
+  if (readers != 1) return SUM_KEEP;
+  *kp = k;
+  const rt_instr *y = &c->ins[k];
+  if (y->op == RT_REDUCE_SCATTER && !group_has(p, y->group, c->micro) && p->groups[x->group].naxes == 1) return SUM_SCATTER;
+  if (!plain_add(p, y)) return SUM_KEEP;
+  uint64_t m[2] = {0, 0};
+  for (int q = 0; q < 2; q++)
+    for (int e = k - 1; e >= 0; e--)
+      if (rt_instr_writes(&c->ins[e], y->in[q])) { m[q] = c->imask[e]; break; }
+  return m[0] && m[1] && !(m[0] & m[1]) ? SUM_ADD : SUM_KEEP;
+}
+
+/* A sum over the microbatches moves up through what is linear, so that it
+   runs on what each stage makes and what follows it runs once a step:
+   - a gradient that adds two parts different stages make (a tied
+     weight's: the embedding's part on the first stage, the output
+     projection's on the last) becomes each part's sum over the
+     microbatches, on its own stage, and one add after the last
+     microbatch: one part crosses once a step, as Megatron-LM's all-reduce
+     of the embedding's gradient, not each microbatch; the sum over the
+     collective's other axes, if any, follows the add;
+   - a gradient reduce-scattered over other axes (ZeRO's) is summed whole
+     and reduce-scattered once a step, as Megatron-LM's distributed
+     optimizer does (its accumulator is the whole gradient, not a piece).
+   Until nothing moves (a tied weight's gradient under ZeRO takes both). */
+static void sum_once(pctx *c) {
+  rt_prog *p = c->p;
+  for (int moved = 1; moved;) {
+    int n = c->n0, *kind = mem_calloc((size_t)n + 1, sizeof(int)), *mate = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    moved = 0;
+    for (int i = 0; i < n; i++) {
+      int k = -1, how = sum_kind(c, i, &k);
+      if (how == SUM_KEEP || kind[k] != SUM_KEEP) continue;
+      kind[k] = how;
+      kind[i] = SUM_AFTER;
+      mate[k] = i;
+      mate[i] = k;
+      moved++;
+    }
+    if (!moved) { free(kind); free(mate); break; }
+    rt_instr *out = mem_alloc(sizeof *out * (size_t)(n + 2 * moved + 1));
+    int *part = mem_alloc(sizeof(int) * (size_t)(2 * n + 1)), no = 0;
+    for (int i = 0; i < n; i++) {
+      const rt_instr *x = &c->ins[i];
+      if (kind[i] == SUM_ADD) {          /* each part summed over the microbatches, where it is made */
+        for (int q = 0; q < 2; q++) {
+          part[2 * i + q] = buf_like(p, x->out, q ? ".part1" : ".part0");
+          out[no++] = micro_sum(p, c->micro, x->in[q], part[2 * i + q]);
+        }
+      } else if (kind[i] == SUM_SCATTER) {   /* the whole gradient summed */
+        part[2 * i] = buf_like(p, x->in[0], ".micro_sum");
+        out[no++] = micro_sum(p, c->micro, x->in[0], part[2 * i]);
+      } else if (kind[i] == SUM_AFTER && kind[mate[i]] == SUM_SCATTER) {   /* then reduce-scattered once */
+        rt_instr y = c->ins[mate[i]];
+        y.in[0] = part[2 * mate[i]];
+        y.out = x->out;
+        out[no++] = y;
+      } else if (kind[i] == SUM_AFTER) {   /* the add of the sums, then the sum over the other axes */
+        int k = mate[i], rest = without_micro(p, x->group, c->micro);
+        rt_instr y = c->ins[k];
+        y.in[0] = part[2 * k];
+        y.in[1] = part[2 * k + 1];
+        y.out = rest >= 0 ? x->in[0] : x->out;
+        out[no++] = y;
+        if (rest >= 0) {
+          out[no] = *x;
+          out[no++].group = rest;
+        }
+      } else {
+        out[no++] = *x;
+      }
+    }
+    free(c->ins);
+    c->ins = out;
+    c->n0 = no;
+    free(part);
+    free(kind);
+    free(mate);
+    stage_masks(c);
+  }
+}
+
 int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *buf_of, uint32_t *partial, diag *d) {
   pctx c = {g, plan, p, d};
   c.P = (int)plan->mesh.size[plan->pipe.axis];
@@ -604,10 +761,16 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   c.part = st.part;
   c.V = plan->pipe.chunks > 1 ? plan->pipe.chunks : 1;
   c.n0 = p->ninstrs;
-  c.nb0 = p->nbufs;
   c.ins = mem_alloc(sizeof *c.ins * (size_t)(c.n0 + 1));
   memcpy(c.ins, p->instrs, sizeof *c.ins * (size_t)c.n0);
-  c.imask = mem_alloc(sizeof *c.imask * (size_t)(c.n0 + 1));
+  if (!c.failed) {
+    stage_masks(&c);
+    if (c.micro >= 0) sum_once(&c);
+  }
+  int ng = p->ngroups;
+  c.rest = mem_alloc(sizeof(int) * (size_t)(ng + 1));
+  for (int gi = 0; gi < ng; gi++) c.rest[gi] = without_micro(p, gi, c.micro);
+  c.nb0 = p->nbufs;
   c.vary = mem_calloc((size_t)c.n0 + 1, 1);
   c.acc = mem_calloc((size_t)c.n0 + 1, 1);
   c.post = mem_calloc((size_t)c.n0 + 1, 1);
@@ -615,27 +778,9 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   c.vbuf = mem_calloc((size_t)c.nb0 + 1, 1);
   c.accout = mem_calloc((size_t)c.nb0 + 1, 1);
   c.sum = mem_alloc(sizeof(int) * (size_t)(c.n0 + 1));
-  int ng = p->ngroups;
-  c.rest = mem_alloc(sizeof(int) * (size_t)(ng + 1));
-  for (int gi = 0; gi < ng; gi++) {
-    int axes[RT_MAXRANK], k = 0;
-    for (int a = 0; a < p->groups[gi].naxes; a++) if (p->groups[gi].axes[a] != c.micro) axes[k++] = p->groups[gi].axes[a];
-    c.rest[gi] = k ? rt_prog_group(p, k, axes) : -1;
-  }
-  uint64_t all = c.P >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << c.P) - 1;
-  uint64_t *wmask = mem_calloc((size_t)c.nb0 + 1, sizeof *wmask);   /* buffer -> the stages of its last writer so far */
-  for (int i = 0; i < c.n0; i++) {
-    const rt_instr *x = &c.ins[i];
-    uint64_t m = x->src >= 0 ? c.vmask[x->src] : (x->in[0] >= 0 && wmask[x->in[0]] ? wmask[x->in[0]] : all);
-    c.imask[i] = m;
-    if (x->out >= 0) wmask[x->out] = m;
-  }
-  free(wmask);
   if (!c.failed) classify(&c);
   /* a sum over the microbatches runs where its last part is made, not on
-     every stage that reads the sum (a tied weight's gradient: the first
-     stage adds the last stage's part each microbatch, and sends the sum
-     once a step, rather than the two stages trading each microbatch's) */
+     every stage that reads the sum (which receives it once a step) */
   for (int i = 0; i < c.n0 && !c.failed; i++) {
     if (!c.acc[i]) continue;
     for (int k = i - 1; k >= 0; k--)

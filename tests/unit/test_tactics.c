@@ -1042,22 +1042,55 @@ Test(pipeline, transfers_per_microbatch) {
   }
 }
 
-/* An embedding tied to the output projection: both end stages hold it; the
-   last stage's part of its gradient goes to the first each microbatch, and
-   the sum comes back once a step (no stage waits on the other's backward). */
+/* An embedding tied to the output projection: both end stages hold it;
+   each sums its own part of the gradient over the microbatches, the last
+   stage's sum goes to the first once a step and the whole gradient comes
+   back once (the two messages of Megatron's all-reduce of the embedding's
+   gradient), not a part each microbatch. */
 Test(pipeline, tied_weight_gradient_once_a_step) {
-  setup s;
-  cr_assert(pipe_load(&s, "gpt_pp.cir", "version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 4)\nschedule pp\n",
-                      "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
-  int to0 = 0, to1 = 0;
-  for (int i = 0; i < s.prog.ninstrs; i++) {
-    const rt_instr *x = &s.prog.instrs[i];
-    if (x->op != RT_SEND || s.prog.bufs[x->in[0]].nelem != 256 * 64) continue;   /* the table's size: its gradient or a part */
-    if (x->n2 == 0) to0++; else to1++;
+  static const char *const tac[] = {
+    "version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 4)\nschedule pp\n",
+    /* with the batch split too: one all-reduce of the whole gradient over it, on the first stage */
+    "version 1\nmesh stage = 2, batch = 2\nuse \"batch\" as bp (axis = batch)\n"
+    "use \"pipeline\" as pp (axis = stage, microbatches = 4)\nschedule bp, pp\n",
+  };
+  for (int t = 0; t < 2; t++) {
+    setup s;
+    cr_assert(pipe_load(&s, "gpt_pp.cir", tac[t], "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+    int to0 = 0, to1 = 0, reduced[2] = {0, 0};
+    for (int i = 0; i < s.prog.ninstrs; i++) {
+      const rt_instr *x = &s.prog.instrs[i];
+      if (x->in[0] < 0) continue;
+      if (x->op == RT_SEND && s.prog.bufs[x->in[0]].nelem == 256 * 64) x->n2 == 0 ? to0++ : to1++;   /* the table's size */
+      if (strncmp(s.prog.bufs[x->in[0]].name, "grad.wte", 8) != 0) continue;   /* its gradient or a part */
+      for (int st = 0; st < 2; st++) reduced[st] += x->op == RT_ALL_REDUCE && rt_stage_runs(x, st);
+    }
+    cr_expect(to0 == 1 && to1 == 1, "plan %d: wte's gradient: %d sends to stage 0, %d to stage 1", t, to0, to1);
+    cr_expect(reduced[0] == t && reduced[1] == 0, "plan %d: %d and %d all-reduces of wte's gradient", t, reduced[0], reduced[1]);
+    cr_expect_eq(count_on(&s.prog, 0, RT_SGD) > 0 && count_on(&s.prog, 1, RT_SGD) > 0, 1);
+    unload(&s);
   }
-  cr_expect(to0 == 4 && to1 == 1, "wte's gradient: %d sends to stage 0, %d to stage 1", to0, to1);
-  cr_expect_eq(count_on(&s.prog, 0, RT_SGD) > 0 && count_on(&s.prog, 1, RT_SGD) > 0, 1);
-  unload(&s);
+}
+
+/* Under ZeRO on another axis each gradient is summed whole over the
+   microbatches and reduce-scattered once a step (Megatron-LM's distributed
+   optimizer), not a piece each microbatch: as many reduce-scatters with 4
+   microbatches as with 1. */
+Test(pipeline, zero_gradients_reduce_scattered_once_a_step) {
+  int count[2][2];
+  for (int t = 0; t < 2; t++) {
+    char tac[400];
+    snprintf(tac, sizeof tac, "version 1\nmesh stage = 2, batch = 2\nuse \"batch\" as bp (axis = batch)\n"
+             "use \"zero\" as z (axis = batch, stage = 3)\nuse \"pipeline\" as pp (axis = stage, microbatches = %d)\n"
+             "schedule bp, z, pp\n", t ? 4 : 1);
+    setup s;
+    cr_assert(pipe_load(&s, "gpt_pp.cir", tac, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+    for (int st = 0; st < 2; st++) count[t][st] = count_on(&s.prog, st, RT_REDUCE_SCATTER);
+    unload(&s);
+  }
+  for (int st = 0; st < 2; st++)
+    cr_expect(count[0][st] > 0 && count[1][st] == count[0][st], "stage %d: %d reduce-scatters with 4 microbatches, %d with 1", st,
+              count[1][st], count[0][st]);
 }
 
 /* 1F1B keeps at most stages - s microbatches' activations on stage s;
