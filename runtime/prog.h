@@ -385,6 +385,10 @@ void rt_prog_keep_stage(rt_prog *p, int stage);
 /* The same into a new program (freed with rt_prog_free) that borrows p's
 ** names, constants and indices: p must outlive it. */
 void rt_prog_copy_stage(const rt_prog *p, int stage, rt_prog *out);
+/* A pipelined program: 0 when every receive over the stage axis meets its
+** send, with the stages run in order and sends not waiting; else -1 and
+** why in err (a stage that would wait for ever, a copy never received). */
+int  rt_prog_check_transfers(const rt_prog *p, char *err, size_t errlen);
 /* Human-readable listing (carve lower), one instruction a line. */
 char *rt_prog_dump(const rt_prog *p, arena *a);
 

@@ -826,6 +826,8 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
     p->stage_axis = plan->pipe.axis;
     if (c.micro >= 0) drop_micro_axis(&c, partial, nv);
     rt_prog_finish(p);
+    char why[512];
+    if (rt_prog_check_transfers(p, why, sizeof why) < 0) fail(&c, -1, why);
   }
   for (int s = 0; s < c.P; s++) { free(c.list[s].a); free(c.list[s].key); }
   free(c.list);

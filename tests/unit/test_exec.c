@@ -701,3 +701,53 @@ Test(exec, a_failing_device_does_not_hang_the_mesh, .timeout = 60) {
     rt_prog_free(&p);
   }
 }
+
+/* A two-stage program of transfers given as (stage, send?, peer, tag). */
+typedef struct xf { int stage, send, peer, tag; } xf;
+
+static int check_transfers(const xf *t, int n, char *msg, size_t msglen) {
+  rt_prog p;
+  rt_prog_init(&p);
+  p.mesh_rank = 1;
+  p.mesh[0] = 2;
+  p.axis_names[0] = "stage";
+  p.stage_axis = 0;
+  int axes[1] = {0}, g = rt_prog_group(&p, 1, axes);
+  int64_t shape[1] = {4};
+  int x = rt_prog_buf(&p, "x", RT_F32, 1, shape, RT_BUF_TEMP);
+  for (int i = 0; i < n; i++) {
+    rt_instr *in = rt_prog_emit(&p, t[i].send ? RT_SEND : RT_RECV, x);
+    if (t[i].send) { in->nin = 1; in->in[0] = x; }
+    in->group = g; in->n2 = t[i].peer; in->off = t[i].tag;
+    in->stages = (uint64_t)1 << t[i].stage;
+  }
+  rt_prog_finish(&p);
+  int rc = rt_prog_check_transfers(&p, msg, msglen);
+  rt_prog_free(&p);
+  return rc;
+}
+
+/* Before a pipelined program runs, its transfers are played against each
+   other: a schedule whose stages would wait for each other for ever, a
+   receive no stage sends, a copy never received and a peer outside the
+   stages are refused with the instruction, not run into a hang. */
+Test(exec, stage_transfers_that_never_arrive_are_refused) {
+  char msg[512];
+  static const xf ok[] = {{0, 1, 1, 1}, {1, 0, 0, 1}, {1, 1, 0, 2}, {0, 0, 1, 2}};
+  cr_expect_eq(check_transfers(ok, 4, msg, sizeof msg), 0, "%s", msg);
+  /* stage 0's receive comes first in the list, stage 1's send after its own receive: fine, sends do not wait */
+  static const xf late[] = {{0, 0, 1, 2}, {1, 1, 0, 2}};
+  cr_expect_eq(check_transfers(late, 2, msg, sizeof msg), 0, "%s", msg);
+  static const xf crossed[] = {{0, 0, 1, 2}, {0, 1, 1, 1}, {1, 0, 0, 1}, {1, 1, 0, 2}};
+  cr_expect(check_transfers(crossed, 4, msg, sizeof msg) < 0 && strstr(msg, "would wait for ever: stage 0 at instruction 0"), "%s", msg);
+  static const xf unsent[] = {{0, 1, 1, 1}, {1, 0, 0, 1}, {1, 0, 0, 5}};
+  cr_expect(check_transfers(unsent, 3, msg, sizeof msg) < 0 && strstr(msg, "instruction 2: stage 1 waits for 'x' from stage 0 (tag 5)"),
+            "%s", msg);
+  static const xf lost[] = {{0, 1, 1, 1}, {1, 0, 0, 1}, {0, 1, 1, 3}};
+  cr_expect(check_transfers(lost, 3, msg, sizeof msg) < 0 && strstr(msg, "stage 0 sends a copy to stage 1 (tag 3) that stage 1 never receives"),
+            "%s", msg);
+  static const xf far[] = {{0, 1, 7, 1}};
+  cr_expect(check_transfers(far, 1, msg, sizeof msg) < 0 && strstr(msg, "not another of the 2 stages"), "%s", msg);
+  static const xf self[] = {{1, 1, 1, 1}};
+  cr_expect(check_transfers(self, 1, msg, sizeof msg) < 0 && strstr(msg, "not another of the 2 stages"), "%s", msg);
+}
