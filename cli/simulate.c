@@ -79,8 +79,8 @@ static void print_stages(strbuf *b, const sim_result *r, arena *a) {
   sb_printf(b, "pipeline: %d stages", r->stages);
   if (r->chunks > 1) sb_printf(b, " of %d parts each", r->chunks);
   sb_printf(b, ", %d microbatch%s; the busiest stage idles %.1f%% of the step (the bubble; equal stages idle %s = %.1f%%)\n",
-            r->microbatches, r->microbatches == 1 ? "" : "es", 100 * r->bubble, r->chunks > 1 ? "(p - 1) / (v m + p - 1)" : "(p - 1) / (m + p - 1)",
-            100 * sim_ideal_bubble(r->stages, r->microbatches, r->chunks));
+            r->microbatches, r->microbatches == 1 ? "" : "es", 100 * r->bubble, r->zero_bubble ? "(p - 1) / (3 m + p - 1) with F, B and W alike" : r->chunks > 1 ? "(p - 1) / (v m + p - 1)" : "(p - 1) / (m + p - 1)",
+            100 * sim_ideal_bubble(r));
   sb_printf(b, "  transfers between stages: %d, %s, %s on the link\n", r->p2p_count, report_bytes(a, r->p2p_bytes), secs(a, r->p2p_seconds));
   for (int s = 0; s < r->stages; s++)
     sb_printf(b, "  stage %-3d busy %12s (compute %s, collectives %s), idle %s, peak memory %s\n", s, secs(a, r->stage[s].busy),

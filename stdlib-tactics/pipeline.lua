@@ -15,7 +15,9 @@
 -- microbatches' activations), "gpipe" (every forward, then every
 -- backward) or "interleaved" (Megatron's virtual stages: each stage holds
 -- `chunks` parts of the program, default 2, and the microbatches pass
--- through them in turn: a smaller bubble for more transfers). Gradients
+-- through them in turn: a smaller bubble for more transfers) or "zb-h1"
+-- (zero-bubble: each backward's weights' gradients run apart from the rest,
+-- later, where 1F1B's stages would wait). Gradients
 -- are summed over the microbatches and the optimizer
 -- updates once per step, as one device on the whole batch does.
 -- microbatches defaults to the number of stages. Parameters and optimizer

@@ -34,7 +34,7 @@ void report_mesh(strbuf *b, const sh_plan *p) {
   }
   sb_printf(b, "  (%lld device%s)\n", (long long)dev, dev == 1 ? "" : "s");
   if (p->pipe.axis >= 0) {
-    static const char *const order[] = {"GPipe", "1F1B", "interleaved 1F1B"};   /* SH_GPIPE, SH_1F1B, SH_INTERLEAVED */
+    static const char *const order[] = {"GPipe", "1F1B", "interleaved 1F1B", "zero-bubble (ZB-H1)"};   /* SH_GPIPE ... SH_ZB */
     sb_printf(b, "pipeline: %lld stages over '%s', %lld microbatch%s a step, %s schedule", (long long)p->mesh.size[p->pipe.axis],
               p->mesh.name[p->pipe.axis], p->pipe.micro >= 0 ? (long long)p->mesh.size[p->pipe.micro] : 1LL,
               p->pipe.micro >= 0 && p->mesh.size[p->pipe.micro] > 1 ? "es" : "", order[p->pipe.order]);
@@ -321,7 +321,7 @@ void report_sim_json(json *j, const sim_result *r, const sim_profile *prof) {
     json_key(j, "microbatches"); json_int(j, r->microbatches);
     json_key(j, "bubble"); json_num(j, r->bubble);
     json_key(j, "chunks"); json_int(j, r->chunks);
-    json_key(j, "ideal_bubble"); json_num(j, sim_ideal_bubble(r->stages, r->microbatches, r->chunks));
+    json_key(j, "ideal_bubble"); json_num(j, sim_ideal_bubble(r));
     json_key(j, "transfers"); json_int(j, r->p2p_count);
     json_key(j, "transfer_bytes"); json_num(j, r->p2p_bytes);
     json_key(j, "busy"); json_arr(j);

@@ -35,11 +35,11 @@ typedef struct sh_mesh {
 ** microbatches along a virtual axis that each device runs in turn, in the
 ** order of a schedule; gradients are summed over the microbatches and the
 ** optimizer updates once per step. */
-enum { SH_GPIPE, SH_1F1B, SH_INTERLEAVED };
+enum { SH_GPIPE, SH_1F1B, SH_INTERLEAVED, SH_ZB };
 typedef struct sh_pipe {
   int axis;                       /* the stage axis (-1: no pipeline) */
   int micro;                      /* the microbatch axis (in mesh.virt) */
-  int order;                      /* SH_GPIPE, SH_1F1B or SH_INTERLEAVED */
+  int order;                      /* SH_GPIPE, SH_1F1B, SH_INTERLEAVED or SH_ZB (zero-bubble ZB-H1) */
   int chunks;                     /* parts of the program a device holds (interleaved: virtual stages), 1 else */
   int ncuts;                      /* values that end parts 0 .. ncuts - 1 (0: found from the program); part
                                      k runs on stage k mod stages */

@@ -305,8 +305,9 @@ static int by_seconds(const void *a, const void *b) {
 
 /* ---- a pipeline's stages ---- */
 
-double sim_ideal_bubble(int stages, int microbatches, int chunks) {
-  double P = stages, V = chunks > 1 ? chunks : 1, M = microbatches;
+double sim_ideal_bubble(const sim_result *r) {
+  double P = r->stages, V = r->chunks > 1 ? r->chunks : 1, M = r->microbatches;
+  if (r->zero_bubble) return (P - 1) / (3 * M + P - 1);   /* forward, backward and weights' gradients alike */
   return (P - 1) / (V * M + P - 1);
 }
 
@@ -323,6 +324,7 @@ static int sim_stages(const ir_graph *g, const sh_plan *plan, const rt_prog *p, 
   if (plan && plan->pipe.micro >= 0) r->microbatches = (int)plan->mesh.size[plan->pipe.micro];
   else r->microbatches = 1;
   r->chunks = plan && plan->pipe.chunks > 1 ? plan->pipe.chunks : 1;
+  r->zero_bubble = plan && plan->pipe.order == SH_ZB;
   int64_t ntag = 0;
   for (int i = 0; i < ni; i++)
     if (p->instrs[i].op == RT_SEND && !(p->instrs[i].mode & RT_P2P_RING) && p->instrs[i].off >= ntag) ntag = p->instrs[i].off + 1;

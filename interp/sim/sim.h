@@ -55,6 +55,7 @@ typedef struct sim_result {
      its send's bytes; compute, communication and memory are the busiest
      stage's (the one whose work takes longest), its idle time the bubble */
   int stages, microbatches, chunks;       /* chunks: parts of the program a stage holds (interleaved) */
+  int zero_bubble;                        /* the ZB-H1 schedule */
   double p2p_seconds, p2p_bytes;          /* the transfers between stages (each counted once) */
   int p2p_count;
   double bubble;                          /* the busiest stage's idle share of the step */
@@ -76,7 +77,7 @@ int sim_links_at(arena *a, diag *d, const sim_profile *prof, int n, const int64_
 
 /* The idle share of a pipeline's step on equal stages: (p - 1) / (v m + p - 1)
 ** for p stages of v parts each and m microbatches (v = 1: GPipe and 1F1B). */
-double sim_ideal_bubble(int stages, int microbatches, int chunks);
+double sim_ideal_bubble(const sim_result *r);
 
 /* Cost program p (lowered from g under plan, NULL for one device; lr maps
 ** values to its buffers). -1 with

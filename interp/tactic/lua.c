@@ -1057,9 +1057,10 @@ static int ctx_axis(lua_State *L) {
 
 /* ctx:pipeline(args): the program placed on stages along args.axis, the
 ** batch run in args.microbatches microbatches in turn on each device, in
-** the order args.order ("1f1b", the default, "gpipe", or "interleaved":
+** the order args.order ("1f1b", the default, "gpipe", "interleaved":
 ** each stage holds args.chunks parts, default 2, part k on stage k mod
-** stages, as Megatron's virtual stages); the parts end at the values
+** stages, as Megatron's virtual stages; or "zb-h1", zero-bubble: the
+** weights' gradients apart from the rest of the backward); the parts end at the values
 ** args.at names (one fewer than the parts), else where the
 ** program is cut by the fewest values into parts of equal work. Returns
 ** the name of the microbatch axis: a virtual axis of the mesh, its pieces
@@ -1090,8 +1091,9 @@ static int ctx_pipeline(lua_State *L) {
   lua_getfield(L, 2, "order");
   const char *order = lua_isnil(L, -1) ? "1f1b" : lua_tostring(L, -1);
   int ord = order && !strcmp(order, "1f1b") ? SH_1F1B : order && !strcmp(order, "gpipe") ? SH_GPIPE
-          : order && !strcmp(order, "interleaved") ? SH_INTERLEAVED : -1;
-  if (ord < 0) return ctx_fail(L, S, "order", "pipeline: unknown order '%s'; use \"1f1b\", \"gpipe\" or \"interleaved\"", order ? order : "?");
+          : order && !strcmp(order, "interleaved") ? SH_INTERLEAVED : order && !strcmp(order, "zb-h1") ? SH_ZB : -1;
+  if (ord < 0)
+    return ctx_fail(L, S, "order", "pipeline: unknown order '%s'; use \"1f1b\", \"gpipe\", \"interleaved\" or \"zb-h1\"", order ? order : "?");
   lua_Integer chunks = 1;
   lua_getfield(L, 2, "chunks");
   if (!lua_isnil(L, -1)) {

@@ -150,7 +150,7 @@ for t in cp_mp_one_axis:2 cp2_wpe_whole:2 cp4_none:4; do
 done
 
 # pipeline stages on a 4-layer GPT (its embedding tied to the output
-# projection): 2 stages (1F1B, interleaved) and 4 (GPipe, interleaved) equal to one device in f32
+# projection): 2 stages (1F1B, interleaved) and 4 (GPipe, interleaved, zero-bubble) equal to one device in f32
 # (SGD) and f64 (Adam, to 1e-12), each rank's peak memory below one
 # device's; pipeline x batch x Megatron on 8 ranks; a forward program
 pp() {  # pp RANKS MODEL TACTIC TRAIN TOLERANCE
@@ -174,6 +174,10 @@ pp 4 gpt_pp.cir pp_bp_z3.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
 pp 2 gpt_pp.cir pp2.tac '' 1e-5
 pp 2 gpt_pp.cir pp2_interleaved.tac 'sgd(lr = 0.1)' 1e-5
 pp 4 gpt_pp_f64.cir pp4_interleaved.tac 'adam(lr = 1e-3)' 1e-12
+# zero-bubble (ZB-H1), alone and beside batch + ZeRO-3
+pp 4 gpt_pp.cir pp4_zb.tac 'sgd(lr = 0.1, momentum = 0.9)' 1e-5
+pp 4 gpt_pp_f64.cir pp4_zb.tac 'adam(lr = 1e-3)' 1e-12
+pp 4 gpt_pp_f64.cir pp_bp_z3_zb.tac 'adam(lr = 1e-3)' 1e-12
 # an 8-layer GPT on 2 and 4 stages under each schedule
 pp 2 gpt_pp8.cir pp2.tac 'sgd(lr = 0.1)' 1e-5
 pp 4 gpt_pp8.cir pp4.tac 'sgd(lr = 0.1)' 1e-5

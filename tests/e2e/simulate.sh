@@ -60,6 +60,20 @@ run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --sweep
 run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" $T --device h100-sxm
 [ $? -eq 0 ] && grep -q "^gpt2_small on 4 devices" "$tmp/out" && grep -q "^pipeline: 2 stages, 2 microbatches; the busiest stage idles .* (p - 1) / (m + p - 1) = 33.3%)" "$tmp/out" &&
   [ "$(grep -c '^  stage [01] ' "$tmp/out")" -eq 2 ] && ok || bad "pipeline: $(cat "$tmp/out" "$tmp/err")"
+# the zero-bubble schedule: the same work as 1F1B in a shorter step, the
+# first stage's memory no larger
+: > "$tmp/err"
+for o in 1f1b zb-h1; do
+  printf 'version 1\nmesh stage = 4\nuse "pipeline" as pp (axis = stage, microbatches = 8, order = "%s")\nschedule pp\n' $o > "$tmp/pp_$o.tac"
+  "$CARVE" simulate "$SRCDIR/tests/data/gpt_pp.cir" "$tmp/pp_$o.tac" --train 'sgd(lr = 0.1)' --device h100-sxm --json > "$tmp/pp_$o.json" 2>> "$tmp/err"
+done
+python3 -c "
+import json, sys
+a, b = (json.load(open(sys.argv[k])) for k in (1, 2))
+assert b['time']['total'] < 0.95 * a['time']['total'], (a['time'], b['time'])
+assert abs(b['time']['compute'] - a['time']['compute']) < 1e-9 * a['time']['compute'] + 1e-12
+assert b['pipeline']['peak'][0] <= a['pipeline']['peak'][0] and b['pipeline']['bubble'] < a['pipeline']['bubble']
+" "$tmp/pp_1f1b.json" "$tmp/pp_zb-h1.json" 2>> "$tmp/err" && ok || bad "zero-bubble against 1F1B: $(cat "$tmp/err")"
 run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" $T --sweep 'stage=1..2, batch=[1, 2]'
 [ $? -eq 0 ] && grep -qE '^stage=2,batch=2 +4 ' "$tmp/out" && grep -qE '^stage=1,batch=1 +1 ' "$tmp/out" && ! grep -q micro "$tmp/out" && ok || bad "pipeline --sweep: $(cat "$tmp/out" "$tmp/err")"
 run "$CARVE" simulate "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" $T --sweep 'batch=1..4' --json

@@ -210,6 +210,10 @@ static pcase pcases[] = {
   {"../tests/data/gpt_pp.cir", "../tests/data/pp_bp_z3.tac", "sgd(lr = 0.1, momentum = 0.9)", 4, 0, 1},
   {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp_bp_z3.tac", "adam(lr = 1e-3)", 4},
   {"mlp_small.cir", "../tests/data/pp2.tac", "sgd(lr = 0.1)", 2},
+  /* zero-bubble (ZB-H1): the weights' gradients apart, later */
+  {"../tests/data/gpt_pp.cir", "../tests/data/pp4_zb.tac", "sgd(lr = 0.1, momentum = 0.9)", 4},
+  {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp4_zb.tac", "adam(lr = 1e-3)", 4},
+  {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp_bp_z3_zb.tac", "adam(lr = 1e-3)", 4},
   /* interleaved 1F1B: parts of the program on the stages in turn */
   {"../tests/data/gpt_pp.cir", "../tests/data/pp2_interleaved.tac", "sgd(lr = 0.1, momentum = 0.9)", 2},
   {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp4_interleaved.tac", "adam(lr = 1e-3)", 4},

@@ -1093,6 +1093,39 @@ Test(pipeline, zero_gradients_reduce_scattered_once_a_step) {
               count[1][st], count[0][st]);
 }
 
+/* The zero-bubble schedule runs the same work as 1F1B, reordered: a
+   stage sends a microbatch's activation gradient back before it makes its
+   weights' gradients (1F1B makes them first, and the stage before waits),
+   and runs those later, where 1F1B's stages would wait. */
+Test(pipeline, zero_bubble_sends_gradients_before_weights_gradients) {
+  int at[2][2];                          /* order -> position of the first send back, of the weight's gradient */
+  int ops[2][4][RT_NOPS];
+  static const char *const order[2] = {"1f1b", "zb-h1"};
+  for (int k = 0; k < 2; k++) {
+    char tac[256];
+    snprintf(tac, sizeof tac, "version 1\nmesh stage = 4\nuse \"pipeline\" as pp (axis = stage, microbatches = 8, order = \"%s\")\n"
+             "schedule pp\n", order[k]);
+    setup s;
+    cr_assert(pipe_load(&s, "gpt_pp.cir", tac, "sgd(lr = 0.1)") == 0, "%s", diag_text(&s.d));
+    at[k][0] = at[k][1] = -1;
+    memset(ops[k], 0, sizeof ops[k]);
+    for (int i = 0; i < s.prog.ninstrs; i++) {
+      const rt_instr *x = &s.prog.instrs[i];
+      for (int st = 0; st < 4; st++) ops[k][st][x->op] += rt_stage_runs(x, st);
+      if (!rt_stage_runs(x, 3)) continue;
+      if (x->op == RT_SEND && x->n2 == 2 && at[k][0] < 0) at[k][0] = i;
+      if (x->op == RT_GEMM && !strcmp(s.prog.bufs[x->out].name, "grad.l3.mlp.w1") && at[k][1] < 0) at[k][1] = i;
+    }
+    unload(&s);
+  }
+  cr_expect(at[0][1] >= 0 && at[0][1] < at[0][0], "1F1B: the weight's gradient at %d, the send at %d", at[0][1], at[0][0]);
+  cr_expect(at[1][0] >= 0 && at[1][0] < at[1][1], "zero-bubble: the send at %d, the weight's gradient at %d", at[1][0], at[1][1]);
+  for (int st = 0; st < 4; st++)
+    for (int op = 0; op < RT_NOPS; op++)
+      cr_expect_eq(ops[0][st][op], ops[1][st][op], "stage %d: %d %s under 1F1B, %d under zero-bubble", st, ops[0][st][op],
+                   rt_op_name((rt_op)op), ops[1][st][op]);
+}
+
 /* 1F1B keeps at most stages - s microbatches' activations on stage s;
    GPipe keeps every microbatch's until the backward begins. */
 Test(pipeline, one_f_one_b_holds_fewer_activations) {
@@ -1144,7 +1177,7 @@ Test(pipeline, cuts_and_errors) {
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 0)\nschedule pp\n",
      "error: pipeline: microbatches must be a whole number from 1 to 4096"},
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, order = \"zigzag\")\nschedule pp\n",
-     "error: pipeline: unknown order 'zigzag'; use \"1f1b\", \"gpipe\" or \"interleaved\""},
+     "error: pipeline: unknown order 'zigzag'; use \"1f1b\", \"gpipe\", \"interleaved\" or \"zb-h1\""},
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 3, order = \"interleaved\")\nschedule pp\n",
      "error: pipeline: the interleaved schedule runs the microbatches in groups of one a stage: 3 microbatches do not divide among 2 stages"},
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, chunks = 2)\nschedule pp\n",
