@@ -57,9 +57,12 @@ void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, 
             report_bytes(a, r->mem_start), report_bytes(a, r->mem_found));
   if (x->tried) {
     sb_printf(b, "%stried (simulated step, peak memory a device, each with the search over the other axes after it):\n", prefix);
+    int w = 16;                            /* the widest of the plans' lines */
+    for (int i = 0; i < x->ntried; i++)
+      if (x->tried[i].use && (int)strlen(x->tried[i].use) > w) w = (int)strlen(x->tried[i].use);
     for (int i = 0; i < x->ntried; i++) {
       const tactic_tried *t = &x->tried[i];
-      sb_printf(b, "%s  %-58s ", prefix, t->use ? t->use : "the search alone");
+      sb_printf(b, "%s  %-*s ", prefix, w, t->use ? t->use : "the search alone");
       if (!t->ok) sb_puts(b, "does not apply");
       else sb_printf(b, "%s, %s%s", secs(a, t->seconds), report_bytes(a, t->memory), t->memory > o->memory_limit ? " (over the limit)" : "");
       sb_puts(b, i == x->chosen ? "   <- kept\n" : "\n");

@@ -415,12 +415,13 @@ static int better_tried(const search_opts *o, const tactic_tried *a, const tacti
 
 /* With try = [...]: the search alone, and each strategy on each axis it
 ** may take (context; pipeline with as many microbatches as stages, twice
-** and four times as many) followed by the search over the other axes, each
+** and four times as many, each under 1F1B and under the zero-bubble
+** schedule) followed by the search over the other axes, each
 ** simulated; the best is applied again, as it will be when the file that
 ** carve auto writes is loaded. */
 static int run_whole(tactic_ctx *c, tactic_found *x) {
   const sh_plan *p = c->p;
-  int cap = 1 + 4 * p->mesh.n, n = 0;
+  int cap = 1 + 7 * p->mesh.n, n = 0;
   tactic_tried *t = arena_alloc(c->mem, sizeof *t * (size_t)cap);
   t[n++] = (tactic_tried){NULL, NULL, -1, 0, 0, 0};
   for (int a = 0; a < p->mesh.n; a++) {
@@ -430,8 +431,10 @@ static int run_whole(tactic_ctx *c, tactic_found *x) {
       t[n++] = (tactic_tried){arena_printf(c->mem, "use \"context\" as %s_cp (axis = %s)", x->name, ax), arena_printf(c->mem, "%s_cp", x->name),
                               a, 0, 0, 0};
     for (int k = 1; k <= 4 && (x->opts.try_whole & SEARCH_TRY_PIPELINE); k *= 2)
-      t[n++] = (tactic_tried){arena_printf(c->mem, "use \"pipeline\" as %s_pp (axis = %s, microbatches = %lld)", x->name, ax,
-                                           (long long)(k * p->mesh.size[a])), arena_printf(c->mem, "%s_pp", x->name), a, 0, 0, 0};
+      for (int zb = 0; zb < 2; zb++)
+        t[n++] = (tactic_tried){arena_printf(c->mem, "use \"pipeline\" as %s_pp (axis = %s, microbatches = %lld%s)", x->name, ax,
+                                             (long long)(k * p->mesh.size[a]), zb ? ", order = \"zb-h1\"" : ""),
+                                arena_printf(c->mem, "%s_pp", x->name), a, 0, 0, 0};
   }
   sh_mark m0 = shard_mark(c->p);
   int best = 0;

@@ -12,7 +12,7 @@
 ** kept, bits 2-3 zero: the model is tests/unit/randmodel.h's random model
 ** drawn from the next 8 bytes, smooth ops only, else this file's own), then
 ** the model's choices, then the plan's; bit 4 a pipeline plan instead (2
-** stages on a, 1-4 microbatches, GPipe, 1F1B or interleaved: refused where
+** stages on a, 1-4 microbatches, GPipe, 1F1B, interleaved or zero-bubble: refused where
 ** the batch does not divide or the program cannot be cut); bit 5 the axis
 ** deals its pieces zig-zag (the stdlib's context first, so every split on
 ** a keeps that order: refused where a dim does not halve). Bytes past the
@@ -226,8 +226,8 @@ static char *plan_text(const ir_graph *g, bytes *b, int pipeline, int zigzag) {
   strbuf t;
   sb_init(&t);
   if (pipeline) {                             /* two stages, the batch (every input's first dim) in microbatches or whole */
-    unsigned m = 1 + take(b, 4), order = take(b, 3);
-    static const char *const orders[] = {"1f1b", "gpipe", "interleaved"};
+    unsigned m = 1 + take(b, 4), order = take(b, 4);
+    static const char *const orders[] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
     sb_printf(&t, "version 1\nmesh a = 2\nuse \"pipeline\" as pp (axis = a, microbatches = %u, order = \"%s\")\nschedule pp\n", m,
               orders[order]);
     char *s = strdup(sb_str(&t));

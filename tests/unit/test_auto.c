@@ -464,6 +464,7 @@ static void whole_case(const char *model, const char *limit, const char *want_us
   if (load_as(&b, model, ADAM, copy, 1) < 0) cr_assert_fail("%s", diag_text(&b.d));
   cr_expect_eq(b.p->mesh.zigzag, s.p->mesh.zigzag);
   cr_expect_eq(b.p->pipe.axis, s.p->pipe.axis);
+  cr_expect_eq(b.p->pipe.order, s.p->pipe.order);
   for (int v = 0; v < s.g->nvals; v++) cr_expect_str_eq(shard_str(s.p, v, &s.mem), shard_str(b.p, v, &b.mem), "%s", s.g->vals[v]->name);
   free(copy);
   unload(&b);
@@ -475,4 +476,7 @@ Test(auto, chooses_pipeline_or_context_under_a_limit, .init = init, .timeout = 3
   whole_case("tests/data/gpt_pp.cir", "memory_limit = 1900KiB", "use \"pipeline\" as found_pp (axis = a, microbatches = 8)",
              "use \"pipeline\" as found_pp (axis = a, microbatches = 8)\nschedule found_pp\n");
   whole_case("tests/data/gpt_s2048.cir", "over = [params, states], memory_limit = 8MiB", "use \"context\" as found_cp (axis = a)", "schedule found_cp");
+  /* with room for the zero-bubble schedule's held inputs: it, at 4 microbatches (2.2 ms, 2.5 MiB against 1F1B's 2.6 ms) */
+  whole_case("tests/data/gpt_pp.cir", "memory_limit = 3MiB", "microbatches = 4, order = \"zb-h1\")",
+             "use \"pipeline\" as found_pp (axis = a, microbatches = 4, order = \"zb-h1\")\nschedule found_pp\n");
 }
