@@ -5,7 +5,9 @@
 # and diff), and run each for FUZZ_SECONDS
 # (default 60). A finding stops that harness and leaves its input in
 # fuzz-build/findings/; the figures (executions, coverage) go to
-# fuzz-build/fuzz-results.txt. Usage: run.sh SRCDIR [HARNESS...]
+# fuzz-build/fuzz-results.txt. FUZZ_SEEDS: more folders of real programs
+# (StableHLO exports, say), whose .mlir files seed the StableHLO harness and
+# whose .cir files seed the model harness. Usage: run.sh SRCDIR [HARNESS...]
 set -u
 src=$(cd "${1:?usage: run.sh SRCDIR [HARNESS...]}" && pwd); shift
 secs=${FUZZ_SECONDS:-60}
@@ -29,7 +31,8 @@ seed() {  # seed NAME: the starting corpus of a harness
   local d="$out/corpus/$1"
   mkdir -p "$d"
   case $1 in
-    cir) cp "$src"/examples/*.cir "$src"/tests/data/*.cir "$src"/tests/errors/*.cir "$d/" 2>/dev/null ;;
+    cir) cp "$src"/examples/*.cir "$src"/tests/data/*.cir "$src"/tests/errors/*.cir "$d/" 2>/dev/null
+         for f in ${FUZZ_SEEDS:-}; do find "$f" -name '*.cir' -exec cp {} "$d/" \; ; done ;;
     tac) cp "$src"/examples/*.tac "$src"/stdlib-tactics/*.tac "$src"/tests/data/*.tac "$src"/tests/errors/*.tac "$d/" 2>/dev/null ;;
     safet) cp "$src"/tests/data/*.safetensors "$d/" 2>/dev/null ;;
     options) printf 'sgd(lr = 0.01)' > "$d/sgd"; printf 'adam(lr = 1e-3, beta1 = 0.9, weight_decay = 0.1)' > "$d/adam"
@@ -37,7 +40,8 @@ seed() {  # seed NAME: the starting corpus of a harness
     repl) printf 'shard input "x" dim 0 on b\nmesh\nvalues\nshow h\nexplain h\nconflicts\ncollectives\nundo\nreset\nhelp\n' > "$d/session"
           printf 'tactic t {\n  shard param "w" dim 1 on m\n}\nschedule t\ncost\n' > "$d/multi"
           cp "$src"/tests/data/fuzz/*.repl "$d/" 2>/dev/null ;;   # sessions found before (tests/data/fuzz/README)
-    mlir) find "$src/tests" -name '*.mlir' -exec cp {} "$d/" \; 2>/dev/null ;;
+    mlir) find "$src/tests" -name '*.mlir' -exec cp {} "$d/" \; 2>/dev/null
+          for f in ${FUZZ_SEEDS:-}; do find "$f" -name '*.mlir' -exec cp {} "$d/" \; ; done ;;
     profile) cp "$src"/profiles/*.profile "$d/" 2>/dev/null
              printf 'device "cpu"\nmemory 24GB\nbandwidth 2.8e10\nflops f32 = 1.04e11\ngemm 23170 0.63\ngemm 6.07e9 0.99\nlaunch 27ns\nkernel_sizes 65536 4194304\nkernel softmax 3.9e-08 9.7e-10 1.1e-09 1.5e-07\nkernel attention 0 1.1e-09 1.1e-09 5.4e-07\nkernel gelu 150ns 0.4ns 1.2ns\nnode 2\nlink intra bandwidth = 5e9 latency = 3us all_reduce.bandwidth = 4e9\n' > "$d/calibrated.profile" ;;
     pipeline) for m in mlp_small gpt2_small; do
@@ -65,12 +69,12 @@ for h in $all; do
   echo "make fuzz: $h for ${secs}s" >&2
   log="$out/fuzz_$h.log"
   # lua: a run past 10 s is a finding (the sandbox's instruction limit did not
-  # hold), and what scripts print (to stderr) stays out of the log; progfile:
-  # the small GPT's program file is 177 KB
+  # hold), and what scripts print (to stderr) stays out of the log; progfile
+  # and mlir: the small GPT's program file is 177 KB, a BERT export 256 KB
   opts="-timeout=20 -max_len=65536"
   case $h in
     lua) opts="-timeout=10 -max_len=65536 -close_fd_mask=2" ;;
-    progfile) opts="-timeout=20 -max_len=262144" ;;
+    progfile|mlir) opts="-timeout=20 -max_len=262144" ;;
   esac
   (cd "$out/findings" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      "$bin" -max_total_time="$secs" $opts -rss_limit_mb=4096 -jobs="$jobs" -workers="$jobs" \
