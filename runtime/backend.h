@@ -50,6 +50,13 @@ typedef struct rt_backend {
 const rt_backend *rt_backend_cpu(void);
 /* The threads the host's kernels use: BLAS's count (OPENBLAS_NUM_THREADS). */
 int rt_host_threads(void);
+/* BLAS held to one thread from the first hold to the last release, for
+** whoever spreads work over threads of its own (attention's slices, devices
+** that are threads of one process): changing BLAS's thread count while
+** another thread is inside a BLAS call corrupts that call's result, so a
+** process whose threads call BLAS at once holds it for as long as they run. */
+void rt_blas_hold(void);
+void rt_blas_release(void);
 
 /* Frees a backend made by a constructor (rt_backend_cuda_new in cuda.h);
 ** NULL and the CPU backend are fine. */

@@ -4,6 +4,7 @@
 ** others wait, so inputs stay alive and nothing is copied twice.
 */
 #include "runtime/comm_local.h"
+#include "runtime/backend.h"
 #include "runtime/dtype.h"
 #include "runtime/mesh.h"
 #include "util/arena.h"
@@ -366,10 +367,12 @@ int rt_local_run(rt_local *l, int (*fn)(int device, void *arg), void *arg) {
   pthread_t th[MAXDEV];
   targ ta[MAXDEV];
   int rc = 0;
+  if (l->ndev > 1) rt_blas_hold();       /* the devices share the cores: BLAS on one thread each (backend.h) */
   for (int i = 0; i < l->ndev; i++) {
     ta[i] = (targ){fn, arg, i, 0};
     if (pthread_create(&th[i], NULL, trampoline, &ta[i])) { ta[i].rc = -1; th[i] = 0; }
   }
   for (int i = 0; i < l->ndev; i++) { if (th[i]) pthread_join(th[i], NULL); rc |= ta[i].rc; }
+  if (l->ndev > 1) rt_blas_release();
   return rc ? -1 : 0;
 }

@@ -26,6 +26,7 @@
 */
 #include "util/diag.h"
 #include "runtime/kern_attn.h"
+#include "runtime/backend.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -261,13 +262,13 @@ static void *run_job(void *p) {
 ** slices are spread over threads here already, and BLAS threads inside
 ** each block's GEMM would oversubscribe the cores (heads of 128 ran 35
 ** times slower on 2 threads). So BLAS is held to one thread while any
-** attention kernel of the process runs: devices may be threads of one
-** process, hence a count under a lock. A process resource, not program
-** state; results do not depend on BLAS's thread count. */
+** attention kernel of the process runs, and while devices that are threads
+** of one process run (comm_local.c), hence a count under a lock. A process
+** resource, not program state; results do not depend on BLAS's thread count. */
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static int blas_holders, blas_threads;
 
-static void blas_hold(void) {
+void rt_blas_hold(void) {
   pthread_mutex_lock(&blas_lock);
   if (blas_holders++ == 0) {
     blas_threads = openblas_get_num_threads();
@@ -276,7 +277,7 @@ static void blas_hold(void) {
   pthread_mutex_unlock(&blas_lock);
 }
 
-static void blas_release(void) {
+void rt_blas_release(void) {
   pthread_mutex_lock(&blas_lock);
   if (--blas_holders == 0) openblas_set_num_threads(blas_threads);
   pthread_mutex_unlock(&blas_lock);
@@ -288,7 +289,7 @@ int rt_kern_attention(int threads, const rt_instr *ins, void *out, void *const *
   enum { MAXT = 8 };
   int t = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
   if (t > ins->outer) t = (int)ins->outer;
-  if (t > 1) blas_hold();
+  if (t > 1) rt_blas_hold();
   attn_job jobs[MAXT];
   pthread_t th[MAXT];
   int started[MAXT] = {0};
@@ -303,6 +304,6 @@ int rt_kern_attention(int threads, const rt_instr *ins, void *out, void *const *
     if (started[i]) pthread_join(th[i], NULL);
     failed |= jobs[i].failed;
   }
-  if (t > 1) blas_release();
+  if (t > 1) rt_blas_release();
   return failed ? diag_errbuf(err, errlen, "out of memory for attention blocks") : 0;
 }

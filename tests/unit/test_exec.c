@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/backend.h"
 #include "runtime/comm_local.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
@@ -750,4 +751,36 @@ Test(exec, stage_transfers_that_never_arrive_are_refused) {
   cr_expect(check_transfers(far, 1, msg, sizeof msg) < 0 && strstr(msg, "not another of the 2 stages"), "%s", msg);
   static const xf self[] = {{1, 1, 1, 1}};
   cr_expect(check_transfers(self, 1, msg, sizeof msg) < 0 && strstr(msg, "not another of the 2 stages"), "%s", msg);
+}
+
+/* Devices that are threads of one process each call BLAS: while they run,
+   BLAS stays on one thread (an attention kernel's hold and release must
+   not change BLAS's thread count under another device's GEMM, which
+   corrupted it: a NaN about one run in four of test_drive), and the count
+   comes back after. */
+static int blas_threads_seen(int dev, void *arg) {
+  int *seen = arg;
+  rt_blas_hold();                         /* what an attention kernel does, */
+  rt_blas_release();                      /* the count unchanged by its release */
+  seen[dev] = rt_host_threads();
+  return 0;
+}
+
+Test(exec, devices_as_threads_hold_blas_to_one_thread) {
+  extern void openblas_set_num_threads(int);
+  openblas_set_num_threads(2);
+  rt_prog p;
+  rt_prog_init(&p);
+  p.mesh_rank = 1;
+  p.mesh[0] = 2;
+  p.axis_names[0] = "a";
+  rt_prog_finish(&p);
+  rt_local *l = rt_local_new(&p);
+  cr_assert(l);
+  int seen[2] = {0, 0};
+  cr_assert_eq(rt_local_run(l, blas_threads_seen, seen), 0);
+  cr_expect(seen[0] == 1 && seen[1] == 1, "BLAS threads inside the devices: %d and %d", seen[0], seen[1]);
+  cr_expect_eq(rt_host_threads(), 2, "BLAS threads after the run: %d", rt_host_threads());
+  rt_local_free(l);
+  rt_prog_free(&p);
 }
