@@ -62,9 +62,6 @@ struct rt_exec {
 #define SEPARATE_TEMPS 0
 #endif
 
-static size_t buf_size(const rt_prog *p, int b) {
-  return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
-}
 
 /* With temporaries allocated one by one: the input of instruction i whose
 ** place the plan gives to its result (plan.share: written over an input
@@ -108,8 +105,8 @@ rt_exec *rt_exec_new(const rt_prog *p, const rt_backend *be, const rt_comm *comm
     if (rt_is_collective((rt_op)ins->op)) {
       e->collectives = 1;
       size_t by = 0;
-      if (ins->out >= 0 && ins->out < nb) by += buf_size(p, ins->out);
-      if (ins->in[0] >= 0 && ins->in[0] < nb) by += buf_size(p, ins->in[0]);
+      if (ins->out >= 0 && ins->out < nb) by += rt_buf_bytes(p, ins->out);
+      if (ins->in[0] >= 0 && ins->in[0] < nb) by += rt_buf_bytes(p, ins->in[0]);
       if (by > e->stage_need) e->stage_need = by;
     }
   }
@@ -165,7 +162,7 @@ static void *input_memory(rt_exec *e, int buf, size_t bytes, char *err, size_t e
   if (buf < 0 || buf >= p->nbufs) { diag_errbuf(err, errlen, "no buffer b%d", buf); return NULL; }
   const rt_buf *b = &p->bufs[buf];
   if (b->kind != RT_BUF_INPUT) { diag_errbuf(err, errlen, "buffer b%d '%s' is not an input", buf, b->name); return NULL; }
-  size_t want = buf_size(p, buf);
+  size_t want = rt_buf_bytes(p, buf);
   if (bytes != want) {
     char sh[160];
     shape_str(b, sh, sizeof sh);
@@ -197,7 +194,7 @@ int rt_exec_get(rt_exec *e, int buf, void *dst, size_t bytes, char *err, size_t 
   if (buf < 0 || buf >= p->nbufs) return diag_errbuf(err, errlen, "no buffer b%d", buf);
   const rt_buf *b = &p->bufs[buf];
   if (!e->data[buf]) return diag_errbuf(err, errlen, "buffer b%d '%s' has no value", buf, b->name);
-  size_t have = buf_size(p, buf);
+  size_t have = rt_buf_bytes(p, buf);
   if (bytes != have) {
     char sh[160];
     shape_str(b, sh, sizeof sh);
@@ -219,7 +216,7 @@ void rt_exec_carry(rt_exec *e) {
   for (int b = 0; b < p->nbufs; b++) {
     int c = p->bufs[b].carry_from;
     if (p->bufs[b].kind != RT_BUF_INPUT || c < 0 || c >= p->nbufs || !e->data[c]) continue;
-    if (buf_size(p, b) != buf_size(p, c)) continue;    /* rejected by the check at run */
+    if (rt_buf_bytes(p, b) != rt_buf_bytes(p, c)) continue;    /* rejected by the check at run */
     void *t = e->data[b];
     e->data[b] = e->data[c];
     e->data[c] = t;          /* the old input's memory is the output's next time */
@@ -544,7 +541,7 @@ static int check_prog(const rt_prog *p, const rt_backend *be, char *err, size_t 
   for (int b = 0; b < p->nbufs; b++) {
     int c = p->bufs[b].carry_from;
     if (c < 0) continue;
-    if (c >= p->nbufs || buf_size(p, b) != buf_size(p, c) || p->bufs[c].kind == RT_BUF_TEMP)
+    if (c >= p->nbufs || rt_buf_bytes(p, b) != rt_buf_bytes(p, c) || p->bufs[c].kind == RT_BUF_TEMP)
       return diag_errbuf(err, errlen, "buffer b%d '%s' carries from b%d, which is not an output of its size", b,
                   p->bufs[b].name, c);
   }
@@ -574,10 +571,13 @@ static int device_index(const rt_exec *e, int g, int *q, char *why, size_t n) {
 }
 
 /* This device's piece of a shard slice, for the backend's kernel: rows
-   [off, off + n2) of in0 [outer, n, inner] (see backend.h). */
-static int shard_piece(rt_exec *e, rt_instr *fixed, char *why, size_t n) {
+   [off, off + n2) of in0 [outer, n, inner] (see backend.h); *qp its index
+   in the group, *Pp the group's size. */
+static int shard_piece(rt_exec *e, rt_instr *fixed, int *qp, int *Pp, char *why, size_t n) {
   int P = group_size(e, fixed->group), q = 0;
   if (device_index(e, fixed->group, &q, why, n)) return -1;
+  *qp = q;
+  *Pp = P;
   int64_t N = fixed->n, inner = fixed->inner;
   if (N % P) return diag_errbuf(why, n, "%" PRId64 " does not split into %d pieces", N, P);
   int64_t piece = N / P;
@@ -595,7 +595,7 @@ static int shard_piece(rt_exec *e, rt_instr *fixed, char *why, size_t n) {
 static int staged_collective(rt_exec *e, const rt_instr *ins, void *out, const void *in, char *why, size_t n) {
   const rt_backend *be = e->be;
   const rt_prog *p = e->p;
-  size_t bi = buf_size(p, ins->in[0]), bo = buf_size(p, ins->out);
+  size_t bi = rt_buf_bytes(p, ins->in[0]), bo = rt_buf_bytes(p, ins->out);
   if (!e->stage) {
     e->stage = malloc(e->stage_need ? e->stage_need : 1);
     if (!e->stage) return diag_errbuf(why, n, "out of host memory for staging collectives (%zu bytes)", e->stage_need);
@@ -631,7 +631,7 @@ size_t rt_exec_need(const rt_exec *e) {
   const rt_prog *p = e->p;
   size_t n = e->plan.block;
   for (int b = 0; b < p->nbufs; b++)
-    if (p->bufs[b].kind != RT_BUF_TEMP) n += buf_size(p, b);
+    if (p->bufs[b].kind != RT_BUF_TEMP) n += rt_buf_bytes(p, b);
   return n;
 }
 int rt_exec_first_nonfinite(const rt_exec *e) { return e->first_nonfinite; }
@@ -645,7 +645,7 @@ static int place(rt_exec *e, int b, int from) {
     e->data[b] = e->data[from];
     e->data[from] = NULL;
   } else {
-    e->data[b] = mem_get(e, buf_size(e->p, b));
+    e->data[b] = mem_get(e, rt_buf_bytes(e->p, b));
     if (!e->data[b]) return -1;
   }
   return 0;
@@ -673,7 +673,7 @@ static int run_program(rt_exec *e, char *err, size_t errlen) {
   const rt_backend *be = e->be;
   for (int b = 0; b < p->nbufs; b++)          /* temps left over from a failed run */
     if (p->bufs[b].kind == RT_BUF_TEMP) {
-      if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= buf_size(p, b); }
+      if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= rt_buf_bytes(p, b); }
       e->data[b] = NULL;
     }
   int devsync = be->device_memory && be->sync;   /* kernels are queued: wait at the end */
@@ -686,7 +686,7 @@ static int run_program(rt_exec *e, char *err, size_t errlen) {
     for (int k = 0; k < RT_MAXIN; k++) {
       int b = ins->in[k];
       if (b >= 0 && !e->data[b] && rt_instr_writes_in(ins, k) && p->bufs[b].kind != RT_BUF_INPUT && place(e, b, -1) < 0) {
-        snprintf(why, sizeof why, "out of memory (%zu bytes)", buf_size(p, b));
+        snprintf(why, sizeof why, "out of memory (%zu bytes)", rt_buf_bytes(p, b));
         return ins_err(p, i, err, errlen, why);
       }
       in[k] = b >= 0 ? e->data[b] : NULL;
@@ -698,14 +698,14 @@ static int run_program(rt_exec *e, char *err, size_t errlen) {
     }
     int o = ins->out;
     if (!e->data[o] && place(e, o, SEPARATE_TEMPS ? handed_over(e, ins, i) : -1) < 0) {
-      snprintf(why, sizeof why, "out of memory (%zu bytes)", buf_size(p, o));
+      snprintf(why, sizeof why, "out of memory (%zu bytes)", rt_buf_bytes(p, o));
       return ins_err(p, i, err, errlen, why);
     }
     /* ops that write only part of out (or add to it) start from zeros */
     if (i == e->plan.first_write[o] &&
         ((ins->op == RT_BLOCK_COPY && ins->n < ins->n2) ||
          ((ins->op == RT_GEMM || ins->op == RT_SCATTER_ROWS) && ins->beta != 0.0f)) &&
-        be->zero(be->ctx, e->data[o], buf_size(p, o), why, sizeof why))
+        be->zero(be->ctx, e->data[o], rt_buf_bytes(p, o), why, sizeof why))
       return ins_err(p, i, err, errlen, why);
     rt_instr fixed;
     if (ins->nelem != p->bufs[o].nelem || ins->odt != p->bufs[o].dtype) {     /* rt_prog_finish not called */
@@ -757,8 +757,9 @@ static int run_program(rt_exec *e, char *err, size_t errlen) {
     }
     if (ins->op == RT_SHARD_SLICE) {
       if (ins != &fixed) { fixed = *ins; ins = &fixed; }
-      if (shard_piece(e, &fixed, why, sizeof why)) return ins_err(p, i, err, errlen, why);
-      if (rt_mesh_zigzag(p, ins->group) && device_index(e, ins->group, &zq, why, sizeof why) == 0) zP = group_size(e, ins->group);
+      int q, P;
+      if (shard_piece(e, &fixed, &q, &P, why, sizeof why)) return ins_err(p, i, err, errlen, why);
+      if (rt_mesh_zigzag(p, ins->group)) zq = q, zP = P;
     }
     int rc;
     why[0] = 0;
@@ -798,7 +799,7 @@ static int run_program(rt_exec *e, char *err, size_t errlen) {
       e->first_nonfinite = i;
     for (int j = e->free_start[i]; j < e->free_start[i + 1]; j++) {
       int b = e->free_list[j];
-      if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= buf_size(p, b); }
+      if (SEPARATE_TEMPS && e->data[b]) { be->free(be->ctx, e->data[b]); e->held -= rt_buf_bytes(p, b); }
       e->data[b] = NULL;
     }
   }

@@ -43,12 +43,17 @@ _Static_assert(sizeof dtypes / sizeof dtypes[0] == RT_NDTYPES, "ORDER RT_DTYPE: 
 size_t rt_dtype_size(rt_dtype t) { return (unsigned)t < RT_NDTYPES ? dtypes[t].size : 4; }
 const char *rt_dtype_name(rt_dtype t) { return (unsigned)t < RT_NDTYPES ? dtypes[t].name : "?"; }
 
+size_t rt_buf_bytes(const rt_prog *p, int b) {
+  if (b < 0 || b >= p->nbufs) return 0;
+  return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
+}
+
 int64_t rt_coll_bytes_of(int64_t in_elems, int64_t out_elems, size_t elem) {
   return (in_elems > out_elems ? in_elems : out_elems) * (int64_t)elem;
 }
 
 int64_t rt_coll_bytes(const rt_prog *p, const rt_instr *x) {
-  if (x->op == RT_RECV) return p->bufs[x->out].nelem * (int64_t)rt_dtype_size(p->bufs[x->out].dtype);
+  if (x->op == RT_RECV) return (int64_t)rt_buf_bytes(p, x->out);
   return rt_coll_bytes_of(p->bufs[x->in[0]].nelem, p->bufs[x->out].nelem, rt_dtype_size(p->bufs[x->out].dtype));
 }
 
@@ -339,10 +344,6 @@ static void put_group(FILE *f, const rt_prog *p, int g) {
   fputc('}', f);
 }
 
-static size_t buf_bytes(const rt_prog *p, int b) {
-  if (b < 0 || b >= p->nbufs) return 0;
-  return (size_t)p->bufs[b].nelem * rt_dtype_size(p->bufs[b].dtype);
-}
 
 
 static void put_ins(FILE *f, const rt_instr *ins) {
@@ -578,10 +579,10 @@ char *rt_prog_dump(const rt_prog *p, arena *a) {
       fprintf(f, ins->op == RT_SEND ? "send b%d to stage %" PRId64 : "b%d = recv from stage %" PRId64,
               ins->op == RT_SEND ? ins->in[0] : ins->out, ins->n2);
       fprintf(f, " (tag %" PRId64 ", ", ins->off);
-      put_bytes(f, (double)buf_bytes(p, ins->op == RT_SEND ? ins->in[0] : ins->out));
+      put_bytes(f, (double)rt_buf_bytes(p, ins->op == RT_SEND ? ins->in[0] : ins->out));
       fputc(')', f);
     } else if (rt_is_collective((rt_op)ins->op)) {
-      size_t by = buf_bytes(p, ins->out), bi = buf_bytes(p, ins->in[0]);
+      size_t by = rt_buf_bytes(p, ins->out), bi = rt_buf_bytes(p, ins->in[0]);
       fprintf(f, "%s b%d <- b%d over ", rt_coll_name(ins), ins->out, ins->in[0]);
       put_group(f, p, ins->group);
       fputs(" (", f);

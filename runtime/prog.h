@@ -318,6 +318,8 @@ typedef struct rt_prog {
 } rt_prog;
 
 size_t rt_dtype_size(rt_dtype t);
+/* The bytes of buffer b of p (0 for no buffer). */
+size_t rt_buf_bytes(const rt_prog *p, int b);
 const char *rt_dtype_name(rt_dtype t);   /* "f32" */
 /* Bytes one device sends or receives in a collective that reads in_elems
 ** and writes out_elems elements of elem bytes: the larger of the two. */

@@ -110,7 +110,6 @@ static int strides_over(const rt_instr *P, const tape *tp, int k, const rt_instr
   return 1;
 }
 
-static double bytes(const rt_prog *p, int b) { return (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype); }
 
 /* C (at j, its shape and out as C says) takes in P, which writes t: 1 when done */
 static int absorb(fuser *f, int j, const rt_instr *C, int t) {
@@ -132,9 +131,9 @@ static int absorb(fuser *f, int j, const rt_instr *C, int t) {
     if (written_between(f, b, pi, j)) return 0;
     int seen = 0;
     for (int e = 0; e < i; e++) seen |= tq->in[e] == b;
-    if (!seen && p->bufs[b].kind == RT_BUF_TEMP && f->last_use[b] < j) longer += bytes(p, b);
+    if (!seen && p->bufs[b].kind == RT_BUF_TEMP && f->last_use[b] < j) longer += (double)rt_buf_bytes(p, b);
   }
-  if (longer > bytes(p, t)) return 0;
+  if (longer > (double)rt_buf_bytes(p, t)) return 0;
   tape m;
   memset(&m, 0, sizeof m);
   int cmap[RT_MAXIN], pmap[RT_MAXIN];

@@ -70,9 +70,7 @@ int sim_map_links(arena *a, diag *d, const sim_profile *prof, const rt_prog *p, 
 
 /* ---- time ---- */
 
-static double buf_bytes(const rt_prog *p, int b) {
-  return b >= 0 ? (double)p->bufs[b].nelem * (double)rt_dtype_size(p->bufs[b].dtype) : 0;
-}
+static double buf_bytes(const rt_prog *p, int b) { return (double)rt_buf_bytes(p, b); }
 
 static sim_dt dt_of(rt_dtype t) { return t == RT_BF16 ? SIM_BF16 : t == RT_F16 ? SIM_F16 : SIM_F32; }
 

@@ -63,7 +63,7 @@ void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, 
     for (int i = 0; i < x->ntried; i++) {
       const tactic_tried *t = &x->tried[i];
       sb_printf(b, "%s  %-*s ", prefix, w, t->use ? t->use : "the search alone");
-      if (!t->ok) sb_puts(b, "does not apply");
+      if (!t->ok) sb_printf(b, "does not apply%s%s", t->why ? ": " : "", t->why ? t->why : "");
       else sb_printf(b, "%s, %s%s", secs(a, t->seconds), report_bytes(a, t->memory), t->memory > o->memory_limit ? " (over the limit)" : "");
       sb_puts(b, i == x->chosen ? "   <- kept\n" : "\n");
     }

@@ -398,6 +398,10 @@ static int try_plan(tactic_ctx *c, tactic_found *x, tactic_tried *t, uint32_t ax
     t->seconds = r->sim_found;
     t->memory = r->mem_found;
   }
+  if (quiet && !t->ok) {                 /* the first error's message, for the list of what was tried */
+    const char *m = strstr(diag_text(&scratch), "error: "), *end = m ? strchr(m, '\n') : NULL;
+    if (m) t->why = arena_strndup(c->mem, m + 7, end ? (size_t)(end - m - 7) : strlen(m + 7));
+  }
   if (quiet) diag_free(&scratch);
   return rc;
 }

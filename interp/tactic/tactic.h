@@ -19,6 +19,7 @@ typedef struct tactic_tried {
   int axis;                       /* the axis it takes (-1: none) */
   double seconds, memory;         /* simulated, with the search over the other axes after it */
   int ok;                         /* it applied (a pipeline whose microbatches do not divide the batch does not) */
+  const char *why;                /* when it did not: its first error, without the place */
 } tactic_tried;
 
 typedef struct tactic_found {

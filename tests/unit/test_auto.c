@@ -452,6 +452,7 @@ static void whole_case(const char *model, const char *limit, const char *want_us
   for (int i = 0; i < s.found->ntried; i++) {            /* nothing faster under the limit was passed over */
     const tactic_tried *t = &s.found->tried[i];
     if (t->ok && t->memory <= s.found->opts.memory_limit) cr_expect(kept->seconds <= t->seconds, "%s: %s is faster", model, t->use);
+    if (!t->ok) cr_expect(t->why && strstr(t->why, "not divisible"), "%s: %s does not apply, because %s", model, t->use, t->why ? t->why : "?");
   }
   cr_expect(s.found->tried[0].memory > s.found->opts.memory_limit || s.found->tried[0].seconds > kept->seconds,
             "%s: the search alone is as good under %s", model, limit);
