@@ -19,6 +19,11 @@
 ** KiB, where a collective's latency is all it costs) are joined, as
 ** Megatron-LM and DDP join every gradient; the others are reduced where
 ** they are made.
+**
+** A pipelined program is bucketed after its pass made the stages: only
+** reductions of one stage join a bucket, those its stage makes after the
+** last microbatch (lw_sink_updates first moves the updates out from
+** between them).
 */
 #include "interp/lower/lower_int.h"
 #include "runtime/mesh.h"
@@ -48,11 +53,13 @@ static rt_instr *append(rt_prog *p, const rt_instr *x) {
   return y;
 }
 
-static void block_copy(rt_prog *p, int in, int out, int64_t outer, int64_t m, int64_t k, int64_t n, int64_t n2, int64_t off, int src) {
+static void block_copy(rt_prog *p, int in, int out, int64_t outer, int64_t m, int64_t k, int64_t n, int64_t n2, int64_t off, int src,
+                       uint64_t stages) {
   rt_instr *y = rt_prog_emit(p, RT_BLOCK_COPY, out);
   y->nin = 1;
   y->in[0] = in;
   y->src = src;
+  y->stages = stages;
   y->outer = outer;
   y->m = m;
   y->k = k;
@@ -79,6 +86,7 @@ static void reduce_bucket(rt_prog *p, const rt_instr *old, const int *at, const 
   r->nin = 1;
   r->in[0] = k->buf;
   r->group = last->group;
+  r->stages = last->stages;
   r->outer = 1;
   r->n = p->bufs[k->buf].nelem;
   r->inner = 1;
@@ -87,7 +95,7 @@ static void reduce_bucket(rt_prog *p, const rt_instr *old, const int *at, const 
   for (int i = 0; i < k->n; i++) {
     const rt_instr *x = &old[at[i]];
     int64_t piece = p->bufs[x->out].nelem;
-    block_copy(p, k->sum, x->out, 1, k->C, off[at[i]], piece, piece, 0, x->src);
+    block_copy(p, k->sum, x->out, 1, k->C, off[at[i]], piece, piece, 0, x->src, x->stages);
   }
 }
 
@@ -115,7 +123,7 @@ static int plan_buckets(const ir_graph *g, const rt_prog *p, int64_t bytes, int6
     if (most > 0 && in > most) continue;          /* not tiny: reduced alone, the bucket stays open */
     if (open >= 0) {
       const rt_instr *l = &p->instrs[bk[open].lead];
-      if (l->op != x->op || l->group != x->group || p->bufs[l->out].dtype != p->bufs[x->out].dtype ||
+      if (l->op != x->op || l->group != x->group || l->stages != x->stages || p->bufs[l->out].dtype != p->bufs[x->out].dtype ||
           bk[open].filled + in > bytes) open = -1;
     }
     if (open < 0) {
@@ -153,6 +161,7 @@ int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most) {
       snprintf(name, sizeof name, "bucket%d.piece", made);
       bk[b].sum = rt_prog_buf(p, name, dt, 1, &bk[b].C, RT_BUF_TEMP);
     }
+    p->bufs[bk[b].buf].stages = p->bufs[bk[b].sum].stages = x->stages;   /* a pipelined program's: the stage that holds it */
     made++;
   }
   /* the program again, each bucket's copies in where its members' reductions were */
@@ -165,7 +174,7 @@ int lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most) {
     int b = join[i];
     if (b < 0 || bk[b].n < 2) { append(p, x); continue; }
     int64_t piece = p->bufs[x->out].nelem, P = x->op == RT_REDUCE_SCATTER ? rt_mesh_group_size(p, x->group) : 1;
-    block_copy(p, x->in[0], bk[b].buf, P, piece, 0, piece, bk[b].C, off[i], x->src);
+    block_copy(p, x->in[0], bk[b].buf, P, piece, 0, piece, bk[b].C, off[i], x->src, x->stages);
     at[nat++] = i;
     if (nat == bk[b].n) { reduce_bucket(p, old, at, off, &bk[b]); nat = 0; }
   }

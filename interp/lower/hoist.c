@@ -14,6 +14,14 @@
 ** last one writing what it reads, and the last one reading or writing
 ** what it writes (an update also writes its state in place). Everything
 ** else keeps its order, so the program computes exactly what it did.
+**
+** A pipelined program's updates go the other way (lw_sink_updates): after
+** a stage's last microbatch its gradients are reduced over the other axes
+** one after another, each followed by its update, which reads the sum and
+** so would close any bucket the reduction joined; each update moves down
+** within its stage, past what neither touches what it writes nor writes
+** what it reads, to the next update or the stage's end, the updates kept
+** in their order. The gradients live through the microbatches anyway.
 */
 #include "interp/lower/lower_int.h"
 #include "util/mem.h"
@@ -98,5 +106,36 @@ int lw_hoist_updates(rt_prog *p) {
   free(last_r);
   free(where);
   free(count);
+  return moved;
+}
+
+/* Does y touch what x writes (w), or write what x reads? */
+static int conflicts(const rt_instr *x, const int *w, int nw, const rt_instr *y) {
+  int yw[1 + RT_MAXIN], nyw = y->op == RT_SEND ? 0 : written(y, yw);
+  if (y->op == RT_SEND) for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(y, k)) yw[nyw++] = y->in[k];
+  for (int j = 0; j < nw; j++) {
+    for (int k = 0; k < RT_MAXIN; k++) if (y->in[k] == w[j]) return 1;
+    for (int k = 0; k < nyw; k++) if (yw[k] == w[j]) return 1;
+  }
+  for (int k = 0; k < RT_MAXIN; k++)
+    for (int m = 0; m < nyw && x->in[k] >= 0; m++) if (yw[m] == x->in[k]) return 1;
+  return 0;
+}
+
+int lw_sink_updates(rt_prog *p) {
+  int n = p->ninstrs, moved = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    rt_instr x = p->instrs[i];
+    if (x.op != RT_ADAM && x.op != RT_SGD) continue;
+    int w[1 + RT_MAXIN], nw = written(&x, w), j = i + 1;
+    while (j < n && p->instrs[j].stages == x.stages && p->instrs[j].op != RT_ADAM && p->instrs[j].op != RT_SGD &&
+           !conflicts(&x, w, nw, &p->instrs[j]))
+      j++;
+    if (j - 1 == i) continue;
+    memmove(&p->instrs[i], &p->instrs[i + 1], sizeof x * (size_t)(j - 1 - i));
+    p->instrs[j - 1] = x;
+    moved++;
+  }
+  if (moved) rt_prog_finish(p);
   return moved;
 }

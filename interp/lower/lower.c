@@ -1007,6 +1007,15 @@ static void check_zigzag(lctx *c) {
   }
 }
 
+/* The buckets the gradients' reductions join: of opt.bucket_bytes, or
+   (0) the tiny ones alone in buckets of LOWER_TINY_BUCKET; none with a
+   negative size or every value kept. */
+static int bucket_size(const lctx *c, int64_t *bytes, int64_t *most) {
+  *bytes = c->opt.bucket_bytes > 0 ? c->opt.bucket_bytes : LOWER_TINY_BUCKET;
+  *most = c->opt.bucket_bytes > 0 ? 0 : LOWER_TINY_BYTES;
+  return c->opt.bucket_bytes > 0 || (c->opt.bucket_bytes == 0 && !c->opt.keep_values);
+}
+
 int lower_program(const ir_graph *g, const sh_plan *plan, rt_prog *p, lower_result *r, diag *d) {
   return lower_program_opts(g, plan, NULL, p, r, d);
 }
@@ -1099,18 +1108,25 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_bias_grads(p);
-    /* (a pipeline's stages reduce their own gradients: no bucket across them) */
+    /* (a pipeline's stages reduce their own gradients: bucketed after its pass) */
     int pipelined = plan && plan->pipe.axis >= 0;
-    if (plan && !pipelined && c.opt.bucket_bytes > 0) lw_bucket(g, p, c.opt.bucket_bytes, 0);
-    else if (plan && !pipelined && c.opt.bucket_bytes == 0 && !c.opt.keep_values) lw_bucket(g, p, LOWER_TINY_BUCKET, LOWER_TINY_BYTES);
+    int64_t bucket_bytes, bucket_most;
+    int bucketed = plan && bucket_size(&c, &bucket_bytes, &bucket_most);
+    if (bucketed && !pipelined) lw_bucket(g, p, bucket_bytes, bucket_most);
     if (!c.opt.keep_values && !c.opt.no_hoist) lw_hoist_updates(p);
     if (!c.opt.keep_values && !c.opt.no_fuse_elementwise && !pipelined) lw_fuse_elementwise(p);
     if (plan && plan->pipe.axis >= 0) {
       if (c.opt.keep_values) c.failed = diag_error(d, plan->pipe.at, "a pipelined program does not keep every value (bisect it without the "
                                                    "pipeline tactic)") < 0;
       else if (lw_pipeline(g, plan, p, c.buf, c.partial, d) < 0) c.failed = 1;
-      /* a pipeline's chains are joined once its pass has copied them per microbatch and placed them */
-      else if (!c.opt.no_fuse_elementwise) lw_fuse_elementwise(p);
+      else {
+        if (bucketed) {                  /* each stage's reductions after its last microbatch */
+          lw_sink_updates(p);
+          lw_bucket(g, p, bucket_bytes, bucket_most);
+        }
+        /* a pipeline's chains are joined once its pass has copied them per microbatch and placed them */
+        if (!c.opt.no_fuse_elementwise) lw_fuse_elementwise(p);
+      }
     }
   } else if (!d->nerrors) {
     diag_error(d, LOC_NONE, "internal error: lowering failed");

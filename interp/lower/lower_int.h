@@ -111,6 +111,7 @@ int  lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most);   /*
 int  lw_fold_transposes(rt_prog *p);
 int  lw_fold_adds(rt_prog *p);
 int  lw_hoist_updates(rt_prog *p);
+int  lw_sink_updates(rt_prog *p);   /* a pipelined program's: down within their stage, after the reductions */
 int  lw_fold_norm_grads(rt_prog *p);
 int  lw_fold_loss(rt_prog *p);
 /* a projection's cross-entropy in chunks of at most this many bytes of logits (lmloss.c) */

@@ -1126,6 +1126,40 @@ Test(pipeline, zero_bubble_sends_gradients_before_weights_gradients) {
                    rt_op_name((rt_op)op), ops[1][st][op]);
 }
 
+/* With the batch split beside the stages, each stage reduces its gradients
+   over the batch after its last microbatch: the tiny ones (biases, gains)
+   join buckets as without a pipeline, the updates moved after them all. */
+Test(pipeline, stage_reductions_join_buckets) {
+  setup s;
+  cr_assert(pipe_load(&s, "gpt_pp.cir", "version 1\nmesh stage = 2, batch = 2\nuse \"batch\" as bp (axis = batch)\n"
+                      "use \"pipeline\" as pp (axis = stage, microbatches = 4)\nschedule bp, pp\n", "adam(lr = 1e-3)") == 0,
+            "%s", diag_text(&s.d));
+  rt_prog prog;                          /* lowered as carve does: the tiny reductions joined (the setup keeps each alone) */
+  lower_result lr;
+  lower_opts lo = {0};
+  cr_assert(lower_program_opts(s.g, s.p, &lo, &prog, &lr, &s.d) == 0, "%s", diag_text(&s.d));
+  for (int st = 0; st < 2; st++) {
+    int buckets = 0, reductions = 0, last_reduction = -1, first_update = -1;
+    for (int i = 0; i < prog.ninstrs; i++) {
+      const rt_instr *x = &prog.instrs[i];
+      if (!rt_stage_runs(x, st)) continue;
+      if (x->op == RT_ALL_REDUCE) {
+        reductions++;
+        buckets += x->src < 0;
+        if (x->src >= 0 && !strcmp(s.g->vals[x->src]->name, "loss")) continue;
+        last_reduction = i;
+      }
+      if (x->op == RT_ADAM && first_update < 0) first_update = i;
+    }
+    cr_expect(buckets > 0 && reductions < count_on(&prog, st, RT_ADAM), "stage %d: %d reductions (%d buckets) for %d updates", st,
+              reductions, buckets, count_on(&prog, st, RT_ADAM));
+    cr_expect(first_update > last_reduction, "stage %d: an update at %d before the reduction at %d", st, first_update, last_reduction);
+  }
+  lower_result_free(&lr);
+  rt_prog_free(&prog);
+  unload(&s);
+}
+
 /* 1F1B keeps at most stages - s microbatches' activations on stage s;
    GPipe keeps every microbatch's until the backward begins. */
 Test(pipeline, one_f_one_b_holds_fewer_activations) {
