@@ -38,7 +38,10 @@
 ** Each saves the add's pass over the result and the pass in which BLAS
 ** zeroes C; the sums are the same but rounded in another order (BLAS adds
 ** its partial products into C block by block), so results may differ in
-** the last bits from the unfolded program.
+** the last bits from the unfolded program. In a program to be pipelined
+** (stage_of given) a fold joins only instructions of one stage: a GEMM
+** adding into a sum whose other part another stage makes would wait for
+** that stage, and move a partial sum between them each microbatch.
 */
 #include "interp/lower/lower_int.h"
 #include "util/mem.h"
@@ -57,7 +60,15 @@ typedef struct folds {
   int *before;           /* per instruction: one moved to run just before it, -1 none */
   char *moved;           /* per instruction: runs elsewhere (before[] names where) */
   int *wr_head, *wr_next; /* per buffer, per instruction: the instructions writing it, chained */
+  const uint64_t *stage_of; /* a pipeline's: IR value -> its stages (NULL: none) */
 } folds;
+
+/* May instructions i and j be joined: one stage's (or no pipeline)? */
+static int one_stage(const folds *f, int i, int j) {
+  if (!f->stage_of) return 1;
+  int a = f->p->instrs[i].src, b = f->p->instrs[j].src;
+  return a >= 0 && b >= 0 && f->stage_of[a] == f->stage_of[b];
+}
 
 static int reads(const rt_instr *x, int b) {
   for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] == b) return 1;
@@ -428,7 +439,10 @@ static void fold_sum(folds *f, int at) {
     if (gi < 0 || !is_temp(f, a) || f->readers[a] != 1 || f->first_w[a] < 0 || f->last_w[a] >= at || f->moved[gi] ||
         a == y || t == y || !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[a].nelem != p->bufs[t].nelem) continue;
     rt_instr *g = &p->instrs[gi];
-    if (g->in[0] == a || g->in[1] == a) continue;
+    if (g->in[0] == a || g->in[1] == a || !one_stage(f, gi, at)) continue;
+    int apart = 0;                       /* a written on another stage */
+    for (int i = f->wr_head[a]; i >= 0; i = f->wr_next[i]) apart |= !one_stage(f, i, at);
+    if (apart) continue;
     int late = f->last_w[a] >= gi;      /* the GEMM must run after a is written */
     if (late && (f->before[at] >= 0 || !may_move(f, g, gi, at, t))) continue;
     if (late) {
@@ -460,7 +474,7 @@ static void fold_bias(folds *f, int at) {
     int t = x->in[k], b = x->in[1 - k], gi = lone_product(f, t, at);
     if (gi < 0 || !rt_ew_dense(x, k) || rt_ew_dense(x, 1 - k) || !steady(f, b, gi, at) || f->before[gi] >= 0) continue;
     rt_instr *g = &p->instrs[gi];
-    if (g->in[0] == y || g->in[1] == y) continue;
+    if (g->in[0] == y || g->in[1] == y || !one_stage(f, gi, at)) continue;
     x->fn = RT_AFFINE;                 /* y = 1 b + 0, broadcast */
     x->nin = 1;
     x->in[0] = b;
@@ -501,7 +515,9 @@ static void fold_residual(folds *f, int at) {
     if (gi < 0 || !rt_ew_dense(x, 0) || !rt_ew_dense(x, 1) || p->bufs[r].nelem != p->bufs[y].nelem ||
         f->last_w[r] >= gi || !steady(f, r, gi, at)) continue;
     rt_instr *g = &p->instrs[gi], *fill = &p->instrs[f->before[gi]];
-    if (g->in[0] == z || g->in[1] == z || r == z) continue;
+    if (g->in[0] == z || g->in[1] == z || r == z || !one_stage(f, gi, at) || !one_stage(f, f->before[gi], at) ||
+        (f->writer[r] >= 0 && !one_stage(f, f->writer[r], at)))
+      continue;
     fill->fn = RT_ADD;                 /* z = r + b, the bias broadcast */
     fill->nin = 2;
     fill->in[1] = fill->in[0];
@@ -519,10 +535,11 @@ static void fold_residual(folds *f, int at) {
   }
 }
 
-int lw_fold_adds(rt_prog *p) {
+int lw_fold_adds(rt_prog *p, const uint64_t *stage_of) {
   int n0 = p->ninstrs;
   folds f;
   folds_init(&f, p);
+  f.stage_of = stage_of;
   chain_writers(&f);
   for (int i = 0; i < p->ninstrs; i++) {
     if (p->instrs[i].op != RT_EW || p->instrs[i].fn != RT_ADD) continue;

@@ -1102,8 +1102,17 @@ int lower_program_opts(const ir_graph *g, const sh_plan *plan, const lower_opts 
     rt_prog_finish(p);
     if (!c.opt.keep_values) update_in_place(&c);   /* kept values: a parameter keeps its old value beside the new */
     if (!c.opt.keep_values && !c.opt.no_fold) lw_fold_transposes(p);
-    /* (not in a pipeline: a GEMM that adds into a sum's other part would wait for that part's stage) */
-    if (!c.opt.keep_values && !c.opt.no_fold_adds && !(plan && plan->pipe.axis >= 0)) lw_fold_adds(p);
+    /* (in a pipeline, within a stage: a GEMM that adds into a sum's other part would wait for that part's stage;
+       none under the interleaved schedule, whose parts of one stage run out of the program's order) */
+    if (!c.opt.keep_values && !c.opt.no_fold_adds && !(plan && plan->pipe.axis >= 0)) lw_fold_adds(p, NULL);
+    else if (!c.opt.keep_values && !c.opt.no_fold_adds && plan->pipe.chunks <= 1) {
+      sh_stages st;
+      diag quiet;                        /* (a program that cannot be cut: the pipeline pass says so) */
+      diag_init(&quiet);
+      if (shard_stages(plan, &st, &quiet) == 0) lw_fold_adds(p, st.mask);
+      shard_stages_free(&st);
+      diag_free(&quiet);
+    }
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_norm_grads(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows) lw_fold_loss(p);
     if (!c.opt.keep_values && !c.opt.no_fold_rows && c.opt.loss_chunk_bytes >= 0) lw_fold_lm_loss(p, c.opt.loss_chunk_bytes);

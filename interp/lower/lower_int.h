@@ -109,7 +109,7 @@ int  lw_bucket(const ir_graph *g, rt_prog *p, int64_t bytes, int64_t most);   /*
 /* fold.c: transposes taken into attention and GEMMs (after the program is
 ** finished); the number of instructions dropped */
 int  lw_fold_transposes(rt_prog *p);
-int  lw_fold_adds(rt_prog *p);
+int  lw_fold_adds(rt_prog *p, const uint64_t *stage_of);   /* stage_of: a pipeline's stages by IR value, else NULL */
 int  lw_hoist_updates(rt_prog *p);
 int  lw_sink_updates(rt_prog *p);   /* a pipelined program's: down within their stage, after the reductions */
 int  lw_fold_norm_grads(rt_prog *p);

@@ -1160,6 +1160,37 @@ Test(pipeline, stage_reductions_join_buckets) {
   unload(&s);
 }
 
+/* Adds are taken into GEMMs within a stage (a bias filled before its
+   GEMM, a residual added by the fill, summed gradients), never across
+   two: the stages pass the same values as without the folds, and the tied
+   embedding's scatter (first stage) does not add into the output
+   projection's gradient (last stage). */
+Test(pipeline, adds_folded_within_a_stage) {
+  setup s;
+  cr_assert(pipe_load(&s, "gpt_pp.cir", "version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 4)\n"
+                      "schedule pp\n", "adam(lr = 1e-3)") == 0, "%s", diag_text(&s.d));
+  int folded[2] = {0, 0}, sends[2] = {0, 0}, scatter_into = 0;
+  for (int fold = 0; fold < 2; fold++) {
+    rt_prog prog;
+    lower_result lr;
+    lower_opts lo = {0};
+    lo.no_fold_adds = !fold;
+    cr_assert(lower_program_opts(s.g, s.p, &lo, &prog, &lr, &s.d) == 0, "%s", diag_text(&s.d));
+    for (int i = 0; i < prog.ninstrs; i++) {
+      const rt_instr *x = &prog.instrs[i];
+      folded[fold] += x->op == RT_GEMM && x->beta == 1.0f;
+      sends[fold] += x->op == RT_SEND;
+      if (fold) scatter_into += x->op == RT_SCATTER_ROWS && x->beta == 1.0f;
+    }
+    lower_result_free(&lr);
+    rt_prog_free(&prog);
+  }
+  cr_expect(folded[1] > folded[0], "%d GEMMs add into their result with the folds, %d without", folded[1], folded[0]);
+  cr_expect_eq(sends[1], sends[0], "%d transfers with the folds, %d without", sends[1], sends[0]);
+  cr_expect_eq(scatter_into, 0, "the embedding's scatter adds into the last stage's product");
+  unload(&s);
+}
+
 /* 1F1B keeps at most stages - s microbatches' activations on stage s;
    GPipe keeps every microbatch's until the backward begins. */
 Test(pipeline, one_f_one_b_holds_fewer_activations) {
