@@ -121,11 +121,12 @@ static void classify(pctx *c) {
   /* a ring's receive (ring attention) is one per microbatch when its send is */
   int64_t ntag = 1;
   for (int i = 0; i < c->n0; i++) if (c->ins[i].op == RT_SEND && c->ins[i].off >= ntag) ntag = c->ins[i].off + 1;
-  char *sent = mem_alloc((size_t)ntag), *vread = mem_alloc((size_t)c->nb0 + 1);
+  char *sent = mem_alloc((size_t)ntag), *vread = mem_alloc((size_t)c->nb0 + 1), *pread = mem_alloc((size_t)c->nb0 + 1);
   for (int changed = 1; changed && !c->failed;) {   /* ever only grows: to the fixed point */
     changed = 0;
     memset(sent, 0, (size_t)ntag);
     memset(vread, 0, (size_t)c->nb0 + 1);
+    memset(pread, 0, (size_t)c->nb0 + 1);
     for (int b = 0; b < c->nb0; b++) state[b] = p->bufs[b].kind == RT_BUF_INPUT && ever[b];
     for (int i = 0; i < c->n0 && !c->failed; i++) {
       const rt_instr *x = &c->ins[i];
@@ -146,16 +147,19 @@ static void classify(pctx *c) {
         after |= state[x->out] == 2;
       }
       /* what writes over a value an earlier microbatch's work reads (an
-         update in place, moved up to its gradient) waits for them all */
+         update in place, moved up to its gradient), or that work after the
+         last microbatch reads (a product a GEMM adds into a sum made there),
+         waits for them all */
       if (!v) {
-        after |= x->out >= 0 && vread[x->out];
-        for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k) && vread[x->in[k]]) after = 1;
+        after |= x->out >= 0 && x->op != RT_SEND && (vread[x->out] || pread[x->out]);
+        for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k) && (vread[x->in[k]] || pread[x->in[k]])) after = 1;
       }
       if (v && after) { fail(c, i, "needs a sum over every microbatch before a microbatch's own work (a statistic of the whole "
                                    "batch, as batch norm takes): microbatches cannot run one after another through it"); break; }
       c->vary[i] = (char)v;
       c->post[i] = (char)after;
       for (int k = 0; k < RT_MAXIN && v; k++) if (x->in[k] >= 0) vread[x->in[k]] = 1;
+      for (int k = 0; k < RT_MAXIN && !v && after; k++) if (x->in[k] >= 0) pread[x->in[k]] = 1;
       if (x->op == RT_SEND && x->off >= 0 && x->off < ntag) sent[x->off] = (char)v;
       char st = v ? 1 : after ? 2 : 0;
       state[x->out] = st;
@@ -166,6 +170,7 @@ static void classify(pctx *c) {
   }
   memcpy(c->vbuf, ever, (size_t)c->nb0);
   free(vread);
+  free(pread);
   free(sent);
   free(ever);
   free(state);

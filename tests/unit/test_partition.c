@@ -262,6 +262,7 @@ static pcase pcases[] = {
   {"../tests/data/fuzz/pipeline_param_rows.cir", "../tests/data/fuzz/pipeline_param_rows.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_update_early.cir", "../tests/data/fuzz/pipeline_update_early.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_unhoisted_hang.cir", "../tests/data/fuzz/pipeline_unhoisted_hang.tac", "sgd(lr = 0.1)", 2},
+  {"../tests/data/fuzz/pipeline_fold_late.cir", "../tests/data/fuzz/pipeline_fold_late.tac", "sgd(lr = 0.1)", 2},
   {"../tests/data/fuzz/pipeline_partial_write.cir", "../tests/data/fuzz/pipeline_partial_write.tac", "", 2},   /* forward */
   /* gather and scatter: rows by id, a point per row, a scatter-add into zeros */
   {"../tests/data/gather_scatter.cir", "../tests/data/gather_scatter_bp.tac", "sgd(lr = 0.1)", 4},
