@@ -26,12 +26,6 @@ int cli_lower(const cli_opts *o) {
   int ndev = rt_mesh_devices(&p), rank = o->rank < 0 ? 0 : o->rank, rc = 0;
   arena a;
   arena_init(&a);
-  if (o->out && p.stage_axis >= 0) {
-    fprintf(stderr, "carve: error: -o: a program file holds one program every rank runs, and this plan's pipeline stages run "
-                    "programs of their own; lower it without -o, or without the pipeline tactic\n");
-    rc = 1;
-    goto out;
-  }
   if (o->out) {      /* the program for 'carve bisect': the same on every rank */
     progfile f;
     char err[512];

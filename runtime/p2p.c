@@ -43,7 +43,9 @@ static int is_stage_transfer(const rt_prog *p, const rt_instr *x) {
 
 static const char *buf_name(const rt_prog *p, int b) { return b >= 0 && b < p->nbufs ? p->bufs[b].name : "?"; }
 
-int rt_prog_check_transfers(const rt_prog *p, char *err, size_t errlen) {
+int rt_prog_check_transfers(const rt_prog *p, int *at, char *err, size_t errlen) {
+  int where = -1;
+  if (at) *at = -1;
   if (p->stage_axis < 0) return 0;
   if (p->stage_axis >= p->mesh_rank || p->mesh[p->stage_axis] < 1 || p->mesh[p->stage_axis] > 64)
     return diag_errbuf(err, errlen, "the stage axis %d is not an axis of the mesh of at most 64 stages", p->stage_axis);
@@ -65,6 +67,7 @@ int rt_prog_check_transfers(const rt_prog *p, char *err, size_t errlen) {
         const rt_instr *x = &p->instrs[pc[s]];
         if (!rt_stage_runs(x, s) || !is_stage_transfer(p, x)) continue;
         if (x->n2 < 0 || x->n2 >= P || x->n2 == s) {
+          where = pc[s];
           rc = diag_errbuf(err, errlen, "instruction %d: stage %d %s stage %" PRId64 ", not another of the %d stages", pc[s], s,
                            x->op == RT_SEND ? "sends to" : "receives from", x->n2, P);
           break;
@@ -84,6 +87,7 @@ int rt_prog_check_transfers(const rt_prog *p, char *err, size_t errlen) {
     if (pc[s] >= p->ninstrs) continue;
     const rt_instr *x = &p->instrs[pc[s]];
     int q = (int)x->n2;
+    where = pc[s];
     if (pc[q] >= p->ninstrs)
       rc = diag_errbuf(err, errlen, "instruction %d: stage %d waits for '%s' from stage %d (tag %" PRId64 "), which stage %d never sends",
                        pc[s], s, buf_name(p, x->out), q, x->off, q);
@@ -92,9 +96,16 @@ int rt_prog_check_transfers(const rt_prog *p, char *err, size_t errlen) {
                        "(tag %" PRId64 "), while stage %d waits at instruction %d", s, pc[s], buf_name(p, x->out), q, x->off, q, pc[q]);
   }
   for (size_t i = 0; i < m.cap && rc == 0; i++)
-    if (m.count[i] > 0)
+    if (m.count[i] > 0) {
+      int from = (int)(m.key[i] >> 32), to = (int)(m.key[i] & 0xffffffffu);
+      for (int k = 0; k < p->ninstrs && where < 0; k++) {
+        const rt_instr *x = &p->instrs[k];
+        if (x->op == RT_SEND && is_stage_transfer(p, x) && rt_stage_runs(x, from) && x->n2 == to && x->off == m.tag[i]) where = k;
+      }
       rc = diag_errbuf(err, errlen, "stage %u sends a copy to stage %u (tag %" PRId64 ") that stage %u never receives",
-                       (unsigned)(m.key[i] >> 32), (unsigned)(m.key[i] & 0xffffffffu), m.tag[i], (unsigned)(m.key[i] & 0xffffffffu));
+                       (unsigned)from, (unsigned)to, m.tag[i], (unsigned)to);
+    }
+  if (at) *at = where;
   free(pc);
   free(m.key);
   free(m.tag);

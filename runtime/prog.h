@@ -388,9 +388,10 @@ void rt_prog_keep_stage(rt_prog *p, int stage);
 ** names, constants and indices: p must outlive it. */
 void rt_prog_copy_stage(const rt_prog *p, int stage, rt_prog *out);
 /* A pipelined program: 0 when every receive over the stage axis meets its
-** send, with the stages run in order and sends not waiting; else -1 and
-** why in err (a stage that would wait for ever, a copy never received). */
-int  rt_prog_check_transfers(const rt_prog *p, char *err, size_t errlen);
+** send, with the stages run in order and sends not waiting; else -1, why in
+** err (a stage that would wait for ever, a copy never received) and in *at
+** (when at is not NULL) the instruction it is about, or -1. */
+int  rt_prog_check_transfers(const rt_prog *p, int *at, char *err, size_t errlen);
 /* Human-readable listing (carve lower), one instruction a line. */
 char *rt_prog_dump(const rt_prog *p, arena *a);
 

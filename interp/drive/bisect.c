@@ -4,6 +4,7 @@
 #include "interp/drive/bisect.h"
 #include "util/mem.h"
 #include "runtime/comm_local.h"
+#include "runtime/dtype.h"
 #include "runtime/mesh.h"
 
 #include <math.h>
@@ -16,8 +17,8 @@ double bisect_error(rt_dtype t, const void *a, const void *b, int64_t n) {
   double num = 0, den = 0;
   int bad = 0;
   for (int64_t k = 0; k < n; k++) {
-    double x = t == RT_I32 ? ((const int32_t *)a)[k] : ((const float *)a)[k];
-    double y = t == RT_I32 ? ((const int32_t *)b)[k] : ((const float *)b)[k];
+    double x = rt_dtype_isfloat(t) ? rt_load_f(t, a, k) : (double)rt_load_i(t, a, k);
+    double y = rt_dtype_isfloat(t) ? rt_load_f(t, b, k) : (double)rt_load_i(t, b, k);
     if (!isfinite(x) || !isfinite(y)) {       /* -inf of a causal mask on both sides agrees */
       if (x != y && !(isnan(x) && isnan(y))) bad = 1;
       continue;
@@ -63,7 +64,7 @@ static void add_row(bisect_result *res, int value, double e, int *cap) {
 ** second step on the leaves too (they carry what earlier steps made). */
 static int compared(const progfile *f, const rt_prog *p, const lower_result *lr, int v, long steps) {
   int b = v < lr->nvals ? lr->buf_of[v] : -1;
-  if (b < 0 || (p->bufs[b].dtype != RT_F32 && p->bufs[b].dtype != RT_I32)) return 0;
+  if (b < 0 || (!rt_dtype_isfloat(p->bufs[b].dtype) && p->bufs[b].dtype != RT_I32)) return 0;
   if (f->leaves[v].name) return steps > 1 && p->bufs[b].kind == RT_BUF_INPUT;
   return p->bufs[b].kind == RT_BUF_OUTPUT;
 }

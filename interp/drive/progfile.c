@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_VERSION 9   /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
+#define PF_VERSION 10  /* 2: value, mode and the bytes of constants; 3: six inputs, hyper of adam and sgd;
                           4: adam reads lr sqrt(1 - beta2^t) / (1 - beta1^t) and eps sqrt(1 - beta2^t);
                           5: an ew may write the sums of its rows (in3), which an older carve
                              would not do: it refuses the version instead;
@@ -24,7 +24,9 @@
                           8: tensors of rank up to 16: an instruction's shape, strides and perm
                              list 16 entries (8 before);
                           9: fused elementwise steps, with their inputs' strides; the axes whose
-                             pieces are dealt zig-zag (a zigzag line after the mesh) */
+                             pieces are dealt zig-zag (a zigzag line after the mesh);
+                          10: a pipelined program: its stage axis (a stages line after the mesh),
+                              and the stages that hold each buffer and run each instruction */
 #define PF_RANK_V7 8   /* the entries of those lists in versions 1 to 7 */
 
 /* What a program file may hold. Everything read is checked against the
@@ -70,7 +72,9 @@ void progfile_describe(progfile *f, const ir_graph *g, const sh_plan *plan, cons
     x->op = v->kind == IR_OP ? ir_opinfo_of(v->op)->name : "";
     x->where = v->at.src ? diag_where(&f->mem, v->at) : "";
     x->sharding = plan && v->kind != IR_CONST ? shard_str(plan, i, &f->mem) : "";
-    if (plan && v->kind == IR_OP && !shard_keeps_partial(plan, i)) x->reduced = plan->lay[i].partial;
+    /* (the axes of the program's mesh: a pipeline's microbatch axis, the plan's last, is no device's) */
+    if (plan && v->kind == IR_OP && !shard_keeps_partial(plan, i))
+      x->reduced = plan->lay[i].partial & (prog->mesh_rank >= 32 ? ~0u : (1u << prog->mesh_rank) - 1);
     if (v->kind == IR_INPUT || v->kind == IR_PARAM || v->kind == IR_STATE) {
       f->leaves[i].name = v->name;
       f->leaves[i].kind = v->kind;
@@ -167,6 +171,7 @@ static void put_prog(strbuf *b, const rt_prog *p) {
   for (int i = 0; i < p->mesh_rank; i++) sb_printf(b, " %s %lld", p->axis_names[i], (long long)p->mesh[i]);
   sb_putc(b, '\n');
   if (p->zigzag) sb_printf(b, "zigzag %u\n", (unsigned)p->zigzag);
+  if (p->stage_axis >= 0) sb_printf(b, "stages %d\n", p->stage_axis);
   for (int g = 0; g < p->ngroups; g++) {
     int64_t ax[RT_MAXRANK];
     for (int i = 0; i < p->groups[g].naxes; i++) ax[i] = p->groups[g].axes[i];
@@ -184,7 +189,9 @@ static void put_prog(strbuf *b, const rt_prog *p) {
     put_list(b, x->global_shape, x->rank);
     sb_puts(b, " dims ");
     put_ilist(b, x->dim_group, x->rank);
-    sb_printf(b, " carry %d last %d\n", x->carry_from, x->last_use);
+    sb_printf(b, " carry %d last %d", x->carry_from, x->last_use);
+    if (p->stage_axis >= 0) sb_printf(b, " stages %llu", (unsigned long long)x->stages);
+    sb_putc(b, '\n');
   }
   for (int k = 0; k < p->ninstrs; k++) {
     const rt_instr *x = &p->instrs[k];
@@ -205,6 +212,7 @@ static void put_prog(strbuf *b, const rt_prog *p) {
     sb_printf(b, " sa %lld sb %lld sc %lld alpha %.9g beta %.9g nelem %lld", (long long)x->stride_a, (long long)x->stride_b,
               (long long)x->stride_c, (double)x->alpha, (double)x->beta, (long long)x->nelem);
     sb_printf(b, " value %.17g mode %d", x->value, x->mode);
+    if (p->stage_axis >= 0) sb_printf(b, " stages %llu", (unsigned long long)x->stages);
     if (x->op == RT_ADAM || x->op == RT_SGD)
       sb_printf(b, " hyper %.17g %.17g %.17g %.17g %.17g %.17g", x->hyper[0], x->hyper[1], x->hyper[2], x->hyper[3], x->hyper[4], x->hyper[5]);
     if ((x->op == RT_GATHER || x->op == RT_SCATTER) && x->data) put_index(b, x->data);
@@ -421,6 +429,24 @@ static int buf_fits(rd *r, const rt_prog *p, const char *name, rt_dtype dt, int 
   return 0;
 }
 
+/* " stages MASK" of a pipelined program's buffer or instruction: the
+** stages that hold or run it, a bit per stage (0: every one). */
+static int read_stages(rd *r, const rt_prog *p, uint64_t *mask) {
+  char w[64];
+  if (expect(r, "stages") < 0) return -1;
+  blank(r);
+  const char *at = r->p;
+  if (word(r, w, sizeof w) < 0) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long m = strtoull(w, &end, 10);
+  int64_t P = p->mesh[p->stage_axis];
+  if (*end || errno || w[0] == '-' || (P < 64 && m >> P))
+    return fail(r, at, "%s", arena_printf(r->a, "'%s' names stages the mesh does not have (%lld)" PF_EDITED, w, (long long)P));
+  *mask = m;
+  return 0;
+}
+
 static int read_buf(rd *r, rt_prog *p) {
   char w[64];
   const char *name, *at, *at_shape, *at_global, *at_dims;
@@ -454,6 +480,7 @@ static int read_buf(rd *r, rt_prog *p) {
   for (int i = 0; i < rank; i++) { b->global_shape[i] = global[i]; b->dim_group[i] = (int32_t)dims[i]; }
   b->carry_from = carry;
   b->last_use = last;
+  if (p->stage_axis >= 0 && read_stages(r, p, &b->stages) < 0) return -1;
   return end_of_line(r);
 }
 
@@ -650,6 +677,8 @@ static int read_instr(rd *r, rt_prog *p) {
   double value;
   int mode;
   if (expect(r, "value") < 0 || real(r, &value) < 0 || expect(r, "mode") < 0 || int_in(r, 0, 255, &mode) < 0) return -1;
+  uint64_t stages = 0;
+  if (p->stage_axis >= 0 && read_stages(r, p, &stages) < 0) return -1;
   for (int k = 0; k < RT_MAXIN; k++)
     if (in[k] < -1 || in[k] >= p->nbufs) return fail(r, at, "%s", "an instruction reads a buffer that does not exist");
   for (int i = 0; i < RT_MAXRANK; i++)
@@ -673,6 +702,7 @@ static int read_instr(rd *r, rt_prog *p) {
   x->nelem = nelem;
   x->value = value;
   x->mode = (uint8_t)mode;
+  x->stages = stages;
   rt_instr_dtypes(p, x);
   const char *why = sizes_fit(x);
   if (!why && rt_is_collective((rt_op)op)) why = collective_fits(r, p, x);
@@ -837,6 +867,15 @@ int progfile_read(progfile *f, diag *d, const char *path) {
       }
       f->prog.zigzag = (uint32_t)mask;
       if (end_of_line(&r) < 0) break;
+    } else if (!strcmp(w, "stages") && stage == 2 && f->prog.stage_axis < 0 && !f->prog.ngroups && !f->prog.nbufs) {
+      int axis;                           /* a pipelined program's stage axis (version 10) */
+      blank(&r);
+      const char *at_axis = r.p;
+      if (version < 10) { fail(&r, at, "%s", "a stages line in a program file before version 10" PF_EDITED); break; }
+      if (int_in(&r, 0, f->prog.mesh_rank - 1, &axis) < 0) break;
+      if (f->prog.mesh[axis] > 64) { fail(&r, at_axis, "%s", "a pipeline has at most 64 stages" PF_EDITED); break; }
+      f->prog.stage_axis = axis;
+      if (end_of_line(&r) < 0) break;
     } else if (!strcmp(w, "group") && stage == 2) {
       int id, n;
       int64_t ax[RT_MAXRANK];
@@ -882,6 +921,18 @@ int progfile_read(progfile *f, diag *d, const char *path) {
   for (int i = 0; i < f->prog.nbufs; i++) {
     int c = f->prog.bufs[i].carry_from;
     if (c < -1 || c >= f->prog.nbufs) return fail(&r, src->text, "%s", "a buffer carries from one that does not exist");
+  }
+  /* a pipeline's stages: every transfer between them arrives (else running it would hang), said at its instruction */
+  char why[512];
+  int bad;
+  if (rt_prog_check_transfers(&f->prog, &bad, why, sizeof why) < 0) {
+    const char *line = src->text;
+    for (int k = 0; k <= bad && line; ) {      /* the bad-th instruction's line */
+      if (!strncmp(line, "instr ", 6) && k++ == bad) break;
+      line = strchr(line, '\n');
+      if (line) line++;
+    }
+    return fail(&r, line ? line : src->text, "%s", arena_printf(&f->mem, "%s" PF_EDITED, why));
   }
   return 0;
 }

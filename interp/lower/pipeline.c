@@ -20,6 +20,7 @@
 ** its stage's (rt_prog_keep_stage).
 */
 #include "interp/lower/lower_int.h"
+#include "runtime/mesh.h"
 #include "util/mem.h"
 
 #include <stdint.h>
@@ -691,19 +692,40 @@ static void connect(pctx *c, int loss) {
    pipeline tactic added it), and leaves every group. */
 static void drop_micro_axis(pctx *c, uint32_t *partial, int nvals) {
   rt_prog *p = c->p;
+  char *had = mem_calloc((size_t)p->ngroups + 1, 1);   /* group -> it held the microbatch axis */
   for (int g = 0; g < p->ngroups; g++) {
     rt_group *gr = &p->groups[g];
     int k = 0;
     for (int a = 0; a < gr->naxes; a++) if (gr->axes[a] != c->micro) gr->axes[k++] = gr->axes[a];
+    had[g] = k < gr->naxes;
     gr->naxes = k;
   }
   p->mesh_rank = c->micro;
   for (int v = 0; v < nvals; v++) partial[v] &= ~(1u << c->micro);
+  /* a microbatch's buffer: its whole is one microbatch's, over the other axes of its dims' groups */
   for (int b = 0; b < p->nbufs; b++)
     for (int d = 0; d < p->bufs[b].rank; d++) {
-      int g = p->bufs[b].dim_group[d];
-      if (g >= 0 && p->groups[g].naxes == 0) p->bufs[b].dim_group[d] = -1;
+      rt_buf *x = &p->bufs[b];
+      int g = x->dim_group[d];
+      if (g < 0 || !had[g]) continue;
+      x->global_shape[d] = x->shape[d] * rt_mesh_group_size(p, g);
+      if (p->groups[g].naxes == 0) x->dim_group[d] = -1;
     }
+  /* groups that became one ({batch, micro} and {batch}) become one group */
+  int *to = mem_alloc(sizeof(int) * (size_t)(p->ngroups + 1)), n = 0;
+  for (int g = 0; g < p->ngroups; g++) {
+    to[g] = -1;
+    for (int h = 0; h < n && to[g] < 0; h++)
+      if (p->groups[h].naxes == p->groups[g].naxes && !memcmp(p->groups[h].axes, p->groups[g].axes, sizeof(int) * (size_t)p->groups[g].naxes))
+        to[g] = h;
+    if (to[g] < 0) { p->groups[n] = p->groups[g]; to[g] = n++; }
+  }
+  p->ngroups = n;
+  for (int i = 0; i < p->ninstrs; i++) if (p->instrs[i].group >= 0) p->instrs[i].group = to[p->instrs[i].group];
+  for (int b = 0; b < p->nbufs; b++)
+    for (int d = 0; d < p->bufs[b].rank; d++) if (p->bufs[b].dim_group[d] >= 0) p->bufs[b].dim_group[d] = to[p->bufs[b].dim_group[d]];
+  free(to);
+  free(had);
 }
 
 /* Group g without the microbatch axis (-1: no axis left). */
@@ -948,7 +970,7 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
     if (c.micro >= 0) drop_micro_axis(&c, partial, nv);
     rt_prog_finish(p);
     char why[512];
-    if (rt_prog_check_transfers(p, why, sizeof why) < 0) fail(&c, -1, why);
+    if (rt_prog_check_transfers(p, NULL, why, sizeof why) < 0) fail(&c, -1, why);
   }
   for (int s = 0; s < c.P; s++) { free(c.list[s].a); free(c.list[s].key); }
   free(c.list);

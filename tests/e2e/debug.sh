@@ -107,6 +107,37 @@ lower "$SRCDIR/tests/data/cp2.tac" -o "$tmp/cp.prog"
 grep -q "^zigzag 1$" "$tmp/cp.prog" && ok || bad "the zig-zag axes in a program file: $(sed -n 4,5p "$tmp/cp.prog")"
 expect_rc 0 "bisect ring attention over a sequence dealt zig-zag" "$CARVE" bisect "$tmp/cp.prog" "$tmp/one.prog"
 grep -q "^bisect: no value differs beyond 1e-4" "$tmp/out" && ok || bad "a context-parallel program: $(cat "$tmp/out")"
+# pipeline stages in a program file: each instruction and buffer with its
+# stages; the 4-layer GPT over 2 and 4 stages (zero-bubble) against one
+# device, and a file whose transfers were edited (re-stamped) is refused
+# at the receive that would wait for ever
+for t in pp2 pp4_zb; do
+  "$CARVE" lower "$SRCDIR/tests/data/gpt_pp_f64.cir" "$SRCDIR/tests/data/$t.tac" --train 'adam(lr = 1e-3)' -o "$tmp/$t.prog" > /dev/null 2> "$tmp/err" ||
+    bad "lower -o $t: $(cat "$tmp/err")"
+done
+"$CARVE" lower "$SRCDIR/tests/data/gpt_pp_f64.cir" --train 'adam(lr = 1e-3)' -o "$tmp/one64.prog" > /dev/null 2> "$tmp/err" || bad "lower -o one64: $(cat "$tmp/err")"
+grep -q "^stages 0$" "$tmp/pp2.prog" && ok || bad "the stage axis in a program file: $(sed -n 4,6p "$tmp/pp2.prog")"
+for t in pp2 pp4_zb; do
+  expect_rc 0 "bisect pipeline stages ($t)" "$CARVE" bisect "$tmp/$t.prog" "$tmp/one64.prog" --steps 2 --tolerance 1e-10
+  grep -q "^bisect: no value differs beyond 1e-10" "$tmp/out" && grep -q "(28[0-9] values of step 2 compared" "$tmp/out" && ok ||
+    bad "a pipelined program ($t): $(cat "$tmp/out")"
+done
+python3 - "$tmp/pp2.prog" "$tmp/pp2_hang.prog" <<'PY'
+import re, sys
+def fnv(b):                               # the program file's checksum (interp/drive/progfile.c)
+    h = 1469598103934665603
+    for c in b: h = ((h ^ c) * 1099511628211) & 0xffffffffffffffff
+    return h
+t = open(sys.argv[1], 'rb').read()
+body = t[:t.rfind(b'\nend ') + 1].split(b'\n')
+k = next(i for i, l in enumerate(body) if l.startswith(b'instr op recv'))
+body[k] = re.sub(rb' off (\d+)', lambda m: b' off %d' % (int(m.group(1)) + 1000), body[k], count=1)
+body = b'\n'.join(body)
+open(sys.argv[2], 'wb').write(body + b'end %016x\n' % fnv(body))
+PY
+expect_rc 1 "a pipelined program whose transfers were edited" "$CARVE" bisect "$tmp/pp2_hang.prog" "$tmp/one64.prog"
+grep -q "pp2_hang.prog:[0-9]*:1: error: the stages' transfers would wait for ever: stage 0 at instruction" "$tmp/err" && ok ||
+  bad "edited transfers: $(cat "$tmp/err")"
 expect_rc 2 "lower --keep-values without -o" "$CARVE" lower "$ex/gpt2_small.cir" --keep-values
 sed -i '20s/f32/i32/' "$tmp/bpmp.prog"
 expect_rc 1 "a changed program file" "$CARVE" bisect "$tmp/bpmp.prog" "$tmp/one.prog"

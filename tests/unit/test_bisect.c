@@ -230,8 +230,10 @@ static void lower_to_file(const session *s, const sh_plan *plan, int keep, int d
     x.data = y.data = NULL;
     cr_assert(!memcmp(&x, &y, sizeof x), "instruction %d differs", i);
   }
+  cr_assert_eq(g.prog.stage_axis, p.stage_axis);
   for (int i = 0; i < p.nbufs; i++) {
     cr_assert_eq(g.prog.bufs[i].kind, p.bufs[i].kind);
+    cr_assert_eq(g.prog.bufs[i].stages, p.bufs[i].stages);
     cr_assert_eq(g.prog.bufs[i].carry_from, p.bufs[i].carry_from);
     cr_assert(!memcmp(g.prog.bufs[i].dim_group, p.bufs[i].dim_group, sizeof p.bufs[i].dim_group));
   }
@@ -259,12 +261,21 @@ static void restamp(char *text) {
   sprintf(end + 1, "end %016llx\n", (unsigned long long)h);
 }
 
-/* the text of a program file of version 9 (without fused steps) as version
+/* text's first line made "carve-program v" (the buffer holds a character more) */
+static void set_version(char *text, int v) {
+  char head[32], *nl = strchr(text, '\n');
+  int hl = snprintf(head, sizeof head, "carve-program %d", v);
+  cr_assert(nl);
+  memmove(text + hl, nl, strlen(nl) + 1);
+  memcpy(text, head, (size_t)hl);
+}
+
+/* the text of a program file of version 10 (without fused steps) as version
 ** 7 wrote it: each instruction's shape, strides and perm cut to their first
 ** 8 entries */
 static void v7_of(const char *v8, char *out) {
   static const char *const keys[] = {" shape ", " stride0 ", " stride1 ", " stride2 ", " perm "};
-  cr_assert(!strncmp(v8, "carve-program 9\n", 16));
+  cr_assert(!strncmp(v8, "carve-program 10\n", 17));
   const char *p = v8;
   char *o = out;
   while (*p) {
@@ -289,8 +300,19 @@ static void v7_of(const char *v8, char *out) {
     p += len;
   }
   *o = 0;
-  out[14] = '7';
+  set_version(out, 7);
   restamp(out);
+}
+
+/* a program file's text, in a buffer of 16 MiB (a character spare past it) */
+static char *file_text(const char *path) {
+  char *text = calloc(1 << 24, 1);
+  FILE *f = fopen(path, "r");
+  cr_assert(text && f);
+  size_t n = fread(text, 1, (1 << 24) - 2, f);
+  fclose(f);
+  cr_assert(n > 0, "%s is empty", path);
+  return text;
 }
 
 /* a program file of this text is refused with a message holding want */
@@ -349,28 +371,21 @@ Test(bisect, saved_programs) {
   progfile_free(&a);
   diag_free(&d);
   refused(pb, "carve-program 1\nmodel m train 0 values 0\nmesh\nbuf 0 name \"x\"", ":4:");    /* located on its line */
-  refused(pb, "carve-program 10\n", "version 10");
+  refused(pb, "carve-program 11\n", "version 11");
   /* the program as run: its elementwise chains fused (the step's scalars:
   ** Adam's bias corrections); they read back the same (lower_to_file), and
   ** a file of an older version holding them is refused */
   lower_to_file(&s, s.plan, 0, 0, 1, pc);
-  char *old = calloc(1 << 24, 1);
-  FILE *fc = fopen(pc, "r");
-  cr_assert(fc);
-  size_t n = fread(old, 1, (1 << 24) - 1, fc);
-  fclose(fc);
-  cr_assert(n > 0 && !strncmp(old, "carve-program 9\n", 16) && strstr(old, "op fused "));
-  old[14] = '8';
+  char *old = file_text(pc);
+  cr_assert(!strncmp(old, "carve-program 10\n", 17) && strstr(old, "op fused "));
+  set_version(old, 8);
   restamp(old);
   refused(pb, old, "fused steps in a program file before version 9");
   /* an Adam update saved before its scalars changed is refused, not misread */
   lower_to_file(&s, s.plan, 0, 0, 0, pc);       /* updates fused, elementwise chains apart */
-  fc = fopen(pc, "r");
-  cr_assert(fc);
-  memset(old, 0, 1 << 24);
-  n = fread(old, 1, (1 << 24) - 1, fc);
-  fclose(fc);
-  cr_assert(n > 0 && !strncmp(old, "carve-program 9\n", 16) && strstr(old, "op adam ") && !strstr(old, "op fused "));
+  free(old);
+  old = file_text(pc);
+  cr_assert(!strncmp(old, "carve-program 10\n", 17) && strstr(old, "op adam ") && !strstr(old, "op fused "));
   /* a file of version 7 (8 entries in each instruction's fixed-rank lists)
   ** reads as the same program */
   char *v7 = calloc(1 << 24, 1);
@@ -389,12 +404,45 @@ Test(bisect, saved_programs) {
   progfile_free(&g7);
   progfile_free(&g8);
   diag_free(&d);
-  v7[14] = '3';     /* lists of 8 entries, as version 3 wrote them */
+  set_version(v7, 3);     /* lists of 8 entries, as version 3 wrote them */
   refused(pb, v7, "before version 4 reads other scalars; lower the model again");
   free(v7);
   free(old);
   unlink(pa);
   unlink(pb);
   unlink(pc);
+  session_free(&s);
+}
+
+/* A pipelined program in a file: its stage axis, and the stages that hold
+** each buffer and run each instruction, read back exactly (lower_to_file
+** compares every field); a stages line in a file of an older version, and
+** a stage the mesh does not have, are refused at their place. */
+Test(bisect, saved_pipelines) {
+  session s;
+  load(&s, "tests/data/gpt_pp.cir", "tests/data/pp2.tac", "sgd(lr = 0.1)");
+  char pa[] = "/tmp/carve_pp_XXXXXX", pb[] = "/tmp/carve_pq_XXXXXX";
+  int fa = mkstemp(pa), fb = mkstemp(pb);
+  cr_assert(fa >= 0 && fb >= 0);
+  close(fa);
+  close(fb);
+  lower_to_file(&s, s.plan, 0, 0, 1, pa);
+  char *text = file_text(pa);
+  cr_assert(strstr(text, "\nstages 0\n") && strstr(text, " stages 2\n"), "the stages are written");
+  char *copy = strdup(text);
+  set_version(copy, 9);
+  restamp(copy);
+  refused(pb, copy, "a stages line in a program file before version 10");
+  free(copy);
+  char *b = strstr(text, "\nbuf 0 ");
+  cr_assert(b);
+  char *st = strstr(b, " stages ");
+  cr_assert(st && st < strchr(b + 1, '\n'));
+  st[8] = '4';                            /* stage 2 of 2 */
+  restamp(text);
+  refused(pb, text, "names stages the mesh does not have (2)");
+  free(text);
+  unlink(pa);
+  unlink(pb);
   session_free(&s);
 }

@@ -723,7 +723,9 @@ static int check_transfers(const xf *t, int n, char *msg, size_t msglen) {
     in->stages = (uint64_t)1 << t[i].stage;
   }
   rt_prog_finish(&p);
-  int rc = rt_prog_check_transfers(&p, msg, msglen);
+  int at;
+  int rc = rt_prog_check_transfers(&p, &at, msg, msglen);
+  if (rc < 0) cr_expect(at >= 0 && at < n, "the instruction it is about: %d of %d", at, n);
   rt_prog_free(&p);
   return rc;
 }
