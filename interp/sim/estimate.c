@@ -94,11 +94,12 @@ static double reshard(const estimator *e, const ir_value *x, const sh_dim *from,
     else {
       double full = st[i].op == RT_ALL_GATHER || st[i].op == RT_ALL_REDUCE ? out : in;
       int64_t devs = layout_group_devices(p, st[i].axes);
-      double c = sim_coll_seconds(&e->o, st[i].op, st[i].axes, devs, full);
-      if (isnan(c)) c = 0;
+      /* (NaN: an axis with no link, the pipeline's microbatches, whose sums are adds on each device) */
+      double c = sim_coll_seconds(&e->o, st[i].op, st[i].axes, devs, full), lat = sim_coll_seconds(&e->o, st[i].op, st[i].axes, devs, 0);
+      if (isnan(c)) c = lat = 0;
       /* a tiny gradient's reduction joins the others' (lower.h): its bytes, not its latency */
       if (x->role == ROLE_GRAD && in <= (double)LOWER_TINY_BYTES && (st[i].op == RT_ALL_REDUCE || st[i].op == RT_REDUCE_SCATTER))
-        sec += c - sim_coll_seconds(&e->o, st[i].op, st[i].axes, devs, 0);
+        sec += c - lat;
       else
         sec += e->o.prof->launch + c;
     }
@@ -319,6 +320,9 @@ static void recost(estimator *e, int u, int save) {
   int64_t t;
   cost_op(e, u, &c, &m, &t);
   set_tmp(e, u, t);
+  /* (seconds held to what integer picoseconds hold: a cost past them would wrap the sums) */
+  c = c >= 0 && c < 1e6 ? c : c >= 1e6 ? 1e6 : 0;
+  m = m >= 0 && m < 1e6 ? m : m >= 1e6 ? 1e6 : 0;
   int64_t ct = (int64_t)llround(c * PS), mt = (int64_t)llround(m * PS);
   e->t_time += ct - e->time[u];
   e->t_comm += mt - e->comm[u];

@@ -473,6 +473,23 @@ static void whole_case(const char *model, const char *limit, const char *want_us
   unload(&s);
 }
 
+/* The search over the other axis after a pipeline (a 2 x 2 mesh): each
+   action's estimated step a time, not a sum wrapped past what it holds
+   (a reduction over the microbatches, an axis with no link, was costed
+   NaN: -9.2e9 ms). */
+Test(auto, estimates_after_a_pipeline_are_times, .init = init, .timeout = 300) {
+  setup s;
+  if (load_as(&s, "tests/data/gpt_pp.cir", ADAM, "version 1\nmesh a = 2, b = 2\n"
+              "tactic found = auto (memory_limit = 1500KiB, try = [pipeline], seed = 1)\nschedule found\n", 1) < 0)
+    cr_assert_fail("%s", diag_text(&s.d));
+  cr_assert(s.found && s.found->r.nacts > 0, "the search kept actions after the pipeline");
+  for (int k = 0; k < s.found->r.nacts; k++) {
+    double t = s.found->r.acts[k].after.seconds;
+    cr_expect(t > 0 && t < 1, "action %d: estimated step %g s", k, t);
+  }
+  unload(&s);
+}
+
 Test(auto, chooses_pipeline_or_context_under_a_limit, .init = init, .timeout = 300) {
   whole_case("tests/data/gpt_pp.cir", "memory_limit = 1900KiB", "use \"pipeline\" as found_pp (axis = a, microbatches = 8)",
              "use \"pipeline\" as found_pp (axis = a, microbatches = 8)\nschedule found_pp\n");
