@@ -76,7 +76,7 @@ static void print_time(strbuf *b, const sim_result *r, const rt_prog *p, int ove
 /* A pipeline: the bubble against the schedule's ideal, and each stage. */
 static void print_stages(strbuf *b, const sim_result *r, arena *a) {
   if (!r->stages) return;
-  sb_printf(b, "pipeline: %d stages", r->stages);
+  sb_printf(b, "pipeline: %d stage%s", r->stages, r->stages == 1 ? "" : "s");
   if (r->chunks > 1) sb_printf(b, " of %d parts each", r->chunks);
   sb_printf(b, ", %d microbatch%s; the busiest stage idles %.1f%% of the step (the bubble; equal stages idle %s = %.1f%%)\n",
             r->microbatches, r->microbatches == 1 ? "" : "es", 100 * r->bubble, r->zero_bubble ? "(p - 1) / (3 m + p - 1) with F, B and W alike" : r->chunks > 1 ? "(p - 1) / (v m + p - 1)" : "(p - 1) / (m + p - 1)",

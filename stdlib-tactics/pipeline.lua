@@ -27,7 +27,7 @@
 
 return function(ctx, args)
   ctx:axis(args)
-  local micro = ctx:pipeline(args)
+  local micro, batch = ctx:pipeline(args)
   if not micro then return end                                            -- one microbatch
   ctx:together(function()
     -- every microbatch sees the whole of each parameter and state: where an
@@ -35,6 +35,10 @@ return function(ctx, args)
     -- microbatch takes its rows of it
     for _, w in ipairs(ctx:values("param")) do ctx:replicate(w, micro) end
     for _, w in ipairs(ctx:values("state")) do ctx:replicate(w, micro) end
-    for _, x in ipairs(ctx:values("input")) do ctx:shard(x, 0, micro) end   -- the batch
+    -- the batch: the inputs whose first dim is the batch's (an input without
+    -- it, a bias fed as data, stays whole on every microbatch)
+    for _, x in ipairs(ctx:values("input")) do
+      if x.shape[1] == batch then ctx:shard(x, 0, micro) end
+    end
   end)
 end

@@ -35,8 +35,8 @@ void report_mesh(strbuf *b, const sh_plan *p) {
   sb_printf(b, "  (%lld device%s)\n", (long long)dev, dev == 1 ? "" : "s");
   if (p->pipe.axis >= 0) {
     static const char *const order[] = {"GPipe", "1F1B", "interleaved 1F1B", "zero-bubble (ZB-H1)"};   /* SH_GPIPE ... SH_ZB */
-    sb_printf(b, "pipeline: %lld stages over '%s', %lld microbatch%s a step, %s schedule", (long long)p->mesh.size[p->pipe.axis],
-              p->mesh.name[p->pipe.axis], p->pipe.micro >= 0 ? (long long)p->mesh.size[p->pipe.micro] : 1LL,
+    sb_printf(b, "pipeline: %lld stage%s over '%s', %lld microbatch%s a step, %s schedule", (long long)p->mesh.size[p->pipe.axis],
+              p->mesh.size[p->pipe.axis] == 1 ? "" : "s", p->mesh.name[p->pipe.axis], p->pipe.micro >= 0 ? (long long)p->mesh.size[p->pipe.micro] : 1LL,
               p->pipe.micro >= 0 && p->mesh.size[p->pipe.micro] > 1 ? "es" : "", order[p->pipe.order]);
     if (p->pipe.chunks > 1) sb_printf(b, " (%d parts a stage)", p->pipe.chunks);
     sb_putc(b, '\n');

@@ -1065,7 +1065,8 @@ static int ctx_axis(lua_State *L) {
 ** program is cut by the fewest values into parts of equal work. Returns
 ** the name of the microbatch axis: a virtual axis of the mesh, its pieces
 ** run one after another, over which the tactic splits the batch (nil for
-** one microbatch). */
+** one microbatch), and the batch: the first dim most inputs share, which
+** each device's rows of must divide into the microbatches. */
 static int ctx_pipeline(lua_State *L) {
   lapi_state *S = check_ctx(L);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -1134,6 +1135,28 @@ static int ctx_pipeline(lua_State *L) {
       lua_pop(L, 1);
     }
   }
+  /* the batch: the first dim most inputs share (the larger on a tie); an
+     input without it (a bias fed as data) stays whole on every microbatch */
+  int64_t batch = 0;
+  int most = 0;
+  for (int v = 0; v < g->nvals; v++) {
+    const ir_value *x = g->vals[v];
+    if (x->kind != IR_INPUT || x->shape.rank < 1) continue;
+    int n = 0;
+    for (int w = 0; w < g->nvals; w++)
+      n += g->vals[w]->kind == IR_INPUT && g->vals[w]->shape.rank >= 1 && g->vals[w]->shape.d[0] == x->shape.d[0];
+    if (n > most || (n == most && x->shape.d[0] > batch)) most = n, batch = x->shape.d[0];
+  }
+  for (int v = 0; v < g->nvals && m > 1; v++) {    /* each device's rows of it divide into the microbatches */
+    const ir_value *x = g->vals[v];
+    if (x->kind != IR_INPUT || x->shape.rank < 1 || x->shape.d[0] != batch) continue;
+    ir_shape local = x->shape;
+    shard_local(p, v, &local);
+    if (local.d[0] % m)
+      return ctx_fail(L, S, "microbatches", "pipeline: %lld microbatches do not divide the %lld rows of the batch a device holds "
+                      "('%s', dim 0 of %lld%s); give a number of microbatches that divides %lld", (long long)m, (long long)local.d[0],
+                      x->name, (long long)batch, local.d[0] < batch ? ", split over other axes" : "", (long long)local.d[0]);
+  }
   if (m == 1) {                     /* one microbatch: the stages alone, no axis to split the batch over */
     p->pipe = (sh_pipe){axis, -1, ord, (int)chunks, ncuts, cuts, S->t->name, S->t->decl};
     lua_pushnil(L);
@@ -1148,7 +1171,8 @@ static int ctx_pipeline(lua_State *L) {
   p->mesh.virt |= 1u << micro;
   p->pipe = (sh_pipe){axis, micro, ord, (int)chunks, ncuts, cuts, S->t->name, S->t->decl};
   lua_pushstring(L, name);
-  return 1;
+  lua_pushinteger(L, batch);
+  return 2;
 }
 
 /* ctx:ring([args]): fused attention may keep its sequence split from now

@@ -215,6 +215,7 @@ static pcase pcases[] = {
   {"../tests/data/gpt_pp.cir", "../tests/data/pp_bp_z3.tac", "sgd(lr = 0.1, momentum = 0.9)", 4, 0, 1},
   {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp_bp_z3.tac", "adam(lr = 1e-3)", 4},
   {"mlp_small.cir", "../tests/data/pp2.tac", "sgd(lr = 0.1)", 2},
+  {"../tests/data/pp_bias_input.cir", "../tests/data/pp2.tac", "adam(lr = 1e-3)", 2},   /* an input kept whole on the microbatches */
   /* a stage's reductions after its last microbatch joined in buckets of 1 MiB (the updates moved out from between them) */
   {"../tests/data/gpt_pp_f64.cir", "../tests/data/pp_bp_mp.tac", "adam(lr = 1e-3)", 8, 1 << 20},
   {"../tests/data/gpt_pp.cir", "../tests/data/pp_bp_z3.tac", "sgd(lr = 0.1, momentum = 0.9)", 4, 1 << 20},
