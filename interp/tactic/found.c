@@ -64,7 +64,8 @@ void tactic_found_summary(strbuf *b, const tactic_found *x, const char *prefix, 
       const tactic_tried *t = &x->tried[i];
       sb_printf(b, "%s  %-*s ", prefix, w, t->use ? t->use : "the search alone");
       if (!t->ok) sb_printf(b, "does not apply%s%s", t->why ? ": " : "", t->why ? t->why : "");
-      else sb_printf(b, "%s, %s%s", secs(a, t->seconds), report_bytes(a, t->memory), t->memory > o->memory_limit ? " (over the limit)" : "");
+      else sb_printf(b, "%s, %s%s%s", secs(a, t->seconds), report_bytes(a, t->memory), t->memory > o->memory_limit ? " (over the limit)" : "",
+                     t->after ? " (after the search, which splits the batch)" : "");
       sb_puts(b, i == x->chosen ? "   <- kept\n" : "\n");
     }
   }
@@ -136,8 +137,9 @@ int tactic_found_text(const tac_file *f, const sh_plan *p, const tactic_found *l
       if (strcmp(sched->names[i], x->name)) continue;
       strbuf s;
       sb_init(&s);
-      if (w) sb_printf(&s, "%s%s", w->name, x->r.nacts ? ", " : "");
+      if (w && !w->after) sb_printf(&s, "%s%s", w->name, x->r.nacts ? ", " : "");
       for (int k = 0; k < x->r.nacts; k++) sb_printf(&s, "%s%s", k ? ", " : "", action_name(a, x, k));
+      if (w && w->after) sb_printf(&s, "%s%s", x->r.nacts ? ", " : "", w->name);   /* a pipeline after what splits the batch */
       e[ne++] = (edit){sched->name_offs[i], sched->name_offs[i] + (uint32_t)strlen(x->name), arena_strndup(a, sb_str(&s), s.n)};
       sb_free(&s);
     }

@@ -370,34 +370,38 @@ static int apply_use(tactic_ctx *c, const char *name, const char *line, diag *d)
 }
 
 /* One plan of an auto tactic with try = [...]: t's strategy applied (none
-** for the search alone), then the search over the axes left, into r. With
-** quiet, errors go nowhere and only the figures are kept. */
+** for the search alone), then the search over the axes left, into r; or,
+** with t->after, the search first and the strategy after it (a pipeline,
+** which must come after what splits the batch), the plan then simulated
+** whole. With quiet, errors go nowhere and only the figures are kept. */
 static int try_plan(tactic_ctx *c, tactic_found *x, tactic_tried *t, uint32_t axes, int quiet, search_result *r) {
   diag scratch, *d = c->d;
   if (quiet) { diag_init(&scratch); d = &scratch; }
   memset(r, 0, sizeof *r);
   loc decl = c->p->at;                   /* the auto tactic's: what is said after is said there */
-  int rc = t->use ? apply_use(c, t->name, t->use, d) : 0;
+  search_opts o = x->opts;
+  o.axes = axes;
+  int rc = 0, applied = 1, whole = !axes;   /* whole: figures taken of the plan as it stands, not the search's */
+  if (t->use && !t->after) applied = (rc = apply_use(c, t->name, t->use, d)) == 0;
   c->p->at = decl;
-  t->ok = rc == 0;
-  if (rc == 0) {
-    search_opts o = x->opts;
-    o.axes = axes;
-    if (axes) rc = search_run(c->p, &o, x->name, c->mem, r, d);
-    else if ((rc = search_simulate(c->p, &o, c->mem, &r->sim_found, &r->mem_found, d)) == 0) {
-      r->sim_start = r->sim_found;
-      r->mem_start = r->mem_found;
-      r->fits = r->mem_found <= o.memory_limit;
-      if (!r->fits && !quiet)
-        rc = diag_error(d, decl, "nothing auto tried fits in %.1f MiB a device: the smallest plan (%s) needs %.1f MiB; raise "
-                        "memory_limit, add devices, or search more axes", o.memory_limit / 1048576, t->use ? t->use : "the search alone",
-                        r->mem_found / 1048576);
-    }
-    /* a plan over the limit still has its figures (the search says so by failing) */
-    t->ok = rc == 0 || r->mem_found > 0;
-    t->seconds = r->sim_found;
-    t->memory = r->mem_found;
+  if (rc == 0 && axes) rc = search_run(c->p, &o, x->name, c->mem, r, d);
+  if (t->use && t->after && (rc == 0 || r->mem_found > 0)) {   /* (a search over the limit still leaves its plan) */
+    applied = (rc = apply_use(c, t->name, t->use, d)) == 0;
+    c->p->at = decl;
+    whole = 1;
   }
+  if (applied && rc == 0 && whole && (rc = search_simulate(c->p, &o, c->mem, &r->sim_found, &r->mem_found, d)) == 0) {
+    if (!axes) { r->sim_start = r->sim_found; r->mem_start = r->mem_found; }
+    r->fits = r->mem_found <= o.memory_limit;
+    if (!r->fits && !quiet)
+      rc = diag_error(d, decl, "nothing auto tried fits in %.1f MiB a device: the smallest plan (%s) needs %.1f MiB; raise "
+                      "memory_limit, add devices, or search more axes", o.memory_limit / 1048576, t->use ? t->use : "the search alone",
+                      r->mem_found / 1048576);
+  }
+  /* a plan over the limit still has its figures (the search says so by failing) */
+  t->ok = applied && (rc == 0 || r->mem_found > 0);
+  t->seconds = r->sim_found;
+  t->memory = r->mem_found;
   if (quiet && !t->ok) {                 /* the first error's message, for the list of what was tried */
     const char *m = strstr(diag_text(&scratch), "error: "), *end = m ? strchr(m, '\n') : NULL;
     if (m) t->why = arena_strndup(c->mem, m + 7, end ? (size_t)(end - m - 7) : strlen(m + 7));
@@ -445,8 +449,17 @@ static int run_whole(tactic_ctx *c, tactic_found *x) {
   double start_s = 0, start_m = 0;       /* the plan before it all */
   for (int i = 0; i < n; i++) {
     search_result r;
-    try_plan(c, x, &t[i], t[i].axis >= 0 ? x->opts.axes & ~(1u << t[i].axis) : x->opts.axes, 1, &r);
+    uint32_t axes = t[i].axis >= 0 ? x->opts.axes & ~(1u << t[i].axis) : x->opts.axes;
+    try_plan(c, x, &t[i], axes, 1, &r);
     shard_rollback(c->p, m0);
+    if (!t[i].ok && t[i].use && strstr(t[i].use, "\"pipeline\"") && axes) {   /* the search split the batch: the pipeline after it */
+      tactic_tried again = t[i];
+      again.after = 1;
+      again.why = NULL;
+      try_plan(c, x, &again, axes, 1, &r);
+      shard_rollback(c->p, m0);
+      if (again.ok) t[i] = again;
+    }
     if (i == 0) { start_s = r.sim_start; start_m = r.mem_start; }
     if (i && better_tried(&x->opts, &t[i], &t[best])) best = i;
   }

@@ -20,6 +20,7 @@ typedef struct tactic_tried {
   double seconds, memory;         /* simulated, with the search over the other axes after it */
   int ok;                         /* it applied (a pipeline whose microbatches do not divide the batch does not) */
   const char *why;                /* when it did not: its first error, without the place */
+  int after;                      /* applied after the search (a pipeline whose batch the search splits), not before */
 } tactic_tried;
 
 typedef struct tactic_found {
