@@ -50,10 +50,15 @@ int cli_lower(const cli_opts *o) {
        tensor it holds, and so where its slices and offsets fall */
     printf("rank %d of %d, mesh coordinates:", rank, ndev);
     for (int i = 0; i < p.mesh_rank; i++) printf(" %s=%d", p.axis_names[i], rt_mesh_coord(&p, rank, i));
-    printf("\n(every rank runs the same instructions on its own pieces)\n\nthis rank's pieces of the inputs and parameters:\n");
+    int stage = p.stage_axis >= 0 ? rt_prog_stage(&p, rank) : -1;
+    if (stage >= 0)
+      printf("\n(the ranks of stage %d run its instructions, marked [stage %d] below, each on its own pieces)\n\n"
+             "this rank's pieces of the inputs and parameters its stage holds:\n", stage, stage);
+    else
+      printf("\n(every rank runs the same instructions on its own pieces)\n\nthis rank's pieces of the inputs and parameters:\n");
     for (int b = 0; b < p.nbufs; b++) {
       const rt_buf *rb = &p.bufs[b];
-      if (rb->kind != RT_BUF_INPUT) continue;
+      if (rb->kind != RT_BUF_INPUT || (stage >= 0 && !rt_stage_holds(&p, stage, b))) continue;
       int64_t off[2][RT_MAXRANK], shape[RT_MAXRANK];
       int nblk, z;
       rt_mesh_blocks(&p, rank, b, off, shape, &nblk, &z);

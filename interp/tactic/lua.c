@@ -1086,6 +1086,7 @@ static int ctx_pipeline(lua_State *L) {
   lua_getfield(L, 2, "microbatches");
   int isnum = 0;
   lua_Integer m = lua_tointegerx(L, -1, &isnum);
+  if (lua_type(L, -1) != LUA_TNUMBER) isnum = 0;   /* (not "4", a string Lua would take for a number) */
   if (lua_isnil(L, -1)) m = p->mesh.size[axis], isnum = 1;
   if (!isnum || m < 1 || m > 4096)
     return ctx_fail(L, S, "microbatches", "pipeline: microbatches must be a whole number from 1 to 4096");
@@ -1099,7 +1100,7 @@ static int ctx_pipeline(lua_State *L) {
   lua_getfield(L, 2, "chunks");
   if (!lua_isnil(L, -1)) {
     chunks = lua_tointegerx(L, -1, &isnum);
-    if (!isnum || chunks < 1 || chunks > 64)
+    if (!isnum || lua_type(L, -1) != LUA_TNUMBER || chunks < 1 || chunks > 64)
       return ctx_fail(L, S, "chunks", "pipeline: chunks (the parts of the program each stage holds) must be a whole number from 1 to 64");
     if (ord != SH_INTERLEAVED && chunks > 1)
       return ctx_fail(L, S, "chunks", "pipeline: chunks is the interleaved schedule's; give order = \"interleaved\" with it");

@@ -117,6 +117,10 @@ for t in pp2 pp4_zb; do
 done
 "$CARVE" lower "$SRCDIR/tests/data/gpt_pp_f64.cir" --train 'adam(lr = 1e-3)' -o "$tmp/one64.prog" > /dev/null 2> "$tmp/err" || bad "lower -o one64: $(cat "$tmp/err")"
 grep -q "^stages 0$" "$tmp/pp2.prog" && ok || bad "the stage axis in a program file: $(sed -n 4,6p "$tmp/pp2.prog")"
+# carve lower --rank of a pipelined plan: the rank's stage, and only what that stage holds
+"$CARVE" lower "$SRCDIR/tests/data/gpt_pp.cir" "$SRCDIR/tests/data/pp4_zb.tac" --train 'sgd(lr = 0.1)' --rank 3 > "$tmp/r3" 2> "$tmp/err"
+grep -q "^(the ranks of stage 3 run its instructions" "$tmp/r3" && grep -q "^  l3.mlp.w1 " "$tmp/r3" && ! grep -q "^  l0.mlp.w1 " "$tmp/r3" && ok ||
+  bad "lower --rank 3 of a pipeline: $(head -8 "$tmp/r3") $(cat "$tmp/err")"
 for t in pp2 pp4_zb; do
   expect_rc 0 "bisect pipeline stages ($t)" "$CARVE" bisect "$tmp/$t.prog" "$tmp/one64.prog" --steps 2 --tolerance 1e-10
   grep -q "^bisect: no value differs beyond 1e-10" "$tmp/out" && grep -q "(28[0-9] values of step 2 compared" "$tmp/out" && ok ||

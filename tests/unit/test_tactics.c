@@ -1241,6 +1241,8 @@ Test(pipeline, cuts_and_errors) {
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, at = [\"xf\"])\nschedule pp\n", NULL},
     {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = 0)\nschedule pp\n",
      "error: pipeline: microbatches must be a whole number from 1 to 4096"},
+    {"version 1\nmesh stage = 2\nuse \"pipeline\" as pp (axis = stage, microbatches = \"4\")\nschedule pp\n",
+     "t.tac:3:52: error: pipeline: microbatches must be a whole number from 1 to 4096"},
     {"version 1\nmesh stage = 2, batch = 2\nuse \"batch\" as bp (axis = batch)\nuse \"pipeline\" as pp (axis = stage, microbatches = 8)\n"
      "schedule bp, pp\n",
      "t.tac:4:52: error: pipeline: 8 microbatches do not divide the 4 rows of the batch a device holds ('ids', dim 0 of 8, split over "
