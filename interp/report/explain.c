@@ -143,6 +143,13 @@ static void explain_stage(strbuf *b, const sh_plan *p, int id) {
     if (v->kind != IR_OP) sb_printf(b, ": each stage that reads it holds its own copy%s\n", n > 1 ? " (updated alike on each)" : "");
     else if (v->origin >= 0 && !fwd[id] && mask[v->origin] == mask[id])
       sb_printf(b, ": the backward pass of '%s', where that runs\n", g->vals[v->origin]->name);
+    else if (v->origin >= 0 && !fwd[id] && g->vals[v->origin]->kind != IR_OP && (mask[v->origin] & (mask[v->origin] - 1))) {
+      /* a weight two stages read (a tied embedding): each adds its own part over the microbatches */
+      sb_printf(b, ": the gradient of '%s', which stages", g->vals[v->origin]->name);
+      for (int s = 0, k = 0; s < P; s++) if (mask[v->origin] >> s & 1) sb_printf(b, "%s %d", k++ ? "," : "", s);
+      sb_puts(b, " read: each sums its own part over the microbatches, the others' sums come here once a step, and the "
+                 "whole gradient goes back to them (each updates its copy alike)\n");
+    }
     else if (v->origin >= 0 && !fwd[id])
       sb_printf(b, ": the backward pass of '%s', a sum of gradients that all come from here; taken here, one value "
                 "travels back rather than each part\n", g->vals[v->origin]->name);

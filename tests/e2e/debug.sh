@@ -117,6 +117,11 @@ for t in pp2 pp4_zb; do
 done
 "$CARVE" lower "$SRCDIR/tests/data/gpt_pp_f64.cir" --train 'adam(lr = 1e-3)' -o "$tmp/one64.prog" > /dev/null 2> "$tmp/err" || bad "lower -o one64: $(cat "$tmp/err")"
 grep -q "^stages 0$" "$tmp/pp2.prog" && ok || bad "the stage axis in a program file: $(sed -n 4,6p "$tmp/pp2.prog")"
+# carve explain of a pipelined plan: where a value runs, and why there
+"$CARVE" explain "$SRCDIR/tests/data/gpt_pp.cir" "$SRCDIR/tests/data/pp4_zb.tac" grad.wte --train 'sgd(lr = 0.1)' > "$tmp/ex" 2>&1
+grep -q "on stage 0: the gradient of 'wte', which stages 0, 3 read: each sums its own part" "$tmp/ex" && ok || bad "explain grad.wte: $(cat "$tmp/ex")"
+"$CARVE" explain "$SRCDIR/tests/data/gpt_pp.cir" "$SRCDIR/tests/data/pp4_zb.tac" x1 --train 'sgd(lr = 0.1)' > "$tmp/ex" 2>&1
+grep -q "it ends stage 0: each microbatch's piece goes to stage 1" "$tmp/ex" && ok || bad "explain x1: $(cat "$tmp/ex")"
 # carve lower --rank of a pipelined plan: the rank's stage, and only what that stage holds
 "$CARVE" lower "$SRCDIR/tests/data/gpt_pp.cir" "$SRCDIR/tests/data/pp4_zb.tac" --train 'sgd(lr = 0.1)' --rank 3 > "$tmp/r3" 2> "$tmp/err"
 grep -q "^(the ranks of stage 3 run its instructions" "$tmp/r3" && grep -q "^  l3.mlp.w1 " "$tmp/r3" && ! grep -q "^  l0.mlp.w1 " "$tmp/r3" && ok ||
