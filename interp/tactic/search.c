@@ -127,10 +127,12 @@ int search_opts_read(const sh_plan *p, const tac_file *f, const tac_decl *x, con
       int n = v->kind == TAC_VLIST ? v->nitems : 1;
       for (int k = 0; k < n; k++) {
         const tac_value *it = v->kind == TAC_VLIST ? &v->items[k] : v;
-        if (is_word(it) && !strcmp(it->text, "context")) o->try_whole |= SEARCH_TRY_CONTEXT;
-        else if (is_word(it) && !strcmp(it->text, "pipeline")) o->try_whole |= SEARCH_TRY_PIPELINE;
-        else return diag_error(d, at(f, it->off), "try takes the strategies that take a whole axis: context and pipeline, "
-                               "as in try = [context, pipeline]");
+        unsigned bit = is_word(it) && !strcmp(it->text, "context") ? SEARCH_TRY_CONTEXT
+                     : is_word(it) && !strcmp(it->text, "pipeline") ? SEARCH_TRY_PIPELINE : 0;
+        if (!bit) return diag_error(d, at(f, it->off), "try takes the strategies that take a whole axis: context and pipeline, "
+                                    "as in try = [context, pipeline]");
+        if (o->try_whole & bit) return diag_error(d, at(f, it->off), "try names '%s' twice", it->text);
+        o->try_whole |= bit;
       }
     } else if (!strcmp(g->key, "beam")) {
       if (v->kind != TAC_VINT || v->i < 1 || v->i > 64) return diag_error(d, at(f, v->off), "beam takes the number of plans kept each round, 1 to 64");

@@ -417,6 +417,7 @@ Test(auto, argument_errors_are_located, .init = init) {
     {"device = \"no-such-device\"", "t.tac:3:"},
     {"beam = 0", "t.tac:3:"},
     {"try = [zigzag]", "t.tac:3:25: error: try takes the strategies that take a whole axis: context and pipeline"},
+    {"try = [pipeline, pipeline]", "t.tac:3:35: error: try names 'pipeline' twice"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char tac[300];
