@@ -4,7 +4,7 @@
 --
 -- The program is cut into as many stages as the axis has devices: where
 -- the fewest values cross from one part to the next (the residual stream
--- between blocks) into parts of about equal work, or at the values that
+-- between blocks), the busiest part as little busy as can be, or at the values that
 -- `at = ["h3", "h6"]` names (each ends a stage). Each device computes its
 -- stage's forward and backward pass and holds its stage's weights; the
 -- activations travel to the next stage and their gradients back, by

@@ -4,7 +4,7 @@
 ** The forward pass is cut into as many stages as the stage axis has
 ** devices: at the values the tactic names, or else where the fewest
 ** values cross from one part to the next (the residual stream between
-** blocks) into parts of about equal work. A forward value that depends on
+** blocks), the places that make the busiest part least busy. A forward value that depends on
 ** an input runs on its stage; a backward value runs where the forward
 ** value whose gradient rule made it runs (ir_value.origin), but a sum of
 ** gradients runs where its last part is made. Everything
@@ -17,6 +17,7 @@
 #include "util/mem.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* A rough count of a forward value's work: its elements, times what a
@@ -34,7 +35,7 @@ static double work_of(const ir_graph *g, const ir_value *v) {
 }
 
 /* The values that end stages 0 .. n-2, where the fewest values cross into
-   the next part, about equal work apart. -1 with an error when the program
+   the next part, the busiest part as little busy as can be. -1 with an error when the program
    has fewer such places than it needs. */
 static int find_cuts(const sh_plan *p, const char *staged, int n, int *cuts, diag *d) {
   const ir_graph *g = p->g;
@@ -57,17 +58,40 @@ static int find_cuts(const sh_plan *p, const char *staged, int n, int *cuts, dia
     cum[v] = total;
   }
   for (int v = 0; v < laststaged; v++) if (staged[v] && (best < 0 || cross[v] < best)) best = cross[v];
-  int got = 0, prev = -1;
-  for (int k = 1; k < n; k++) {
-    double want = total * k / n;
-    int pick = -1;
-    for (int v = prev + 1; v < laststaged; v++) {
-      if (!staged[v] || cross[v] != best) continue;
-      if (pick < 0 || (cum[v] - want) * (cum[v] - want) < (cum[pick] - want) * (cum[pick] - want)) pick = v;
+  /* the places, and of them the n - 1 that make the busiest part the least
+     busy (the step goes at the pace of the slowest stage): over each place
+     as the k-th cut, the least busiest part so far (f) and the cut before */
+  int m = 0, got = 0;
+  int *at = mem_alloc(sizeof(int) * (size_t)(nv + 1));
+  for (int v = 0; v < laststaged; v++) if (staged[v] && cross[v] == best) at[m++] = v;
+  if (m >= n - 1 && n > 1) {
+    double *f = mem_alloc(sizeof(double) * (size_t)m * (size_t)(n - 1));
+    int *from = mem_alloc(sizeof(int) * (size_t)m * (size_t)(n - 1));
+    for (int i = 0; i < m; i++) { f[i] = cum[at[i]]; from[i] = -1; }
+    for (int k = 1; k < n - 1; k++)
+      for (int i = 0; i < m; i++) {
+        double *fk = &f[(size_t)k * (size_t)m], *fp = &f[(size_t)(k - 1) * (size_t)m];
+        fk[i] = INFINITY;
+        from[(size_t)k * (size_t)m + (size_t)i] = -1;
+        for (int j = k - 1; j < i; j++) {
+          double busiest = fmax(fp[j], cum[at[i]] - cum[at[j]]);
+          if (fp[j] < INFINITY && busiest < fk[i]) { fk[i] = busiest; from[(size_t)k * (size_t)m + (size_t)i] = j; }
+        }
+      }
+    int last_cut = -1;
+    double bestmax = INFINITY;
+    for (int i = n - 2; i < m; i++) {
+      double busiest = fmax(f[(size_t)(n - 2) * (size_t)m + (size_t)i], total - cum[at[i]]);
+      if (busiest < bestmax) { bestmax = busiest; last_cut = i; }
     }
-    if (pick < 0) break;
-    cuts[got++] = prev = pick;
+    for (int k = n - 2, i = last_cut; k >= 0 && i >= 0; i = from[(size_t)k * (size_t)m + (size_t)i], k--) cuts[k] = at[i];
+    got = last_cut >= 0 ? n - 1 : 0;
+    free(f);
+    free(from);
+  } else {
+    got = m;
   }
+  free(at);
   free(last);
   free(cross);
   free(cum);
