@@ -64,6 +64,14 @@ static int find_cuts(const sh_plan *p, const char *staged, int n, int *cuts, dia
   int m = 0, got = 0;
   int *at = mem_alloc(sizeof(int) * (size_t)(nv + 1));
   for (int v = 0; v < laststaged; v++) if (staged[v] && cross[v] == best) at[m++] = v;
+  /* (the search below costs m^2 n: past 2 x 10^7, every k-th place only, so that a long chain of ops stays quick) */
+  int64_t budget = 20000000, keep = m;
+  while (keep > n && (double)keep * (double)keep * (double)n > (double)budget) keep = keep * 3 / 4;
+  if (keep < m) {
+    int w = 0;
+    for (int64_t i = 0; i < keep; i++) at[w++] = at[(int)(i * m / keep)];
+    m = w;
+  }
   if (m >= n - 1 && n > 1) {
     double *f = mem_alloc(sizeof(double) * (size_t)m * (size_t)(n - 1));
     int *from = mem_alloc(sizeof(int) * (size_t)m * (size_t)(n - 1));
