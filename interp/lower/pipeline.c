@@ -17,9 +17,10 @@
 ** another reads travels by a send placed after its last write and a
 ** receive before its first read. The program lists stage 0's
 ** instructions, then stage 1's, each marked with its stage; a device runs
-** its stage's (rt_prog_keep_stage).
+** its stage's (rt_prog_keep_stage). The schedules' orders are
+** interp/lower/pipe_sched.c's.
 */
-#include "interp/lower/lower_int.h"
+#include "interp/lower/pipe_int.h"
 #include "runtime/mesh.h"
 #include "util/mem.h"
 
@@ -27,39 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* a stage's instructions, each with its place in the order of one device
-   running the whole batch (pre, then each microbatch's forward and
-   backward, then post): which write of a buffer a reader needs */
-typedef struct ilist { rt_instr *a; int64_t *key; int n, cap; } ilist;
-
-typedef struct pctx {
-  const ir_graph *g;
-  const sh_plan *plan;
-  rt_prog *p;
-  diag *d;
-  int P, M, micro, failed;
-  uint64_t *vmask;      /* IR value -> its stages */
-  char *fwd;            /* IR value -> in the forward pass */
-  int n0, nb0;          /* instructions and buffers of the SPMD program */
-  rt_instr *ins;        /* its instructions (a copy) */
-  uint64_t *imask;      /* instruction -> its stages */
-  char *vary;           /* instruction -> reads a microbatch's piece (repeated for each) */
-  char *acc;            /* instruction -> a sum over the microbatches */
-  char *post;           /* instruction -> reads such a sum (runs after the last microbatch) */
-  char *bwd;            /* varying instruction -> in the backward pass */
-  char *wpass;          /* backward instruction -> makes only weights' gradients (zero-bubble's W pass) */
-  struct slot **zb;     /* the zero-bubble schedule: stage -> its slots (3 M) */
-  int V;                /* parts a stage holds (the interleaved schedule's chunks), else 1 */
-  int *part;            /* IR value -> its part of the program (shard_stages), -1: where read */
-  int *chunk;           /* varying instruction -> which of its stage's parts it belongs to */
-  char *vbuf;           /* buffer -> one per microbatch */
-  char *accout;         /* buffer -> a sum over the microbatches writes it */
-  int **copy;           /* varying buffer -> its buffer for each microbatch */
-  int *rest;            /* group -> the group without the microbatch axis (-1: none left) */
-  int *sum;             /* accumulating instruction -> the buffer it accumulates into */
-  ilist *list;          /* per stage */
-} pctx;
 
 static rt_instr *push(ilist *l, const rt_instr *x, int64_t key) {
   if (l->n == l->cap) {
@@ -78,7 +46,7 @@ static int64_t key_pre(const pctx *c, int i) { (void)c; return 2 * (int64_t)i; }
 static int64_t key_micro(const pctx *c, int i, int j, int back) { return 2 * ((int64_t)(c->n0 + 1) * (1 + 2 * j + back) + i); }
 static int64_t key_post(const pctx *c, int i) { return 2 * ((int64_t)(c->n0 + 1) * (1 + 2 * (int64_t)c->M) + i); }
 
-static int fail(pctx *c, int i, const char *what) {
+int pipe_fail(pctx *c, int i, const char *what) {
   if (c->failed) return -1;
   c->failed = 1;
   int src = i >= 0 ? c->ins[i].src : -1;
@@ -95,7 +63,6 @@ static int group_has(const rt_prog *p, int g, int axis) {
 
 /* ---- what repeats for each microbatch ---- */
 
-static int reads(const rt_instr *x, int b);
 
 /* One pass in program order with each buffer's state: the same in every
    microbatch (0), one per microbatch (1), or their sum (2). A buffer that
@@ -116,7 +83,7 @@ static void classify(pctx *c) {
        (a parameter's gradient whose rows the microbatches took apart) */
     if (x->op == RT_ALL_REDUCE || (x->op == RT_ALL_GATHER && p->groups[x->group].naxes == 1)) { c->acc[i] = 1; c->accout[x->out] = 1; }
     else if (x->op != RT_SHARD_SLICE)
-      fail(c, i, "would move values between microbatches (a collective over the microbatch axis other than a sum); "
+      pipe_fail(c, i, "would move values between microbatches (a collective over the microbatch axis other than a sum); "
                  "split the batch over that axis only through the pipeline tactic");
   }
   /* a ring's receive (ring attention) is one per microbatch when its send is */
@@ -132,7 +99,7 @@ static void classify(pctx *c) {
     for (int i = 0; i < c->n0 && !c->failed; i++) {
       const rt_instr *x = &c->ins[i];
       if (c->acc[i]) {
-        if (state[x->in[0]] != 1) { fail(c, i, "is summed over the microbatches but is the same in each"); break; }
+        if (state[x->in[0]] != 1) { pipe_fail(c, i, "is summed over the microbatches but is the same in each"); break; }
         state[x->out] = 2;
         continue;
       }
@@ -143,7 +110,7 @@ static void classify(pctx *c) {
         v |= state[x->in[k]] == 1;
         after |= state[x->in[k]] == 2;
       }
-      if (x->out >= 0 && x->op != RT_SEND && reads(x, x->out)) {   /* it keeps (or adds to) the rest of its result */
+      if (x->out >= 0 && x->op != RT_SEND && pipe_reads(x, x->out)) {   /* it keeps (or adds to) the rest of its result */
         v |= state[x->out] == 1;
         after |= state[x->out] == 2;
       }
@@ -155,7 +122,7 @@ static void classify(pctx *c) {
         after |= x->out >= 0 && x->op != RT_SEND && (vread[x->out] || pread[x->out]);
         for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(x, k) && (vread[x->in[k]] || pread[x->in[k]])) after = 1;
       }
-      if (v && after) { fail(c, i, "needs a sum over every microbatch before a microbatch's own work (a statistic of the whole "
+      if (v && after) { pipe_fail(c, i, "needs a sum over every microbatch before a microbatch's own work (a statistic of the whole "
                                    "batch, as batch norm takes): microbatches cannot run one after another through it"); break; }
       c->vary[i] = (char)v;
       c->post[i] = (char)after;
@@ -179,7 +146,7 @@ static void classify(pctx *c) {
     if (c->vbuf[b] && p->bufs[b].kind == RT_BUF_OUTPUT) {
       int w = -1;
       for (int i = 0; i < c->n0; i++) if (rt_instr_writes(&c->ins[i], b)) w = i;
-      fail(c, w, "is returned for each microbatch; a pipelined step returns the loss and the new parameters only");
+      pipe_fail(c, w, "is returned for each microbatch; a pipelined step returns the loss and the new parameters only");
     }
   /* the backward pass: what a backward value made, and what reads its
      work (a loss the gradient's pass computes on the way, folded into it) */
@@ -297,7 +264,7 @@ static void emit_micro(pctx *c, ilist *l, char *made, int i, int j) {
     }
   } else if (x->op == RT_SHARD_SLICE && group_has(c->p, x->group, c->micro)) {
     const rt_group *g = &c->p->groups[x->group];
-    if (g->naxes != 1) { fail(c, i, "is cut into microbatches together with another axis; not supported yet"); return; }
+    if (g->naxes != 1) { pipe_fail(c, i, "is cut into microbatches together with another axis; not supported yet"); return; }
     int64_t piece = x->n / c->M;
     y.op = RT_BLOCK_COPY;
     y.group = -1;
@@ -353,146 +320,6 @@ static void chunks_of(pctx *c) {
   free(wr);
 }
 
-typedef struct slot { int back, chunk, j; } slot;   /* back: 0 forward, 1 backward, 2 weights' gradients (zero-bubble) */
-
-/* The pass instruction i runs in: 0 forward, 1 backward; under the
-   zero-bubble schedule 2 for the backward work that only makes weights'
-   gradients, run later to fill what would be idle time. */
-static int pass_of(const pctx *c, int i) { return !c->bwd[i] ? 0 : c->wpass && c->wpass[i] ? 2 : 1; }
-
-/* The backward work that makes only weights' gradients (the W pass of the
-   zero-bubble schedules): a varying backward instruction whose result
-   only such work and the sums over the microbatches read, and no other
-   stage (what an earlier stage waits for is the B pass's), that writes
-   nothing in place, and whose operands and result nothing outside it
-   writes later (so that running it after the rest of the microbatch's
-   backward, and after later microbatches' work, reads and writes what it
-   did in the program's order). Found in reverse program order. */
-static void mark_weight_pass(pctx *c) {
-  int nb = c->p->nbufs;
-  char *later_read = mem_calloc((size_t)nb + 1, 1), *later_written = mem_calloc((size_t)nb + 1, 1);
-  uint64_t *read_on = mem_calloc((size_t)nb + 1, sizeof *read_on);   /* buffer -> the stages that read it later */
-  c->wpass = mem_calloc((size_t)c->n0 + 1, 1);
-  for (int i = c->n0 - 1; i >= 0; i--) {
-    const rt_instr *x = &c->ins[i];
-    if (!c->vary[i] && !c->acc[i]) continue;   /* runs before or after every microbatch */
-    for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0) read_on[x->in[k]] |= c->imask[i];
-    int w = c->bwd[i] && x->op != RT_SEND && x->op != RT_RECV && x->out >= 0 && !later_read[x->out] && !later_written[x->out] &&
-            !(read_on[x->out] & ~c->imask[i]);
-    for (int k = 0; k < RT_MAXIN && w; k++)
-      if (x->in[k] >= 0 && (rt_instr_writes_in(x, k) || later_written[x->in[k]])) w = 0;
-    c->wpass[i] = (char)w;
-    if (w) continue;
-    for (int k = 0; k < RT_MAXIN; k++) {
-      if (x->in[k] < 0) continue;
-      if (reads(x, x->in[k])) later_read[x->in[k]] = 1;
-      if (rt_instr_writes_in(x, k)) later_written[x->in[k]] = 1;
-    }
-    if (x->out >= 0 && x->op != RT_SEND) {
-      if (reads(x, x->out)) later_read[x->out] = 1;
-      later_written[x->out] = 1;
-    }
-  }
-  free(later_read);
-  free(later_written);
-  free(read_on);
-}
-
-/* A rough count of an instruction's work, to weigh the passes against
-   each other: a contraction's multiply-adds, else its elements. */
-static double work_of(const rt_prog *p, const rt_instr *x) {
-  double e = (double)rt_instr_elems(p, x);
-  switch (x->op) {
-  case RT_GEMM: return (double)(x->batch > 1 ? x->batch : 1) * (double)x->m * (double)x->n * (double)x->k;
-  case RT_ATTENTION: return 2.0 * (double)x->outer * (double)x->m * (double)x->m * (double)x->k;
-  case RT_ATTENTION_GRAD: return 4.0 * (double)x->outer * (double)x->m * (double)x->m * (double)x->k;
-  case RT_XENT_PROJ: return 3.0 * (double)x->outer * (double)x->n * (double)x->k;
-  default: return e > 1 ? e : 1;
-  }
-}
-
-/* The zero-bubble schedule (ZB-H1 of Qi et al., "Zero Bubble Pipeline
-   Parallelism", 2024), made by playing the stages against each other with
-   each pass weighed by its work: a stage runs a backward pass as soon as
-   its gradient has come, else a forward pass while it holds fewer than
-   stages - s microbatches not yet through their backward (1F1B's bound)
-   and fewer than stages not yet through their weights' gradients, else the
-   oldest weights' gradients still to make. The W passes so fill the time
-   1F1B's stages spend waiting at the end of the step. */
-static void zb_schedule(pctx *c) {
-  int P = c->P, M = c->M, left = 3 * M * P;
-  double (*cost)[3] = mem_calloc((size_t)P, sizeof *cost), total = 0;
-  for (int i = 0; i < c->n0; i++)
-    if (c->vary[i] || c->acc[i])
-      for (int s = 0; s < P; s++)
-        if (c->imask[i] >> s & 1) cost[s][pass_of(c, i)] += work_of(c->p, &c->ins[i]), total += work_of(c->p, &c->ins[i]);
-  for (int s = 0; s < P; s++)
-    for (int k = 0; k < 3; k++) cost[s][k] += 1e-6 * total + 1;   /* no pass takes no time */
-  int *nf = mem_calloc((size_t)P, sizeof(int)), *nbk = mem_calloc((size_t)P, sizeof(int)), *nw = mem_calloc((size_t)P, sizeof(int));
-  double *fdone = mem_alloc(sizeof(double) * (size_t)(P * M)), *bdone = mem_alloc(sizeof(double) * (size_t)(P * M));
-  double *free_at = mem_calloc((size_t)P, sizeof(double)), t = 0;
-  c->zb = mem_calloc((size_t)P, sizeof *c->zb);
-  for (int s = 0; s < P; s++) c->zb[s] = mem_alloc(sizeof(slot) * (size_t)(3 * M));
-  while (left > 0) {
-    for (int moved = 1; moved;) {
-      moved = 0;
-      for (int s = 0; s < P; s++) {
-        if (free_at[s] > t || nw[s] == M) continue;
-        int j = nbk[s], back = -1;
-        if (j < nf[s] && fdone[s * M + j] <= t && (s == P - 1 || (nbk[s + 1] > j && bdone[(s + 1) * M + j] <= t))) back = 1;
-        else if ((j = nf[s]) < M && nf[s] - nbk[s] < P - s && nf[s] - nw[s] < P && (s == 0 || (nf[s - 1] > j && fdone[(s - 1) * M + j] <= t)))
-          back = 0;
-        else if ((j = nw[s]) < nbk[s]) back = 2;
-        if (back < 0) continue;
-        free_at[s] = t + cost[s][back];
-        if (back == 0) fdone[s * M + nf[s]++] = free_at[s];
-        else if (back == 1) bdone[s * M + nbk[s]++] = free_at[s];
-        else nw[s]++;
-        c->zb[s][nf[s] + nbk[s] + nw[s] - 1] = (slot){back, 0, j};
-        left--;
-        moved = 1;
-      }
-    }
-    double next = -1;                    /* the next time a stage is free */
-    for (int s = 0; s < P; s++) if (free_at[s] > t && (next < 0 || free_at[s] < next)) next = free_at[s];
-    if (next < 0 && left > 0) { fail(c, -1, "internal error: the zero-bubble schedule stalls"); break; }
-    t = next;
-  }
-  free(cost); free(nf); free(nbk); free(nw); free(fdone); free(bdone); free(free_at);
-}
-
-/* Stage s's schedule, as (backward?, part, microbatch) slots. GPipe: every
-   forward, then every backward. 1F1B: stages - s - 1 forwards ahead, then
-   one of each in turn. Interleaved (Megatron's virtual stages): the
-   microbatches in groups of one a stage, each group through the stage's
-   parts in turn, (stages - s - 1) 2 + (parts - 1) stages forwards ahead. */
-static int schedule(const pctx *c, int s, slot *out) {
-  int M = c->M, P = c->P, V = c->V, n = 0;
-  if (c->zb) {
-    memcpy(out, c->zb[s], sizeof *out * (size_t)(3 * M));
-    return 3 * M;
-  }
-  if (V > 1) {
-    int total = M * V, warm = (P - s - 1) * 2 + (V - 1) * P;
-    if (warm > total) warm = total;
-    for (int k = 0; k < 2 * total; k++) {
-      int back, f;                      /* the k-th slot: forward f or backward f */
-      if (k < warm) back = 0, f = k;
-      else if (k < warm + 2 * (total - warm)) back = (k - warm) % 2, f = back ? (k - warm) / 2 : warm + (k - warm) / 2;
-      else back = 1, f = total - warm + (k - warm - 2 * (total - warm));
-      int ch = (f % (P * V)) / P;
-      out[n++] = (slot){back, back ? V - 1 - ch : ch, (f / (P * V)) * P + f % P};
-    }
-    return n;
-  }
-  int warm = c->plan->pipe.order == SH_GPIPE ? M : P - s - 1;
-  if (warm > M) warm = M;
-  for (int j = 0; j < warm; j++) out[n++] = (slot){0, 0, j};
-  for (int j = warm; j < M; j++) { out[n++] = (slot){0, 0, j}; out[n++] = (slot){1, 0, j - warm}; }
-  for (int j = M - warm; j < M; j++) out[n++] = (slot){1, 0, j};
-  return n;
-}
-
 static void build_stage(pctx *c, int s) {
   ilist *l = &c->list[s];
   char *made = mem_calloc((size_t)c->p->nbufs + 1, 1);
@@ -500,10 +327,10 @@ static void build_stage(pctx *c, int s) {
   for (int i = 0; i < c->n0; i++)
     if (!c->vary[i] && !c->acc[i] && !c->post[i] && (c->imask[i] & bit)) push(l, &c->ins[i], key_pre(c, i));
   slot *sl = mem_alloc(sizeof *sl * (size_t)(3 * c->M * c->V + 1));
-  int nslot = schedule(c, s, sl);
+  int nslot = pipe_schedule(c, s, sl);
   for (int k = 0; k < nslot; k++)
     for (int i = 0; i < c->n0; i++)
-      if ((c->vary[i] || c->acc[i]) && pass_of(c, i) == sl[k].back && c->chunk[i] == sl[k].chunk && (c->imask[i] & bit))
+      if ((c->vary[i] || c->acc[i]) && pipe_pass_of(c, i) == sl[k].back && c->chunk[i] == sl[k].chunk && (c->imask[i] & bit))
         emit_micro(c, l, made, i, sl[k].j);
   free(sl);
   for (int i = 0; i < c->n0; i++) {
@@ -534,7 +361,7 @@ static rt_instr p2p(rt_op op, int b, int group, int peer, int64_t tag) {
 }
 
 /* Does x read b: an operand, or what it adds to or keeps of its own result? */
-static int reads(const rt_instr *x, int b) {
+int pipe_reads(const rt_instr *x, int b) {
   for (int k = 0; k < RT_MAXIN; k++) {
     if (x->in[k] != b) continue;
     if (!rt_instr_writes_in(x, k)) return 1;
@@ -612,8 +439,8 @@ static void connect(pctx *c, int loss) {
       int need[RT_MAXIN + 1], own[RT_MAXIN + 1], nn = 0;   /* own: what it adds to (none before: zeros) */
       if (x) {
         for (int k = 0; k < RT_MAXIN; k++)
-          if (x->in[k] >= 0 && reads(x, x->in[k])) { own[nn] = rt_instr_writes_in(x, k); need[nn++] = x->in[k]; }
-        if (x->out >= 0 && x->op != RT_SEND && reads(x, x->out)) { own[nn] = 1; need[nn++] = x->out; }
+          if (x->in[k] >= 0 && pipe_reads(x, x->in[k])) { own[nn] = rt_instr_writes_in(x, k); need[nn++] = x->in[k]; }
+        if (x->out >= 0 && x->op != RT_SEND && pipe_reads(x, x->out)) { own[nn] = 1; need[nn++] = x->out; }
       } else if (loss >= 0) {
         own[nn] = 0;
         need[nn++] = loss;                /* every stage reports the loss */
@@ -626,7 +453,7 @@ static void connect(pctx *c, int loss) {
         if (at < 0) {
           char what[300];
           snprintf(what, sizeof what, "internal error: stage %d reads buffer '%s' before any stage makes it", s, p->bufs[b].name);
-          fail(c, -1, what);
+          pipe_fail(c, -1, what);
           break;
         }
         int from = at;                    /* a stage that made it (the first, for a write many stages made alike) */
@@ -637,7 +464,7 @@ static void connect(pctx *c, int loss) {
           snprintf(what, sizeof what, "stage %d would read '%s' before its own work writes it there: the interleaved schedule runs "
                    "the parts of a stage out of the program's order, and two of this stage's parts share it (a gradient both add to); "
                    "use order = \"1f1b\"", s, p->bufs[b].name);
-          fail(c, -1, what);
+          pipe_fail(c, -1, what);
           break;
         }
         if (xcap == nx) { xcap = xcap ? 2 * xcap : 32; xs = mem_realloc(xs, sizeof *xs * (size_t)xcap); }
@@ -802,7 +629,7 @@ static int sum_kind(const pctx *c, int i, int *kp) {
   int t = x->in[0], k = i - 1, readers = 0;
   while (k >= 0 && !rt_instr_writes(&c->ins[k], t)) k--;
   if (k < 0 || p->bufs[t].kind != RT_BUF_TEMP) return SUM_KEEP;
-  for (int e = 0; e < c->n0; e++) if (e != k && reads(&c->ins[e], t)) readers++;
+  for (int e = 0; e < c->n0; e++) if (e != k && pipe_reads(&c->ins[e], t)) readers++;
   if (readers != 1) return SUM_KEEP;
   *kp = k;
   const rt_instr *y = &c->ins[k];
@@ -932,8 +759,8 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   c.chunk = mem_calloc((size_t)c.n0 + 1, sizeof(int));
   if (!c.failed) chunks_of(&c);
   if (!c.failed && plan->pipe.order == SH_ZB) {
-    mark_weight_pass(&c);
-    zb_schedule(&c);
+    pipe_weight_pass(&c);
+    pipe_zero_bubble(&c);
   }
   if (!c.failed) make_copies(&c);
   for (int i = 0; i < c.n0 && !c.failed; i++) {
@@ -970,7 +797,7 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
     if (c.micro >= 0) drop_micro_axis(&c, partial, nv);
     rt_prog_finish(p);
     char why[512];
-    if (rt_prog_check_transfers(p, NULL, why, sizeof why) < 0) fail(&c, -1, why);
+    if (rt_prog_check_transfers(p, NULL, why, sizeof why) < 0) pipe_fail(&c, -1, why);
   }
   for (int s = 0; s < c.P; s++) { free(c.list[s].a); free(c.list[s].key); }
   free(c.list);
