@@ -47,11 +47,9 @@ typedef struct pctx {
    (2, under the zero-bubble schedule) of microbatch j, in part chunk. */
 typedef struct slot { int back, chunk, j; } slot;
 
-/* pipeline.c */
+/* pipe_sched.c: helpers pipeline.c shares, and the schedules */
 int  pipe_reads(const rt_instr *x, int b);              /* does x read b (an operand, or what it adds to) */
 int  pipe_fail(pctx *c, int i, const char *what);       /* a located error about instruction i's value (-1: none) */
-
-/* pipe_sched.c */
 int  pipe_pass_of(const pctx *c, int i);               /* the pass instruction i runs in: 0, 1 or 2 */
 void pipe_weight_pass(pctx *c);                        /* zero-bubble: the backward work that makes only weights' gradients */
 void pipe_zero_bubble(pctx *c);                        /* zero-bubble: each stage's slots (c->zb) */

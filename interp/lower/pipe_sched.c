@@ -2,7 +2,8 @@
 ** pipe_sched.c: the order in which a pipeline stage runs its microbatches'
 ** passes: GPipe, 1F1B, interleaved 1F1B (Megatron's virtual stages), and
 ** the zero-bubble ZB-H1 schedule, whose backward work that makes only
-** weights' gradients runs apart from the rest, later.
+** weights' gradients runs apart from the rest, later; and the helpers
+** pipeline.c shares with it (a file that depends on no other of the pass).
 */
 #include "interp/lower/pipe_int.h"
 #include "util/mem.h"
@@ -10,6 +11,29 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+int pipe_fail(pctx *c, int i, const char *what) {
+  if (c->failed) return -1;
+  c->failed = 1;
+  int src = i >= 0 ? c->ins[i].src : -1;
+  const ir_value *v = src >= 0 ? c->g->vals[src] : NULL;
+  if (v) return diag_error(c->d, v->at.src ? v->at : c->plan->pipe.at, "pipeline: '%s' %s", v->name, what);
+  return diag_error(c->d, c->plan->pipe.at, "pipeline: %s", what);
+}
+
+/* Does x read b: an operand, or what it adds to or keeps of its own result? */
+int pipe_reads(const rt_instr *x, int b) {
+  for (int k = 0; k < RT_MAXIN; k++) {
+    if (x->in[k] != b) continue;
+    if (!rt_instr_writes_in(x, k)) return 1;
+    if (x->op == RT_ADAM || x->op == RT_SGD || (x->op == RT_XENT_PROJ && k == 5 && x->mode == 1) || x->op == RT_ATTN_BLOCK ||
+        x->op == RT_ATTN_BLOCK_GRAD)
+      return 1;
+  }
+  if (x->out != b) return 0;
+  return ((x->op == RT_GEMM || x->op == RT_SCATTER_ROWS) && x->beta != 0.0f) || (x->op == RT_BLOCK_COPY && x->n < x->n2) ||
+         x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD;
+}
 
 /* The pass instruction i runs in: 0 forward, 1 backward; under the
    zero-bubble schedule 2 for the backward work that only makes weights'

@@ -46,14 +46,6 @@ static int64_t key_pre(const pctx *c, int i) { (void)c; return 2 * (int64_t)i; }
 static int64_t key_micro(const pctx *c, int i, int j, int back) { return 2 * ((int64_t)(c->n0 + 1) * (1 + 2 * j + back) + i); }
 static int64_t key_post(const pctx *c, int i) { return 2 * ((int64_t)(c->n0 + 1) * (1 + 2 * (int64_t)c->M) + i); }
 
-int pipe_fail(pctx *c, int i, const char *what) {
-  if (c->failed) return -1;
-  c->failed = 1;
-  int src = i >= 0 ? c->ins[i].src : -1;
-  const ir_value *v = src >= 0 ? c->g->vals[src] : NULL;
-  if (v) return diag_error(c->d, v->at.src ? v->at : c->plan->pipe.at, "pipeline: '%s' %s", v->name, what);
-  return diag_error(c->d, c->plan->pipe.at, "pipeline: %s", what);
-}
 
 static int group_has(const rt_prog *p, int g, int axis) {
   if (g < 0 || g >= p->ngroups || axis < 0) return 0;
@@ -360,19 +352,6 @@ static rt_instr p2p(rt_op op, int b, int group, int peer, int64_t tag) {
   return y;
 }
 
-/* Does x read b: an operand, or what it adds to or keeps of its own result? */
-int pipe_reads(const rt_instr *x, int b) {
-  for (int k = 0; k < RT_MAXIN; k++) {
-    if (x->in[k] != b) continue;
-    if (!rt_instr_writes_in(x, k)) return 1;
-    if (x->op == RT_ADAM || x->op == RT_SGD || (x->op == RT_XENT_PROJ && k == 5 && x->mode == 1) || x->op == RT_ATTN_BLOCK ||
-        x->op == RT_ATTN_BLOCK_GRAD)
-      return 1;
-  }
-  if (x->out != b) return 0;
-  return ((x->op == RT_GEMM || x->op == RT_SCATTER_ROWS) && x->beta != 0.0f) || (x->op == RT_BLOCK_COPY && x->n < x->n2) ||
-         x->op == RT_ATTN_BLOCK || x->op == RT_ATTN_BLOCK_GRAD;
-}
 
 /* The buffers x writes: its out (not a send's) and what it writes in place. */
 static int written(const rt_instr *x, int *w) {
