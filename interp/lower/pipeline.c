@@ -53,6 +53,17 @@ static int group_has(const rt_prog *p, int g, int axis) {
   return 0;
 }
 
+/* A buffer of b's shape and layout, named b's name and suffix. */
+static int buf_like(rt_prog *p, int b, const char *suffix) {
+  rt_buf x = p->bufs[b];
+  char name[256];
+  snprintf(name, sizeof name, "%s%s", x.name, suffix);
+  int y = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
+  memcpy(p->bufs[y].global_shape, x.global_shape, sizeof x.global_shape);
+  memcpy(p->bufs[y].dim_group, x.dim_group, sizeof x.dim_group);
+  return y;
+}
+
 /* ---- what repeats for each microbatch ---- */
 
 
@@ -166,13 +177,9 @@ static void make_copies(pctx *c) {
     int input = p->bufs[b].kind == RT_BUF_INPUT;
     for (int j = 0; j < c->M; j++) {
       if (j == 0 && !input && !c->accout[b]) { cp[j] = b; continue; }
-      rt_buf x = p->bufs[b];
-      char name[256];
-      snprintf(name, sizeof name, "%s@%d", x.name, j);
-      cp[j] = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
-      rt_buf *y = &p->bufs[cp[j]];
-      memcpy(y->global_shape, x.global_shape, sizeof y->global_shape);
-      memcpy(y->dim_group, x.dim_group, sizeof y->dim_group);
+      char at[16];
+      snprintf(at, sizeof at, "@%d", j);
+      cp[j] = buf_like(p, b, at);
     }
     if (!input) continue;
     rt_buf *x = &p->bufs[b];
@@ -572,17 +579,6 @@ static int plain_add(const rt_prog *p, const rt_instr *x) {
   return 1;
 }
 
-/* A buffer of b's shape and layout, named b's name and suffix. */
-static int buf_like(rt_prog *p, int b, const char *suffix) {
-  rt_buf x = p->bufs[b];
-  char name[256];
-  snprintf(name, sizeof name, "%s%s", x.name, suffix);
-  int y = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
-  memcpy(p->bufs[y].global_shape, x.global_shape, sizeof x.global_shape);
-  memcpy(p->bufs[y].dim_group, x.dim_group, sizeof x.dim_group);
-  return y;
-}
-
 /* The sum of in over the microbatch axis alone, into out. */
 static rt_instr micro_sum(rt_prog *p, int micro, int in, int out) {
   rt_instr y = rt_instr_new(RT_ALL_REDUCE, out);
@@ -597,28 +593,58 @@ static rt_instr micro_sum(rt_prog *p, int micro, int in, int out) {
 
 enum { SUM_KEEP, SUM_ADD, SUM_SCATTER, SUM_AFTER };
 
-/* What a sum over the microbatches (instruction i) may be moved across,
-   with k, the last writer of its operand: SUM_ADD, an add of two parts
-   made on different stages; SUM_SCATTER, a reduce-scatter over other
-   axes; SUM_KEEP, neither. The operand must be a temporary only i reads. */
-static int sum_kind(const pctx *c, int i, int *kp) {
+/* The program's writers and readers, for sum_kind: for each instruction
+   the last writer before it of its first two operands (-1: none), and for
+   each buffer its last writer so far and how many instructions read it. */
+typedef struct flow { int *w_in, *lastw, *nread; } flow;
+
+/* Instruction i written down in f: its buffers' last writer is i. */
+static void flow_step(const pctx *c, flow *f, int i) {
+  const rt_instr *x = &c->ins[i];
+  if (x->out >= 0) f->lastw[x->out] = i;
+  for (int k = 0; k < RT_MAXIN; k++) if (x->in[k] >= 0 && rt_instr_writes_in(x, k)) f->lastw[x->in[k]] = i;
+}
+
+static void flow_make(const pctx *c, flow *f) {
+  int n = c->n0, nb = c->p->nbufs;
+  f->w_in = mem_alloc(sizeof(int) * (size_t)(2 * n + 1));
+  f->lastw = mem_alloc(sizeof(int) * (size_t)(nb + 1));
+  f->nread = mem_calloc((size_t)nb + 1, sizeof(int));
+  for (int b = 0; b < nb; b++) f->lastw[b] = -1;
+  for (int i = 0; i < n; i++) {
+    const rt_instr *x = &c->ins[i];
+    for (int q = 0; q < 2; q++) f->w_in[2 * i + q] = x->in[q] >= 0 ? f->lastw[x->in[q]] : -1;
+    int seen[RT_MAXIN + 1], ns = 0;     /* each buffer it reads, once */
+    for (int k = 0; k <= RT_MAXIN; k++) {
+      int b = k < RT_MAXIN ? x->in[k] : x->out, dup = 0;
+      for (int j = 0; j < ns; j++) dup |= seen[j] == b;
+      if (b >= 0 && !dup && pipe_reads(x, b)) { seen[ns++] = b; f->nread[b]++; }
+    }
+    flow_step(c, f, i);
+  }
+  for (int b = 0; b < nb; b++) f->lastw[b] = -1;   /* (again, as sum_kind walks the program) */
+}
+
+static void flow_free(flow *f) { free(f->w_in); free(f->lastw); free(f->nread); }
+
+/* What a sum over the microbatches (instruction i, the instructions before
+   it written down in f) may be moved across, with k, the last writer of its
+   operand: SUM_ADD, an add of two parts made on different stages;
+   SUM_SCATTER, a reduce-scatter over other axes; SUM_KEEP, neither. The
+   operand must be a temporary only i reads. */
+static int sum_kind(const pctx *c, const flow *f, int i, int *kp) {
   const rt_prog *p = c->p;
   const rt_instr *x = &c->ins[i];
   if (x->op != RT_ALL_REDUCE || x->fn != RT_RSUM || !group_has(p, x->group, c->micro)) return SUM_KEEP;
-  int t = x->in[0], k = i - 1, readers = 0;
-  while (k >= 0 && !rt_instr_writes(&c->ins[k], t)) k--;
-  if (k < 0 || p->bufs[t].kind != RT_BUF_TEMP) return SUM_KEEP;
-  for (int e = 0; e < c->n0; e++) if (e != k && pipe_reads(&c->ins[e], t)) readers++;
-  if (readers != 1) return SUM_KEEP;
+  int t = x->in[0], k = f->lastw[t];
+  if (k < 0 || p->bufs[t].kind != RT_BUF_TEMP || f->nread[t] - pipe_reads(&c->ins[k], t) != 1) return SUM_KEEP;
   *kp = k;
   const rt_instr *y = &c->ins[k];
   if (y->op == RT_REDUCE_SCATTER && !group_has(p, y->group, c->micro) && p->groups[x->group].naxes == 1) return SUM_SCATTER;
   if (!plain_add(p, y)) return SUM_KEEP;
-  uint64_t m[2] = {0, 0};
-  for (int q = 0; q < 2; q++)
-    for (int e = k - 1; e >= 0; e--)
-      if (rt_instr_writes(&c->ins[e], y->in[q])) { m[q] = c->imask[e]; break; }
-  return m[0] && m[1] && !(m[0] & m[1]) ? SUM_ADD : SUM_KEEP;
+  int w0 = f->w_in[2 * k], w1 = f->w_in[2 * k + 1];
+  uint64_t m0 = w0 >= 0 ? c->imask[w0] : 0, m1 = w1 >= 0 ? c->imask[w1] : 0;
+  return m0 && m1 && !(m0 & m1) ? SUM_ADD : SUM_KEEP;
 }
 
 /* A sum over the microbatches moves up through what is linear, so that it
@@ -638,9 +664,12 @@ static void sum_once(pctx *c) {
   rt_prog *p = c->p;
   for (int moved = 1; moved;) {
     int n = c->n0, *kind = mem_calloc((size_t)n + 1, sizeof(int)), *mate = mem_alloc(sizeof(int) * (size_t)(n + 1));
+    flow f;
+    flow_make(c, &f);
     moved = 0;
     for (int i = 0; i < n; i++) {
-      int k = -1, how = sum_kind(c, i, &k);
+      int k = -1, how = sum_kind(c, &f, i, &k);
+      flow_step(c, &f, i);
       if (how == SUM_KEEP || kind[k] != SUM_KEEP) continue;
       kind[k] = how;
       kind[i] = SUM_AFTER;
@@ -648,6 +677,7 @@ static void sum_once(pctx *c) {
       mate[i] = k;
       moved++;
     }
+    flow_free(&f);
     if (!moved) { free(kind); free(mate); break; }
     rt_instr *out = mem_alloc(sizeof *out * (size_t)(n + 2 * moved + 1));
     int *part = mem_alloc(sizeof(int) * (size_t)(2 * n + 1)), no = 0;
@@ -745,10 +775,7 @@ int lw_pipeline(const ir_graph *g, const sh_plan *plan, rt_prog *p, const int *b
   for (int i = 0; i < c.n0 && !c.failed; i++) {
     c.sum[i] = c.ins[i].out;
     if (!c.acc[i] || c.rest[c.ins[i].group] < 0) continue;
-    rt_buf x = p->bufs[c.ins[i].out];
-    char name[256];
-    snprintf(name, sizeof name, "%s.micro_sum", x.name);
-    c.sum[i] = rt_prog_buf(p, name, x.dtype, x.rank, x.shape, RT_BUF_TEMP);
+    c.sum[i] = buf_like(p, c.ins[i].out, ".micro_sum");
   }
   int loss = g->nouts ? buf_of[g->outputs[0]] : -1;
   c.list = mem_calloc((size_t)c.P, sizeof *c.list);
