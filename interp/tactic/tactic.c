@@ -400,6 +400,7 @@ static int try_plan(tactic_ctx *c, tactic_found *x, tactic_tried *t, uint32_t ax
   }
   /* a plan over the limit still has its figures (the search says so by failing) */
   t->ok = applied && (rc == 0 || r->mem_found > 0);
+  t->applied = applied;
   t->seconds = r->sim_found;
   t->memory = r->mem_found;
   if (quiet && !t->ok) {                 /* the first error's message, for the list of what was tried */
@@ -437,12 +438,12 @@ static int run_whole(tactic_ctx *c, tactic_found *x) {
     const char *ax = p->mesh.name[a];
     if (x->opts.try_whole & SEARCH_TRY_CONTEXT)
       t[n++] = (tactic_tried){arena_printf(c->mem, "use \"context\" as %s_cp (axis = %s)", x->name, ax), arena_printf(c->mem, "%s_cp", x->name),
-                              a, 0, 0, 0};
+                              a, 0, 0, 0, .strategy = SEARCH_TRY_CONTEXT};
     for (int k = 1; k <= 4 && (x->opts.try_whole & SEARCH_TRY_PIPELINE); k *= 2)
       for (int zb = 0; zb < 2; zb++)
         t[n++] = (tactic_tried){arena_printf(c->mem, "use \"pipeline\" as %s_pp (axis = %s, microbatches = %lld%s)", x->name, ax,
                                              (long long)(k * p->mesh.size[a]), zb ? ", order = \"zb-h1\"" : ""),
-                                arena_printf(c->mem, "%s_pp", x->name), a, 0, 0, 0};
+                                arena_printf(c->mem, "%s_pp", x->name), a, 0, 0, 0, .strategy = SEARCH_TRY_PIPELINE};
   }
   sh_mark m0 = shard_mark(c->p);
   int best = 0;
@@ -452,7 +453,8 @@ static int run_whole(tactic_ctx *c, tactic_found *x) {
     uint32_t axes = t[i].axis >= 0 ? x->opts.axes & ~(1u << t[i].axis) : x->opts.axes;
     try_plan(c, x, &t[i], axes, 1, &r);
     shard_rollback(c->p, m0);
-    if (!t[i].ok && t[i].use && strstr(t[i].use, "\"pipeline\"") && axes) {   /* the search split the batch: the pipeline after it */
+    /* a pipeline that applied but whose plan failed (the search split the batch after it): the pipeline after the search */
+    if (!t[i].ok && t[i].applied && t[i].strategy == SEARCH_TRY_PIPELINE && axes) {
       tactic_tried again = t[i];
       again.after = 1;
       again.why = NULL;

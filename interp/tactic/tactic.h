@@ -21,6 +21,8 @@ typedef struct tactic_tried {
   int ok;                         /* it applied (a pipeline whose microbatches do not divide the batch does not) */
   const char *why;                /* when it did not: its first error, without the place */
   int after;                      /* applied after the search (a pipeline whose batch the search splits), not before */
+  unsigned strategy;              /* SEARCH_TRY_CONTEXT or SEARCH_TRY_PIPELINE (0: the search alone) */
+  int applied;                    /* the strategy itself applied (what failed, if anything, came after it) */
 } tactic_tried;
 
 typedef struct tactic_found {
