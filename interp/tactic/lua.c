@@ -1139,18 +1139,18 @@ static int ctx_pipeline(lua_State *L) {
   /* the batch: the first dim most inputs share (the larger on a tie); an
      input without it (a bias fed as data) stays whole on every microbatch */
   int64_t batch = 0;
-  int most = 0;
-  for (int v = 0; v < g->nvals; v++) {
-    const ir_value *x = g->vals[v];
-    if (x->kind != IR_INPUT || x->shape.rank < 1) continue;
+  int most = 0, nin = 0, *in = arena_alloc(S->c->mem, sizeof(int) * (size_t)(g->nvals + 1));
+  for (int v = 0; v < g->nvals; v++) if (g->vals[v]->kind == IR_INPUT && g->vals[v]->shape.rank >= 1) in[nin++] = v;
+  for (int i = 0; i < nin; i++) {
+    int64_t d0 = g->vals[in[i]]->shape.d[0];
     int n = 0;
-    for (int w = 0; w < g->nvals; w++)
-      n += g->vals[w]->kind == IR_INPUT && g->vals[w]->shape.rank >= 1 && g->vals[w]->shape.d[0] == x->shape.d[0];
-    if (n > most || (n == most && x->shape.d[0] > batch)) most = n, batch = x->shape.d[0];
+    for (int j = 0; j < nin; j++) n += g->vals[in[j]]->shape.d[0] == d0;
+    if (n > most || (n == most && d0 > batch)) most = n, batch = d0;
   }
-  for (int v = 0; v < g->nvals && m > 1; v++) {    /* each device's rows of it divide into the microbatches */
+  for (int i = 0; i < nin && m > 1; i++) {          /* each device's rows of it divide into the microbatches */
+    int v = in[i];
     const ir_value *x = g->vals[v];
-    if (x->kind != IR_INPUT || x->shape.rank < 1 || x->shape.d[0] != batch) continue;
+    if (x->shape.d[0] != batch) continue;
     ir_shape local = x->shape;
     shard_local(p, v, &local);
     if (local.d[0] % m)
