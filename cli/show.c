@@ -18,9 +18,9 @@ int cli_show(const cli_opts *o) {
   int rc = 0;
   if (v < 0) {
     rc = 1;
-  } else if (o->rank >= report_devices(s.plan)) {
+  } else if (o->rank >= shard_devices(s.plan)) {
     fprintf(stderr, "carve: error: --rank %d is outside the mesh of %lld devices (0..%lld)\n", o->rank,
-            (long long)report_devices(s.plan), (long long)report_devices(s.plan) - 1);
+            (long long)shard_devices(s.plan), (long long)shard_devices(s.plan) - 1);
     rc = 1;
   } else {
     strbuf b;

@@ -439,7 +439,7 @@ static void cmd_show(repl *r, const char *line, strbuf *out) {
   if (*rest && (sscanf(rest, "rank %ld%n", &rank, &used) != 1 || rest[used]))
     fail(r, out, "show takes a value and at most 'rank R' after it, as in 'show %s rank 0'", arg);
   else if ((v = value_named(r, arg, out)) >= 0) {
-    int64_t ndev = report_devices(r->p);
+    int64_t ndev = shard_devices(r->p);
     if (*rest && (rank < 0 || rank >= ndev))
       fail(r, out, "rank %ld is outside the mesh of %lld devices (0..%lld)", rank, (long long)ndev, (long long)ndev - 1);
     else {

@@ -21,17 +21,16 @@ typedef struct pic {
   int64_t pieces[IR_MAXRANK], len[IR_MAXRANK];
   int64_t nblocks;
   uint32_t partial;                       /* kept as a partial sum over these axes */
-  int64_t *block_of;                      /* device -> its block (row-major over the split dims); -1: none
+  int64_t nslot;                          /* places on the mesh: devices x microbatches */
+  int64_t *block_of;                      /* place -> its block (row-major over the split dims); -1: none
                                              (a pipeline's device of another stage) */
+  int64_t *dev_of, *mb_of;                /* place -> its device (row-major over the mesh's device axes)
+                                             and its microbatch */
+  int micro;                              /* the microbatch axis (-1: none), no devices of its own */
+  int micro_splits;                       /* the value is split over the microbatches */
   uint64_t stages;                        /* a pipeline's: the stages that hold the value (0: not pipelined) */
   arena a;
 } pic;
-
-int64_t report_devices(const sh_plan *p) {
-  int64_t n = 1;
-  for (int i = 0; i < p->mesh.n; i++) n *= p->mesh.size[i];
-  return n;
-}
 
 static int64_t coord(const sh_plan *p, int64_t dev, int axis) {
   int64_t below = 1;
@@ -47,13 +46,21 @@ static int64_t piece(const pic *c, int64_t dev, int d) {
   return k;
 }
 
+/* Is dim d's piece dealt zig-zag (two half blocks a device, runtime/mesh.c)? */
+static int zigzag(const pic *c, int d) {
+  const sh_dim *dim = &c->p->lay[c->v].dim[d];
+  return dim->n == 1 && (c->p->mesh.zigzag >> dim->ax[0] & 1);
+}
+
 static void pic_init(pic *c, const sh_plan *p, int v) {
   memset(c, 0, sizeof *c);
   arena_init(&c->a);
   c->p = p;
   c->v = v;
   c->x = p->g->vals[v];
-  c->ndev = report_devices(p);
+  c->ndev = shard_devices(p);
+  c->micro = p->pipe.axis >= 0 && p->pipe.micro >= 0 ? p->pipe.micro : -1;
+  c->nslot = c->micro >= 0 ? c->ndev * p->mesh.size[c->micro] : c->ndev;
   c->nblocks = 1;
   for (int d = 0; d < c->x->shape.rank; d++) {
     const sh_dim *dim = &p->lay[v].dim[d];
@@ -62,9 +69,12 @@ static void pic_init(pic *c, const sh_plan *p, int v) {
     c->pieces[d] = n;
     c->len[d] = n ? c->x->shape.d[d] / n : 0;
     if (dim->n) { c->split[c->nsplit++] = d; c->nblocks *= n; }
+    for (int i = 0; i < dim->n; i++) if (dim->ax[i] == c->micro) c->micro_splits = 1;
   }
   c->partial = shard_keeps_partial(p, v) ? p->lay[v].partial : 0;
-  c->block_of = mem_alloc(sizeof(int64_t) * (size_t)(c->ndev + 1));
+  c->block_of = mem_alloc(sizeof(int64_t) * (size_t)(3 * c->nslot + 1));
+  c->dev_of = c->block_of + c->nslot;
+  c->mb_of = c->dev_of + c->nslot;
   if (p->pipe.axis >= 0) {
     sh_stages st;
     diag d;
@@ -73,11 +83,20 @@ static void pic_init(pic *c, const sh_plan *p, int v) {
     shard_stages_free(&st);
     diag_free(&d);
   }
-  for (int64_t q = 0; q < c->ndev; q++) {
-    int64_t k = 0;
+  for (int64_t q = 0; q < c->nslot; q++) {
+    int64_t k = 0, dev = 0;
     for (int i = 0; i < c->nsplit; i++) k = k * c->pieces[c->split[i]] + piece(c, q, c->split[i]);
     c->block_of[q] = c->stages && !(c->stages >> coord(p, q, p->pipe.axis) & 1) ? -1 : k;
+    for (int i = 0; i < p->mesh.n; i++) if (i != c->micro) dev = dev * p->mesh.size[i] + coord(p, q, i);
+    c->dev_of[q] = dev;
+    c->mb_of[q] = c->micro >= 0 ? coord(p, q, c->micro) : 0;
   }
+}
+
+/* The block device dev holds in microbatch mb (-1: none). */
+static int64_t block_at(const pic *c, int64_t dev, int64_t mb) {
+  for (int64_t q = 0; q < c->nslot; q++) if (c->dev_of[q] == dev && c->mb_of[q] == mb) return c->block_of[q];
+  return -1;
 }
 
 static void pic_free(pic *c) {
@@ -91,9 +110,14 @@ static int64_t block_piece(const pic *c, int64_t k, int i) {
   return k % c->pieces[c->split[i]];
 }
 
-/* "lo:hi" of dim d's piece k */
+/* "lo:hi" of dim d's piece k; "lo:hi+lo2:hi2" for the two halves of a piece dealt zig-zag */
 static void range(strbuf *b, const pic *c, int d, int64_t k) {
-  sb_printf(b, "%lld:%lld", (long long)(k * c->len[d]), (long long)((k + 1) * c->len[d]));
+  if (!zigzag(c, d)) {
+    sb_printf(b, "%lld:%lld", (long long)(k * c->len[d]), (long long)((k + 1) * c->len[d]));
+    return;
+  }
+  int64_t h = c->len[d] / 2, far = 2 * c->pieces[d] - 1 - k;
+  sb_printf(b, "%lld:%lld+%lld:%lld", (long long)(k * h), (long long)((k + 1) * h), (long long)(far * h), (long long)((far + 1) * h));
 }
 
 /* "[0:4, 0:6]": the index ranges of block k (whole dims in full) */
@@ -107,14 +131,19 @@ static void block_ranges(strbuf *b, const pic *c, int64_t k) {
   sb_putc(b, ']');
 }
 
-/* "d0-d3 d8": the devices holding block k, consecutive ranks as runs; a long list is cut short. */
+/* "d0-d3 d8": the devices holding block k, consecutive ranks as runs; a long list is cut short.
+** A block of a value split over the microbatches: ", microbatch m" after them. */
 static void block_devices(strbuf *b, const pic *c, int64_t k) {
+  int64_t mb = 0;
+  for (int64_t q = 0; q < c->nslot; q++) if (c->block_of[q] == k) { mb = c->mb_of[q]; break; }
+  char *held = mem_calloc((size_t)c->ndev + 1, 1);
+  for (int64_t q = 0; q < c->nslot; q++) if (c->block_of[q] == k && c->mb_of[q] == mb) held[c->dev_of[q]] = 1;
   int64_t n = 0, runs = 0, shown = 0;
-  for (int64_t q = 0; q < c->ndev; q++) if (c->block_of[q] == k) n++;
+  for (int64_t q = 0; q < c->ndev; q++) n += held[q];
   for (int64_t q = 0; q < c->ndev; q++) {
-    if (c->block_of[q] != k) continue;
+    if (!held[q]) continue;
     int64_t e = q;
-    while (e + 1 < c->ndev && c->block_of[e + 1] == k) e++;
+    while (e + 1 < c->ndev && held[e + 1]) e++;
     if (runs < 4) {
       sb_printf(b, "%sd%lld", runs ? " " : "", (long long)q);
       if (e > q) sb_printf(b, "%sd%lld", e == q + 1 ? " " : "-", (long long)e);
@@ -124,6 +153,8 @@ static void block_devices(strbuf *b, const pic *c, int64_t k) {
     q = e;
   }
   if (shown < n) sb_printf(b, " ... (%lld devices)", (long long)n);
+  if (c->micro_splits) sb_printf(b, ", microbatch %lld", (long long)mb);
+  free(held);
 }
 
 static void header(strbuf *b, pic *c) {
@@ -135,33 +166,42 @@ static void header(strbuf *b, pic *c) {
             shard_str(p, c->v, &c->a), ir_dtype_name(x->dtype), ir_shape_str(&c->a, &ls));
   if (c->partial) sb_printf(b, ", a partial sum over %s", shard_axes_str(p, c->partial, &c->a));
   sb_putc(b, '\n');
+  /* the device axes; a pipeline's microbatches are named on the pipeline line */
+  int ax[SH_MAXAXES], nax = 0;
+  for (int i = 0; i < p->mesh.n; i++) if (i != c->micro) ax[nax++] = i;
   sb_puts(b, "mesh:");
-  for (int i = 0; i < p->mesh.n; i++) sb_printf(b, "%s %s=%lld", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i]);
-  if (p->mesh.n == 0) sb_puts(b, " one device");
+  for (int i = 0; i < nax; i++) sb_printf(b, "%s %s=%lld", i ? "," : "", p->mesh.name[ax[i]], (long long)p->mesh.size[ax[i]]);
+  if (nax == 0) sb_puts(b, " one device");
   sb_printf(b, " (%lld device%s", (long long)c->ndev, c->ndev == 1 ? "" : "s");
-  if (p->mesh.n > 1 && c->ndev <= LEGEND_MAX) {
+  if (nax > 1 && c->ndev <= LEGEND_MAX) {
     sb_puts(b, " as (");
-    for (int i = 0; i < p->mesh.n; i++) sb_printf(b, "%s%s", i ? ", " : "", p->mesh.name[i]);
+    for (int i = 0; i < nax; i++) sb_printf(b, "%s%s", i ? ", " : "", p->mesh.name[ax[i]]);
     sb_puts(b, "):");
-    for (int64_t q = 0; q < c->ndev; q++) {
-      sb_printf(b, " d%lld=(", (long long)q);
-      for (int i = 0; i < p->mesh.n; i++) sb_printf(b, "%s%lld", i ? "," : "", (long long)coord(p, q, i));
+    for (int64_t q = 0; q < c->nslot; q++) {
+      if (c->mb_of[q]) continue;
+      sb_printf(b, " d%lld=(", (long long)c->dev_of[q]);
+      for (int i = 0; i < nax; i++) sb_printf(b, "%s%lld", i ? "," : "", (long long)coord(p, q, ax[i]));
       sb_putc(b, ')');
     }
-  } else if (p->mesh.n > 1) {
+  } else if (nax > 1) {
     sb_puts(b, ", numbered row-major over (");
-    for (int i = 0; i < p->mesh.n; i++) sb_printf(b, "%s%s", i ? ", " : "", p->mesh.name[i]);
+    for (int i = 0; i < nax; i++) sb_printf(b, "%s%s", i ? ", " : "", p->mesh.name[ax[i]]);
     sb_putc(b, ')');
-  } else if (p->mesh.n == 1 && c->ndev > 1) {
-    sb_printf(b, ": d0..d%lld are %s=0..%lld", (long long)(c->ndev - 1), p->mesh.name[0], (long long)(c->ndev - 1));
+  } else if (nax == 1 && c->ndev > 1) {
+    sb_printf(b, ": d0..d%lld are %s=0..%lld", (long long)(c->ndev - 1), p->mesh.name[ax[0]], (long long)(c->ndev - 1));
   }
   sb_puts(b, ")\n");
   if (c->stages) {
-    sb_puts(b, "pipeline: on stage");
-    for (int s = 0, n = 0; s < 64; s++) if (c->stages >> s & 1) sb_printf(b, "%s %d", n++ ? "," : "", s);
-    sb_printf(b, " of '%s' (the devices of the other stages hold none of it)", p->mesh.name[p->pipe.axis]);
-    if (p->pipe.micro >= 0)
-      sb_printf(b, "; '%s' is the microbatches, which each device runs in turn, not devices of their own", p->mesh.name[p->pipe.micro]);
+    int64_t S = p->mesh.size[p->pipe.axis];
+    if (S < 64 && c->stages == (1ull << S) - 1)
+      sb_printf(b, "pipeline: on every stage of '%s'", p->mesh.name[p->pipe.axis]);
+    else {
+      sb_puts(b, "pipeline: on stage");
+      for (int s = 0, n = 0; s < 64; s++) if (c->stages >> s & 1) sb_printf(b, "%s %d", n++ ? "," : "", s);
+      sb_printf(b, " of '%s' (the devices of the other stages hold none of it)", p->mesh.name[p->pipe.axis]);
+    }
+    if (c->micro >= 0)
+      sb_printf(b, "; %lld microbatches ('%s'), which each device runs in turn", (long long)p->mesh.size[c->micro], p->mesh.name[c->micro]);
     sb_putc(b, '\n');
   }
 }
@@ -182,7 +222,7 @@ static void replicated_text(strbuf *b, const pic *c) {
     for (int k = 0; k < c->p->lay[c->v].dim[d].n; k++) used |= 1u << c->p->lay[c->v].dim[d].ax[k];
   int any = 0;
   for (int i = 0; i < c->p->mesh.n; i++)
-    if (!((used >> i) & 1) && c->p->mesh.size[i] > 1 && !(c->stages && i == c->p->pipe.axis))
+    if (!((used >> i) & 1) && c->p->mesh.size[i] > 1 && !(c->stages && i == c->p->pipe.axis) && i != c->micro)
       sb_printf(b, "%s%s", any++ ? ", " : "; copies on ", c->p->mesh.name[i]);
 }
 
@@ -286,14 +326,26 @@ void report_picture(strbuf *b, const sh_plan *p, int value, int rank) {
     if (rank >= c.ndev) sb_printf(b, "rank %d is outside the mesh (0..%lld)\n", rank, (long long)(c.ndev - 1));
     else {
       sb_printf(b, "rank %d", rank);
-      if (p->mesh.n) {
+      int64_t q0 = 0;                   /* its place in microbatch 0 */
+      while (c.dev_of[q0] != rank || c.mb_of[q0]) q0++;
+      if (p->mesh.n - (c.micro >= 0) > 0) {
         sb_puts(b, " (");
-        for (int i = 0; i < p->mesh.n; i++) sb_printf(b, "%s%s=%lld", i ? ", " : "", p->mesh.name[i], (long long)coord(p, rank, i));
+        for (int i = 0, n = 0; i < p->mesh.n; i++)
+          if (i != c.micro) sb_printf(b, "%s%s=%lld", n++ ? ", " : "", p->mesh.name[i], (long long)coord(p, q0, i));
         sb_putc(b, ')');
       }
       sb_puts(b, " holds ");
-      if (c.block_of[rank] < 0) sb_puts(b, "none of it (another stage computes it)");
-      else block_ranges(b, &c, c.block_of[rank]);
+      if (c.block_of[q0] < 0) sb_puts(b, "none of it (another stage computes it)");
+      else if (!c.micro_splits) block_ranges(b, &c, c.block_of[q0]);
+      else {
+        int64_t m = p->mesh.size[c.micro], shown = m < 8 ? m : 8;
+        for (int64_t mb = 0; mb < shown; mb++) {
+          sb_puts(b, mb ? ", " : "");
+          block_ranges(b, &c, block_at(&c, rank, mb));
+          sb_printf(b, " in microbatch %lld", (long long)mb);
+        }
+        if (shown < m) sb_printf(b, " ... (%lld microbatches)", (long long)m);
+      }
       if (c.partial) sb_printf(b, ", its addend of the partial sum over %s", shard_axes_str(p, c.partial, &c.a));
       else if (!c.nsplit) sb_puts(b, ", the whole");
       sb_putc(b, '\n');
@@ -343,7 +395,9 @@ void report_picture_svg(strbuf *b, const sh_plan *p, int value) {
   shard_local(p, value, &ls);
   sb_printf(&t, "%s: %s%s, sharding %s", c.x->name, ir_dtype_name(c.x->dtype), ir_shape_str(&c.a, &c.x->shape), shard_str(p, value, &c.a));
   sb_puts(&t2, "mesh");
-  for (int i = 0; i < p->mesh.n; i++) sb_printf(&t2, "%s %s=%lld", i ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i]);
+  for (int i = 0, n = 0; i < p->mesh.n; i++)
+    if (i != c.micro) sb_printf(&t2, "%s %s=%lld", n++ ? "," : "", p->mesh.name[i], (long long)p->mesh.size[i]);
+  if (c.micro >= 0) sb_printf(&t2, ", %lld microbatches in turn", (long long)p->mesh.size[c.micro]);
   sb_printf(&t2, ", local %s%s", ir_dtype_name(c.x->dtype), ir_shape_str(&c.a, &ls));
   if (c.nsplit) { sb_puts(&t2, "; "); split_text(&t2, &c, 0, c.nsplit); }
   else if (!c.partial) sb_puts(&t2, "; every device holds the whole");
@@ -365,7 +419,7 @@ void report_picture_svg(strbuf *b, const sh_plan *p, int value) {
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++) {
       int64_t k = i * (c.nsplit ? c.nblocks / c.pieces[c.split[0]] : 1) + j, first = 0;
-      for (int64_t q = 0; q < c.ndev; q++) if (c.block_of[q] == k) { first = q; break; }
+      for (int64_t q = 0; q < c.nslot; q++) if (c.block_of[q] == k) { first = c.dev_of[q]; break; }
       int x = left + (int)j * cw, y = top + (int)i * ch;
       sb_printf(b, "  <g>\n    <rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#333333\"%s/>\n", x, y, cw, ch,
                 fills[first % (int64_t)(sizeof fills / sizeof fills[0])], c.partial ? " stroke-dasharray=\"4 2\"" : "");

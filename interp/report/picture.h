@@ -6,7 +6,10 @@
 ** the first split dim, columns: those of the second); one split dim, or
 ** three and more, a list of blocks with their index ranges; a value split
 ** nowhere is held whole by every device. A partial sum is marked on every
-** block: the devices listed hold addends that sum to it.
+** block: the devices listed hold addends that sum to it. A pipeline's
+** microbatches are no devices: a block of a value split over them names
+** the microbatch its devices hold it in. A piece dealt zig-zag shows its
+** two halves (0:8+24:32).
 */
 #ifndef interp_report_picture_h
 #define interp_report_picture_h
@@ -19,7 +22,5 @@
 void report_picture(strbuf *b, const sh_plan *p, int value, int rank /* -1 all devices */);
 /* The same picture as a standalone SVG document. */
 void report_picture_svg(strbuf *b, const sh_plan *p, int value);
-/* Devices of the plan's mesh. */
-int64_t report_devices(const sh_plan *p);
 
 #endif

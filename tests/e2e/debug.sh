@@ -28,12 +28,16 @@ grep -q "rank 3 (batch=1, model=1) holds \[2:4, 0:32, 128:256\]" "$tmp/out" && o
 expect_rc 0 "show --svg" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" grad.l0.mlp.w1 --train "$train" --svg "$tmp/w1.svg"
 python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert d.documentElement.tagName == 'svg'" "$tmp/w1.svg" \
   && ok || bad "the SVG is well-formed XML"
-# a pipeline: the value's stage, and the other stage's devices hold none of it
+# a pipeline: the value's stage, and the other stage's devices hold none of it;
+# the microbatches run in turn on each of the 4 devices, not on devices of their own
 expect_rc 0 "show a pipelined value" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" x2 --train "$train"
-grep -q "^pipeline: on stage 1 of 'stage' (the devices of the other stages hold none of it); 'micro' is the microbatches" "$tmp/out" &&
-  ! grep -qE '  d[0-3]( |$)' "$tmp/out" && ok || bad "show x2 under the pipeline: $(cat "$tmp/out")"
-expect_rc 0 "show --rank on another stage" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" x1 --train "$train" --rank 6
-grep -q "holds none of it (another stage computes it)" "$tmp/out" && ok || bad "show x1 --rank 6: $(cat "$tmp/out")"
+grep -q "^mesh: stage=2, batch=2 (4 devices " "$tmp/out" &&
+grep -q "^pipeline: on stage 1 of 'stage' (the devices of the other stages hold none of it); 2 microbatches ('micro')" "$tmp/out" &&
+grep -q "^  \[3:4, 0:32, 0:64\]  d3, microbatch 1$" "$tmp/out" &&
+  ! grep -qE '  d[0-1](,| |$)' "$tmp/out" && ok || bad "show x2 under the pipeline: $(cat "$tmp/out")"
+expect_rc 0 "show --rank on another stage" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" x1 --train "$train" --rank 3
+grep -q "holds none of it (another stage computes it)" "$tmp/out" && ok || bad "show x1 --rank 3: $(cat "$tmp/out")"
+expect_rc 1 "show --rank past the devices (microbatches are none)" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_pp.tac" x1 --train "$train" --rank 4
 expect_rc 1 "show an unknown value" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" nothing
 grep -q "carve: error: no value named 'nothing'" "$tmp/err" && ok || bad "unknown value message: $(cat "$tmp/err")"
 expect_rc 1 "show --rank outside the mesh" "$CARVE" show "$ex/gpt2_small.cir" "$ex/gpt2_small_bp_mp.tac" l0.h --rank 4

@@ -17,12 +17,20 @@
 #include "interp/drive/session.h"
 #include "interp/report/picture.h"
 
+/* tac: a plan of tests/data/pictures/ on pic.cir, or "MODEL TACTICS" (files of
+** tests/data/) for a training step under SGD */
 static void load(session *s, const char *tac) {
-  char model[512], tactics[512];
-  snprintf(model, sizeof model, "%s/tests/data/pictures/pic.cir", SRCDIR);
-  snprintf(tactics, sizeof tactics, "%s/tests/data/pictures/%s.tac", SRCDIR, tac);
+  char model[512], tactics[512], m[32], t[32];
+  int other = sscanf(tac, "%31s %31s", m, t) == 2;
+  if (other) {
+    snprintf(model, sizeof model, "%s/tests/data/%s", SRCDIR, m);
+    snprintf(tactics, sizeof tactics, "%s/tests/data/%s", SRCDIR, t);
+  } else {
+    snprintf(model, sizeof model, "%s/tests/data/pictures/pic.cir", SRCDIR);
+    snprintf(tactics, sizeof tactics, "%s/tests/data/pictures/%s.tac", SRCDIR, tac);
+  }
   session_init(s);
-  session_opts o = {model, NULL, NULL, tactics, {0}};
+  session_opts o = {model, NULL, other ? "sgd(lr = 0.1)" : NULL, tactics, {0}};
   cr_assert(session_load(s, &o) == 0, "%s", diag_text(&s->diag));
 }
 
@@ -65,7 +73,7 @@ static void check_picture(const char *tac, const char *value, int rank, int svg,
 }
 
 typedef struct pcase {
-  char tac[32], value[8];
+  char tac[40], value[8];
   int rank;
   char golden[40];
 } pcase;
@@ -80,6 +88,15 @@ static pcase cases[] = {
   {"partial_2x2", "h", -1, "partial_2x2.txt"},
   {"partial_2x2", "h", 1, "partial_2x2_rank1.txt"},
   {"partial_2x2", "t", -1, "replicated_2x2.txt"},
+  /* a pipeline's microbatches run in turn on each device: 8 devices, not 16 */
+  {"gpt_pp.cir pp_bp_mp.tac", "x1", -1, "pipeline_3d.txt"},
+  {"gpt_pp.cir pp_bp_mp.tac", "x1", 2, "pipeline_3d_rank2.txt"},
+  {"gpt_pp.cir pp_bp_mp.tac", "x1", 6, "pipeline_3d_rank6.txt"},
+  {"gpt_pp.cir pp_bp_mp.tac", "wte", -1, "pipeline_3d_tied.txt"},
+  /* context parallelism deals the sequence zig-zag: two halves a device */
+  {"gpt_pp.cir cp2.tac", "x1", -1, "zigzag_cp2.txt"},
+  {"gpt_pp.cir pp_cp.tac", "x1", -1, "pipeline_zigzag.txt"},
+  {"gpt_pp.cir pp_cp.tac", "x1", 1, "pipeline_zigzag_rank1.txt"},
 };
 
 ParameterizedTestParameters(picture, text) {
