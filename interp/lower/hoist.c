@@ -109,33 +109,69 @@ int lw_hoist_updates(rt_prog *p) {
   return moved;
 }
 
-/* Does y touch what x writes (w), or write what x reads? */
-static int conflicts(const rt_instr *x, const int *w, int nw, const rt_instr *y) {
-  int yw[1 + RT_MAXIN], nyw = y->op == RT_SEND ? 0 : written(y, yw);
-  if (y->op == RT_SEND) for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(y, k)) yw[nyw++] = y->in[k];
-  for (int j = 0; j < nw; j++) {
-    for (int k = 0; k < RT_MAXIN; k++) if (y->in[k] == w[j]) return 1;
-    for (int k = 0; k < nyw; k++) if (yw[k] == w[j]) return 1;
-  }
-  for (int k = 0; k < RT_MAXIN; k++)
-    for (int m = 0; m < nyw && x->in[k] >= 0; m++) if (yw[m] == x->in[k]) return 1;
-  return 0;
+/* What y writes, as sinking an update past it counts (a send's sent buffer is only read). */
+static int writes_of(const rt_instr *y, int w[1 + RT_MAXIN]) {
+  if (y->op != RT_SEND) return written(y, w);
+  int n = 0;
+  for (int k = 0; k < RT_MAXIN; k++) if (rt_instr_writes_in(y, k)) w[n++] = y->in[k];
+  return n;
 }
 
+static int earlier(place a, place b) { return a.at != b.at ? a.at < b.at : a.seq < b.seq; }
+
+/* From the end: each update's place is just before the first of what
+** follows it in the new order that reads or writes what it writes or
+** writes what it reads, the next update, or the next instruction of
+** another stage; one moved before instruction `at` takes seq -1, -2, ..
+** (kept ones are seq 0), so that those moved later come first. */
 int lw_sink_updates(rt_prog *p) {
-  int n = p->ninstrs, moved = 0;
+  int n = p->ninstrs, nb = p->nbufs, moved = 0;
+  place end = {n, 0}, next_update = end, stage_end = end;
+  place *first_r = mem_alloc(sizeof(place) * ((size_t)nb + 1)), *first_w = mem_alloc(sizeof(place) * ((size_t)nb + 1));
+  place *where = mem_alloc(sizeof(place) * ((size_t)n + 1));
+  int *count = mem_calloc((size_t)n + 2, sizeof(int));    /* per slot: instructions moved before it */
+  for (int b = 0; b < nb; b++) first_r[b] = first_w[b] = end;
   for (int i = n - 1; i >= 0; i--) {
-    rt_instr x = p->instrs[i];
-    if (x.op != RT_ADAM && x.op != RT_SGD) continue;
-    int w[1 + RT_MAXIN], nw = written(&x, w), j = i + 1;
-    while (j < n && p->instrs[j].stages == x.stages && p->instrs[j].op != RT_ADAM && p->instrs[j].op != RT_SGD &&
-           !conflicts(&x, w, nw, &p->instrs[j]))
-      j++;
-    if (j - 1 == i) continue;
-    memmove(&p->instrs[i], &p->instrs[i + 1], sizeof x * (size_t)(j - 1 - i));
-    p->instrs[j - 1] = x;
-    moved++;
+    const rt_instr *x = &p->instrs[i];
+    if (i + 1 < n && p->instrs[i + 1].stages != x->stages) stage_end = (place){i + 1, 0};
+    int w[1 + RT_MAXIN], nw = writes_of(x, w);
+    place at = {i, 0};
+    if (x->op == RT_ADAM || x->op == RT_SGD) {
+      place before = earlier(next_update, stage_end) ? next_update : stage_end;
+      for (int j = 0; j < nw; j++) {
+        if (w[j] >= nb) continue;
+        if (earlier(first_r[w[j]], before)) before = first_r[w[j]];
+        if (earlier(first_w[w[j]], before)) before = first_w[w[j]];
+      }
+      for (int k = 0; k < RT_MAXIN; k++)
+        if (x->in[k] >= 0 && x->in[k] < nb && earlier(first_w[x->in[k]], before)) before = first_w[x->in[k]];
+      if (before.at > i + 1) {            /* (else nothing kept lies between: it stays) */
+        at = (place){before.at, -++count[before.at]};
+        moved++;
+      }
+      next_update = at;
+    }
+    where[i] = at;
+    for (int k = 0; k < RT_MAXIN; k++)
+      if (x->in[k] >= 0 && x->in[k] < nb && earlier(at, first_r[x->in[k]])) first_r[x->in[k]] = at;
+    for (int j = 0; j < nw; j++)
+      if (w[j] < nb && earlier(at, first_w[w[j]])) first_w[w[j]] = at;
   }
-  if (moved) rt_prog_finish(p);
+  if (moved) {
+    /* the new order: before each kept instruction (and before the end), those moved there, latest seq first */
+    int *start = mem_calloc((size_t)n + 2, sizeof(int));
+    for (int i = 0; i < n; i++) start[where[i].at + 1]++;
+    for (int s = 0; s <= n; s++) start[s + 1] += start[s];
+    rt_instr *out = mem_alloc(sizeof(rt_instr) * ((size_t)n + 1));
+    for (int i = 0; i < n; i++) out[start[where[i].at] + count[where[i].at] + where[i].seq] = p->instrs[i];
+    memcpy(p->instrs, out, sizeof(rt_instr) * (size_t)n);
+    free(out);
+    free(start);
+    rt_prog_finish(p);
+  }
+  free(first_r);
+  free(first_w);
+  free(where);
+  free(count);
   return moved;
 }

@@ -327,10 +327,19 @@ static void build_stage(pctx *c, int s) {
     if (!c->vary[i] && !c->acc[i] && !c->post[i] && (c->imask[i] & bit)) push(l, &c->ins[i], key_pre(c, i));
   slot *sl = mem_alloc(sizeof *sl * (size_t)(3 * c->M * c->V + 1));
   int nslot = pipe_schedule(c, s, sl);
-  for (int k = 0; k < nslot; k++)
-    for (int i = 0; i < c->n0; i++)
-      if ((c->vary[i] || c->acc[i]) && pipe_pass_of(c, i) == sl[k].back && c->chunk[i] == sl[k].chunk && (c->imask[i] & bit))
-        emit_micro(c, l, made, i, sl[k].j);
+  /* the stage's varying instructions by pass and part, in program order (a slot runs one list) */
+  int nlist = 3 * c->V, *start = mem_calloc((size_t)nlist + 2, sizeof(int)), *at = mem_alloc(sizeof(int) * ((size_t)c->n0 + 1));
+  for (int i = 0; i < c->n0; i++)
+    if ((c->vary[i] || c->acc[i]) && (c->imask[i] & bit)) start[pipe_pass_of(c, i) * c->V + c->chunk[i] + 2]++;
+  for (int k = 0; k < nlist; k++) start[k + 2] += start[k + 1];
+  for (int i = 0; i < c->n0; i++)
+    if ((c->vary[i] || c->acc[i]) && (c->imask[i] & bit)) at[start[pipe_pass_of(c, i) * c->V + c->chunk[i] + 1]++] = i;
+  for (int k = 0; k < nslot; k++) {
+    int list = sl[k].back * c->V + sl[k].chunk;
+    for (int n = start[list]; n < start[list + 1]; n++) emit_micro(c, l, made, at[n], sl[k].j);
+  }
+  free(start);
+  free(at);
   free(sl);
   for (int i = 0; i < c->n0; i++) {
     if (!(c->imask[i] & bit)) continue;
