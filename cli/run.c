@@ -56,13 +56,6 @@ static void print_profile(const drive *r, long steps, int nranks, int to_stderr,
 /* Are the model's float parameters and inputs all f64 (and is there one)?
 ** Then --check and --bisect default to BISECT_TOLERANCE_F64. (The
 ** optimizer's state follows the parameters' type.) */
-/* whether some value is computed in bf16 or f16 (a bf16 model, mixed precision) */
-static int computes_low(const ir_graph *g) {
-  for (int i = 0; i < g->nvals; i++)
-    if (g->vals[i]->kind == IR_OP && (g->vals[i]->dtype == IR_BF16 || g->vals[i]->dtype == IR_F16)) return 1;
-  return 0;
-}
-
 static int all_f64(const ir_graph *g) {
   int n = 0;
   for (int i = 0; i < g->nvals; i++) {
@@ -90,6 +83,21 @@ static void compared_text(strbuf *sb, const drive_compared *c, const drive *r) {
     sb_printf(sb, "%s%d %s", n == 1 ? "" : n == total ? " and " : ", ", part[i].n, part[i].n == 1 ? part[i].one : part[i].many);
   }
   if (!total) sb_puts(sb, "nothing");
+}
+
+/* The most two runs of Adam can part one element of a parameter in `steps`
+** steps (0: not Adam). A step moves it by lr |m| / (sqrt(v) + eps) with m
+** and v the bias-corrected averages of the gradients and of their squares,
+** weighted w_k and u_k; by Cauchy-Schwarz |m| <= sqrt(v sum w_k^2 / u_k),
+** the sum a geometric series in beta1^2 / beta2. */
+static double adam_bound(const train_spec *t, long steps) {
+  if ((t->kind != TRAIN_ADAM && t->kind != TRAIN_ADAMW) || !(t->beta2 > 0) || !(t->beta2 < 1) || !(t->beta1 < 1)) return 0;
+  double b1 = t->beta1, b2 = t->beta2, r = b1 * b1 / b2, sum = 0;
+  for (long s = 1; s <= steps; s++) {
+    double c1 = 1 - pow(b1, (double)s), geo = fabs(1 - r) < 1e-12 ? (double)s : (1 - pow(r, (double)s)) / (1 - r);
+    sum += sqrt((1 - b1) * (1 - b1) / (c1 * c1) * (1 - pow(b2, (double)s)) / (1 - b2) * geo);
+  }
+  return 2 * t->lr * sum;
 }
 
 /* Where the text report goes: stdout, but stderr when --print-outputs
@@ -121,6 +129,15 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
       json_key(&j, "carried_args"); json_int(&j, cmp->inputs);
       json_end_obj(&j);
       if (cmp->worst_at) { json_key(&j, "worst_at"); json_str(&j, cmp->worst_at); }
+      if (cmp->within_noise) {
+        json_key(&j, "within_noise"); json_int(&j, cmp->within_noise);
+        json_key(&j, "noisiest"); json_num(&j, cmp->noisiest);
+        json_key(&j, "noisiest_own_error"); json_num(&j, cmp->noisiest_floor);
+      }
+      if (cmp->excused) {
+        json_key(&j, "excused_elements"); json_int(&j, cmp->excused);
+        json_key(&j, "excused_params"); json_int(&j, cmp->excused_params);
+      }
     }
     json_end_obj(&j);
     puts(sb_str(&j.out));
@@ -138,6 +155,16 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
         fprintf(out, "max relative error against one device: %.3g%s%s%s (compared: %s; tolerance %.3g: %s)\n", check,
                cmp->worst_at && check > 0 ? ", in '" : "", cmp->worst_at && check > 0 ? cmp->worst_at : "", cmp->worst_at && check > 0 ? "'" : "",
                sb_str(&what), tol, check <= tol ? "within" : "exceeded");
+      if (cmp->within_noise)
+        fprintf(out, "within the precision's own error: %d value%s over the tolerance, each at most %d times as far from one device as "
+                "one device is from the same step in f32 (the largest %.3g, in '%s', where one device is %.3g from f32)\n",
+                cmp->within_noise, cmp->within_noise == 1 ? "" : "s", DRIVE_NOISE, cmp->noisiest, cmp->noisiest_at, cmp->noisiest_floor);
+      if (cmp->excused)
+        fprintf(out, "left out: %lld element%s of %d parameter%s (the first '%s'), each at most %.3g apart: Adam stepped them "
+                "opposite ways where rounding decides their gradients' signs (their first moments in this precision and in "
+                "f32 on one device differ by more than the tolerance)\n",
+                (long long)cmp->excused, cmp->excused == 1 ? "" : "s", cmp->excused_params, cmp->excused_params == 1 ? "" : "s",
+                cmp->excused_at, cmp->excuse_bound);
       sb_free(&what);
     }
     if (o->save) fprintf(out, "saved parameters%s to %s\n", r->g->train == TRAIN_ADAM || r->g->train == TRAIN_ADAMW ? " and Adam state" : r->g->train == TRAIN_STEP ? " and state" : "", o->save);
@@ -299,7 +326,7 @@ int cli_run(const cli_opts *o) {
   }
   if (world.rank == 0 && s.diag.nwarnings) cli_report(&s.diag);   /* loaded, with warnings worth reading */
   if (!o->tolerance && all_f64(s.g)) tol = BISECT_TOLERANCE_F64;
-  if (!o->tolerance && computes_low(s.g)) tol = BISECT_TOLERANCE_LOW;
+  if (!o->tolerance && ir_computes_low(s.g)) tol = BISECT_TOLERANCE_LOW;
   rt_mpi *mpi = NULL;
   rt_nccl *nccl = NULL;
   const rt_backend *be = NULL;
@@ -413,7 +440,8 @@ int cli_run(const cli_opts *o) {
   drive_compared cmp = {0};
   double check = -1;
   if (o->check) {
-    status = drive_check(&r, o->params, o->data, losses, o->steps, &cmp, err, sizeof err);
+    drive_excuse ex = {adam_bound(&s.train, o->steps), tol};
+    status = drive_check(&r, o->params, o->data, losses, o->steps, &ex, &cmp, err, sizeof err);
     check = cmp.worst;
     if (status < 0) {
       strbuf why;

@@ -415,11 +415,12 @@ int drive_save(drive *r, const char *path, char *err, size_t errlen) {
   return rc;
 }
 
-static double rel_norm_error(rt_dtype t, const void *a, const void *b, int64_t n) {
+/* ||a - b|| / ||b|| over n elements, those with skip[k] set left out of the difference */
+static double rel_norm_error(rt_dtype t, const void *a, const void *b, int64_t n, const char *skip) {
   double num = 0, den = 0;
   for (int64_t k = 0; k < n; k++) {
     double x = rt_load_f(t, a, k), y = rt_load_f(t, b, k);
-    if (x == y) { den += y * y; continue; }       /* equal infinities and NaNs agree too */
+    if (x == y || (skip && skip[k])) { den += y * y; continue; }       /* equal infinities and NaNs agree too */
     if (x != x && y != y) continue;
     double d = x - y;
     num += d * d;
@@ -428,23 +429,126 @@ static double rel_norm_error(rt_dtype t, const void *a, const void *b, int64_t n
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* Value v of both runs, on device 0 (*a, *b NULL elsewhere). Collective. */
+static int both(drive *r, drive *one, int v, void **a, void **b, rt_dtype *t, char *err, size_t errlen) {
+  *b = NULL;
+  char e2[256];
+  if (drive_gather(r, v, a, e2, sizeof e2) < 0) return diag_errbuf(err, errlen, "%s", e2);
+  if (!*a) return 0;
+  int ob = one->lr.buf_of[v];
+  if (ob < 0) return diag_errbuf(err, errlen, "internal error: the one-device program keeps no '%s'", r->g->vals[v]->name);
+  *t = one->prog.bufs[ob].dtype;
+  size_t bytes = (size_t)one->prog.bufs[ob].nelem * rt_dtype_size(*t);
+  *b = mem_alloc(bytes + 1);
+  return rt_exec_get(one->e, ob, *b, bytes, err, errlen);
+}
+
+/* Parameter v's first-moment state (-1: none). */
+static int first_moment(const drive *r, const ir_value *v) {
+  size_t n = strlen(v->name) + 8;
+  char *name = mem_alloc(n);
+  snprintf(name, n, "adam.m.%s", v->name);
+  const ir_value *m = ir_lookup(r->g, name);
+  free(name);
+  if (!m || m->kind != IR_STATE || ir_nelem(&m->shape) != ir_nelem(&v->shape) || r->lr.buf_of[m->id] < 0) return -1;
+  return m->id;
+}
+
+/* After a step of the one-device program (one) and of its f32 twin
+** (wide): mark in noisy[v] each element of parameter v whose first
+** moments differ by more than tol of the f32 one's size. */
+static int mark_noisy(const drive *one, const drive *wide, double tol, char **noisy, char *err, size_t errlen) {
+  const ir_graph *g = one->g;
+  for (int v = 0; v < g->nvals; v++) {
+    int m = g->vals[v]->kind == IR_PARAM ? first_moment(one, g->vals[v]) : -1;
+    if (m < 0 || wide->lr.buf_of[m] < 0) continue;
+    const rt_buf *b = &one->prog.bufs[one->lr.buf_of[m]], *c = &wide->prog.bufs[wide->lr.buf_of[m]];
+    if (b->dtype != c->dtype || b->nelem != c->nelem) continue;
+    size_t bytes = (size_t)b->nelem * rt_dtype_size(b->dtype);
+    char *x = mem_alloc(2 * bytes + 1), *y = x + bytes;
+    int rc = rt_exec_get(one->e, one->lr.buf_of[m], x, bytes, err, errlen);
+    if (rc == 0) rc = rt_exec_get(wide->e, wide->lr.buf_of[m], y, bytes, err, errlen);
+    if (rc == 0 && !noisy[v]) noisy[v] = mem_calloc((size_t)b->nelem + 1, 1);
+    for (int64_t i = 0; i < b->nelem && rc == 0; i++) {
+      double u = rt_load_f(b->dtype, x, i), w = rt_load_f(b->dtype, y, i);
+      if (!(fabs(u - w) <= tol * fabs(w))) noisy[v][i] = 1;
+    }
+    free(x);
+    if (rc < 0) return -1;
+  }
+  return 0;
+}
+
+/* The f32 twin's distance from b, value v of the one-device run: ||b - c|| / ||c|| (-1: the twin keeps no v). */
+static double own_error(const drive *wide, int v, rt_dtype t, const void *b, int64_t n) {
+  int wb = wide->lr.buf_of[v];
+  if (wb < 0 || wide->prog.bufs[wb].nelem != n) return -1;
+  rt_dtype ct = wide->prog.bufs[wb].dtype;
+  size_t bytes = (size_t)n * rt_dtype_size(ct);
+  char *c = mem_alloc(bytes + 1), e2[256];
+  double num = 0, den = 0;
+  int rc = rt_exec_get(wide->e, wb, c, bytes, e2, sizeof e2);
+  for (int64_t k = 0; k < n && rc == 0; k++) {
+    double x = rt_load_f(t, b, k), y = rt_load_f(ct, c, k);
+    if (x != x || y != y) { rc = -1; break; }
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  free(c);
+  return rc < 0 ? -1 : den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static char **free_noisy(char **noisy, int n) {
+  for (int v = 0; noisy && v < n; v++) free(noisy[v]);
+  free(noisy);
+  return NULL;
+}
+
+/* The elements of parameter a (b on one device) that drive_excuse leaves
+** out: noisy, apart by more than the tolerance and by at most the bound. */
+static int64_t excused(const drive_excuse *ex, rt_dtype t, const void *a, const void *b, const char *noisy, int64_t n, char *skip) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = rt_load_f(t, a, i), y = rt_load_f(t, b, i), d = fabs(x - y);
+    skip[i] = noisy[i] && d <= ex->bound && d > ex->tol * fabs(y);
+    k += skip[i];
+  }
+  return k;
+}
+
 int drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
-                drive_compared *c, char *err, size_t errlen) {
+                const drive_excuse *ex, drive_compared *c, char *err, size_t errlen) {
   const ir_graph *g = r->g;
-  drive one;
-  int rc = 0;
+  drive one, wide;
+  char **noisy = NULL;        /* parameter -> its elements whose gradient's sign is rounding (device 0) */
+  int rc = 0, twin = 0;
   memset(c, 0, sizeof *c);
+  c->excuse_bound = ex ? ex->bound : 0;
   if (!g) return diag_errbuf(err, errlen, "drive_check needs the IR of the program");
   memset(&one, 0, sizeof one);
+  memset(&wide, 0, sizeof wide);
   if (r->w->rank == 0) {        /* the reference runs on device 0 alone */
     diag d;
     diag_init(&d);
     if (drive_lower(&one, g, NULL, &d) < 0) rc = diag_errbuf(err, errlen, "lowering the one-device program failed");
     diag_free(&d);
     if (rc == 0) rc = drive_start(&one, r->be, NULL, rt_world_single(), params, data, err, errlen);
+    if (rc == 0 && ex && ir_computes_low(g)) {   /* the f32 twin: the precision's own error */
+      lower_opts wo = {0};
+      wo.widen = 1;
+      diag_init(&d);
+      twin = drive_lower_opts(&wide, g, NULL, &wo, &d) == 0 && drive_start(&wide, r->be, NULL, rt_world_single(), params, data, err, errlen) == 0;
+      diag_free(&d);
+      if (twin && ex->bound > 0) noisy = mem_calloc((size_t)g->nvals + 1, sizeof *noisy);
+    }
     for (long s = 0; s < steps && rc == 0; s++) {
-      double l1;
+      double l1, l2;
       rc = drive_step(&one, &l1, err, errlen);
+      if (rc == 0 && twin && (drive_step(&wide, &l2, err, errlen) < 0 ||
+                              (noisy && mark_noisy(&one, &wide, ex->tol, noisy, err, errlen) < 0))) {
+        twin = 0;                               /* (without the twin, nothing is left out) */
+        noisy = free_noisy(noisy, g->nvals);
+      }
       if (rc == 0) {
         double e = fabs(losses[s] - l1) / (fabs(l1) > 0 ? fabs(l1) : 1);
         if (e > c->worst || isnan(e)) { c->worst = isnan(e) ? INFINITY : e; c->worst_at = NULL; }
@@ -457,6 +561,8 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
   char why[512];
   snprintf(why, sizeof why, "%s", rc ? err : "");
   if (r->w->agree(r->w->impl, rc, why, err, errlen) < 0) {
+    free_noisy(noisy, g->nvals);
+    drive_free(&wide);
     drive_free(&one);
     return -1;
   }
@@ -473,29 +579,41 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
   for (int i = 0; i < g->nvals && rc == 0; i++) {
     const ir_value *v = g->vals[i];
     if (!cmp[i] || r->lr.buf_of[i] < 0) continue;
-    void *full;
-    char e2[256];
-    if (drive_gather(r, i, &full, e2, sizeof e2) < 0) rc = diag_errbuf(err, errlen, "%s", e2);
+    void *full, *ref;
+    rt_dtype t = RT_F32;
+    rc = both(r, &one, i, &full, &ref, &t, err, errlen);
     if (full && rc == 0) {
-      int ob = one.lr.buf_of[i];
-      rt_dtype t = one.prog.bufs[ob].dtype;
-      size_t bytes = (size_t)one.prog.bufs[ob].nelem * rt_dtype_size(t);
-      void *ref = mem_alloc(bytes + 1);
-      rc = rt_exec_get(one.e, ob, ref, bytes, err, errlen);
-      if (rc == 0) {
-        double e = rel_norm_error(t, full, ref, ir_nelem(&v->shape));
-        if (e > c->worst || isnan(e)) { c->worst = isnan(e) ? INFINITY : e; c->worst_at = v->name; }
-        if (v->kind == IR_OP) c->outputs++;
-        else if (v->kind == IR_STATE) c->states++;
-        else if (v->kind == IR_PARAM) c->params++;
-        else c->inputs++;
+      int64_t n = ir_nelem(&v->shape);
+      double e = rel_norm_error(t, full, ref, n, NULL);
+      if (noisy && noisy[i] && !(e <= ex->tol)) {
+        char *skip = mem_alloc((size_t)n + 1);
+        int64_t k = excused(ex, t, full, ref, noisy[i], n, skip);
+        if (k) {
+          e = rel_norm_error(t, full, ref, n, skip);
+          c->excused += k;
+          if (!c->excused_params++) c->excused_at = v->name;
+        }
+        free(skip);
       }
-      free(ref);
+      double floor = twin && !(e <= ex->tol) ? own_error(&wide, i, t, ref, n) : -1;
+      if (e <= DRIVE_NOISE * floor) {
+        c->within_noise++;
+        if (e > c->noisiest) { c->noisiest = e; c->noisiest_floor = floor; c->noisiest_at = v->name; }
+        e = 0;                                  /* (within the precision's own error: not counted against the tolerance) */
+      }
+      if (e > c->worst || isnan(e)) { c->worst = isnan(e) ? INFINITY : e; c->worst_at = v->name; }
+      if (v->kind == IR_OP) c->outputs++;
+      else if (v->kind == IR_STATE) c->states++;
+      else if (v->kind == IR_PARAM) c->params++;
+      else c->inputs++;
     }
     free(full);
+    free(ref);
   }
   free(cmp);
   if (rc == 0 && r->differs) { c->worst = INFINITY; c->worst_at = r->differs; c->copies_differ = 1; }
+  free_noisy(noisy, g->nvals);
+  drive_free(&wide);
   drive_free(&one);
   return rc;
 }

@@ -91,14 +91,37 @@ typedef struct drive_compared {
   const char *worst_at;     /* the value it was found in; NULL: a step's first output */
   int copies_differ;        /* worst_at's copies on two devices differ (worst is inf) */
   int steps, outputs, params, states, inputs;
+  int64_t excused;          /* parameters' elements left out (drive_excuse), over excused_params */
+  int excused_params;
+  const char *excused_at;   /* the first such parameter */
+  double excuse_bound;      /* the drive_excuse's bound */
+  int within_noise;         /* values over the tolerance but within DRIVE_NOISE times the precision's own error */
+  double noisiest, noisiest_floor;   /* the largest error of those, and the one-device run's own there */
+  const char *noisiest_at;
 } drive_compared;
+/* A run computing in bf16 or f16 (drive_excuse given): the one-device
+** program runs in f32 beside it too (lower_opts.widen), which measures the
+** precision's own error in each value (the one-device run's distance from
+** the f32 one). A value over the tolerance passes when its error is at most
+** DRIVE_NOISE times that: the precision alone moves it that far, as it
+** does two runs that sum in different orders.
+** Adam moves every element by about lr a step, whatever its gradient's
+** size: where a gradient is within the rounding of zero, two runs step
+** opposite ways. A parameter over the tolerance is compared again without
+** its elements whose first moments (the state adam.m.NAME) in the
+** one-device run and in f32 differed by more than the tolerance after a
+** step (there the gradient's sign was rounding) and that differ by more
+** than the tolerance and at most `bound` (the most two runs' Adam steps can
+** part an element; 0: not Adam). */
+#define DRIVE_NOISE 4
+typedef struct drive_excuse { double bound, tol; } drive_excuse;
 /* Run the unpartitioned program on device 0 (on the same kind of backend,
 ** so that what differs is the partitioning, not the kernels) for as many
 ** steps, from the same files, and compare (drive_compared): each step's
 ** first output by its relative error, each tensor by ||a - b|| / ||b||.
 ** Collective. */
 int  drive_check(drive *r, const char *params, const char *data, const double *losses, long steps,
-                 drive_compared *c, char *err, size_t errlen);
+                 const drive_excuse *ex /* NULL: no f32 twin */, drive_compared *c, char *err, size_t errlen);
 /* After step `step` (1-based) with first output `loss`: -1 with a message
 ** when the loss is NaN or infinite, naming the first value of this
 ** device's step that held a NaN or +Inf (watched from drive_start on when

@@ -275,6 +275,12 @@ const char *ir_shape_str(arena *a, const ir_shape *s) {
   return arena_strndup(a, buf, k);
 }
 
+int ir_computes_low(const ir_graph *g) {
+  for (int i = 0; i < g->nvals; i++)
+    if (g->vals[i]->kind == IR_OP && (g->vals[i]->dtype == IR_BF16 || g->vals[i]->dtype == IR_F16)) return 1;
+  return 0;
+}
+
 int ir_const(ir_graph *g, double x) { return ir_const_typed(g, x, IR_F32); }
 
 int ir_const_typed(ir_graph *g, double x, ir_dtype t) {

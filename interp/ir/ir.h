@@ -222,6 +222,8 @@ const char *ir_fresh_name(ir_graph *g, const char *prefix);
 /* Give v another name (-1 if taken). */
 int ir_rename(ir_graph *g, ir_value *v, const char *name);
 void ir_add_output(ir_graph *g, int id);
+/* Does g compute anything in bf16 or f16 (mixed precision, or a model declared so)? */
+int ir_computes_low(const ir_graph *g);
 /* The literal scalar x (one value per distinct number, printed inline). */
 int ir_const(ir_graph *g, double x);
 /* The same of type t (f32 literals adapt to the operands they meet; other

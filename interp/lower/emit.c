@@ -17,7 +17,7 @@ int lw_operand(lctx *c, int k) {
 
 /* literal id filled into a new buffer of the given shape */
 static int fill(lctx *c, int id, const ir_shape *s) {
-  int b = lw_tmp(c, V(c, id)->name, rtype(V(c, id)->dtype), s->rank, s->d);
+  int b = lw_tmp(c, V(c, id)->name, lw_type(c, V(c, id)), s->rank, s->d);
   rt_instr *in = rt_prog_emit(c->p, RT_FILL, b);
   in->alpha = (float)c->cval[id];
   in->value = c->cval[id];          /* other dtypes fill from value, exactly */

@@ -402,7 +402,7 @@ static void lower_move(lctx *c, const ir_value *v, int out) {
   case IR_TRANSPOSE: {
     int perm[IR_MAXRANK];
     for (int i = 0; i < v->attr.ndims; i++) perm[i] = v->attr.dims[i];
-    lw_transpose(c, xb, xs->d, xs->rank, perm, out, v->name, rtype(v->dtype));
+    lw_transpose(c, xb, xs->d, xs->rank, perm, out, v->name, lw_type(c, v));
     return;
   }
   case IR_BROADCAST: copy_broadcast(c, out, os, xb, xs); return;
@@ -708,7 +708,7 @@ static int value_buf(lctx *c, const ir_value *v, rt_bufkind kind) {
   ir_shape ls = v->shape;
   const sh_dim *dims = c->plan ? lw_final_dims(c, v->id) : NULL;
   if (dims) layout_local_shape(c->plan, &v->shape, dims, &ls);
-  int b = rt_prog_buf(c->p, v->name, rtype(v->dtype), ls.rank, ls.d, kind);
+  int b = rt_prog_buf(c->p, v->name, lw_type(c, v), ls.rank, ls.d, kind);
   rt_buf *rb = &c->p->bufs[b];
   for (int i = 0; i < v->shape.rank; i++) {
     rb->global_shape[i] = v->shape.d[i];
@@ -765,7 +765,7 @@ static void emit_value(lctx *c, const ir_value *v, int out, const double *ab_k, 
 }
 
 static void lower_value(lctx *c, const ir_value *v) {
-  c->dt = rtype(v->dtype);
+  c->dt = lw_type(c, v);
   int *args = c->args;
   for (int k = 0; k < v->nargs; k++) args[k] = v->args[k];
   if (c->axpy[v->id] >= 0) {          /* read g where the folded mul would be */
@@ -836,7 +836,7 @@ static void lower_value(lctx *c, const ir_value *v) {
   int out = value_buf(c, v, kind_of(c, v));
   c->buf[v->id] = out;
   if (!n) { emit_value(c, v, out, ab_k, comp); return; }
-  int t = lw_tmp(c, v->name, rtype(v->dtype), c->osh.rank, c->osh.d);
+  int t = lw_tmp(c, v->name, lw_type(c, v), c->osh.rank, c->osh.d);
   emit_value(c, v, t, ab_k, comp);
   lw_emit_steps(c, t, c->osh, st, n, out, v->name, c->dt);
 }

@@ -215,7 +215,7 @@ int lw_operand_in(lctx *c, int id, const sh_dim *want, ir_shape *shape) {
   layout_local_shape(c->plan, &x->shape, have, &hs);
   int n = layout_steps(c->plan, x->shape.rank, have, 0, want, st);
   int first = c->p->ninstrs;
-  int r = lw_emit_steps(c, b, hs, st, n, -1, x->name, rtype(x->dtype));
+  int r = lw_emit_steps(c, b, hs, st, n, -1, x->name, lw_type(c, x));
   for (int k = first; k < c->p->ninstrs; k++) c->p->instrs[k].src = id;   /* reports name the value moved */
   if (shared && n) {
     lw_moved *m = mem_alloc(sizeof *m);

@@ -14,6 +14,7 @@
 
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
+#include "interp/lower/lower.h"
 #include "runtime/comm_local.h"
 #include "runtime/safet.h"
 
@@ -39,7 +40,7 @@ static int device(int dev, void *arg) {
   if (rc == 0) rc = drive_start(&r, rt_backend_cpu(), rt_local_comm(m->l, dev), rt_local_world(m->l, dev), NULL, NULL, m->err[dev], sizeof m->err[dev]);
   for (int s = 0; s < STEPS && rc == 0; s++) rc = drive_step(&r, &m->loss[dev][s], m->err[dev], sizeof m->err[dev]);
   drive_compared c = {.worst = -1};
-  if (rc == 0) rc = drive_check(&r, NULL, NULL, m->loss[dev], STEPS, &c, m->err[dev], sizeof m->err[dev]);
+  if (rc == 0) rc = drive_check(&r, NULL, NULL, m->loss[dev], STEPS, NULL, &c, m->err[dev], sizeof m->err[dev]);
   if (dev == 0) m->worst = c.worst;
   if (rc == 0 && m->save) rc = drive_save(&r, m->save, m->err[dev], sizeof m->err[dev]);
   drive_free(&r);
@@ -129,4 +130,47 @@ Test(drive, partitioned_steps_on_the_in_process_mesh) {
   run_mesh("gpt2_small_bp_mp.tac", one, path);      /* batch x model, Megatron */
   run_mesh("gpt2_small.tac", one, path);            /* + ZeRO-3 + embedding split */
   unlink(path);
+}
+
+/* losses of `steps` steps of gpt2_small under train, lowered with o, on one device */
+static void losses_of(const char *train, const lower_opts *o, double *loss, int steps) {
+  session s;
+  session_init(&s);
+  char model[512];
+  snprintf(model, sizeof model, "%s/examples/gpt2_small.cir", SRCDIR);
+  session_opts so = {model, NULL, train, NULL, {0}};
+  cr_assert(session_load(&s, &so) == 0, "%s", diag_text(&s.diag));
+  drive r;
+  char err[256];
+  diag d;
+  diag_init(&d);
+  cr_assert(drive_lower_opts(&r, s.g, NULL, o, &d) == 0, "%s", diag_text(&d));
+  diag_free(&d);
+  cr_assert(drive_start(&r, rt_backend_cpu(), NULL, rt_world_single(), NULL, NULL, err, sizeof err) == 0, "%s", err);
+  for (int st = 0; st < steps; st++) cr_assert(drive_step(&r, &loss[st], err, sizeof err) == 0, "%s", err);
+  drive_free(&r);
+  session_free(&s);
+}
+
+/* --check's f32 twin of a low-precision step (lower_opts.widen) computes
+** what the same step computes in f32: the losses of the bf16 and f16
+** steps widened equal the f32 step's to f32 rounding, while the steps run
+** as declared are off by their precision's rounding. */
+Test(drive, a_widened_low_precision_step_computes_in_f32) {
+  enum { N = 3 };
+  double f32[N], low[N], wide[N];
+  lower_opts w = {0};
+  w.widen = 1;
+  losses_of("adam(lr = 1e-3)", NULL, f32, N);
+  const char *low_steps[] = {"adam(lr = 1e-3, precision = bf16)", "adam(lr = 1e-3, precision = f16)"};
+  for (int k = 0; k < 2; k++) {
+    losses_of(low_steps[k], NULL, low, N);
+    losses_of(low_steps[k], &w, wide, N);
+    double off = 0;
+    for (int st = 0; st < N; st++) {
+      cr_assert(fabs(wide[st] - f32[st]) <= 1e-7 * fabs(f32[st]), "%s widened, step %d: %.9g, f32 %.9g", low_steps[k], st + 1, wide[st], f32[st]);
+      off = fmax(off, fabs(low[st] - f32[st]) / fabs(f32[st]));
+    }
+    cr_assert(off > 1e-6, "%s as declared rounds nothing: %g from f32", low_steps[k], off);
+  }
 }
