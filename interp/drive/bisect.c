@@ -13,12 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-double bisect_error(rt_dtype t, const void *a, const void *b, int64_t n) {
+/* ||a - b|| / ||b|| of a (type ta) and b (type tb) */
+static double error_of(rt_dtype ta, const void *a, rt_dtype tb, const void *b, int64_t n) {
   double num = 0, den = 0;
   int bad = 0;
   for (int64_t k = 0; k < n; k++) {
-    double x = rt_dtype_isfloat(t) ? rt_load_f(t, a, k) : (double)rt_load_i(t, a, k);
-    double y = rt_dtype_isfloat(t) ? rt_load_f(t, b, k) : (double)rt_load_i(t, b, k);
+    double x = rt_dtype_isfloat(ta) ? rt_load_f(ta, a, k) : (double)rt_load_i(ta, a, k);
+    double y = rt_dtype_isfloat(tb) ? rt_load_f(tb, b, k) : (double)rt_load_i(tb, b, k);
     if (!isfinite(x) || !isfinite(y)) {       /* -inf of a causal mask on both sides agrees */
       if (x != y && !(isnan(x) && isnan(y))) bad = 1;
       continue;
@@ -29,6 +30,8 @@ double bisect_error(rt_dtype t, const void *a, const void *b, int64_t n) {
   if (bad) return INFINITY;
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+
+double bisect_error(rt_dtype t, const void *a, const void *b, int64_t n) { return error_of(t, a, t, b, n); }
 
 void bisect_free(bisect_result *res) {
   free(res->rows);
@@ -49,13 +52,14 @@ static void start_result(bisect_result *res, double tol, long steps, const char 
   res->ref = ref;
 }
 
-static void add_row(bisect_result *res, int value, double e, int *cap) {
+static void add_row(bisect_result *res, int value, double e, double own, int *cap) {
   if (res->nrows == *cap) {
     *cap = *cap ? *cap * 2 : 256;
     res->rows = mem_realloc(res->rows, sizeof *res->rows * (size_t)*cap);
   }
-  res->rows[res->nrows] = (bisect_row){value, e};
-  if (res->first < 0 && !(e <= res->tolerance)) res->first = res->nrows;
+  res->rows[res->nrows] = (bisect_row){value, e, own};
+  if (!(e <= res->tolerance) && e <= DRIVE_NOISE * own) res->within_noise++;
+  else if (res->first < 0 && !(e <= res->tolerance)) res->first = res->nrows;
   if (res->worst < 0 || e > res->rows[res->worst].error) res->worst = res->nrows;
   res->nrows++;
 }
@@ -84,9 +88,10 @@ int bisect_run(drive *r, const progfile *desc, const char *params, const char *d
   if (steps < 1) steps = 1;
   if (bisect_steps_ok(steps, err, errlen) < 0) return -1;   /* the same on every rank: no one waits */
   const ir_graph *g = r->g;
-  drive one;
+  drive one, wide;
   memset(&one, 0, sizeof one);
-  int rc = 0, cap = 0;
+  memset(&wide, 0, sizeof wide);
+  int rc = 0, cap = 0, twin = 0;
   char msg[256] = "";
   if (!g) return diag_errbuf(err, errlen, "bisecting a run needs the IR of its program");
   if (r->w->rank == 0) {           /* the reference, on device 0 alone, first */
@@ -94,12 +99,22 @@ int bisect_run(drive *r, const progfile *desc, const char *params, const char *d
     diag_init(&d);
     lower_opts lo = {1, 0};
     if (drive_lower_opts(&one, g, NULL, &lo, &d) < 0) rc = diag_errbuf(msg, sizeof msg, "lowering the one-device program failed");
-    diag_free(&d);
     if (rc == 0) rc = drive_start(&one, r->be, NULL, rt_world_single(), params, data, msg, sizeof msg);
     if (rc == 0) rc = run_steps(one.e, steps, msg, sizeof msg);
+    if (rc == 0 && ir_computes_low(g)) {   /* its f32 twin: the precision's own error in each value */
+      char e2[256];
+      lo.widen = 1;
+      twin = drive_lower_opts(&wide, g, NULL, &lo, &d) == 0 && drive_start(&wide, r->be, NULL, rt_world_single(), params, data, e2, sizeof e2) == 0 &&
+             run_steps(wide.e, steps, e2, sizeof e2) == 0;
+    }
+    diag_free(&d);
   }
-  if (r->w->agree(r->w->impl, rc, msg, err, errlen) < 0) { drive_free(&one); return -1; }
-  if (run_steps(r->e, steps, err, errlen) < 0) { drive_free(&one); return -1; }
+  res->twin = twin;
+  if (r->w->agree(r->w->impl, rc, msg, err, errlen) < 0 || run_steps(r->e, steps, err, errlen) < 0) {
+    drive_free(&wide);
+    drive_free(&one);
+    return -1;
+  }
   /* every device takes part in every gather, in program order */
   for (int v = 0; v < g->nvals && rc == 0; v++) {
     if (!compared(desc, &r->prog, &r->lr, v, steps)) continue;
@@ -113,12 +128,23 @@ int bisect_run(drive *r, const progfile *desc, const char *params, const char *d
         size_t bytes = (size_t)rb->nelem * rt_dtype_size(rb->dtype);
         void *ref = mem_alloc(bytes + 1);
         rc = rt_exec_get(one.e, ob, ref, bytes, err, errlen);
-        if (rc == 0) add_row(res, v, bisect_error(rb->dtype, full, ref, rb->nelem), &cap);
+        double e = rc == 0 ? bisect_error(rb->dtype, full, ref, rb->nelem) : 0, own = -1;
+        int wb = twin && !(e <= res->tolerance) ? wide.lr.buf_of[v] : -1;
+        if (wb >= 0 && wide.prog.bufs[wb].nelem == rb->nelem) {
+          const rt_buf *wr = &wide.prog.bufs[wb];
+          void *c = mem_alloc((size_t)wr->nelem * rt_dtype_size(wr->dtype) + 1);
+          char e2[256];
+          if (rt_exec_get(wide.e, wb, c, (size_t)wr->nelem * rt_dtype_size(wr->dtype), e2, sizeof e2) == 0)
+            own = error_of(rb->dtype, ref, wr->dtype, c, rb->nelem);
+          free(c);
+        }
+        if (rc == 0) add_row(res, v, e, own, &cap);
         free(ref);
       }
     }
     free(full);
   }
+  drive_free(&wide);
   drive_free(&one);
   return rc;
 }
@@ -221,7 +247,7 @@ int bisect_files(const progfile *a, const progfile *b, const char *params, const
     if (!same) { res->missing++; continue; }
     int64_t n = 1;
     for (int i = 0; i < ba->rank; i++) n *= ba->global_shape[i];
-    add_row(res, v, bisect_error(ba->dtype, fa[v], fb[hit->v], n), &cap);
+    add_row(res, v, bisect_error(ba->dtype, fa[v], fb[hit->v], n), -1, &cap);
   }
   free(idx);
   for (int v = 0; v < a->nvals; v++) free(fa[v]);
@@ -319,6 +345,9 @@ void bisect_report(strbuf *b, const bisect_result *res, const progfile *desc) {
     if (desc->leaves[row->value].name) sb_printf(b, "as step %ld begins: the steps before it already differ", res->step);
     else bisect_made_by(b, desc, row->value);
     sb_printf(b, " (relative error %s, tolerance %s)\n", fmt_err(e1, sizeof e1, row->error), tl);
+    if (res->twin && !strncmp(v->name, "adam.", 5))
+      sb_puts(b, "  (Adam's update in low precision: an element whose gradient is within rounding of zero steps either way, "
+                 "as far as the learning rate; run --check, which leaves such elements out, before taking this for a wrong plan)\n");
     int from = res->first >= 3 ? res->first - 3 : 0;
     if (from < res->first) {
       sb_puts(b, "  the values before it match:\n");
@@ -338,6 +367,9 @@ void bisect_report(strbuf *b, const bisect_result *res, const progfile *desc) {
   sb_printf(b, "  (%d value%s of step %ld compared with %s", res->nrows, res->nrows == 1 ? "" : "s", res->step, res->ref);
   if (res->missing) sb_printf(b, "; %d the reference does not keep", res->missing);
   sb_puts(b, ")\n");
+  if (res->within_noise)
+    sb_printf(b, "  (%d value%s over the tolerance, each at most %d times as far from one device as one device is from the same step "
+              "in f32: the precision's own error, not counted)\n", res->within_noise, res->within_noise == 1 ? "" : "s", DRIVE_NOISE);
 }
 
 static void json_row(json *j, const bisect_row *row, const progfile *desc) {
@@ -353,6 +385,7 @@ void bisect_json(json *j, const bisect_result *res, const progfile *desc) {
   json_key(j, "step"); json_int(j, res->step);
   json_key(j, "compared"); json_int(j, res->nrows);
   json_key(j, "missing"); json_int(j, res->missing);
+  json_key(j, "within_noise"); json_int(j, res->within_noise);
   json_key(j, "mismatch");
   if (res->first < 0) json_null(j);
   else {

@@ -31,6 +31,9 @@
 typedef struct bisect_row {
   int value;                /* the value (an id of the description) */
   double error;             /* relative error; INFINITY where one side is not finite and the other is */
+  double own;               /* a bf16 or f16 run's: the one-device value's own error, its distance
+                               from the same step in f32 (-1: not measured); over the tolerance,
+                               an error at most DRIVE_NOISE times it is no mismatch */
 } bisect_row;
 
 typedef struct bisect_result {
@@ -41,6 +44,8 @@ typedef struct bisect_result {
   int first;                /* the row of the first error over the tolerance, -1: none */
   int worst;                /* the row of the largest error, -1: nothing compared */
   int missing;              /* values of the first program the reference does not keep */
+  int within_noise;         /* values over the tolerance but within the precision's own error */
+  int twin;                 /* that error was measured (a bf16 or f16 run against its f32 twin) */
   const char *ref;          /* what the reference was ("the one-device program", a file) */
 } bisect_result;
 

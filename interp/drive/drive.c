@@ -260,8 +260,8 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
     for (int i = 0; i < rb->rank; i++)
       if (rb->dim_group[i] >= 0)
         for (int k = 0; k < r->prog.groups[rb->dim_group[i]].naxes; k++) split |= 1u << r->prog.groups[rb->dim_group[i]].axes[k];
-    int sum = partial && rb->dtype == RT_F32;
-    if (sum) memset(out, 0, (size_t)total * es);
+    int sum = partial && rt_dtype_isfloat(rb->dtype);
+    double *acc = sum ? mem_calloc((size_t)total + 1, sizeof(double)) : NULL;   /* (summed in f64, stored in the buffer's type) */
     /* devices that hold the same piece must hold the same numbers: a copy
     ** that differs is a wrong result too (drive.differs names the first) */
     char *have = sum ? NULL : mem_calloc((size_t)total + 1, 1);
@@ -275,11 +275,13 @@ int drive_gather(drive *r, int id, void **full, char *err, size_t errlen) {
       const char *src = all + (size_t)q * bytes;
       for (int64_t k = 0; k < rb->nelem; k++) {
         int64_t gi = rt_mesh_global_index(&r->prog, q, b, k);
-        if (sum) ((float *)out)[gi] += ((const float *)src)[k];
+        if (sum) acc[gi] += rt_load_f(rb->dtype, src, k);
         else if (!have[gi]) { memcpy(out + (size_t)gi * es, src + (size_t)k * es, es); have[gi] = 1; }
         else if (memcmp(out + (size_t)gi * es, src + (size_t)k * es, es) && !r->differs) r->differs = rb->name;
       }
     }
+    for (int64_t k = 0; sum && k < total; k++) rt_store_f(rb->dtype, out, k, acc[k]);
+    free(acc);
     free(have);
     *full = out;
     out = NULL;

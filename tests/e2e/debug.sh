@@ -89,6 +89,17 @@ PY
 done
 out=$($MPIRUN -n 2 "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_mp.tac" --train 'sgd(lr = 0.1)' --steps 3 --bisect --tolerance 1e-5 2>"$tmp/err")
 [[ "$out" == "bisect: no value differs beyond 1e-5;"* ]] && [[ "$out" == *"of step 3 compared"* ]] && ok || bad "step 3 of the MLP: $out"
+# a partial sum of another type than f32 is summed over its devices too (f64
+# to 1e-9; bf16 with SGD to its tolerance, measured against f32 as well)
+out=$($MPIRUN -n 2 "$CARVE" run "$SRCDIR/tests/data/gpt_pp_f64.cir" "$SRCDIR/tests/data/mp2.tac" --train 'sgd(lr = 0.1)' --bisect 2>"$tmp/err")
+[[ "$out" == "bisect: no value differs beyond 1e-9;"* ]] && ok || bad "f64 partial sums: $out $(head -3 "$tmp/err")"
+out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_mp.tac" --train 'sgd(lr = 0.1, precision = bf16)' --bisect 2>"$tmp/err")
+[[ "$out" == "bisect: no value differs beyond 0.05;"* ]] && ok || bad "bf16 partial sums: $out $(head -3 "$tmp/err")"
+# Adam in bf16: the first mismatch is an update where rounding decides a
+# gradient's sign, and the report says so
+out=$($MPIRUN -n 4 "$CARVE" run "$ex/gpt2_small.cir" "$ex/gpt2_small_mp.tac" --train 'adam(lr = 1e-3, precision = bf16)' --bisect 2>"$tmp/err")
+[[ "$out" == "bisect: first mismatch at 'adam."*"  (Adam's update in low precision: "* ]] && [[ "$out" == *"values over the tolerance, each at most 4 times"* ]] &&
+  ok || bad "bf16 Adam: $out $(head -3 "$tmp/err")"
 expect_rc 2 "--bisect without a tactic file" "$CARVE" run "$ex/mlp_small.cir" --bisect
 expect_rc 2 "a bad --tolerance" "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_mp.tac" --bisect --tolerance -3
 expect_rc 2 "--bisect with --save" "$CARVE" run "$ex/mlp_small.cir" "$ex/mlp_mp.tac" --bisect --save "$tmp/x.safetensors"
