@@ -62,9 +62,10 @@ typedef struct lower_opts {
   /* Keep chains of elementwise instructions apart (fuse.c joins them into
   ** one pass each otherwise; the numbers are the same, tests compare). */
   int no_fuse_elementwise;
-  /* What the program computes in bf16 or f16 is computed in f32 instead
-  ** (its parameters, inputs and state as declared): the same step without
-  ** the low precision's rounding, against which --check measures it. */
+  /* Every bf16 or f16 value is held and computed in f32 instead (a
+  ** parameter or input of those types read into f32): the same step
+  ** without the low precision's rounding, against which --check and
+  ** --bisect measure it. */
   int widen;
 } lower_opts;
 

@@ -93,10 +93,9 @@ static inline rt_dtype rtype(ir_dtype t) {
   static const rt_dtype m[] = {RT_F32, RT_BF16, RT_F16, RT_I32, RT_F64, RT_I64, RT_I1, RT_I8, RT_UI8, RT_I16, RT_UI16, RT_UI32};   /* ORDER IR_DTYPE */
   return (unsigned)t < IR_NDTYPES ? m[t] : RT_F32;
 }
-/* The buffer type of value v: its dtype's, f32 for a computed bf16 or f16 one under opt.widen. */
+/* The buffer type of value v: its dtype's, f32 for a bf16 or f16 one under opt.widen. */
 static inline rt_dtype lw_type(const lctx *c, const ir_value *v) {
-  int leaf = v->kind == IR_PARAM || v->kind == IR_INPUT || v->kind == IR_STATE;
-  if (c->opt.widen && !leaf && (v->dtype == IR_BF16 || v->dtype == IR_F16)) return RT_F32;
+  if (c->opt.widen && (v->dtype == IR_BF16 || v->dtype == IR_F16)) return RT_F32;
   return rtype(v->dtype);
 }
 /* computed with f32 arithmetic: where the f32 folds (literals into affine passes) apply */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "interp/drive/drive.h"
 #include "interp/drive/session.h"
 #include "interp/lower/lower.h"
@@ -132,12 +133,12 @@ Test(drive, partitioned_steps_on_the_in_process_mesh) {
   unlink(path);
 }
 
-/* losses of `steps` steps of gpt2_small under train, lowered with o, on one device */
-static void losses_of(const char *train, const lower_opts *o, double *loss, int steps) {
+/* losses of `steps` steps of a model (examples/gpt2_small.cir: NULL) under train, lowered with o, on one device */
+static void losses_of(const char *path, const char *train, const lower_opts *o, double *loss, int steps) {
   session s;
   session_init(&s);
   char model[512];
-  snprintf(model, sizeof model, "%s/examples/gpt2_small.cir", SRCDIR);
+  snprintf(model, sizeof model, "%s", path ? path : SRCDIR "/examples/gpt2_small.cir");
   session_opts so = {model, NULL, train, NULL, {0}};
   cr_assert(session_load(&s, &so) == 0, "%s", diag_text(&s.diag));
   drive r;
@@ -161,11 +162,11 @@ Test(drive, a_widened_low_precision_step_computes_in_f32) {
   double f32[N], low[N], wide[N];
   lower_opts w = {0};
   w.widen = 1;
-  losses_of("adam(lr = 1e-3)", NULL, f32, N);
+  losses_of(NULL, "adam(lr = 1e-3)", NULL, f32, N);
   const char *low_steps[] = {"adam(lr = 1e-3, precision = bf16)", "adam(lr = 1e-3, precision = f16)"};
   for (int k = 0; k < 2; k++) {
-    losses_of(low_steps[k], NULL, low, N);
-    losses_of(low_steps[k], &w, wide, N);
+    losses_of(NULL, low_steps[k], NULL, low, N);
+    losses_of(NULL, low_steps[k], &w, wide, N);
     double off = 0;
     for (int st = 0; st < N; st++) {
       cr_assert(fabs(wide[st] - f32[st]) <= 1e-7 * fabs(f32[st]), "%s widened, step %d: %.9g, f32 %.9g", low_steps[k], st + 1, wide[st], f32[st]);
@@ -173,4 +174,24 @@ Test(drive, a_widened_low_precision_step_computes_in_f32) {
     }
     cr_assert(off > 1e-6, "%s as declared rounds nothing: %g from f32", low_steps[k], off);
   }
+}
+
+/* A model declared in bf16 (parameters and inputs too): widened, it is the
+** same model declared in f32, loss for loss (the same init, read in f32). */
+Test(drive, a_widened_bf16_model_is_the_f32_model) {
+  enum { N = 3 };
+  double f32[N], wide[N];
+  lower_opts w = {0};
+  w.widen = 1;
+  char *text = hx_slurp("tests/data/bf16_params.cir"), *p;
+  while ((p = strstr(text, "bf16["))) memcpy(p, " f32[", 5);
+  char path[] = "/tmp/carve_f32_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) && close(fd) == 0);
+  free(text);
+  losses_of(path, "adam(lr = 1e-2)", NULL, f32, N);
+  unlink(path);
+  losses_of(SRCDIR "/tests/data/bf16_params.cir", "adam(lr = 1e-2)", &w, wide, N);
+  for (int st = 0; st < N; st++) cr_assert(wide[st] == f32[st], "step %d: widened %.9g, f32 %.9g", st + 1, wide[st], f32[st]);
+  cr_assert(f32[N - 1] < f32[0], "the loss falls: %g -> %g", f32[0], f32[N - 1]);
 }
