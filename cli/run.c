@@ -155,6 +155,9 @@ static void print_results(const cli_opts *o, const drive *r, const double *losse
         fprintf(out, "max relative error against one device: %.3g%s%s%s (compared: %s; tolerance %.3g: %s)\n", check,
                cmp->worst_at && check > 0 ? ", in '" : "", cmp->worst_at && check > 0 ? cmp->worst_at : "", cmp->worst_at && check > 0 ? "'" : "",
                sb_str(&what), tol, check <= tol ? "within" : "exceeded");
+      if (cmp->no_twin[0])
+        fprintf(out, "(the same step in f32 did not run, so nothing was measured against the precision's own error: %.*s)\n",
+                (int)strcspn(cmp->no_twin, "\n"), cmp->no_twin);
       if (cmp->within_noise)
         fprintf(out, "within the precision's own error: %d value%s over the tolerance, each at most %d times as far from one device as "
                 "one device is from the same step in f32 (the largest %.3g, in '%s', where one device is %.3g from f32)\n",

@@ -540,6 +540,7 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
       wo.widen = 1;
       diag_init(&d);
       twin = drive_lower_opts(&wide, g, NULL, &wo, &d) == 0 && drive_start(&wide, r->be, NULL, rt_world_single(), params, data, err, errlen) == 0;
+      if (!twin) snprintf(c->no_twin, sizeof c->no_twin, "%s", d.nerrors ? diag_text(&d) : err);
       diag_free(&d);
       if (twin && ex->bound > 0) noisy = mem_calloc((size_t)g->nvals + 1, sizeof *noisy);
     }
@@ -549,6 +550,7 @@ int drive_check(drive *r, const char *params, const char *data, const double *lo
       if (rc == 0 && twin && (drive_step(&wide, &l2, err, errlen) < 0 ||
                               (noisy && mark_noisy(&one, &wide, ex->tol, noisy, err, errlen) < 0))) {
         twin = 0;                               /* (without the twin, nothing is left out) */
+        snprintf(c->no_twin, sizeof c->no_twin, "%s", err);
         noisy = free_noisy(noisy, g->nvals);
       }
       if (rc == 0) {

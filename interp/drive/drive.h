@@ -98,6 +98,7 @@ typedef struct drive_compared {
   int within_noise;         /* values over the tolerance but within DRIVE_NOISE times the precision's own error */
   double noisiest, noisiest_floor;   /* the largest error of those, and the one-device run's own there */
   const char *noisiest_at;
+  char no_twin[160];        /* why a bf16 or f16 run's f32 twin did not run ("": it ran, or none was due) */
 } drive_compared;
 /* A run computing in bf16 or f16 (drive_excuse given): the one-device
 ** program runs in f32 beside it too (lower_opts.widen), which measures the
